@@ -1,0 +1,122 @@
+/*
+ * Error codes and diagnostics: one strerror for errno and FATELF_E_* codes,
+ * their symbolic names, and the fatelf_diag filler.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fatelf.h"
+#include "macro.h"
+
+struct code_text {
+	const char *name;
+	const char *text;
+};
+
+static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
+#define C(id, t) [FATELF_E_##id - FATELF_E_BASE] = { "FATELF_E_" #id, t }
+	C(SHORT, "file is shorter than the FatELF header"),
+	C(MAGIC, "not a FatELF file (bad magic)"),
+	C(VERSION, "unsupported FatELF version"),
+	C(HDR_RESERVED, "header reserved byte is not zero"),
+	C(NO_RECORDS, "record count is zero"),
+	C(TABLE_TRUNCATED, "record table does not fit in the file"),
+	C(REC_RESERVED, "record reserved bytes are not zero"),
+	C(WORD_SIZE, "invalid word size"),
+	C(BYTE_ORDER, "invalid byte order"),
+	C(OVERFLOW, "record offset + size overflows"),
+	C(OUTSIDE, "record extends past the end of the file"),
+	C(TOO_SMALL, "record is smaller than an ELF header"),
+	C(OVERLAP_TABLE, "record overlaps the header table"),
+	C(ALIGN, "record offset is not aligned"),
+	C(4GIB, "32-bit record ends above 4 GiB"),
+	C(OVERLAP, "records overlap"),
+	C(DUPLICATE, "two records have the same target"),
+	C(ELF_MAGIC, "record is not an ELF image"),
+	C(ELF_CLASS, "ELF class differs from the record's word size"),
+	C(ELF_DATA, "ELF data encoding differs from the record's byte order"),
+	C(ELF_VERSION, "unsupported ELF version"),
+	C(ELF_MACHINE, "ELF machine differs from the record's machine"),
+	C(ELF_OSABI, "ELF OS ABI differs from the record's osabi"),
+	C(ELF_ABIVERSION, "ELF ABI version differs from the record's osabi_version"),
+	C(ELF_EHSIZE, "invalid ELF header size"),
+	C(PH_ENTSIZE, "invalid program header entry size"),
+	C(PH_TABLE, "program header table lies outside the record"),
+	C(SEGMENT, "loadable segment lies outside the record"),
+	C(TARGET_SYNTAX, "invalid target name"),
+	C(NO_MATCH, "no record matches the target"),
+	C(AMBIGUOUS, "several records match the target"),
+	C(NOT_ELF, "not an ELF file"),
+	C(TOO_MANY, "too many records (at most 255)"),
+	C(NO_HOST_RECORD, "no record runs on this host"),
+	C(STREAM_TRUNCATED, "input ended before the last record"),
+	C(STREAM_STATE, "stream used after it ended or failed"),
+	C(EMPTY_KEEP, "nothing selected to keep"),
+	C(INVALID, "invalid argument"),
+#undef C
+};
+
+static const struct code_text *lookup(int code)
+{
+	if (code < 0)
+		code = -code;
+	if (code >= FATELF_E_BASE && code < FATELF_E_MAX)
+		return &codes[code - FATELF_E_BASE];
+	return NULL;
+}
+
+const char *fatelf_strerror(int code)
+{
+	const struct code_text *c = lookup(code);
+
+	if (c)
+		return c->text;
+	return strerror(code < 0 ? -code : code);
+}
+
+const char *fatelf_error_name(int code)
+{
+	const struct code_text *c = lookup(code);
+
+	if (c)
+		return c->name;
+	if (code < 0)
+		code = -code;
+	if (code == 0)
+		return "OK";
+	/* strerrorname_np is glibc 2.32+; Debian 12 has 2.36. */
+	const char *n = strerrorname_np(code);
+	return n ? n : "EUNKNOWN";
+}
+
+void fatelf_diag_clear(fatelf_diag *d)
+{
+	if (!d)
+		return;
+	d->code = 0;
+	d->record = -1;
+	d->subject[0] = '\0';
+	d->msg[0] = '\0';
+}
+
+int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
+{
+	if (code > 0)
+		code = -code;
+	if (d) {
+		va_list ap;
+
+		d->code = code;
+		d->record = record;
+		va_start(ap, fmt);
+		vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *fatelf_version(void)
+{
+	return PACKAGE_VERSION;
+}

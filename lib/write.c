@@ -1,0 +1,215 @@
+/*
+ * Writing files: copying byte ranges between fds (copy_file_range first),
+ * and atomic output through a hidden temp file renamed over the target.
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "fatelf.h"
+#include "macro.h"
+
+static int copy_fallback(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	const size_t bufsize = 1u << 20;
+
+	buf = malloc(bufsize);
+	if (!buf)
+		return -ENOMEM;
+	while (len > 0) {
+		size_t want = (size_t)MIN(len, (uint64_t)bufsize);
+		ssize_t n = pread(in_fd, buf, want, (off_t)in_off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO; /* the input shrank under us */
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = pwrite(out_fd, buf + done, (size_t)(n - done), (off_t)(out_off + (uint64_t)done));
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			done += w;
+		}
+		in_off += (uint64_t)n;
+		out_off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+int fatelf_copy_range(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len)
+{
+	while (len > 0) {
+		loff_t io = (loff_t)in_off, oo = (loff_t)out_off;
+		size_t want = (size_t)MIN(len, (uint64_t)1 << 30);
+		ssize_t n = copy_file_range(in_fd, &io, out_fd, &oo, want, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Not supported between these files: do it by hand. */
+			if (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+			    errno == EOPNOTSUPP || errno == EBADF || errno == ETXTBSY)
+				return copy_fallback(in_fd, in_off, out_fd, out_off, len);
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		in_off += (uint64_t)n;
+		out_off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+int fatelf_atomic_open(fatelf_atomic *ret, const char *path, mode_t mode, fatelf_diag *d)
+{
+	char dirbuf[4096], basebuf[4096];
+	size_t plen = strlen(path);
+
+	memset(ret, 0, sizeof(*ret));
+	ret->fd = -1;
+	ret->dirfd = -1;
+	if (plen == 0 || plen >= sizeof(ret->path)) {
+		if (d)
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+		return fatelf_diag_set(d, -ENAMETOOLONG, -1, "%s", fatelf_strerror(-ENAMETOOLONG));
+	}
+	memcpy(ret->path, path, plen + 1);
+	memcpy(dirbuf, path, plen + 1);
+	memcpy(basebuf, path, plen + 1);
+	const char *dir = dirname(dirbuf);
+	const char *base = basename(basebuf);
+
+	ret->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ret->dirfd < 0) {
+		int r = -errno;
+		if (d)
+			snprintf(d->subject, sizeof(d->subject), "%s", dir);
+		return fatelf_diag_set(d, r, -1, "cannot open output directory: %s", fatelf_strerror(r));
+	}
+
+	for (int attempt = 0; attempt < 100; attempt++) {
+		uint8_t rnd[6];
+		static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+		char suffix[7];
+
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			memset(rnd, attempt, sizeof(rnd));
+		for (int i = 0; i < 6; i++)
+			suffix[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
+		suffix[6] = '\0';
+		/* Hidden, and short enough for NAME_MAX whatever the base name. */
+		snprintf(ret->tmpname, sizeof(ret->tmpname), ".%.200s.fatelf.%s", base, suffix);
+		ret->fd = openat(ret->dirfd, ret->tmpname,
+				 O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+		if (ret->fd >= 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	int r = -errno;
+	if (d)
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+	close(ret->dirfd);
+	ret->dirfd = -1;
+	ret->tmpname[0] = '\0';
+	return fatelf_diag_set(d, r, -1, "cannot create a temporary file beside it: %s",
+			       fatelf_strerror(r));
+}
+
+int fatelf_atomic_commit(fatelf_atomic *a, fatelf_diag *d)
+{
+	char basebuf[4096];
+	int r = 0;
+
+	memcpy(basebuf, a->path, sizeof(basebuf));
+	if (a->durable && fsync(a->fd) < 0)
+		r = -errno;
+	if (r == 0 && close(a->fd) < 0)
+		r = -errno;
+	else if (r < 0)
+		close(a->fd);
+	a->fd = -1;
+	if (r == 0 && renameat(a->dirfd, a->tmpname, a->dirfd, basename(basebuf)) < 0)
+		r = -errno;
+	if (r == 0 && a->durable && fsync(a->dirfd) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (d)
+			snprintf(d->subject, sizeof(d->subject), "%s", a->path);
+		fatelf_diag_set(d, r, -1, "cannot write the output: %s", fatelf_strerror(r));
+		fatelf_atomic_abort(a);
+		return r;
+	}
+	a->tmpname[0] = '\0';
+	close(a->dirfd);
+	a->dirfd = -1;
+	return 0;
+}
+
+void fatelf_atomic_abort(fatelf_atomic *a)
+{
+	if (!a)
+		return;
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	if (a->dirfd >= 0) {
+		if (a->tmpname[0])
+			unlinkat(a->dirfd, a->tmpname, 0);
+		close(a->dirfd);
+	}
+	a->dirfd = -1;
+	a->tmpname[0] = '\0';
+}
+
+int fatelf_plan_write(const fatelf_plan *plan, const fatelf_header *in, int in_fd,
+		      int out_fd, fatelf_diag *d)
+{
+	int r;
+
+	if (plan->form == FATELF_FORM_FAT) {
+		uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+		ssize_t n = fatelf_header_encode(&plan->out, table, sizeof(table));
+
+		if (n < 0)
+			return fatelf_diag_set(d, (int)n, -1, "cannot encode the header");
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = pwrite(out_fd, table + done, (size_t)(n - done), done);
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				r = -errno;
+				return fatelf_diag_set(d, r, -1, "cannot write the header: %s",
+						       fatelf_strerror(r));
+			}
+			done += w;
+		}
+	}
+	for (unsigned k = 0; k < plan->nkept; k++) {
+		const fatelf_record *src = &in->records[plan->in_index[k]];
+		uint64_t out_off = plan->form == FATELF_FORM_FAT
+					   ? plan->out.records[plan->out_index[k]].offset : 0;
+
+		r = fatelf_copy_range(in_fd, src->offset, out_fd, out_off, src->size);
+		if (r < 0)
+			return fatelf_diag_set(d, r, plan->in_index[k], "record %u: cannot copy: %s",
+					       plan->in_index[k], fatelf_strerror(r));
+	}
+	/* Padding between records may be holes; the length must be exact. */
+	if (ftruncate(out_fd, (off_t)plan->out_size) < 0) {
+		r = -errno;
+		return fatelf_diag_set(d, r, -1, "cannot set the output size: %s", fatelf_strerror(r));
+	}
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * Helpers shared by the Check unit tests (see testutil.h).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfgen.h"
+#include "testutil.h"
+
+const char *tu_tmpdir(void)
+{
+	static char path[4096];
+	const char *base = getenv("TMPDIR");
+
+	snprintf(path, sizeof(path), "%s/fatelf-test.XXXXXX", base && *base ? base : "/tmp");
+	ck_assert_msg(mkdtemp(path) != NULL, "mkdtemp: %s", strerror(errno));
+	ck_assert_int_eq(chdir(path), 0);
+	return path;
+}
+
+uint8_t *tu_read_file(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 65536;
+			uint8_t *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	fclose(f);
+	*ret_len = len;
+	return buf;
+}
+
+void tu_write_file(const char *path, const void *buf, size_t len)
+{
+	int r = elfgen_write_file(path, buf, len);
+	ck_assert_msg(r == 0, "writing %s: %s", path, strerror(-r));
+}
+
+int tu_file_equals(const char *path, const void *buf, size_t len)
+{
+	size_t n;
+	uint8_t *got = tu_read_file(path, &n);
+	int eq = got && n == len && memcmp(got, buf, len) == 0;
+
+	free(got);
+	return eq;
+}
+
+int tu_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,24 @@
+/*
+ * Helpers shared by the Check unit tests: a fresh temporary directory per
+ * test, and whole-file reads for asserting bytes on disk.
+ */
+#ifndef FATELF_TESTUTIL_H
+#define FATELF_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Creates a fresh directory under $TMPDIR (or /tmp) and chdirs into it.
+ * Returns its path (static buffer). Aborts the test on failure. */
+const char *tu_tmpdir(void);
+/* Reads a whole file; NULL if it cannot be read. Malloc'd. */
+uint8_t *tu_read_file(const char *path, size_t *ret_len);
+/* Writes a whole file with mode 0755; aborts the test on failure. */
+void tu_write_file(const char *path, const void *buf, size_t len);
+/* 1 when the file holds exactly buf. */
+int tu_file_equals(const char *path, const void *buf, size_t len);
+/* Runs a Check suite and returns the process exit status. */
+struct Suite;
+int tu_run_suite(struct Suite *s);
+
+#endif
