@@ -329,6 +329,8 @@ static int push_body(fatelf_stream *s, const uint8_t *p, size_t len, fatelf_diag
 			r = setup_ph(s, rec);
 			if (r < 0)
 				return fatelf_diag_set(d, r, (int)index, "%s", fatelf_strerror(r));
+			/* The table may start inside this very chunk. */
+			capture(s, rel, p, n);
 		}
 		if (s->cur_slot >= 0) {
 			r = emit(s, p, n);

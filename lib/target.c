@@ -545,32 +545,7 @@ bool fatelf_target_equal(const fatelf_target *a, const fatelf_target *b)
 	       a->byte_order == b->byte_order;
 }
 
-/* Keep sets */
-
-void fatelf_keep_clear(fatelf_keepset *k)
-{
-	memset(k, 0, sizeof(*k));
-}
-
-void fatelf_keep_add(fatelf_keepset *k, unsigned index)
-{
-	if (index < FATELF_MAX_RECORDS)
-		k->bits[index / 8] |= (uint8_t)(1u << (index % 8));
-}
-
-bool fatelf_keep_has(const fatelf_keepset *k, unsigned index)
-{
-	return index < FATELF_MAX_RECORDS && (k->bits[index / 8] & (1u << (index % 8)));
-}
-
-unsigned fatelf_keep_count(const fatelf_keepset *k)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < sizeof(k->bits); i++)
-		n += (unsigned)__builtin_popcount(k->bits[i]);
-	return n;
-}
+/* Keep sets chosen by name or by host (the bit operations are in layout.c) */
 
 int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, size_t n,
 			   fatelf_keepset *ret, fatelf_diag *d)

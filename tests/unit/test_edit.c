@@ -3,6 +3,7 @@
  * replace, thin and split on real files, checked byte for byte.
  */
 #include <check.h>
+#include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
