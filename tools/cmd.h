@@ -1,0 +1,140 @@
+/*
+ * The fatelf tool's internal interface: the subcommand handlers that the
+ * command table in fatelf.c dispatches to, the historical fatelf-* front
+ * ends of compat.c, and the helpers every subcommand shares (exit codes,
+ * one-line error reporting, validation warnings, JSON and size output,
+ * option parsing). Nothing here is part of libfatelf.
+ */
+#ifndef FATELF_TOOL_CMD_H
+#define FATELF_TOOL_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "fatelf.h"
+
+/* Exit status of the fatelf command (documented in --help and fatelf(1)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_INVALID = 1,       /* invalid input, target not found, verify false */
+	EXIT_USAGE = 2,         /* bad command line */
+	EXIT_SYSTEM = 3,        /* an errno from the system: ENOENT, EACCES, ENOSPC... */
+};
+
+/* One subcommand: a line of the table in fatelf.c. */
+struct fatelf_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+/* Subcommands: argv[0] is the subcommand's name. Each returns an exit status. */
+int cmd_glue(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_split(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_replace(int argc, char **argv);
+int cmd_thin(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+
+/* Their --help texts */
+extern const char cmd_glue_usage[];
+extern const char cmd_info_usage[];
+extern const char cmd_validate_usage[];
+extern const char cmd_extract_usage[];
+extern const char cmd_split_usage[];
+extern const char cmd_remove_usage[];
+extern const char cmd_replace_usage[];
+extern const char cmd_thin_usage[];
+extern const char cmd_verify_usage[];
+extern const char cmd_targets_usage[];
+
+/* Historical front ends (compat.c): true when name is one of them. */
+bool compat_is_name(const char *name);
+int compat_main(const char *name, int argc, char **argv);
+
+/* Errors and exit codes (output.c) */
+/* What errors are prefixed with: "fatelf" or the historical name used. */
+extern const char *program_name;
+
+/* The exit status for a library return value. */
+int cmd_exit_code(int r);
+/*
+ * Prints "PROGRAM: SUBJECT: MESSAGE" on stderr, where SUBJECT is
+ * d->subject when set, else file (omitted when NULL), and MESSAGE is
+ * d->msg, else fatelf_strerror(r). Returns cmd_exit_code(r).
+ */
+int cmd_report(const char *file, const fatelf_diag *d, int r);
+/* A one-line usage error for subcommand cmd; returns EXIT_USAGE. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* For getopt_long's '?' and ':' (with opterr = 0 and a leading ':'). */
+int cmd_option_error(const char *cmd, int c, char **argv);
+/* Prints a --help text and the exit status footer on stdout; returns 0. */
+int cmd_help(const char *usage);
+
+/* Validation warnings, collected by a fatelf_validate_opts callback */
+struct cmd_warning {
+	int warning;
+	int record;
+	char msg[512];
+};
+
+struct cmd_warnings {
+	size_t n;
+	struct cmd_warning *v;
+};
+
+void cmd_warnings_init(struct cmd_warnings *w, fatelf_validate_opts *ret_opts);
+void cmd_warnings_free(struct cmd_warnings *w);
+/* "FATELF_W_UNDER_ALIGNED", "FATELF_W_TRAILING", or "FATELF_W_UNKNOWN". */
+const char *cmd_warning_name(int warning);
+
+/* Files */
+/*
+ * Opens and validates path (fatelf_open_validated), collecting warnings
+ * into w (may be NULL) and the file's size into ret_size (may be NULL).
+ * Returns the fd or a negative code with d filled.
+ */
+int cmd_open_validated(const char *path, fatelf_header *ret_hdr, fatelf_elfinfo *ret_info,
+		       struct cmd_warnings *w, uint64_t *ret_size, fatelf_diag *d);
+/* The index of the record this machine would run, or a negative code. */
+int cmd_host_record(const fatelf_header *hdr, fatelf_diag *d);
+/*
+ * For extract: "host" becomes "recordN" (in buf) for the record this
+ * machine would run in the FatELF file in; any other target is returned
+ * as typed.
+ */
+int cmd_resolve_target(const char *in, const char *target, char buf[32], const char **ret,
+		       fatelf_diag *d);
+/* Bytes after the end of the last record. */
+uint64_t cmd_trailing_bytes(const fatelf_header *hdr, uint64_t file_size);
+
+/* Output */
+/* "812 B", "16.0 KiB", "1.2 MiB" */
+const char *cmd_format_size(uint64_t n, char buf[32]);
+/* Largest power of two dividing v (0 for 0). */
+uint64_t cmd_align_of(uint64_t v);
+/* "REL", "EXEC", "DYN", "CORE", "NONE"; NULL for other values. */
+const char *cmd_elf_type_name(uint16_t type);
+/* JSON: printed pretty, slashes unescaped, one trailing newline. */
+void cmd_json_print(struct json_object *o);
+struct json_object *cmd_json_warning(const struct cmd_warning *w);
+/* {"code": NAME, "record": N|null, "message": MSG} for a failure. */
+struct json_object *cmd_json_error(const fatelf_diag *d, int r);
+/* json_object_put as a cleanup attribute */
+static inline void json_object_putp(struct json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+#define _cleanup_json_ __attribute__((cleanup(json_object_putp)))
+
+#endif

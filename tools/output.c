@@ -1,0 +1,243 @@
+/*
+ * Helpers shared by the fatelf subcommands: mapping library codes to the
+ * documented exit status, the one-line error format ("fatelf: FILE:
+ * MESSAGE"), collecting validation warnings, and the small pieces of
+ * human and JSON output that several commands print the same way. Keeping
+ * them here is what makes every subcommand report errors identically.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "macro.h"
+
+const char *program_name = "fatelf";
+
+int cmd_exit_code(int r)
+{
+	if (r >= 0)
+		return EXIT_OK;
+	/* The library's "bad option value" is the user's command line. */
+	if (r == -FATELF_E_INVALID)
+		return EXIT_USAGE;
+	if (-r < FATELF_E_BASE)
+		return EXIT_SYSTEM;
+	return EXIT_INVALID;
+}
+
+int cmd_report(const char *file, const fatelf_diag *d, int r)
+{
+	const char *subject = file;
+	const char *msg = NULL;
+
+	if (d && d->subject[0])
+		subject = d->subject;
+	if (d && d->msg[0])
+		msg = d->msg;
+	if (!msg)
+		msg = fatelf_strerror(r);
+	if (subject)
+		fprintf(stderr, "%s: %s: %s\n", program_name, subject, msg);
+	else
+		fprintf(stderr, "%s: %s\n", program_name, msg);
+	return cmd_exit_code(r);
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cmd)
+		fprintf(stderr, "%s: %s: %s (see '%s %s --help')\n", program_name, cmd, msg,
+			program_name, cmd);
+	else
+		fprintf(stderr, "%s: %s (see '%s --help')\n", program_name, msg, program_name);
+	return EXIT_USAGE;
+}
+
+int cmd_option_error(const char *cmd, int c, char **argv)
+{
+	extern int optind, optopt;
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+
+	if (c == ':') {
+		if (optopt)
+			return cmd_usage_error(cmd, "option '-%c' needs an argument", optopt);
+		return cmd_usage_error(cmd, "option '%s' needs an argument", arg);
+	}
+	if (optopt)
+		return cmd_usage_error(cmd, "unknown option '-%c'", optopt);
+	return cmd_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int cmd_help(const char *usage)
+{
+	fputs(usage, stdout);
+	fputs("\nExit status: 0 success; 1 invalid input, target not found or no match;\n"
+	      "2 usage error; 3 system or I/O error (ENOENT, EACCES, ENOSPC, ...).\n",
+	      stdout);
+	return EXIT_OK;
+}
+
+static void warnings_add(void *ctx, int warning, int record, const char *msg)
+{
+	struct cmd_warnings *w = ctx;
+	struct cmd_warning *v;
+
+	v = realloc(w->v, (w->n + 1) * sizeof(*v));
+	if (!v)
+		return; /* a warning lost to OOM is not worth failing the file */
+	w->v = v;
+	v[w->n].warning = warning;
+	v[w->n].record = record;
+	snprintf(v[w->n].msg, sizeof(v[w->n].msg), "%s", msg ? msg : "");
+	w->n++;
+}
+
+void cmd_warnings_init(struct cmd_warnings *w, fatelf_validate_opts *ret_opts)
+{
+	w->n = 0;
+	w->v = NULL;
+	if (ret_opts) {
+		ret_opts->warn = warnings_add;
+		ret_opts->warn_ctx = w;
+	}
+}
+
+void cmd_warnings_free(struct cmd_warnings *w)
+{
+	free(w->v);
+	w->v = NULL;
+	w->n = 0;
+}
+
+const char *cmd_warning_name(int warning)
+{
+	switch (warning) {
+	case FATELF_W_UNDER_ALIGNED:
+		return "FATELF_W_UNDER_ALIGNED";
+	case FATELF_W_TRAILING:
+		return "FATELF_W_TRAILING";
+	default:
+		return "FATELF_W_UNKNOWN";
+	}
+}
+
+int cmd_open_validated(const char *path, fatelf_header *ret_hdr, fatelf_elfinfo *ret_info,
+		       struct cmd_warnings *w, uint64_t *ret_size, fatelf_diag *d)
+{
+	fatelf_validate_opts opts = { 0 };
+	struct stat st;
+	int fd;
+
+	if (w)
+		cmd_warnings_init(w, &opts);
+	fatelf_diag_clear(d);
+	fd = fatelf_open_validated(path, ret_hdr, ret_info, w ? &opts : NULL, d);
+	if (fd < 0)
+		return fd;
+	if (ret_size) {
+		if (fstat(fd, &st) < 0) {
+			int r = -errno;
+
+			close(fd);
+			return fatelf_diag_set(d, r, -1, "cannot stat: %s", strerror(-r));
+		}
+		*ret_size = (uint64_t)st.st_size;
+	}
+	return fd;
+}
+
+int cmd_host_record(const fatelf_header *hdr, fatelf_diag *d)
+{
+	fatelf_host host;
+	int r;
+
+	r = fatelf_host_detect(&host);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot detect this machine's targets");
+	return fatelf_host_select(&host, hdr, d);
+}
+
+uint64_t cmd_trailing_bytes(const fatelf_header *hdr, uint64_t file_size)
+{
+	uint64_t end = FATELF_TABLE_SIZE(hdr->nrecords);
+
+	for (unsigned i = 0; i < hdr->nrecords; i++)
+		end = MAX(end, hdr->records[i].offset + hdr->records[i].size);
+	return file_size > end ? file_size - end : 0;
+}
+
+const char *cmd_format_size(uint64_t n, char buf[32])
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)n;
+	unsigned u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, 32, "%llu B", (unsigned long long)n);
+		return buf;
+	}
+	v /= 1024.0;
+	while (v >= 1024.0 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, 32, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+uint64_t cmd_align_of(uint64_t v)
+{
+	return v & (~v + 1);
+}
+
+const char *cmd_elf_type_name(uint16_t type)
+{
+	static const char *const names[] = { "NONE", "REL", "EXEC", "DYN", "CORE" };
+
+	return type < ARRAY_SIZE(names) ? names[type] : NULL;
+}
+
+void cmd_json_print(struct json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					       JSON_C_TO_STRING_SPACED |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static struct json_object *json_record_index(int record)
+{
+	return record >= 0 ? json_object_new_int(record) : NULL;
+}
+
+struct json_object *cmd_json_warning(const struct cmd_warning *w)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "code", json_object_new_string(cmd_warning_name(w->warning)));
+	json_object_object_add(o, "record", json_record_index(w->record));
+	json_object_object_add(o, "message", json_object_new_string(w->msg));
+	return o;
+}
+
+struct json_object *cmd_json_error(const fatelf_diag *d, int r)
+{
+	struct json_object *o = json_object_new_object();
+	const char *msg = d->msg[0] ? d->msg : fatelf_strerror(r);
+
+	json_object_object_add(o, "code", json_object_new_string(fatelf_error_name(r)));
+	json_object_object_add(o, "record", json_record_index(d->record));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	return o;
+}
