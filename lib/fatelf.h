@@ -212,6 +212,13 @@ int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
 /* Compares an ELF's target to a record's; FATELF_E_ELF_* on mismatch. */
 int fatelf_elf_match(const fatelf_target *rec, const fatelf_target *elf,
 		     int record, const char *recname, fatelf_diag *d);
+/*
+ * fatelf_elf_inspect and fatelf_elf_match for record i, whose bytes start
+ * at base in src (its offset in the file, or 0 in a capture of the
+ * record), with messages that name the record's target.
+ */
+int fatelf_record_check_elf(const fatelf_source *src, uint64_t base, const fatelf_record *rec,
+			    unsigned i, fatelf_elfinfo *ret, fatelf_diag *d);
 /* Size of an ELF header for a class: 52 or 64, 0 for an unknown class. */
 unsigned fatelf_elf_ehdr_size(uint8_t word_size);
 

@@ -270,13 +270,10 @@ static int record_done(fatelf_stream *s, unsigned index, fatelf_diag *d)
 	src.size = rec->size;
 	src.fd = -1;
 	src.mem = (const uint8_t *)s;
-	r = fatelf_elf_inspect(&src, 0, rec->size, (int)index, &info, d);
+	r = fatelf_record_check_elf(&src, 0, rec, index, &info, d);
 	if (r < 0)
 		return r;
 	fatelf_target_format(&rec->target, name);
-	r = fatelf_elf_match(&rec->target, &info.target, (int)index, name, d);
-	if (r < 0)
-		return r;
 	if (info.max_align > FATELF_MIN_ALIGN && (info.max_align & (info.max_align - 1)) == 0 &&
 	    rec->offset % info.max_align != 0) {
 		char msg[256];

@@ -153,23 +153,27 @@ int fatelf_validate_table(const fatelf_header *hdr, uint64_t file_size, fatelf_d
 
 /* fatelf_elf_inspect names a record by index only ("record N: "): give
  * the message the record's target name too, like every other rule. */
-static int inspect_record(const fatelf_source *src, const fatelf_record *rec, unsigned i,
-			  const char *name, fatelf_elfinfo *ret, fatelf_diag *d)
+int fatelf_record_check_elf(const fatelf_source *src, uint64_t base, const fatelf_record *rec,
+			    unsigned i, fatelf_elfinfo *ret, fatelf_diag *d)
 {
+	char name[FATELF_TARGET_NAME_MAX];
 	fatelf_diag tmp;
 	char pfx[32];
 	const char *rule;
 	int r;
 
+	fatelf_target_format(&rec->target, name);
 	fatelf_diag_clear(&tmp);
-	r = fatelf_elf_inspect(src, rec->offset, rec->size, (int)i, ret, &tmp);
-	if (r == 0)
-		return 0;
-	snprintf(pfx, sizeof(pfx), "record %u: ", i);
-	rule = tmp.msg;
-	if (strncmp(rule, pfx, strlen(pfx)) == 0)
-		rule += strlen(pfx);
-	return fatelf_diag_set(d, r, (int)i, "record %u (%s): %s", i, name, rule);
+	r = fatelf_elf_inspect(src, base, rec->size, (int)i, ret, &tmp);
+	if (r < 0) {
+		/* inspect knows the index only; put the record's name in. */
+		snprintf(pfx, sizeof(pfx), "record %u: ", i);
+		rule = tmp.msg;
+		if (strncmp(rule, pfx, strlen(pfx)) == 0)
+			rule += strlen(pfx);
+		return fatelf_diag_set(d, r, (int)i, "record %u (%s): %s", i, name, rule);
+	}
+	return fatelf_elf_match(&rec->target, &ret->target, (int)i, name, d);
 }
 
 static void warn(const fatelf_validate_opts *opts, int warning, int record, const char *msg)
@@ -217,14 +221,7 @@ int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
 		return r;
 
 	for (unsigned i = 0; i < hdr.nrecords; i++) {
-		const fatelf_record *rec = &hdr.records[i];
-		char name[FATELF_TARGET_NAME_MAX];
-
-		fatelf_target_format(&rec->target, name);
-		r = inspect_record(src, rec, i, name, &info[i], d);
-		if (r < 0)
-			return r;
-		r = fatelf_elf_match(&rec->target, &info[i].target, (int)i, name, d);
+		r = fatelf_record_check_elf(src, hdr.records[i].offset, &hdr.records[i], i, &info[i], d);
 		if (r < 0)
 			return r;
 	}
