@@ -1,0 +1,108 @@
+#!/bin/bash
+# Builds and runs the libFuzzer targets: tests/fuzz/run.sh [SECONDS]
+#
+# Each target is compiled by clang straight from the library sources that
+# Makefile.am lists for libfatelf.a (no autotools needed, so it also runs
+# on a fresh checkout), with libFuzzer, ASan and UBSan, and run for SECONDS
+# (default 60) seeded with the malformed corpus and its valid edge cases
+# from mkcorpus. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
+# per target and exits non-zero if any target crashed, leaked, tripped a
+# sanitizer or failed to build. Work files go to $FUZZ_WORKDIR (default
+# build-fuzz/ in the source tree); crash inputs are kept in its
+# artifacts/ directory.
+set -u
+
+seconds=${1:-60}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=${FUZZ_WORKDIR:-$top/build-fuzz}
+CLANG=${CLANG:-clang}
+TARGETS="fuzz_validate fuzz_stream"
+
+command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
+rm -rf "$work"
+mkdir -p "$work/artifacts" "$work/seeds" || exit 3
+
+# A config.h like configure's, for the definitions the sources use.
+version=$(sed -n 's/^AC_INIT(\[fatelf\], *\[\([^]]*\)\].*/\1/p' "$top/configure.ac")
+cat >"$work/config.h" <<EOF
+#define PACKAGE "fatelf"
+#define PACKAGE_NAME "fatelf"
+#define PACKAGE_TARNAME "fatelf"
+#define PACKAGE_VERSION "$version"
+#define PACKAGE_STRING "fatelf $version"
+#define PACKAGE_BUGREPORT ""
+#define PACKAGE_URL ""
+#define VERSION "$version"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#define _FILE_OFFSET_BITS 64
+EOF
+
+# The .c files of a Makefile.am variable (backslash-continued list).
+am_sources() {
+	awk -v var="$1" '
+		$1 == var && $2 == "=" { on = 1; $1 = ""; $2 = "" }
+		on { line = $0; cont = sub(/\\$/, "", line); n = split(line, w, /[ \t]+/)
+		     for (i = 1; i <= n; i++) if (w[i] ~ /\.c$/) print w[i]
+		     if (!cont) on = 0 }' "$top/Makefile.am"
+}
+mapfile -t lib_sources < <(am_sources lib_libfatelf_a_SOURCES)
+if [ "${#lib_sources[@]}" -eq 0 ]; then
+	echo "run.sh: no library sources found in Makefile.am" >&2
+	exit 3
+fi
+
+CFLAGS_COMMON=(-std=gnu11 -g -O1 -I "$top/lib" -include "$work/config.h" -w)
+SAN=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+
+# The seed generator: built without sanitizers, like any tool.
+echo "# building mkcorpus"
+if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" -I tests/fixtures -o "$work/mkcorpus" \
+	tests/fixtures/mkcorpus.c tests/fixtures/corpus.c tests/fixtures/elfgen.c \
+	"${lib_sources[@]}"); then
+	echo "not ok 1 - build mkcorpus"
+	exit 1
+fi
+"$work/mkcorpus" --no-sparse "$work/corpus-src" >/dev/null || { echo "not ok 1 - mkcorpus"; exit 1; }
+# Seeds of at most 1 MiB: a corpus file made to cross 4 GiB is sparse and
+# would be read whole into memory.
+nseeds=0
+while IFS= read -r f; do
+	cp "$f" "$work/seeds/$(echo "${f#"$work/corpus-src/"}" | tr / _)"
+	nseeds=$((nseeds + 1))
+done < <(find "$work/corpus-src" -type f -size -1025k)
+echo "# $nseeds seed files"
+
+n=0
+failed=0
+for t in $TARGETS; do
+	n=$((n + 1))
+	echo "# building $t"
+	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
+		"tests/fuzz/$t.c" "${lib_sources[@]}"); then
+		echo "not ok $n - $t: build failed"
+		failed=$((failed + 1))
+		continue
+	fi
+	mkdir -p "$work/corpus-$t"
+	log=$work/$t.log
+	echo "# running $t for $seconds s"
+	(cd "$work" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		"./$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=65536 -print_final_stats=1 -artifact_prefix="artifacts/$t-" \
+		"corpus-$t" seeds) >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+	if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
+		echo "ok $n - $t: ${runs:-?} runs in $seconds s, no crash"
+	else
+		echo "not ok $n - $t: exit $rc after ${runs:-?} runs (log: $log)"
+		grep -E -A 30 'ERROR:|runtime error:|assertion failed|==ERROR' "$log" | head -60 | sed 's/^/#   /'
+		failed=$((failed + 1))
+	fi
+done
+
+echo "# fuzz: $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,193 @@
+# Shared helpers for the integration tests (sourced, not run).
+#
+# Each test script is run by automake's test harness from the build
+# directory, which may be a VPATH build whose source tree is read-only
+# (make distcheck). So every file a test writes goes under
+# $top_builddir/tests/work/NAME, which is removed when the test passes and
+# kept for inspection when it fails.
+#
+# A script calls t_init NAME, then any number of check_* helpers, each of
+# which prints "ok N - desc" or "not ok N - desc" (plus what it saw, on
+# failure), and ends with t_done, which prints a summary and exits 0 when
+# every check passed, 1 otherwise. t_skip exits 77, automake's SKIP, and is
+# only for a missing tool the test cannot run without.
+
+set -u
+
+# Defaults so a script can also be run by hand from a build directory.
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${FATELF:=$top_builddir/tools/fatelf}"
+: "${MKFIXTURE:=$top_builddir/tests/fixtures/mkfixture}"
+: "${MKCORPUS:=$top_builddir/tests/fixtures/mkcorpus}"
+export top_builddir top_srcdir FATELF MKFIXTURE MKCORPUS
+
+T_NAME=
+T_WORK=
+T_COUNT=0
+T_FAILED=0
+
+# t_init NAME: makes and enters a fresh work directory.
+t_init() {
+	T_NAME=$1
+	T_WORK=$top_builddir/tests/work/$T_NAME
+	rm -rf "$T_WORK"
+	mkdir -p "$T_WORK" || { echo "Bail out! cannot create $T_WORK"; exit 99; }
+	cd "$T_WORK" || exit 99
+	echo "# $T_NAME: work directory $T_WORK"
+}
+
+t_skip() {
+	echo "# SKIP $T_NAME: $*"
+	cd / && rm -rf "$T_WORK"
+	exit 77
+}
+
+# t_require_exec PATH...: the build products the test needs.
+t_require_exec() {
+	local p
+	for p in "$@"; do
+		[ -x "$p" ] || { echo "Bail out! $p was not built"; exit 99; }
+	done
+}
+
+# t_require_tool CMD...: tools from the system (skip when missing).
+t_require_tool() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || t_skip "$c is not installed"
+	done
+}
+
+t_done() {
+	local passed=$((T_COUNT - T_FAILED))
+	echo "# $T_NAME: $passed passed, $T_FAILED failed"
+	if [ "$T_COUNT" -eq 0 ]; then
+		echo "# $T_NAME: no checks ran"
+		exit 1
+	fi
+	if [ "$T_FAILED" -eq 0 ]; then
+		cd / && rm -rf "$T_WORK"
+		exit 0
+	fi
+	echo "# $T_NAME: work files kept in $T_WORK"
+	exit 1
+}
+
+# pass/fail DESC [DETAIL...]: record one result.
+pass() {
+	T_COUNT=$((T_COUNT + 1))
+	echo "ok $T_COUNT - $1"
+}
+
+fail() {
+	T_COUNT=$((T_COUNT + 1))
+	T_FAILED=$((T_FAILED + 1))
+	echo "not ok $T_COUNT - $1"
+	shift
+	local l
+	for l in "$@"; do
+		printf '%s\n' "$l" | sed 's/^/#   /'
+	done
+}
+
+# run CMD...: runs a command, keeping its stdout in $RUN_OUT (file
+# run.out), stderr in $RUN_ERR (file run.err) and exit status in $RC.
+RC=0
+RUN_OUT=
+RUN_ERR=
+run() {
+	"$@" >"$T_WORK/.run.out" 2>"$T_WORK/.run.err"
+	RC=$?
+	RUN_OUT=$(cat "$T_WORK/.run.out")
+	RUN_ERR=$(cat "$T_WORK/.run.err")
+	return 0
+}
+
+# The last run as one line, for failure details.
+last_run() {
+	printf 'exit %s\nstdout: %s\nstderr: %s' "$RC" "$(head -c 2000 "$T_WORK/.run.out")" \
+		"$(head -c 2000 "$T_WORK/.run.err")"
+}
+
+# check_exit CODE DESC CMD...: the command exits with CODE.
+check_exit() {
+	local want=$1 desc=$2
+	shift 2
+	run "$@"
+	if [ "$RC" -eq "$want" ]; then
+		pass "$desc"
+	else
+		fail "$desc" "expected exit $want: $*" "$(last_run)"
+	fi
+}
+
+# check DESC CMD...: the command succeeds (exit 0).
+check() {
+	local desc=$1
+	shift
+	check_exit 0 "$desc" "$@"
+}
+
+# check_eq DESC EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "expected: $2" "actual:   $3"
+	fi
+}
+
+# check_match DESC ERE STRING: STRING matches the extended regex.
+check_match() {
+	if printf '%s' "$3" | grep -Eq -- "$2"; then
+		pass "$1"
+	else
+		fail "$1" "expected to match: $2" "actual: $3"
+	fi
+}
+
+# check_nomatch DESC ERE STRING
+check_nomatch() {
+	if printf '%s' "$3" | grep -Eq -- "$2"; then
+		fail "$1" "expected not to match: $2" "actual: $3"
+	else
+		pass "$1"
+	fi
+}
+
+# check_cmp DESC FILE1 FILE2: byte-identical.
+check_cmp() {
+	local why
+	if why=$(cmp -- "$2" "$3" 2>&1); then
+		pass "$1"
+	else
+		fail "$1" "$why"
+	fi
+}
+
+# check_one_line DESC TEXT: exactly one non-empty line.
+check_one_line() {
+	local n
+	n=$(printf '%s\n' "$2" | grep -c .)
+	if [ "$n" -eq 1 ]; then
+		pass "$1"
+	else
+		fail "$1" "expected one line, got $n:" "$2"
+	fi
+}
+
+# json FILE FILTER: jq -r, one value per line ("" on a jq error).
+json() {
+	jq -r "$2" <"$1" 2>/dev/null
+}
+
+# file_size FILE
+file_size() {
+	stat -c %s -- "$1"
+}
+
+# file_mode FILE (octal, e.g. 750)
+file_mode() {
+	stat -c %a -- "$1"
+}
