@@ -48,9 +48,17 @@ static int copy_fallback(int in_fd, uint64_t in_off, int out_fd, uint64_t out_of
 
 int fatelf_copy_range(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len)
 {
+	/*
+	 * Each call ends on a 2 MiB boundary of the output. A record placed at
+	 * 4 KiB in the output but at 0 in its source (every glue) otherwise
+	 * copies about 35% slower: the page cache can only build small folios
+	 * for writes that start misaligned, and splice writes in small pieces.
+	 */
+	const uint64_t chunk = (uint64_t)2 << 20;
+
 	while (len > 0) {
 		loff_t io = (loff_t)in_off, oo = (loff_t)out_off;
-		size_t want = (size_t)MIN(len, (uint64_t)1 << 30);
+		size_t want = (size_t)MIN(len, chunk - out_off % chunk);
 		ssize_t n = copy_file_range(in_fd, &io, out_fd, &oo, want, 0);
 
 		if (n < 0) {
