@@ -244,6 +244,26 @@ static int keep_write(const char *out, const char *in, int in_fd, const fatelf_h
 	return fatelf_atomic_commit(&a, d);
 }
 
+/* Opens and validates in, and finds the one record target names. */
+static int open_and_find(const char *in, const char *target, fatelf_header *ret_hdr,
+			 int *ret_index, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+	int idx;
+
+	fatelf_diag_clear(d);
+	fd = fatelf_open_validated(in, ret_hdr, NULL, NULL, d);
+	if (fd < 0)
+		return fd;
+	idx = fatelf_target_find(target, ret_hdr, d);
+	if (idx < 0) {
+		set_subject(d, in);
+		return idx;
+	}
+	*ret_index = idx;
+	return TAKE_FD(fd);
+}
+
 int fatelf_extract(const char *out, const char *in, const char *target, fatelf_diag *d)
 {
 	fatelf_header hdr;
@@ -251,15 +271,9 @@ int fatelf_extract(const char *out, const char *in, const char *target, fatelf_d
 	_cleanup_close_ int fd = -1;
 	int idx;
 
-	fatelf_diag_clear(d);
-	fd = fatelf_open_validated(in, &hdr, NULL, NULL, d);
+	fd = open_and_find(in, target, &hdr, &idx, d);
 	if (fd < 0)
 		return fd;
-	idx = fatelf_target_find(target, &hdr, d);
-	if (idx < 0) {
-		set_subject(d, in);
-		return idx;
-	}
 	fatelf_keep_clear(&keep);
 	fatelf_keep_add(&keep, (unsigned)idx);
 	return keep_write(out, in, fd, &hdr, &keep, FATELF_FORM_ELF, false, d);
@@ -272,15 +286,9 @@ int fatelf_remove(const char *out, const char *in, const char *target, fatelf_di
 	_cleanup_close_ int fd = -1;
 	int idx;
 
-	fatelf_diag_clear(d);
-	fd = fatelf_open_validated(in, &hdr, NULL, NULL, d);
+	fd = open_and_find(in, target, &hdr, &idx, d);
 	if (fd < 0)
 		return fd;
-	idx = fatelf_target_find(target, &hdr, d);
-	if (idx < 0) {
-		set_subject(d, in);
-		return idx;
-	}
 	if (hdr.nrecords == 1) {
 		set_subject(d, in);
 		return fatelf_diag_set(d, FATELF_E_EMPTY_KEEP, idx,

@@ -77,6 +77,13 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* For getopt_long's '?' and ':' (with opterr = 0 and a leading ':'). */
 int cmd_option_error(const char *cmd, int c, char **argv);
+/*
+ * Parses the options of a subcommand that takes only -o OUT and --help.
+ * Returns -1 to go on (optind at the first operand, *ret_out set, an
+ * error when missing), or the exit status to return at once.
+ */
+int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
+		     const char **ret_out);
 /* Prints a --help text and the exit status footer on stdout; returns 0. */
 int cmd_help(const char *usage);
 

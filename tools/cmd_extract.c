@@ -45,30 +45,14 @@ int cmd_resolve_target(const char *in, const char *target, char buf[32], const c
 
 int cmd_extract(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *out = NULL, *in, *target;
 	char buf[32];
 	fatelf_diag d;
-	int c, r;
+	int r;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) >= 0) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			return cmd_help(cmd_extract_usage);
-		default:
-			return cmd_option_error("extract", c, argv);
-		}
-	}
-	if (!out)
-		return cmd_usage_error("extract", "missing -o OUT");
+	r = cmd_parse_output(argc, argv, "extract", cmd_extract_usage, &out);
+	if (r >= 0)
+		return r;
 	if (argc - optind != 2)
 		return cmd_usage_error("extract", "expected FILE and TARGET");
 	in = argv[optind];

@@ -23,31 +23,15 @@ const char cmd_remove_usage[] =
 
 int cmd_remove(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	static fatelf_header hdr;
 	const char *out = NULL, *in;
 	fatelf_keepset keep;
 	fatelf_diag d;
-	int c, fd, r;
+	int fd, r;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) >= 0) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			return cmd_help(cmd_remove_usage);
-		default:
-			return cmd_option_error("remove", c, argv);
-		}
-	}
-	if (!out)
-		return cmd_usage_error("remove", "missing -o OUT");
+	r = cmd_parse_output(argc, argv, "remove", cmd_remove_usage, &out);
+	if (r >= 0)
+		return r;
 	if (argc - optind < 2)
 		return cmd_usage_error("remove", "expected FILE and at least one TARGET");
 	in = argv[optind];

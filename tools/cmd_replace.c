@@ -91,29 +91,13 @@ static int replace_check(const char *in, char **newelfs, int n, fatelf_diag *d)
 
 int cmd_replace(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *out = NULL, *in;
 	fatelf_diag d;
-	int c, r;
+	int r;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) >= 0) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			return cmd_help(cmd_replace_usage);
-		default:
-			return cmd_option_error("replace", c, argv);
-		}
-	}
-	if (!out)
-		return cmd_usage_error("replace", "missing -o OUT");
+	r = cmd_parse_output(argc, argv, "replace", cmd_replace_usage, &out);
+	if (r >= 0)
+		return r;
 	if (argc - optind < 2)
 		return cmd_usage_error("replace", "expected FILE and at least one NEWELF");
 	in = argv[optind];

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,35 @@ int cmd_option_error(const char *cmd, int c, char **argv)
 	if (optopt)
 		return cmd_usage_error(cmd, "unknown option '-%c'", optopt);
 	return cmd_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
+		     const char **ret_out)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *out = NULL;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			return cmd_help(usage);
+		default:
+			return cmd_option_error(cmd, c, argv);
+		}
+	}
+	if (!out)
+		return cmd_usage_error(cmd, "missing -o OUT");
+	*ret_out = out;
+	return -1;
 }
 
 int cmd_help(const char *usage)
