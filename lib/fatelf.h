@@ -95,6 +95,41 @@ enum fatelf_error {
 	FATELF_E_STREAM_STATE,          /* push after finish, or after an error */
 	FATELF_E_EMPTY_KEEP,            /* a keep set that selects nothing */
 	FATELF_E_INVALID,               /* an invalid argument (bad option value) */
+	/* minisign keys and signatures (lib/minisign.c) */
+	FATELF_E_KEY_FORMAT,            /* not a minisign Ed25519 key */
+	FATELF_E_KEY_PASSWORD,          /* wrong password (secret key checksum) */
+	FATELF_E_SIG_FORMAT,            /* not a minisign signature */
+	FATELF_E_SIG_ALGORITHM,         /* legacy non-prehashed signature */
+	FATELF_E_SIG_KEY,               /* signed by a key that is not trusted */
+	FATELF_E_SIG_INVALID,           /* signature does not match the data */
+	FATELF_E_SIG_COMMENT,           /* trusted comment signature does not match */
+	FATELF_E_SIG_MISSING,           /* a signature is required and there is none */
+	/* bundle manifest (lib/manifest.c) */
+	FATELF_E_MANIFEST_JSON,         /* not JSON, or nested too deep */
+	FATELF_E_MANIFEST_TOO_BIG,      /* larger than the limit (4 MiB) */
+	FATELF_E_MANIFEST_SCHEMA,       /* a field missing, unknown or of the wrong type */
+	FATELF_E_MANIFEST_FORMAT,       /* unsupported bundle format version */
+	FATELF_E_PKG_NAME,              /* package name breaks [a-z0-9][a-z0-9+.-]* */
+	FATELF_E_PKG_VERSION,           /* package version breaks the dpkg rules */
+	FATELF_E_PATH_ABSOLUTE,         /* an absolute path */
+	FATELF_E_PATH_DOTDOT,           /* a path with a ".." component */
+	FATELF_E_PATH_INVALID,          /* empty, ".", "//", trailing "/", control bytes, invalid UTF-8 */
+	FATELF_E_PATH_DUPLICATE,        /* two entries with one path */
+	FATELF_E_PATH_SYMLINK,          /* a path through a symlink the bundle creates */
+	FATELF_E_PATH_PARENT,           /* an entry whose parent directory is not in the bundle */
+	FATELF_E_MODE,                  /* setuid/setgid not declared, or bits beyond 07777 */
+	FATELF_E_LIMIT,                 /* path length, entry count or total size limit */
+	FATELF_E_RECORDS,               /* a FatELF entry's records disagree with its file */
+	/* bundle archives (lib/bundle_read.c) */
+	FATELF_E_ARCHIVE,               /* the archive is damaged or truncated */
+	FATELF_E_MEMBER_ORDER,          /* fatbundle.json is not the first member */
+	FATELF_E_MEMBER_UNKNOWN,        /* a member the manifest does not list */
+	FATELF_E_MEMBER_MISSING,        /* a listed entry with no member */
+	FATELF_E_MEMBER_DUPLICATE,      /* two members for one entry */
+	FATELF_E_MEMBER_TYPE,           /* hard link, device, FIFO, socket, or type differs */
+	FATELF_E_MEMBER_SIZE,           /* member size differs from the manifest (or inflates past it) */
+	FATELF_E_HASH,                  /* a file's SHA-256 differs from the manifest */
+	FATELF_E_RECORD_HASH,           /* a FatELF record's SHA-256 differs from the manifest */
 	FATELF_E_MAX
 };
 

@@ -1,0 +1,323 @@
+/*
+ * Fat bundles: one signed archive that a vendor ships to every
+ * architecture. This header is the public API of the bundle layer of
+ * libfatelf, which sits on top of fatelf.h. It owns:
+ *   - minisign keys and signatures (prehashed Ed25519, OpenSSL);
+ *   - the manifest (fatbundle.json): its model, a strict parser with
+ *     limits, a deterministic serializer, package name and version rules,
+ *     and path rules;
+ *   - the writer that makes a reproducible bundle from a staging tree;
+ *   - the one-pass reader that checks a bundle from any byte source and
+ *     hands each entry's (optionally thinned) bytes to a consumer;
+ *   - safe file creation beneath a root directory.
+ * The specification is doc/fatbundle.md; the manifest's JSON Schema is
+ * schema/fatbundle.schema.json. Errors follow fatelf.h: negative codes
+ * and a fatelf_diag whose message names the entry and the rule.
+ */
+#ifndef FATELF_BUNDLE_H
+#define FATELF_BUNDLE_H
+
+#include "fatelf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Minisign (lib/minisign.c) */
+#define FATELF_MS_KEYID_SIZE 8
+
+typedef struct fatelf_ms_pubkey {
+	uint8_t keyid[FATELF_MS_KEYID_SIZE];    /* as stored (little endian) */
+	uint8_t pk[32];
+} fatelf_ms_pubkey;
+
+typedef struct fatelf_ms_seckey {
+	uint8_t keyid[FATELF_MS_KEYID_SIZE];
+	uint8_t sk[64];                         /* Ed25519 seed (32) then public key (32) */
+} fatelf_ms_seckey;
+
+/*
+ * Parses a public key: the contents of a minisign .pub file (an
+ * "untrusted comment:" line, then the base64 line) or the bare base64
+ * string ("RW..."). Only Ed25519 ("Ed") keys.
+ */
+int fatelf_ms_pubkey_parse(const char *text, size_t len, fatelf_ms_pubkey *ret, fatelf_diag *d);
+/* A path to a .pub file, or an "RW..." string when no such file exists. */
+int fatelf_ms_pubkey_load(const char *path_or_key, fatelf_ms_pubkey *ret, fatelf_diag *d);
+/* "RW..." base64 form of a public key (NUL-terminated, at most 64 bytes). */
+void fatelf_ms_pubkey_format(const fatelf_ms_pubkey *k, char buf[64]);
+/* The key id as minisign prints it: 16 upper-case hex digits. */
+void fatelf_ms_keyid_format(const uint8_t keyid[FATELF_MS_KEYID_SIZE], char buf[17]);
+
+/* true when a secret key file's text holds a scrypt-encrypted key. */
+bool fatelf_ms_seckey_encrypted(const char *text, size_t len);
+/*
+ * Parses a minisign secret key file, decrypting it with password (scrypt,
+ * parameters from the file) when it is encrypted; password is ignored
+ * for an unencrypted key (minisign -G -W). A wrong password fails the
+ * key's checksum: FATELF_E_KEY_PASSWORD.
+ */
+int fatelf_ms_seckey_parse(const char *text, size_t len, const char *password,
+			   fatelf_ms_seckey *ret, fatelf_diag *d);
+
+/*
+ * Signs msg in the prehashed form (algorithm "ED": Ed25519 over the
+ * BLAKE2b-512 of msg) and returns the text of a .minisig file (malloc'd,
+ * NUL-terminated): untrusted comment, signature, trusted comment, global
+ * signature. Comments are single lines (NULL: defaults).
+ */
+int fatelf_ms_sign(const fatelf_ms_seckey *k, const void *msg, size_t len,
+		   const char *untrusted_comment, const char *trusted_comment,
+		   char **ret_sigtext, fatelf_diag *d);
+
+/* A parsed .minisig file. */
+typedef struct fatelf_ms_signature {
+	char algorithm[3];                      /* "ED" (prehashed) or "Ed" (legacy) */
+	uint8_t keyid[FATELF_MS_KEYID_SIZE];
+	uint8_t sig[64];
+	char trusted_comment[1024];
+	uint8_t global_sig[64];
+} fatelf_ms_signature;
+
+int fatelf_ms_sig_parse(const char *text, size_t len, fatelf_ms_signature *ret, fatelf_diag *d);
+/*
+ * Verifies sigtext over msg with one of keys (the one whose key id the
+ * signature names). Only the prehashed form is accepted. Checks the
+ * global signature over the trusted comment too. *ret_key (may be NULL)
+ * points at the key that verified.
+ */
+int fatelf_ms_verify(const fatelf_ms_pubkey *keys, size_t nkeys, const void *msg, size_t len,
+		     const char *sigtext, size_t siglen, const fatelf_ms_pubkey **ret_key,
+		     fatelf_diag *d);
+
+/* SHA-256 helpers (lib/minisign.c keeps all OpenSSL use in one place) */
+typedef struct fatelf_sha256 fatelf_sha256;
+fatelf_sha256 *fatelf_sha256_new(void);
+void fatelf_sha256_update(fatelf_sha256 *h, const void *buf, size_t len);
+/* Writes the digest and resets the context for reuse. */
+void fatelf_sha256_final(fatelf_sha256 *h, uint8_t out[32]);
+fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
+/* 64 lower-case hex digits and a NUL. */
+void fatelf_hex(const uint8_t *buf, size_t len, char *out);
+/* Parses exactly 2*len hex digits. */
+int fatelf_unhex(const char *hex, uint8_t *out, size_t len);
+
+/* Manifest (lib/manifest.c) */
+#define FATELF_BUNDLE_FORMAT        1
+#define FATELF_MANIFEST_NAME        "fatbundle.json"
+#define FATELF_SIGNATURE_NAME       "fatbundle.json.minisig"
+#define FATELF_PAYLOAD_PREFIX       "files/"
+#define FATELF_MANIFEST_MAX         (4u << 20)
+
+typedef struct fatelf_bundle_limits {
+	size_t max_path;                /* bytes in a path; default 4095 */
+	size_t max_entries;             /* default 200000 */
+	uint64_t max_total;             /* sum of file sizes; default 64 GiB */
+} fatelf_bundle_limits;
+
+void fatelf_bundle_limits_default(fatelf_bundle_limits *ret);
+
+enum fatelf_entry_type {
+	FATELF_ENTRY_FILE = 1,
+	FATELF_ENTRY_DIR,
+	FATELF_ENTRY_SYMLINK,
+};
+
+enum fatelf_elf_kind {
+	FATELF_KIND_DATA = 0,           /* not an ELF */
+	FATELF_KIND_ELF,                /* a plain ELF: target is set */
+	FATELF_KIND_FATELF,             /* a FatELF: records are set */
+};
+
+typedef struct fatelf_bundle_record {
+	fatelf_target target;
+	uint64_t offset;
+	uint64_t size;
+	uint8_t sha256[32];
+} fatelf_bundle_record;
+
+typedef struct fatelf_bundle_entry {
+	char *path;                     /* relative, normalized: "opt/game/bin/game" */
+	int type;                       /* enum fatelf_entry_type */
+	uint32_t mode;                  /* permission bits, 07777 at most */
+	bool setid;                     /* the entry declares its setuid/setgid bits */
+	bool config;                    /* a configuration file (kept if the admin changed it) */
+	uint64_t size;                  /* files */
+	uint8_t sha256[32];             /* files */
+	char *link_target;              /* symlinks */
+	int kind;                       /* enum fatelf_elf_kind, files */
+	fatelf_target target;           /* FATELF_KIND_ELF */
+	uint32_t header_size;           /* FATELF_KIND_FATELF: FATELF_TABLE_SIZE(nrecords) */
+	unsigned nrecords;
+	fatelf_bundle_record *records;
+} fatelf_bundle_entry;
+
+typedef struct fatelf_manifest {
+	unsigned format;
+	char *name;
+	char *version;
+	char *summary;                  /* optional fields are "" when absent */
+	char *vendor;
+	char *license;
+	char *homepage;
+	size_t ntargets;
+	fatelf_target *targets;         /* union of every record's and ELF's target, sorted */
+	size_t nentries;
+	fatelf_bundle_entry *entries;   /* sorted by path (byte order) */
+	uint64_t total_size;            /* sum of file sizes */
+} fatelf_manifest;
+
+/*
+ * Parses and checks a manifest: JSON syntax (depth-limited), the schema
+ * (every field known, typed, present when mandatory), format version,
+ * package name and version, every path rule (relative, normalized, no
+ * "..", unique, parents listed as dirs, never through a symlink of the
+ * bundle), modes (setuid/setgid only with "setid": true), limits, and the
+ * consistency of FatELF records (table size, offsets inside the file,
+ * sorted targets list equal to the union). lim NULL: defaults.
+ */
+int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limits *lim,
+			  fatelf_manifest **ret, fatelf_diag *d);
+/*
+ * Serializes m deterministically (fixed key order, entries sorted, no
+ * floating point, two-space indent, final newline). Sorts m's entries and
+ * recomputes targets and total_size first. The output parses back equal.
+ */
+int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_len,
+			      fatelf_diag *d);
+fatelf_manifest *fatelf_manifest_new(void);
+fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m);
+/* Appends a zeroed entry (path copied); returns it or NULL on ENOMEM. */
+fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type);
+/* Binary search by path (entries must be sorted). */
+const fatelf_bundle_entry *fatelf_manifest_find(const fatelf_manifest *m, const char *path);
+
+/* Package rules */
+bool fatelf_pkg_name_valid(const char *name);
+/* A version as dpkg accepts it: [epoch:]upstream[-revision]. */
+bool fatelf_pkg_version_valid(const char *version);
+/* dpkg's ordering: <0, 0, >0. */
+int fatelf_pkg_version_compare(const char *a, const char *b);
+/* The path rules for one path on its own (not duplicates or parents). */
+int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d);
+
+/* Safe files beneath a root (lib/fsroot.c) */
+/*
+ * Opens the directory that holds path (relative to rootfd), walking
+ * component by component without following any symlink and never leaving
+ * the root (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where available,
+ * else O_NOFOLLOW per component). With mkdirs, missing directories are
+ * created with mode 0755. Returns the directory fd and points
+ * *ret_base at the last component of path.
+ */
+int fatelf_root_open_parent(int rootfd, const char *path, bool mkdirs, const char **ret_base,
+			    fatelf_diag *d);
+
+/* Writer (lib/bundle_write.c) */
+enum fatelf_compression {
+	FATELF_COMPRESS_ZSTD = 0,       /* default */
+	FATELF_COMPRESS_NONE,
+	FATELF_COMPRESS_GZIP,
+	FATELF_COMPRESS_XZ,
+};
+
+typedef struct fatelf_bundle_create_opts {
+	const char *name;               /* required */
+	const char *version;            /* required */
+	const char *summary, *vendor, *license, *homepage;
+	int compression;                /* enum fatelf_compression */
+	const fatelf_ms_seckey *sign_key;   /* NULL: unsigned */
+	const char *trusted_comment;    /* NULL: "fatbundle NAME VERSION" */
+	int64_t mtime;                  /* every member's mtime (SOURCE_DATE_EPOCH, else 0) */
+	/* Files matching any glob (fnmatch on the relative path) are config
+	 * files; NULL/0: everything under etc/. */
+	const char *const *config_globs;
+	size_t nconfig_globs;
+	bool allow_setid;               /* take setuid/setgid bits (else refused) */
+	fatelf_bundle_limits limits;    /* zero: defaults */
+} fatelf_bundle_create_opts;
+
+/*
+ * Makes a bundle of the staging tree at tree (laid out like the target
+ * root) and writes it to out_fd. FatELF files are found by their magic and
+ * validated (an invalid one is refused with the validator's message);
+ * plain ELF files are recorded with their target; anything else is data.
+ * Only regular files, directories and symlinks are allowed. The same tree
+ * and options give a byte-identical bundle.
+ */
+int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_create_opts *o,
+			 fatelf_diag *d);
+
+/* Reader (lib/bundle_read.c) */
+/*
+ * A byte source in libarchive's style: read returns the number of bytes
+ * at *ret_buf (0 at the end) or -errno; the buffer stays valid until the
+ * next call.
+ */
+typedef struct fatelf_bundle_source {
+	ssize_t (*read)(void *ctx, const void **ret_buf);
+	void *ctx;
+} fatelf_bundle_source;
+
+typedef struct fatelf_bundle_reader_ops {
+	/*
+	 * After the manifest (and its signature, if any) checked out, before
+	 * any payload byte is looked at. signer is the key that verified, or
+	 * NULL for an unsigned bundle (allowed only without
+	 * require_signature). A negative return stops the read (preflight).
+	 */
+	int (*manifest)(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
+			fatelf_diag *d);
+	/*
+	 * For each FatELF entry: which records to keep, and in what form. NULL,
+	 * or leaving the keep set empty: the file as shipped.
+	 */
+	int (*select)(void *ctx, const fatelf_bundle_entry *e, const fatelf_header *hdr,
+		      fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d);
+	/* Each entry in archive order: begin, data (files only; the thinned
+	 * bytes for a thinned FatELF), end. status < 0 at end means the entry
+	 * failed a check and its bytes must be thrown away; the read then
+	 * stops with that error. May be NULL. */
+	int (*begin)(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d);
+	int (*data)(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len);
+	int (*end)(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d);
+	void *ctx;
+} fatelf_bundle_reader_ops;
+
+typedef struct fatelf_bundle_read_opts {
+	const fatelf_ms_pubkey *keys;   /* trusted keys */
+	size_t nkeys;
+	bool require_signature;
+	fatelf_bundle_limits limits;    /* zero: defaults */
+} fatelf_bundle_read_opts;
+
+/*
+ * Reads a whole bundle in one pass with O(1) memory (beyond the manifest):
+ * the manifest first and its signature checked before any payload byte is
+ * trusted, then every member hashed as it streams, each FatELF validated
+ * and thinned on the fly, sizes enforced (a member that inflates past its
+ * declared size is cut off), every listed entry required exactly once.
+ * Returns 0 when every check passed.
+ */
+int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read_opts *o,
+		       const fatelf_bundle_reader_ops *ops, fatelf_diag *d);
+/* The same over an fd (any kind: file, pipe, socket). */
+int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
+			  const fatelf_bundle_reader_ops *ops, fatelf_diag *d);
+/* The same over memory. */
+int fatelf_bundle_read_mem(const void *buf, size_t len, const fatelf_bundle_read_opts *o,
+			   const fatelf_bundle_reader_ops *ops, fatelf_diag *d);
+
+/*
+ * Unpacks a bundle into dir (an entry "opt/x" lands at dir/opt/x), thinned
+ * to target when target is not NULL (a target name as fatelf.h parses it,
+ * or "host"); each file is written under a hidden temp name and renamed
+ * when it checked out. Writes never follow symlinks or leave dir.
+ */
+int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
+			  const fatelf_bundle_read_opts *o, fatelf_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FATELF_BUNDLE_H */
