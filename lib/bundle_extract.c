@@ -1,0 +1,257 @@
+/*
+ * Unpacking a bundle into a directory, optionally thinned to one target:
+ * a thin install without the daemon, for building images. Every file is
+ * staged under a hidden temp name beside its target and renamed into
+ * place only after the whole bundle checked out; a failed extract leaves
+ * no file of the bundle behind.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bundle.h"
+#include "macro.h"
+
+struct staged {
+	int dirfd;
+	char *tmp;
+	char *base;
+};
+
+struct extract {
+	int rootfd;
+	/* how FatELF entries are thinned */
+	enum { KEEP_ALL, KEEP_HOST, KEEP_PATTERN } how;
+	fatelf_host host;
+	const char *target;
+	/* the file being written */
+	int fd;
+	int dirfd;
+	char tmp[300];
+	const char *base;
+	/* files waiting for the final rename */
+	struct staged *staged;
+	size_t nstaged, cap;
+};
+
+static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *base)
+{
+	if (x->nstaged == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 64;
+		struct staged *n = realloc(x->staged, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		x->staged = n;
+		x->cap = cap;
+	}
+	struct staged *s = &x->staged[x->nstaged];
+	s->dirfd = dup(dirfd);
+	s->tmp = strdup(tmp);
+	s->base = strdup(base);
+	if (s->dirfd < 0 || !s->tmp || !s->base) {
+		if (s->dirfd >= 0)
+			close(s->dirfd);
+		free(s->tmp);
+		free(s->base);
+		return -ENOMEM;
+	}
+	x->nstaged++;
+	return 0;
+}
+
+static int make_tmpname(struct extract *x, const char *base)
+{
+	static unsigned counter;
+
+	/* The name need not be unpredictable: it is created with O_EXCL
+	 * in a directory reached without following symlinks. */
+	return snprintf(x->tmp, sizeof(x->tmp), ".%.200s.fatelf.%d.%u", base, (int)getpid(),
+			__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) < (int)sizeof(x->tmp)
+		       ? 0 : -ENAMETOOLONG;
+}
+
+static int ex_select(void *ctx, const fatelf_bundle_entry *e, const fatelf_header *hdr,
+		     fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
+{
+	struct extract *x = ctx;
+	int idx;
+
+	switch (x->how) {
+	case KEEP_ALL:
+		return 0;
+	case KEEP_HOST:
+		idx = fatelf_host_select(&x->host, hdr, d);
+		if (idx < 0)
+			return idx;
+		fatelf_keep_add(ret_keep, (unsigned)idx);
+		*ret_form = FATELF_FORM_ELF;
+		return 0;
+	case KEEP_PATTERN: {
+		int q = fatelf_keep_from_names(hdr, &x->target, 1, ret_keep, d);
+		*ret_form = FATELF_FORM_AUTO;
+		return q < 0 ? q : 0;
+	}
+	}
+	return 0;
+}
+
+static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
+{
+	struct extract *x = ctx;
+	int dirfd, q;
+
+	dirfd = fatelf_root_open_parent(x->rootfd, e->path, true, &x->base, d);
+	if (dirfd < 0)
+		return dirfd;
+	if (e->type == FATELF_ENTRY_DIR) {
+		struct stat st;
+		if (mkdirat(dirfd, x->base, 0700) < 0 && errno != EEXIST) {
+			q = -errno;
+			close(dirfd);
+			return fatelf_diag_set(d, q, -1, "entry '%s': cannot create the directory: %s",
+					       e->path, fatelf_strerror(q));
+		}
+		int fd = openat(dirfd, x->base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		q = fd < 0 ? -errno : 0;
+		if (fd >= 0 && (fstat(fd, &st) < 0 || fchmod(fd, e->mode & 07777) < 0))
+			q = -errno;
+		if (fd >= 0)
+			close(fd);
+		close(dirfd);
+		if (q < 0)
+			return fatelf_diag_set(d, q, -1, "entry '%s': %s", e->path,
+					       q == -ELOOP || q == -ENOTDIR
+						       ? "exists and is not a directory"
+						       : fatelf_strerror(q));
+		return 0;
+	}
+	q = make_tmpname(x, x->base);
+	if (q == 0 && e->type == FATELF_ENTRY_SYMLINK) {
+		if (symlinkat(e->link_target, dirfd, x->tmp) < 0)
+			q = -errno;
+	} else if (q == 0) {
+		x->fd = openat(dirfd, x->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (x->fd < 0)
+			q = -errno;
+	}
+	if (q < 0) {
+		close(dirfd);
+		return fatelf_diag_set(d, q, -1, "entry '%s': cannot create it: %s", e->path,
+				       fatelf_strerror(q));
+	}
+	x->dirfd = dirfd;
+	return 0;
+}
+
+static int ex_data(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len)
+{
+	struct extract *x = ctx;
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(x->fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int ex_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d)
+{
+	struct extract *x = ctx;
+	int q = 0;
+
+	if (e->type == FATELF_ENTRY_DIR)
+		return 0;
+	if (x->fd >= 0) {
+		if (status == 0 && fchmod(x->fd, e->mode & (e->setid ? 07777 : 01777)) < 0)
+			q = -errno;
+		if (close(x->fd) < 0 && q == 0)
+			q = -errno;
+		x->fd = -1;
+	}
+	if (status == 0 && q == 0)
+		q = stage_add(x, x->dirfd, x->tmp, x->base);
+	if (status < 0 || q < 0)
+		unlinkat(x->dirfd, x->tmp, 0);
+	close(x->dirfd);
+	x->dirfd = -1;
+	if (q < 0 && status == 0)
+		return fatelf_diag_set(d, q, -1, "entry '%s': cannot write it: %s", e->path,
+				       fatelf_strerror(q));
+	return 0;
+}
+
+int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
+			  const fatelf_bundle_read_opts *o, fatelf_diag *d)
+{
+	struct extract x = { .rootfd = -1, .fd = -1, .dirfd = -1 };
+	fatelf_bundle_reader_ops ops = {
+		.select = ex_select,
+		.begin = ex_begin,
+		.data = ex_data,
+		.end = ex_end,
+		.ctx = &x,
+	};
+	fatelf_pattern pat;
+	int q;
+
+	fatelf_diag_clear(d);
+	if (target && strcmp(target, "host") == 0) {
+		q = fatelf_host_detect(&x.host);
+		if (q < 0)
+			return fatelf_diag_set(d, q, -1, "cannot tell this host's targets");
+		x.how = KEEP_HOST;
+	} else if (target && fatelf_host_from_uname(target, FATELF_HOST_ARM32, &x.host) == 0) {
+		/* An architecture name: keep what that machine's kernel would run. */
+		x.how = KEEP_HOST;
+	} else if (target) {
+		q = fatelf_pattern_parse(target, &pat, d);
+		if (q < 0)
+			return q;
+		x.how = KEEP_PATTERN;
+		x.target = target;
+	}
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", dir);
+		return fatelf_diag_set(d, q, -1, "cannot create the directory: %s", fatelf_strerror(q));
+	}
+	x.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x.rootfd < 0) {
+		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", dir);
+		return fatelf_diag_set(d, q, -1, "cannot open the directory: %s", fatelf_strerror(q));
+	}
+
+	q = fatelf_bundle_read_fd(bundle_fd, o, &ops, d);
+	for (size_t i = 0; i < x.nstaged; i++) {
+		struct staged *s = &x.staged[i];
+		if (q == 0 && renameat(s->dirfd, s->tmp, s->dirfd, s->base) < 0) {
+			q = -errno;
+			fatelf_diag_set(d, q, -1, "cannot rename '%s' into place: %s", s->base,
+					fatelf_strerror(q));
+		}
+		if (q < 0)
+			unlinkat(s->dirfd, s->tmp, 0);
+		close(s->dirfd);
+		free(s->tmp);
+		free(s->base);
+	}
+	free(x.staged);
+	if (x.fd >= 0)
+		close(x.fd);
+	if (x.dirfd >= 0) {
+		unlinkat(x.dirfd, x.tmp, 0);
+		close(x.dirfd);
+	}
+	close(x.rootfd);
+	return q;
+}

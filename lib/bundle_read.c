@@ -1,0 +1,654 @@
+/*
+ * The one-pass bundle reader: libarchive over any byte source, the
+ * manifest and its signature first, then every member checked against
+ * its manifest entry as it streams (type, size, SHA-256 of the file and
+ * of each FatELF record, FatELF validation), with the kept bytes handed
+ * to a consumer. Memory is the manifest plus fixed buffers.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "macro.h"
+
+#define SIG_MAX 8192
+#define FD_BUFSIZE (1u << 20)
+
+struct reader {
+	struct archive *a;
+	const fatelf_bundle_source *src;
+	int src_err;                    /* the source's own error, kept apart from libarchive's */
+	const fatelf_bundle_read_opts *o;
+	const fatelf_bundle_reader_ops *ops;
+	fatelf_manifest *m;
+	bool *seen;
+
+	/* the file member being read */
+	const fatelf_bundle_entry *e;
+	fatelf_sha256 *file_hash;
+	fatelf_sha256 *rec_hash;
+	uint64_t pos;
+	uint8_t *rec_order;             /* e->records indexes by offset */
+	unsigned rec_cur;
+	fatelf_stream *stream;
+	bool thinning;                  /* consumer gets the stream's output */
+	uint8_t elf_head[64];
+	int consumer_err;
+	fatelf_diag *d;
+};
+
+static ssize_t src_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct reader *r = ctx;
+	ssize_t n = r->src->read(r->src->ctx, buf);
+
+	if (n < 0) {
+		r->src_err = (int)n;
+		archive_set_error(a, (int)-n, "read error: %s", fatelf_strerror((int)n));
+		return -1;
+	}
+	return n;
+}
+
+/* A libarchive failure: the source's errno when it was the cause. */
+static int archive_fail(struct reader *r, const char *what)
+{
+	if (r->src_err)
+		return fatelf_diag_set(r->d, r->src_err, -1, "%s: %s", what,
+				       fatelf_strerror(r->src_err));
+	const char *msg = archive_error_string(r->a);
+	return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "%s: %s", what,
+			       msg ? msg : "damaged or truncated archive");
+}
+
+/* Reads a whole small member into a malloc'd buffer of at most max bytes. */
+static int read_small(struct reader *r, struct archive_entry *ae, size_t max, int too_big,
+		      const char *name, uint8_t **ret, size_t *ret_len)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len = 0, cap;
+
+	if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > (la_int64_t)max)
+		return fatelf_diag_set(r->d, too_big, -1, "%s is %lld bytes, more than the %zu allowed",
+				       name, (long long)archive_entry_size(ae), max);
+	cap = archive_entry_size_is_set(ae) ? (size_t)archive_entry_size(ae) + 1 : 65536;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (cap > max)
+				return fatelf_diag_set(r->d, too_big, -1,
+						       "%s is more than the %zu bytes allowed", name, max);
+			cap = MIN(cap * 2, max + 1);
+			uint8_t *nb = realloc(buf, cap);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		la_ssize_t n = archive_read_data(r->a, buf + len, cap - len);
+		if (n < 0)
+			return archive_fail(r, name);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max)
+			return fatelf_diag_set(r->d, too_big, -1,
+					       "%s is more than the %zu bytes allowed", name, max);
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+static const char *entry_type_name(int t)
+{
+	switch (t) {
+	case FATELF_ENTRY_FILE:
+		return "file";
+	case FATELF_ENTRY_DIR:
+		return "directory";
+	case FATELF_ENTRY_SYMLINK:
+		return "symlink";
+	}
+	return "unknown";
+}
+
+/* Stream output: the kept bytes of a FatELF being thinned. */
+static int stream_write(void *ctx, const void *buf, size_t len)
+{
+	struct reader *r = ctx;
+
+	if (!r->thinning || len == 0)
+		return 0;
+	int q = r->ops->data ? r->ops->data(r->ops->ctx, r->e, buf, len) : 0;
+	if (q < 0)
+		r->consumer_err = q;
+	return q;
+}
+
+static int stream_select(void *ctx, const fatelf_header *hdr, fatelf_keepset *ret_keep,
+			 int *ret_form, fatelf_diag *d)
+{
+	struct reader *r = ctx;
+	const fatelf_bundle_entry *e = r->e;
+	int q;
+
+	/* The header must be the one the manifest describes. */
+	if (hdr->nrecords != e->nrecords)
+		return fatelf_diag_set(d, FATELF_E_RECORDS, -1,
+				       "the file has %u records, the manifest lists %u",
+				       hdr->nrecords, e->nrecords);
+	for (unsigned i = 0; i < e->nrecords; i++) {
+		const fatelf_record *h = &hdr->records[i];
+		const fatelf_bundle_record *b = &e->records[i];
+		if (!fatelf_target_equal(&h->target, &b->target) || h->offset != b->offset ||
+		    h->size != b->size) {
+			char hn[FATELF_TARGET_NAME_MAX], bn[FATELF_TARGET_NAME_MAX];
+			fatelf_target_format(&h->target, hn);
+			fatelf_target_format(&b->target, bn);
+			return fatelf_diag_set(d, FATELF_E_RECORDS, (int)i,
+					       "record %u is %s at 0x%llx (%llu bytes) in the file, "
+					       "%s at 0x%llx (%llu bytes) in the manifest",
+					       i, hn, (unsigned long long)h->offset,
+					       (unsigned long long)h->size, bn,
+					       (unsigned long long)b->offset, (unsigned long long)b->size);
+		}
+	}
+
+	fatelf_keep_clear(ret_keep);
+	*ret_form = FATELF_FORM_AUTO;
+	if (r->ops->select) {
+		q = r->ops->select(r->ops->ctx, e, hdr, ret_keep, ret_form, d);
+		if (q < 0)
+			return q;
+	}
+	r->thinning = fatelf_keep_count(ret_keep) > 0;
+	if (!r->thinning) {
+		/* As shipped: the stream only validates; the consumer gets the
+		 * member's own bytes. */
+		for (unsigned i = 0; i < hdr->nrecords; i++)
+			fatelf_keep_add(ret_keep, i);
+		*ret_form = FATELF_FORM_FAT;
+	}
+	return 0;
+}
+
+/* Hashes the part of [pos, pos+len) that belongs to FatELF records, and
+ * checks each record's digest as soon as its last byte went by. */
+static int hash_records(struct reader *r, const uint8_t *p, size_t len)
+{
+	const fatelf_bundle_entry *e = r->e;
+	uint64_t pos = r->pos;
+
+	while (len > 0 && r->rec_cur < e->nrecords) {
+		const fatelf_bundle_record *b = &e->records[r->rec_order[r->rec_cur]];
+		uint64_t end = b->offset + b->size;
+
+		if (pos < b->offset) {
+			size_t skip = (size_t)MIN((uint64_t)len, b->offset - pos);
+			pos += skip;
+			p += skip;
+			len -= skip;
+			continue;
+		}
+		size_t n = (size_t)MIN((uint64_t)len, end - pos);
+		fatelf_sha256_update(r->rec_hash, p, n);
+		pos += n;
+		p += n;
+		len -= n;
+		if (pos == end) {
+			uint8_t got[32];
+			fatelf_sha256_final(r->rec_hash, got);
+			if (memcmp(got, b->sha256, 32) != 0) {
+				char name[FATELF_TARGET_NAME_MAX], hex[65];
+				fatelf_target_format(&b->target, name);
+				fatelf_hex(got, 32, hex);
+				return fatelf_diag_set(r->d, FATELF_E_RECORD_HASH, r->rec_order[r->rec_cur],
+						       "record %u (%s): SHA-256 is %s, the manifest says otherwise",
+						       r->rec_order[r->rec_cur], name, hex);
+			}
+			r->rec_cur++;
+		}
+	}
+	return 0;
+}
+
+static int file_feed(struct reader *r, const uint8_t *p, size_t len)
+{
+	const fatelf_bundle_entry *e = r->e;
+	int q;
+
+	if (len > e->size - r->pos)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
+				       "member holds more than the %llu bytes the manifest declares",
+				       (unsigned long long)e->size);
+	fatelf_sha256_update(r->file_hash, p, len);
+	if (r->pos < sizeof(r->elf_head))
+		memcpy(r->elf_head + r->pos, p, (size_t)MIN((uint64_t)len, sizeof(r->elf_head) - r->pos));
+	if (e->kind == FATELF_KIND_FATELF) {
+		q = hash_records(r, p, len);
+		if (q < 0)
+			return q;
+		q = fatelf_stream_push(r->stream, p, len, r->d);
+		if (q < 0)
+			return r->consumer_err ? r->consumer_err : q;
+	}
+	if (!r->thinning && r->ops->data) {
+		q = r->ops->data(r->ops->ctx, e, p, len);
+		if (q < 0)
+			return fatelf_diag_set(r->d, q, -1, "%s", fatelf_strerror(q));
+	}
+	r->pos += len;
+	return 0;
+}
+
+/* The first bytes of a plain ELF entry must name the manifest's target.
+ * The rest of the image is pinned by the file's hash. */
+static int check_plain_elf(struct reader *r)
+{
+	const fatelf_bundle_entry *e = r->e;
+	const uint8_t *h = r->elf_head;
+	fatelf_target t;
+	char want[FATELF_TARGET_NAME_MAX], got[FATELF_TARGET_NAME_MAX];
+
+	if (e->size < 20 || !fatelf_is_elf(h, 4))
+		return fatelf_diag_set(r->d, FATELF_E_RECORDS, -1,
+				       "the manifest says ELF, the file is not one");
+	t.word_size = h[4];
+	t.byte_order = h[5];
+	t.osabi = h[7];
+	t.osabi_version = h[8];
+	t.machine = h[5] == FATELF_DATA2MSB ? get_be16(h + 18) : get_le16(h + 18);
+	if (!fatelf_target_equal(&t, &e->target)) {
+		fatelf_target_format(&e->target, want);
+		fatelf_target_format(&t, got);
+		return fatelf_diag_set(r->d, FATELF_E_RECORDS, -1,
+				       "the manifest says ELF target %s, the file's header says %s",
+				       want, got);
+	}
+	return 0;
+}
+
+static int file_finish(struct reader *r)
+{
+	const fatelf_bundle_entry *e = r->e;
+	uint8_t got[32];
+	int q;
+
+	if (r->pos != e->size)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
+				       "member holds %llu bytes, the manifest declares %llu",
+				       (unsigned long long)r->pos, (unsigned long long)e->size);
+	if (e->kind == FATELF_KIND_FATELF) {
+		q = fatelf_stream_finish(r->stream, r->d);
+		if (q < 0)
+			return r->consumer_err ? r->consumer_err : q;
+	} else if (e->kind == FATELF_KIND_ELF) {
+		q = check_plain_elf(r);
+		if (q < 0)
+			return q;
+	}
+	fatelf_sha256_final(r->file_hash, got);
+	if (memcmp(got, e->sha256, 32) != 0) {
+		char hex[65], want[65];
+		fatelf_hex(got, 32, hex);
+		fatelf_hex(e->sha256, 32, want);
+		return fatelf_diag_set(r->d, FATELF_E_HASH, -1,
+				       "SHA-256 is %s, the manifest says %s", hex, want);
+	}
+	return 0;
+}
+
+/* Reads the data of the current file member through file_feed. */
+static int file_member(struct reader *r)
+{
+	const fatelf_bundle_entry *e = r->e;
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int q;
+
+	r->pos = 0;
+	r->rec_cur = 0;
+	r->thinning = false;
+	r->consumer_err = 0;
+	if (e->kind == FATELF_KIND_FATELF) {
+		fatelf_stream_opts so = {
+			.select = stream_select,
+			.write = stream_write,
+			.ctx = r,
+			.input_size = e->size,
+		};
+		free(r->rec_order);
+		r->rec_order = malloc(e->nrecords ? e->nrecords : 1);
+		if (!r->rec_order)
+			return -ENOMEM;
+		for (unsigned i = 0; i < e->nrecords; i++) {
+			unsigned j = i;
+			while (j > 0 && e->records[r->rec_order[j - 1]].offset > e->records[i].offset) {
+				r->rec_order[j] = r->rec_order[j - 1];
+				j--;
+			}
+			r->rec_order[j] = (uint8_t)i;
+		}
+		r->stream = fatelf_stream_free(r->stream);
+		q = fatelf_stream_new(&so, &r->stream);
+		if (q < 0)
+			return q;
+	}
+
+	for (;;) {
+		int ar = archive_read_data_block(r->a, &buf, &len, &off);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN)
+			return archive_fail(r, "reading the member");
+		if (off < 0 || (uint64_t)off < r->pos)
+			return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "member data out of order");
+		/* A sparse member's holes are zeros. */
+		while (r->pos < (uint64_t)off) {
+			static const uint8_t zeros[4096];
+			size_t n = (size_t)MIN((uint64_t)off - r->pos, (uint64_t)sizeof(zeros));
+			q = file_feed(r, zeros, n);
+			if (q < 0)
+				return q;
+		}
+		q = file_feed(r, buf, len);
+		if (q < 0)
+			return q;
+	}
+	return file_finish(r);
+}
+
+/* One payload member: check it against its entry and pass it on. */
+static int payload_member(struct reader *r, struct archive_entry *ae, const char *name)
+{
+	char path[4200];
+	size_t plen;
+	int type, q;
+
+	if (strncmp(name, FATELF_PAYLOAD_PREFIX, strlen(FATELF_PAYLOAD_PREFIX)) != 0)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1,
+				       "member '%.200s' is not under " FATELF_PAYLOAD_PREFIX, name);
+	plen = strlen(name + strlen(FATELF_PAYLOAD_PREFIX));
+	if (plen >= sizeof(path))
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1, "member name too long");
+	memcpy(path, name + strlen(FATELF_PAYLOAD_PREFIX), plen + 1);
+	if (plen > 0 && path[plen - 1] == '/')
+		path[--plen] = '\0'; /* directory members end in '/' */
+
+	const fatelf_bundle_entry *e = fatelf_manifest_find(r->m, path);
+	if (!e)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1,
+				       "member '%.200s' is not listed in the manifest", name);
+	size_t idx = (size_t)(e - r->m->entries);
+	if (r->seen[idx])
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_DUPLICATE, -1,
+				       "entry '%s': a second member", e->path);
+	r->seen[idx] = true;
+
+	if (archive_entry_hardlink(ae))
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+				       "entry '%s': hard links are not allowed", e->path);
+	switch (archive_entry_filetype(ae)) {
+	case AE_IFREG:
+		type = FATELF_ENTRY_FILE;
+		break;
+	case AE_IFDIR:
+		type = FATELF_ENTRY_DIR;
+		break;
+	case AE_IFLNK:
+		type = FATELF_ENTRY_SYMLINK;
+		break;
+	case AE_IFCHR:
+	case AE_IFBLK:
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+				       "entry '%s': device nodes are not allowed", e->path);
+	case AE_IFIFO:
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+				       "entry '%s': FIFOs are not allowed", e->path);
+	case AE_IFSOCK:
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+				       "entry '%s': sockets are not allowed", e->path);
+	default:
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+				       "entry '%s': member type %o is not allowed", e->path,
+				       (unsigned)archive_entry_filetype(ae));
+	}
+	if (type != e->type)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+				       "entry '%s': the member is a %s, the manifest says %s",
+				       e->path, entry_type_name(type), entry_type_name(e->type));
+	if (type == FATELF_ENTRY_SYMLINK) {
+		const char *t = archive_entry_symlink(ae);
+		if (!t || strcmp(t, e->link_target) != 0)
+			return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+					       "entry '%s': the member's symlink target differs from the manifest's",
+					       e->path);
+	}
+	if (type == FATELF_ENTRY_FILE && archive_entry_size_is_set(ae) &&
+	    (uint64_t)archive_entry_size(ae) != e->size)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
+				       "entry '%s': the member is %lld bytes, the manifest declares %llu",
+				       e->path, (long long)archive_entry_size(ae),
+				       (unsigned long long)e->size);
+
+	r->e = e;
+	if (r->ops->begin) {
+		q = r->ops->begin(r->ops->ctx, e, r->d);
+		if (q < 0)
+			return q;
+	}
+	q = type == FATELF_ENTRY_FILE ? file_member(r) : 0;
+	if (q < 0 && r->d && !strstr(r->d->msg, e->path)) {
+		/* Name the entry in front of the rule. */
+		char msg[sizeof(r->d->msg)];
+		if (snprintf(msg, sizeof(msg), "entry '%s': %s", e->path, r->d->msg) > 0)
+			memcpy(r->d->msg, msg, sizeof(msg));
+	}
+	if (r->ops->end) {
+		int q2 = r->ops->end(r->ops->ctx, e, q, r->d);
+		if (q == 0 && q2 < 0)
+			q = q2;
+	}
+	r->e = NULL;
+	return q;
+}
+
+static int read_all(struct reader *r)
+{
+	struct archive_entry *ae;
+	_cleanup_free_ uint8_t *manifest = NULL, *sig = NULL;
+	size_t mlen = 0, slen = 0;
+	const fatelf_ms_pubkey *signer = NULL;
+	fatelf_bundle_limits lim = r->o->limits;
+	bool pending = false;
+	int ar, q;
+
+	if (lim.max_path == 0 && lim.max_entries == 0 && lim.max_total == 0)
+		fatelf_bundle_limits_default(&lim);
+
+	ar = archive_read_next_header(r->a, &ae);
+	if (ar == ARCHIVE_EOF)
+		return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "the archive is empty");
+	if (ar < ARCHIVE_WARN)
+		return archive_fail(r, "reading the first member");
+	if (strcmp(archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "", FATELF_MANIFEST_NAME) != 0 ||
+	    archive_entry_filetype(ae) != AE_IFREG)
+		return fatelf_diag_set(r->d, FATELF_E_MEMBER_ORDER, -1,
+				       "the first member is '%.200s', not a regular file " FATELF_MANIFEST_NAME,
+				       archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "");
+	q = read_small(r, ae, FATELF_MANIFEST_MAX, FATELF_E_MANIFEST_TOO_BIG, FATELF_MANIFEST_NAME,
+		       &manifest, &mlen);
+	if (q < 0)
+		return q;
+
+	ar = archive_read_next_header(r->a, &ae);
+	if (ar < ARCHIVE_WARN && ar != ARCHIVE_EOF)
+		return archive_fail(r, "reading the second member");
+	if (ar != ARCHIVE_EOF && archive_entry_pathname(ae) &&
+	    strcmp(archive_entry_pathname(ae), FATELF_SIGNATURE_NAME) == 0) {
+		if (archive_entry_filetype(ae) != AE_IFREG)
+			return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+					       FATELF_SIGNATURE_NAME " is not a regular file");
+		q = read_small(r, ae, SIG_MAX, FATELF_E_SIG_FORMAT, FATELF_SIGNATURE_NAME, &sig, &slen);
+		if (q < 0)
+			return q;
+		ar = archive_read_next_header(r->a, &ae);
+		if (ar < ARCHIVE_WARN && ar != ARCHIVE_EOF)
+			return archive_fail(r, "reading the third member");
+	}
+	pending = ar != ARCHIVE_EOF;
+
+	/* The signature is checked before the manifest is trusted. */
+	if (r->o->require_signature && !sig)
+		return fatelf_diag_set(r->d, FATELF_E_SIG_MISSING, -1,
+				       "the bundle has no " FATELF_SIGNATURE_NAME " and a signature is required");
+	if (sig && r->o->nkeys > 0) {
+		q = fatelf_ms_verify(r->o->keys, r->o->nkeys, manifest, mlen, (const char *)sig, slen,
+				     &signer, r->d);
+		if (q < 0)
+			return q;
+	} else if (r->o->require_signature) {
+		return fatelf_diag_set(r->d, FATELF_E_SIG_KEY, -1,
+				       "a signature is required but no trusted key is configured");
+	}
+	q = fatelf_manifest_parse(manifest, mlen, &lim, &r->m, r->d);
+	if (q < 0)
+		return q;
+	r->seen = calloc(r->m->nentries ? r->m->nentries : 1, sizeof(bool));
+	if (!r->seen)
+		return -ENOMEM;
+	if (r->ops->manifest) {
+		q = r->ops->manifest(r->ops->ctx, r->m, signer, r->d);
+		if (q < 0)
+			return q;
+	}
+
+	while (pending) {
+		const char *name = archive_entry_pathname(ae);
+		if (!name)
+			return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "a member has no name");
+		if (strcmp(name, FATELF_MANIFEST_NAME) == 0 || strcmp(name, FATELF_SIGNATURE_NAME) == 0)
+			return fatelf_diag_set(r->d, FATELF_E_MEMBER_DUPLICATE, -1,
+					       "a second '%s' member", name);
+		q = payload_member(r, ae, name);
+		if (q < 0)
+			return q;
+		ar = archive_read_next_header(r->a, &ae);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN)
+			return archive_fail(r, "reading the next member");
+	}
+
+	for (size_t i = 0; i < r->m->nentries; i++)
+		if (!r->seen[i])
+			return fatelf_diag_set(r->d, FATELF_E_MEMBER_MISSING, -1,
+					       "entry '%s' has no member in the archive",
+					       r->m->entries[i].path);
+	return 0;
+}
+
+int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read_opts *o,
+		       const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
+{
+	static const fatelf_bundle_reader_ops no_ops;
+	static const fatelf_bundle_read_opts no_opts;
+	struct reader r = {
+		.src = src,
+		.o = o ? o : &no_opts,
+		.ops = ops ? ops : &no_ops,
+		.d = d,
+	};
+	int q;
+
+	fatelf_diag_clear(d);
+	r.file_hash = fatelf_sha256_new();
+	r.rec_hash = fatelf_sha256_new();
+	r.a = archive_read_new();
+	if (!r.a || !r.file_hash || !r.rec_hash) {
+		q = -ENOMEM;
+		goto out;
+	}
+	archive_read_support_filter_all(r.a);
+	archive_read_support_format_all(r.a);
+	if (archive_read_open(r.a, &r, NULL, src_read, NULL) != ARCHIVE_OK) {
+		q = archive_fail(&r, "opening the archive");
+		goto out;
+	}
+	q = read_all(&r);
+out:
+	if (r.a)
+		archive_read_free(r.a);
+	fatelf_sha256_free(r.file_hash);
+	fatelf_sha256_free(r.rec_hash);
+	fatelf_stream_free(r.stream);
+	free(r.rec_order);
+	free(r.seen);
+	fatelf_manifest_free(r.m);
+	return q;
+}
+
+struct fd_source {
+	int fd;
+	uint8_t *buf;
+};
+
+static ssize_t fd_read(void *ctx, const void **ret_buf)
+{
+	struct fd_source *s = ctx;
+
+	for (;;) {
+		ssize_t n = read(s->fd, s->buf, FD_BUFSIZE);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		*ret_buf = s->buf;
+		return n;
+	}
+}
+
+int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
+			  const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
+{
+	struct fd_source s = { .fd = fd, .buf = malloc(FD_BUFSIZE) };
+	fatelf_bundle_source src = { .read = fd_read, .ctx = &s };
+	int q;
+
+	if (!s.buf)
+		return -ENOMEM;
+	q = fatelf_bundle_read(&src, o, ops, d);
+	free(s.buf);
+	return q;
+}
+
+struct mem_source {
+	const void *buf;
+	size_t len;
+	bool done;
+};
+
+static ssize_t mem_read(void *ctx, const void **ret_buf)
+{
+	struct mem_source *s = ctx;
+
+	if (s->done)
+		return 0;
+	s->done = true;
+	*ret_buf = s->buf;
+	return (ssize_t)s->len;
+}
+
+int fatelf_bundle_read_mem(const void *buf, size_t len, const fatelf_bundle_read_opts *o,
+			   const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
+{
+	struct mem_source s = { .buf = buf, .len = len };
+	fatelf_bundle_source src = { .read = mem_read, .ctx = &s };
+
+	return fatelf_bundle_read(&src, o, ops, d);
+}
