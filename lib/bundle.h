@@ -46,7 +46,8 @@ int fatelf_ms_pubkey_parse(const char *text, size_t len, fatelf_ms_pubkey *ret, 
 int fatelf_ms_pubkey_load(const char *path_or_key, fatelf_ms_pubkey *ret, fatelf_diag *d);
 /* "RW..." base64 form of a public key (NUL-terminated, at most 64 bytes). */
 void fatelf_ms_pubkey_format(const fatelf_ms_pubkey *k, char buf[64]);
-/* The key id as minisign prints it: 16 upper-case hex digits. */
+/* The key id as minisign prints it: upper-case hex of the little-endian 64-bit
+ * id, without leading zeros (at most 16 digits). */
 void fatelf_ms_keyid_format(const uint8_t keyid[FATELF_MS_KEYID_SIZE], char buf[17]);
 
 /* true when a secret key file's text holds a scrypt-encrypted key. */
