@@ -1,0 +1,1889 @@
+/*
+ * The bundle manifest (fatbundle.json): its in-memory model, a strict
+ * parser that checks every rule of doc/fatbundle.md before any payload
+ * byte is looked at, and a deterministic serializer whose output is the
+ * one canonical form of a manifest (the bytes a vendor signs). Package
+ * name and version rules (dpkg's) and path rules live here too, since
+ * the manifest is where they are enforced.
+ *
+ * The manifest is hostile input. Its bytes are scanned once by a small
+ * lexer of our own before json-c sees them: json-c's strict mode still
+ * takes single quotes, NaN and raw control bytes, and silently keeps the
+ * last of two equal keys. The lexer rejects the former and counts keys so
+ * that a duplicate shows up as a difference against the parsed tree; it
+ * also counts the entries, so that an entry limit is enforced before
+ * json-c builds a tree for them.
+ */
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "macro.h"
+
+/* Nesting a manifest needs is 6; anything far deeper is an attack. */
+#define JSON_DEPTH 64
+/* dpkg has no maximum; ours keeps "fatbundle NAME VERSION" in a trusted
+ * comment and every message short. */
+#define PKG_NAME_MAX 255
+#define PKG_VERSION_MAX 255
+/* A path component longer than this cannot be created (NAME_MAX). */
+#define COMPONENT_MAX 255
+/* Bytes of quoted text in a message, so that a message has room for the
+ * rule (fatelf_diag.msg is 512 bytes). */
+#define QUOTE_MAX 160
+#define QUOTE_BUF (QUOTE_MAX + 8)
+
+void fatelf_bundle_limits_default(fatelf_bundle_limits *ret)
+{
+	ret->max_path = 4095;
+	ret->max_entries = 200000;
+	ret->max_total = 64ull << 30;
+}
+
+/* Text */
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 when it
+ * is not one (overlong forms, surrogates and values past U+10FFFF are not). */
+static size_t utf8_decode(const uint8_t *s, size_t n, uint32_t *ret_cp)
+{
+	uint32_t cp, min;
+	size_t k;
+
+	if (s[0] < 0x80) {
+		*ret_cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		k = 2, cp = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		k = 3, cp = s[0] & 0x0f, min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		k = 4, cp = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret_cp = cp;
+	return k;
+}
+
+/* C0, DEL and C1: nothing a terminal or a log should receive raw. */
+static bool is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+enum { TEXT_OK, TEXT_CONTROL, TEXT_UTF8 };
+
+/* Classifies s; *ret_at is the offset of the first bad byte. */
+static int text_check(const char *s, size_t len, size_t *ret_at)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < len) {
+		k = utf8_decode(u + i, len - i, &cp);
+		if (k == 0) {
+			*ret_at = i;
+			return TEXT_UTF8;
+		}
+		if (is_control(cp)) {
+			*ret_at = i;
+			return TEXT_CONTROL;
+		}
+		i += k;
+	}
+	return TEXT_OK;
+}
+
+/*
+ * s as a message may show it: printable UTF-8 as is, every other byte
+ * and the backslash as \xNN, cut with "..." past QUOTE_MAX bytes. A name
+ * from a hostile manifest never reaches a terminal raw.
+ */
+static const char *quote_n(const char *s, size_t len, char buf[QUOTE_BUF])
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t i = 0, o = 0, k;
+	uint32_t cp;
+
+	while (i < len) {
+		k = utf8_decode(u + i, len - i, &cp);
+		if (k == 0 || is_control(cp) || cp == '\\') {
+			if (o + 4 > QUOTE_MAX)
+				break;
+			snprintf(buf + o, QUOTE_BUF - o, "\\x%02x", u[i]);
+			o += 4;
+			i++;
+			continue;
+		}
+		if (o + k > QUOTE_MAX)
+			break;
+		memcpy(buf + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	if (i < len) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *quote(const char *s, char buf[QUOTE_BUF])
+{
+	return quote_n(s, strlen(s), buf);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* 64 lower-case hex digits only: the one form the serializer writes. */
+static bool sha256_from_hex(const char *s, size_t len, uint8_t out[32])
+{
+	if (len != 64)
+		return false;
+	for (size_t i = 0; i < 32; i++) {
+		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+static void sha256_to_hex(const uint8_t in[32], char out[65])
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < 32; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+/* Package rules */
+
+bool fatelf_pkg_name_valid(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return false;
+	len = strlen(name);
+	/* Debian policy: at least two characters, starting alphanumeric. */
+	if (len < 2 || len > PKG_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if ((c >= 'a' && c <= 'z') || is_digit(c))
+			continue;
+		if (i > 0 && (c == '+' || c == '.' || c == '-'))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* A version cut into its parts; the parts are not NUL-terminated. */
+struct pkgver {
+	unsigned long long epoch;
+	bool has_epoch, epoch_ok;
+	const char *up, *up_end;
+	const char *rev, *rev_end;      /* empty when there is no revision */
+	bool has_rev;
+};
+
+/* dpkg's split: the epoch ends at the first ':', the revision starts
+ * after the last '-'. */
+static void pkgver_split(const char *v, struct pkgver *ret)
+{
+	const char *colon = strchr(v, ':'), *hyphen;
+
+	*ret = (struct pkgver) { .epoch_ok = true };
+	ret->up = v;
+	if (colon) {
+		ret->has_epoch = true;
+		ret->epoch_ok = colon > v;
+		for (const char *p = v; p < colon; p++) {
+			if (!is_digit(*p) || ret->epoch > 0x7fffffff) {
+				ret->epoch_ok = false;
+				break;
+			}
+			ret->epoch = ret->epoch * 10 + (unsigned)(*p - '0');
+		}
+		/* dpkg keeps epochs in an int. */
+		if (ret->epoch > 0x7fffffff)
+			ret->epoch_ok = false;
+		ret->up = colon + 1;
+	}
+	hyphen = strrchr(ret->up, '-');
+	ret->up_end = hyphen ? hyphen : ret->up + strlen(ret->up);
+	ret->has_rev = hyphen != NULL;
+	ret->rev = hyphen ? hyphen + 1 : ret->up_end;
+	ret->rev_end = ret->rev + strlen(ret->rev);
+}
+
+bool fatelf_pkg_version_valid(const char *version)
+{
+	struct pkgver v;
+
+	if (!version || !*version || strlen(version) > PKG_VERSION_MAX)
+		return false;
+	pkgver_split(version, &v);
+	if (!v.epoch_ok)
+		return false;
+	if (v.up == v.up_end || !is_digit(*v.up))
+		return false;
+	/* ':' can only be here after an epoch and '-' only before a
+	 * revision, which the split already guarantees. */
+	for (const char *p = v.up; p < v.up_end; p++)
+		if (!is_digit(*p) && !is_alpha(*p) && !strchr(".+~-:", *p))
+			return false;
+	if (v.has_rev && v.rev == v.rev_end)
+		return false;
+	for (const char *p = v.rev; p < v.rev_end; p++)
+		if (!is_digit(*p) && !is_alpha(*p) && !strchr(".+~", *p))
+			return false;
+	return true;
+}
+
+/* Weight of a character in a non-digit run: '~' before the end of the
+ * run, the end before letters, letters before everything else. */
+static int ver_weight(const char *p, const char *end)
+{
+	if (p == end || is_digit(*p))
+		return 0;
+	if (is_alpha(*p))
+		return (unsigned char)*p;
+	if (*p == '~')
+		return -1;
+	return (unsigned char)*p + 256;
+}
+
+/* dpkg's comparison of one part: non-digit runs by weight, then digit
+ * runs by value, alternately. */
+static int ver_part_cmp(const char *a, const char *ae, const char *b, const char *be)
+{
+	while (a < ae || b < be) {
+		int diff = 0;
+
+		while ((a < ae && !is_digit(*a)) || (b < be && !is_digit(*b))) {
+			int wa = ver_weight(a, ae), wb = ver_weight(b, be);
+
+			if (wa != wb)
+				return wa < wb ? -1 : 1;
+			/* Equal weights here are both non-zero: both are
+			 * non-digits, so both move on. */
+			a++;
+			b++;
+		}
+		while (a < ae && *a == '0')
+			a++;
+		while (b < be && *b == '0')
+			b++;
+		while (a < ae && b < be && is_digit(*a) && is_digit(*b)) {
+			if (!diff)
+				diff = *a - *b;
+			a++;
+			b++;
+		}
+		if (a < ae && is_digit(*a))
+			return 1;
+		if (b < be && is_digit(*b))
+			return -1;
+		if (diff)
+			return diff < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+int fatelf_pkg_version_compare(const char *a, const char *b)
+{
+	struct pkgver va, vb;
+	int r;
+
+	pkgver_split(a, &va);
+	pkgver_split(b, &vb);
+	if (va.epoch != vb.epoch)
+		return va.epoch < vb.epoch ? -1 : 1;
+	r = ver_part_cmp(va.up, va.up_end, vb.up, vb.up_end);
+	if (r)
+		return r;
+	return ver_part_cmp(va.rev, va.rev_end, vb.rev, vb.rev_end);
+}
+
+/* Path rules */
+
+int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d)
+{
+	fatelf_bundle_limits def;
+	char q[QUOTE_BUF];
+	size_t len, at;
+	const char *c;
+
+	if (!lim) {
+		fatelf_bundle_limits_default(&def);
+		lim = &def;
+	}
+	if (!path || !*path)
+		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1, "path is empty");
+	len = strlen(path);
+	quote(path, q);
+	if (path[0] == '/')
+		return fatelf_diag_set(d, -FATELF_E_PATH_ABSOLUTE, -1,
+				       "path '%s' is absolute (paths are relative to the root)", q);
+	if (len > lim->max_path)
+		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+				       "path '%s' is %zu bytes long, the limit is %zu", q, len,
+				       lim->max_path);
+	switch (text_check(path, len, &at)) {
+	case TEXT_CONTROL:
+		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+				       "path '%s' holds a control character at byte %zu", q, at);
+	case TEXT_UTF8:
+		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+				       "path '%s' is not valid UTF-8 (byte %zu)", q, at);
+	}
+	for (c = path;; ) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+
+		if (n == 0)
+			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+					       slash ? "path '%s' has an empty component ('//')"
+						     : "path '%s' ends with '/'", q);
+		if (n == 1 && c[0] == '.')
+			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+					       "path '%s' has a '.' component", q);
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return fatelf_diag_set(d, -FATELF_E_PATH_DOTDOT, -1,
+					       "path '%s' has a '..' component", q);
+		if (n > COMPONENT_MAX)
+			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+					       "path '%s' has a component of %zu bytes, the limit is %d",
+					       q, n, COMPONENT_MAX);
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+	return 0;
+}
+
+/* Model */
+
+fatelf_manifest *fatelf_manifest_new(void)
+{
+	fatelf_manifest *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->format = FATELF_BUNDLE_FORMAT;
+	return m;
+}
+
+static void entry_clear(fatelf_bundle_entry *e)
+{
+	free(e->path);
+	free(e->link_target);
+	free(e->records);
+}
+
+fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m)
+{
+	if (!m)
+		return NULL;
+	free(m->name);
+	free(m->version);
+	free(m->summary);
+	free(m->vendor);
+	free(m->license);
+	free(m->homepage);
+	free(m->targets);
+	for (size_t i = 0; i < m->nentries; i++)
+		entry_clear(&m->entries[i]);
+	free(m->entries);
+	free(m);
+	return NULL;
+}
+
+/* The public struct has no capacity field: it is implied by the count,
+ * 16 and then powers of two. Parse allocates by the same rule. */
+static size_t entries_cap(size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < n)
+		cap *= 2;
+	return cap;
+}
+
+fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type)
+{
+	fatelf_bundle_entry *e;
+	char *p;
+
+	if (!m->entries) {
+		m->entries = calloc(entries_cap(0), sizeof(*e));
+		if (!m->entries)
+			return NULL;
+	} else if (m->nentries == entries_cap(m->nentries)) {
+		e = reallocarray(m->entries, m->nentries * 2, sizeof(*e));
+		if (!e)
+			return NULL;
+		m->entries = e;
+	}
+	p = strdup(path);
+	if (!p)
+		return NULL;
+	e = &m->entries[m->nentries++];
+	*e = (fatelf_bundle_entry) { .path = p, .type = type };
+	/* A symlink has no mode of its own; this is what parse gives it. */
+	if (type == FATELF_ENTRY_SYMLINK)
+		e->mode = 0777;
+	return e;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const fatelf_bundle_entry *)a)->path, ((const fatelf_bundle_entry *)b)->path);
+}
+
+/* The entry whose path is the first n bytes of s. */
+static const fatelf_bundle_entry *manifest_find_n(const fatelf_manifest *m, const char *s, size_t n)
+{
+	size_t lo = 0, hi = m->nentries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *p = m->entries[mid].path;
+		int r = strncmp(p, s, n);
+
+		if (r == 0)
+			r = p[n] ? 1 : 0;
+		if (r == 0)
+			return &m->entries[mid];
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const fatelf_bundle_entry *fatelf_manifest_find(const fatelf_manifest *m, const char *path)
+{
+	return manifest_find_n(m, path, strlen(path));
+}
+
+/* The order of the "targets" list. */
+static int target_cmp(const void *pa, const void *pb)
+{
+	const fatelf_target *a = pa, *b = pb;
+
+	if (a->machine != b->machine)
+		return a->machine < b->machine ? -1 : 1;
+	if (a->word_size != b->word_size)
+		return a->word_size < b->word_size ? -1 : 1;
+	if (a->byte_order != b->byte_order)
+		return a->byte_order < b->byte_order ? -1 : 1;
+	if (a->osabi != b->osabi)
+		return a->osabi < b->osabi ? -1 : 1;
+	if (a->osabi_version != b->osabi_version)
+		return a->osabi_version < b->osabi_version ? -1 : 1;
+	return 0;
+}
+
+/* Every ELF's and every record's target, sorted, once each. */
+static int targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n)
+{
+	_cleanup_free_ fatelf_target *t = NULL;
+	size_t n = 0, cap = 0, k = 0;
+
+	for (size_t i = 0; i < m->nentries; i++) {
+		const fatelf_bundle_entry *e = &m->entries[i];
+
+		if (e->type != FATELF_ENTRY_FILE)
+			continue;
+		cap += e->kind == FATELF_KIND_ELF ? 1 : e->kind == FATELF_KIND_FATELF ? e->nrecords : 0;
+	}
+	t = calloc(cap ? cap : 1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nentries; i++) {
+		const fatelf_bundle_entry *e = &m->entries[i];
+
+		if (e->type != FATELF_ENTRY_FILE)
+			continue;
+		if (e->kind == FATELF_KIND_ELF)
+			t[n++] = e->target;
+		else if (e->kind == FATELF_KIND_FATELF)
+			for (unsigned r = 0; r < e->nrecords; r++)
+				t[n++] = e->records[r].target;
+	}
+	qsort(t, n, sizeof(*t), target_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || target_cmp(&t[k - 1], &t[i]) != 0)
+			t[k++] = t[i];
+	*ret = TAKE_PTR(t);
+	*ret_n = k;
+	return 0;
+}
+
+/* Lexical scan */
+
+struct scan {
+	size_t keys;            /* object keys in the text */
+	size_t entries;         /* elements of the top-level "entries" array */
+};
+
+static int scan_fail(fatelf_diag *d, size_t at, const char *what)
+{
+	return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1, "byte %zu: %s", at, what);
+}
+
+/* Reads the 4 hex digits of a \u escape at s[i]; -1 when they are not. */
+static long scan_u4(const char *s, size_t len, size_t i)
+{
+	long v = 0;
+
+	if (i + 4 > len)
+		return -1;
+	for (size_t k = 0; k < 4; k++) {
+		char c = s[i + k];
+		int h = hex_digit(c >= 'A' && c <= 'F' ? (char)(c - 'A' + 'a') : c);
+
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/* The string starting at s[i] == '"': checks its escapes and bytes,
+ * returns the offset just past its closing quote, or a negative code. */
+static ssize_t scan_string(const char *s, size_t len, size_t i, bool *ret_nul, fatelf_diag *d)
+{
+	size_t start = i++;
+
+	*ret_nul = false;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"')
+			return (ssize_t)(i + 1);
+		if (c < 0x20)
+			return scan_fail(d, i, "raw control character in a string");
+		if (c != '\\') {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len)
+			break;
+		c = (unsigned char)s[i + 1];
+		if (c == 'u') {
+			long u = scan_u4(s, len, i + 2);
+
+			if (u < 0)
+				return scan_fail(d, i, "bad \\u escape");
+			if (u == 0)
+				*ret_nul = true;
+			if (u >= 0xdc00 && u <= 0xdfff)
+				return scan_fail(d, i, "lone low surrogate escape");
+			if (u >= 0xd800 && u <= 0xdbff) {
+				long lo = i + 12 <= len && s[i + 6] == '\\' && s[i + 7] == 'u'
+						  ? scan_u4(s, len, i + 8) : -1;
+
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return scan_fail(d, i, "high surrogate escape without its low half");
+				i += 6;
+			}
+			i += 6;
+		} else if (strchr("\"\\/bfnrt", c) && c) {
+			i += 2;
+		} else {
+			return scan_fail(d, i, "bad escape in a string");
+		}
+	}
+	return scan_fail(d, start, "string does not end");
+}
+
+/*
+ * The lexical rules json-c's strict mode lets through (single quotes,
+ * NaN and Infinity, raw control bytes in strings, lone surrogates,
+ * comments), the nesting limit, and counts: every object key, and the
+ * elements of the top-level "entries" array. The grammar is json-c's job.
+ */
+static int json_prescan(const char *s, size_t len, struct scan *ret, fatelf_diag *d)
+{
+	char stack[JSON_DEPTH];
+	size_t depth = 0, entries_depth = 0;
+	bool expect_key = false, entries_key = false;
+	struct scan sc = { 0 };
+	size_t i = 0;
+
+	while (i < len) {
+		char c = s[i];
+
+		switch (c) {
+		case ' ': case '\t': case '\n': case '\r':
+			i++;
+			continue;
+		case ',':
+			expect_key = depth > 0 && stack[depth - 1] == '{';
+			i++;
+			continue;
+		case ':':
+			i++;
+			continue;
+		case '}': case ']':
+			if (depth == 0 || stack[depth - 1] != (c == '}' ? '{' : '['))
+				return scan_fail(d, i, "unbalanced bracket");
+			if (depth == entries_depth)
+				entries_depth = 0;
+			depth--;
+			expect_key = false;
+			i++;
+			continue;
+		}
+		/* Everything else starts a key or a value. */
+		if (c == '"' && depth > 0 && stack[depth - 1] == '{' && expect_key) {
+			bool nul;
+			ssize_t end = scan_string(s, len, i, &nul, d);
+
+			if (end < 0)
+				return (int)end;
+			if (nul)
+				return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1,
+						       "byte %zu: a key holds \\u0000", i);
+			sc.keys++;
+			expect_key = false;
+			entries_key = depth == 1 && (size_t)end - i == 9 && memcmp(s + i, "\"entries\"", 9) == 0;
+			i = (size_t)end;
+			continue;
+		}
+		if (depth > 0 && depth == entries_depth && stack[depth - 1] == '[')
+			sc.entries++;
+		if (c == '{' || c == '[') {
+			if (depth == JSON_DEPTH)
+				return scan_fail(d, i, "nested deeper than 64 levels");
+			stack[depth++] = c;
+			if (entries_key && c == '[' && depth == 2)
+				entries_depth = depth;
+			expect_key = c == '{';
+			i++;
+		} else if (c == '"') {
+			bool nul;
+			ssize_t end = scan_string(s, len, i, &nul, d);
+
+			if (end < 0)
+				return (int)end;
+			i = (size_t)end;
+		} else if (c == '-' || is_digit(c)) {
+			while (i < len && (is_digit(s[i]) || strchr("+-.eE", s[i]) != NULL) && s[i])
+				i++;
+		} else if (len - i >= 4 && (memcmp(s + i, "true", 4) == 0 || memcmp(s + i, "null", 4) == 0)) {
+			i += 4;
+		} else if (len - i >= 5 && memcmp(s + i, "false", 5) == 0) {
+			i += 5;
+		} else {
+			return scan_fail(d, i, is_alpha(c) ? "bare word (JSON has only true, false and null)"
+						       : "unexpected character");
+		}
+		/* Only the value right after the key can be the entries array. */
+		entries_key = false;
+	}
+	if (depth > 0)
+		return scan_fail(d, len, "the document ends inside an object or array");
+	*ret = sc;
+	return 0;
+}
+
+static size_t json_count_keys(json_object *o)
+{
+	size_t n = 0;
+
+	if (json_object_is_type(o, json_type_object)) {
+		json_object_object_foreach(o, key, val) {
+			(void)key;
+			n += 1 + json_count_keys(val);
+		}
+	} else if (json_object_is_type(o, json_type_array)) {
+		size_t len = json_object_array_length(o);
+
+		for (size_t i = 0; i < len; i++)
+			n += json_count_keys(json_object_array_get_idx(o, i));
+	}
+	return n;
+}
+
+/* Parser */
+
+struct pctx {
+	const fatelf_bundle_limits *lim;
+	fatelf_diag *d;
+	fatelf_manifest *m;
+	/* What messages are about; formatted only when one is written. */
+	enum { AT_TOP, AT_PACKAGE, AT_ENTRY_INDEX, AT_ENTRY } at;
+	size_t entry_index;
+	const char *entry_path;
+};
+
+static int fail(struct pctx *c, int code, int record, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(struct pctx *c, int code, int record, const char *fmt, ...)
+{
+	char msg[2 * sizeof(((fatelf_diag *)0)->msg)];
+	char full[3 * sizeof(((fatelf_diag *)0)->msg)];
+	size_t len, cap = sizeof(((fatelf_diag *)0)->msg);
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	switch (c->at) {
+	case AT_PACKAGE:
+		n = snprintf(full, sizeof(full), "package: %s", msg);
+		break;
+	case AT_ENTRY_INDEX:
+		n = snprintf(full, sizeof(full), "entry %zu: %s", c->entry_index, msg);
+		break;
+	case AT_ENTRY: {
+		char q[QUOTE_BUF];
+
+		n = snprintf(full, sizeof(full), "entry '%s': %s", quote(c->entry_path, q), msg);
+		break;
+	}
+	default:
+		n = snprintf(full, sizeof(full), "%s", msg);
+		break;
+	}
+	/* A message cut to fit must not end inside a UTF-8 sequence. */
+	len = n < 0 ? 0 : MIN((size_t)n, sizeof(full) - 1);
+	if (len >= cap) {
+		len = cap - 1;
+		while (len > 0 && ((uint8_t)full[len] & 0xc0) == 0x80)
+			len--;
+		full[len] = '\0';
+	}
+	return fatelf_diag_set(c->d, code, record, "%s", full);
+}
+
+struct field;
+typedef int (*field_parser)(struct pctx *c, const struct field *f, json_object *v, void *dst);
+
+struct field {
+	const char *name;
+	json_type type;
+	bool mandatory;
+	field_parser parse;
+	size_t offset;                  /* of the destination in the object parsed into */
+	uint64_t max;                   /* for p_uint */
+};
+
+static const char *type_text(json_type t)
+{
+	switch (t) {
+	case json_type_boolean: return "a boolean";
+	case json_type_int: return "an integer";
+	case json_type_string: return "a string";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	default: return "a value";
+	}
+}
+
+/* Checks every key of obj against the table and parses it into base. */
+static int dispatch(struct pctx *c, json_object *obj, const struct field *fields, size_t n,
+		    void *base)
+{
+	bool seen[16] = { false };
+	char q[QUOTE_BUF];
+	int r;
+
+	json_object_object_foreach(obj, key, val) {
+		size_t i;
+
+		for (i = 0; i < n && strcmp(fields[i].name, key) != 0; i++)
+			;
+		if (i == n)
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "unknown field '%s'", quote(key, q));
+		if (!json_object_is_type(val, fields[i].type))
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field '%s' must be %s", key,
+				    type_text(fields[i].type));
+		seen[i] = true;
+		if (fields[i].parse) {
+			r = fields[i].parse(c, &fields[i], val, (char *)base + fields[i].offset);
+			if (r < 0)
+				return r;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (fields[i].mandatory && !seen[i])
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field '%s'", fields[i].name);
+	return 0;
+}
+
+/* A string field with no NUL, control character or invalid UTF-8. */
+static int get_text(struct pctx *c, const struct field *f, json_object *v, int code,
+		    const char **ret, size_t *ret_len)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v), at = 0;
+	char q[QUOTE_BUF];
+
+	switch (strlen(s) != len ? TEXT_CONTROL : text_check(s, len, &at)) {
+	case TEXT_CONTROL:
+		return fail(c, code, -1, "field '%s' ('%s') holds a control character", f->name,
+			    quote_n(s, len, q));
+	case TEXT_UTF8:
+		return fail(c, code, -1, "field '%s' ('%s') is not valid UTF-8 (byte %zu)", f->name,
+			    quote_n(s, len, q), at);
+	}
+	*ret = s;
+	*ret_len = len;
+	return 0;
+}
+
+/* An optional text: absent is "", and present is never empty, so that a
+ * manifest has one canonical form. */
+static int p_text(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	const char *s;
+	size_t len;
+	int r = get_text(c, f, v, -FATELF_E_MANIFEST_SCHEMA, &s, &len);
+
+	if (r < 0)
+		return r;
+	if (len == 0)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "field '%s' is empty (leave it out instead)", f->name);
+	*(char **)dst = strdup(s);
+	return *(char **)dst ? 0 : -ENOMEM;
+}
+
+static int p_name(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v);
+	char q[QUOTE_BUF];
+
+	if (strlen(s) != len || !fatelf_pkg_name_valid(s))
+		return fail(c, -FATELF_E_PKG_NAME, -1,
+			    "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
+			    quote_n(s, len, q), PKG_NAME_MAX);
+	(void)f;
+	*(char **)dst = strdup(s);
+	return *(char **)dst ? 0 : -ENOMEM;
+}
+
+static int p_version(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v);
+	char q[QUOTE_BUF];
+
+	if (strlen(s) != len || !fatelf_pkg_version_valid(s))
+		return fail(c, -FATELF_E_PKG_VERSION, -1,
+			    "version '%s' is not a dpkg version ([epoch:]upstream[-revision])",
+			    quote_n(s, len, q));
+	(void)f;
+	*(char **)dst = strdup(s);
+	return *(char **)dst ? 0 : -ENOMEM;
+}
+
+/* Sizes and offsets: json-c holds integers as int64, and anything past
+ * 2^63-1 comes back clamped, so the unsigned view tells. */
+static int p_uint(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	int64_t s = json_object_get_int64(v);
+	uint64_t u = json_object_get_uint64(v);
+
+	if (s < 0 || u > (uint64_t)INT64_MAX || u > f->max)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "field '%s' must be an integer from 0 to %llu", f->name,
+			    (unsigned long long)f->max);
+	*(uint64_t *)dst = u;
+	return 0;
+}
+
+static int p_bool(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	(void)c;
+	(void)f;
+	*(bool *)dst = json_object_get_boolean(v);
+	return 0;
+}
+
+static int p_sha256(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	if (!sha256_from_hex(json_object_get_string(v), (size_t)json_object_get_string_len(v), dst))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "field '%s' must be 64 lower-case hex digits", f->name);
+	return 0;
+}
+
+static int p_mode(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v);
+	uint32_t mode = 0;
+	char q[QUOTE_BUF];
+
+	for (size_t i = 0; i < len; i++) {
+		if (len != 4 || s[i] < '0' || s[i] > '7')
+			return fail(c, -FATELF_E_MODE, -1,
+				    "mode '%s' is not 4 octal digits", quote_n(s, len, q));
+		mode = mode * 8 + (uint32_t)(s[i] - '0');
+	}
+	if (len != 4)
+		return fail(c, -FATELF_E_MODE, -1, "mode '%s' is not 4 octal digits",
+			    quote_n(s, len, q));
+	(void)f;
+	*(uint32_t *)dst = mode;
+	return 0;
+}
+
+static int p_link_target(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	const char *s;
+	size_t len;
+	int r = get_text(c, f, v, -FATELF_E_PATH_INVALID, &s, &len);
+
+	if (r < 0)
+		return r;
+	if (len == 0)
+		return fail(c, -FATELF_E_PATH_INVALID, -1, "symlink target is empty");
+	if (len > c->lim->max_path)
+		return fail(c, -FATELF_E_LIMIT, -1, "symlink target is %zu bytes long, the limit is %zu",
+			    len, c->lim->max_path);
+	*(char **)dst = strdup(s);
+	return *(char **)dst ? 0 : -ENOMEM;
+}
+
+/* A target in a manifest is written as its full canonical name, so that
+ * it reads the same everywhere and compares as a string. */
+static int target_from_name(struct pctx *c, json_object *v, const char *what,
+			    fatelf_target *ret)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v);
+	char q[QUOTE_BUF], canon[FATELF_TARGET_NAME_MAX];
+	fatelf_pattern p;
+	fatelf_diag tmp;
+
+	quote_n(s, len, q);
+	if (strlen(s) != len || len >= FATELF_TARGET_NAME_MAX)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "%s '%s' is not a target name", what, q);
+	/* The target module's message quotes the name raw: ours escapes it. */
+	if (fatelf_pattern_parse(s, &p, &tmp) < 0)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "%s '%s' is not a target name", what, q);
+	if (p.want != FATELF_WANT_ALL)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "%s '%s' does not fix machine, word size, byte order, osabi and osabi version",
+			    what, q);
+	fatelf_target_format(&p.target, canon);
+	if (strcmp(canon, s) != 0)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "%s '%s' is not in canonical form ('%s')", what, q, canon);
+	*ret = p.target;
+	return 0;
+}
+
+static int p_elf_target(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	(void)f;
+	return target_from_name(c, v, "target", dst);
+}
+
+/* A record as written: the name and the numeric fields, which must agree. */
+struct record_json {
+	fatelf_target named;
+	uint64_t machine, osabi, osabi_version, word_size;
+	uint8_t byte_order;
+	uint64_t offset, size;
+	uint8_t sha256[32];
+};
+
+static int p_word_size(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	int64_t w = json_object_get_int64(v);
+
+	if (w != 32 && w != 64)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field '%s' must be 32 or 64", f->name);
+	*(uint64_t *)dst = w == 32 ? FATELF_CLASS32 : FATELF_CLASS64;
+	return 0;
+}
+
+static int p_byte_order(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	const char *s = json_object_get_string(v);
+
+	if (strcmp(s, "le") == 0)
+		*(uint8_t *)dst = FATELF_DATA2LSB;
+	else if (strcmp(s, "be") == 0)
+		*(uint8_t *)dst = FATELF_DATA2MSB;
+	else
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field '%s' must be \"le\" or \"be\"",
+			    f->name);
+	return 0;
+}
+
+#define RF(n, t, p, field, mx) { n, t, true, p, offsetof(struct record_json, field), mx }
+static const struct field record_fields[] = {
+	RF("target", json_type_string, p_elf_target, named, 0),
+	RF("machine", json_type_int, p_uint, machine, 65535),
+	RF("osabi", json_type_int, p_uint, osabi, 255),
+	RF("osabi_version", json_type_int, p_uint, osabi_version, 255),
+	RF("word_size", json_type_int, p_word_size, word_size, 0),
+	RF("byte_order", json_type_string, p_byte_order, byte_order, 0),
+	RF("offset", json_type_int, p_uint, offset, INT64_MAX),
+	RF("size", json_type_int, p_uint, size, INT64_MAX),
+	RF("sha256", json_type_string, p_sha256, sha256, 0),
+};
+#undef RF
+
+static int p_records(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	fatelf_bundle_entry *e = dst;
+	size_t n = json_object_array_length(v);
+	char name[FATELF_TARGET_NAME_MAX];
+	int r;
+
+	(void)f;
+	if (n == 0 || n > FATELF_MAX_RECORDS)
+		return fail(c, -FATELF_E_RECORDS, -1, "a FatELF has 1 to %d records, not %zu",
+			    FATELF_MAX_RECORDS, n);
+	e->records = calloc(n, sizeof(*e->records));
+	if (!e->records)
+		return -ENOMEM;
+	e->nrecords = (unsigned)n;
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(v, i);
+		struct record_json rj = { 0 };
+		fatelf_bundle_record *rec = &e->records[i];
+
+		if (!json_object_is_type(o, json_type_object))
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, (int)i, "record %zu must be an object", i);
+		r = dispatch(c, o, record_fields, ARRAY_SIZE(record_fields), &rj);
+		if (r < 0) {
+			if (c->d)
+				c->d->record = (int)i;
+			return r;
+		}
+		fatelf_target_format(&rj.named, name);
+		if (rj.machine != rj.named.machine || rj.osabi != rj.named.osabi ||
+		    rj.osabi_version != rj.named.osabi_version || rj.word_size != rj.named.word_size ||
+		    rj.byte_order != rj.named.byte_order)
+			return fail(c, -FATELF_E_RECORDS, (int)i,
+				    "record %zu (%s): machine %llu, osabi %llu, osabi_version %llu, word_size %s, byte_order %s disagree with the target name",
+				    i, name, (unsigned long long)rj.machine, (unsigned long long)rj.osabi,
+				    (unsigned long long)rj.osabi_version,
+				    rj.word_size == FATELF_CLASS32 ? "32" : "64",
+				    rj.byte_order == FATELF_DATA2LSB ? "le" : "be");
+		rec->target = rj.named;
+		rec->offset = rj.offset;
+		rec->size = rj.size;
+		memcpy(rec->sha256, rj.sha256, 32);
+	}
+	return 0;
+}
+
+static int p_header_size(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	uint64_t u;
+	int r = p_uint(c, f, v, &u);
+
+	if (r < 0)
+		return r;
+	if (u > FATELF_TABLE_SIZE(FATELF_MAX_RECORDS))
+		return fail(c, -FATELF_E_RECORDS, -1,
+			    "header_size %llu is larger than any record table",
+			    (unsigned long long)u);
+	*(uint32_t *)dst = (uint32_t)u;
+	return 0;
+}
+
+static const struct field elf_fields[] = {
+	{ "kind", json_type_string, true, NULL, 0, 0 },
+	{ "target", json_type_string, true, p_elf_target, offsetof(fatelf_bundle_entry, target), 0 },
+};
+
+static const struct field fatelf_fields[] = {
+	{ "kind", json_type_string, true, NULL, 0, 0 },
+	{ "header_size", json_type_int, true, p_header_size,
+	  offsetof(fatelf_bundle_entry, header_size), INT64_MAX },
+	{ "records", json_type_array, true, p_records, 0, 0 },
+};
+
+static int p_elf(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	fatelf_bundle_entry *e = dst;
+	json_object *k;
+	const char *kind;
+
+	(void)f;
+	if (!json_object_object_get_ex(v, "kind", &k))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'elf' has no 'kind'");
+	if (!json_object_is_type(k, json_type_string))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be a string");
+	kind = json_object_get_string(k);
+	if (strcmp(kind, "elf") == 0) {
+		e->kind = FATELF_KIND_ELF;
+		return dispatch(c, v, elf_fields, ARRAY_SIZE(elf_fields), e);
+	}
+	if (strcmp(kind, "fatelf") == 0) {
+		e->kind = FATELF_KIND_FATELF;
+		return dispatch(c, v, fatelf_fields, ARRAY_SIZE(fatelf_fields), e);
+	}
+	return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be \"elf\" or \"fatelf\"");
+}
+
+#define EF(n, t, m, p, field) { n, t, m, p, offsetof(fatelf_bundle_entry, field), INT64_MAX }
+static const struct field file_fields[] = {
+	EF("path", json_type_string, true, NULL, path),
+	EF("type", json_type_string, true, NULL, type),
+	EF("mode", json_type_string, true, p_mode, mode),
+	EF("setid", json_type_boolean, false, p_bool, setid),
+	EF("size", json_type_int, true, p_uint, size),
+	EF("sha256", json_type_string, true, p_sha256, sha256),
+	EF("config", json_type_boolean, false, p_bool, config),
+	{ "elf", json_type_object, false, p_elf, 0, 0 },
+};
+
+static const struct field dir_fields[] = {
+	EF("path", json_type_string, true, NULL, path),
+	EF("type", json_type_string, true, NULL, type),
+	EF("mode", json_type_string, true, p_mode, mode),
+	EF("setid", json_type_boolean, false, p_bool, setid),
+};
+
+static const struct field symlink_fields[] = {
+	EF("path", json_type_string, true, NULL, path),
+	EF("type", json_type_string, true, NULL, type),
+	EF("target", json_type_string, true, p_link_target, link_target),
+};
+#undef EF
+
+static const char *const type_names[] = {
+	[FATELF_ENTRY_FILE] = "file",
+	[FATELF_ENTRY_DIR] = "dir",
+	[FATELF_ENTRY_SYMLINK] = "symlink",
+};
+
+/* A FatELF entry's records against its file: the table, each record
+ * inside the file after the table, no overlap, no repeated target. */
+static int records_check(struct pctx *c, const fatelf_bundle_entry *e)
+{
+	char name[FATELF_TARGET_NAME_MAX], other[FATELF_TARGET_NAME_MAX];
+
+	if (e->header_size != FATELF_TABLE_SIZE(e->nrecords))
+		return fail(c, -FATELF_E_RECORDS, -1,
+			    "header_size is %u, a table of %u records is %llu bytes", e->header_size,
+			    e->nrecords, (unsigned long long)FATELF_TABLE_SIZE(e->nrecords));
+	for (unsigned i = 0; i < e->nrecords; i++) {
+		const fatelf_bundle_record *r = &e->records[i];
+
+		fatelf_target_format(&r->target, name);
+		if (r->offset < e->header_size)
+			return fail(c, -FATELF_E_RECORDS, (int)i,
+				    "record %u (%s): offset 0x%llx lies inside the %u-byte header table",
+				    i, name, (unsigned long long)r->offset, e->header_size);
+		if (r->size == 0)
+			return fail(c, -FATELF_E_RECORDS, (int)i, "record %u (%s): size is 0", i, name);
+		/* Both are at most 2^63-1, so the sum cannot wrap. */
+		if (r->offset + r->size > e->size)
+			return fail(c, -FATELF_E_RECORDS, (int)i,
+				    "record %u (%s): ends at 0x%llx, past the file's %llu bytes", i, name,
+				    (unsigned long long)(r->offset + r->size), (unsigned long long)e->size);
+		for (unsigned j = 0; j < i; j++) {
+			const fatelf_bundle_record *o = &e->records[j];
+
+			fatelf_target_format(&o->target, other);
+			if (r->offset < o->offset + o->size && o->offset < r->offset + r->size)
+				return fail(c, -FATELF_E_RECORDS, (int)i,
+					    "record %u (%s): offset 0x%llx overlaps record %u (%s)", i, name,
+					    (unsigned long long)r->offset, j, other);
+			if (fatelf_target_equal(&r->target, &o->target))
+				return fail(c, -FATELF_E_RECORDS, (int)i,
+					    "record %u (%s): same target as record %u", i, name, j);
+		}
+	}
+	return 0;
+}
+
+static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bundle_entry *e)
+{
+	const struct field *fields;
+	size_t nfields;
+	json_object *v;
+	const char *s;
+	size_t len;
+	char q[QUOTE_BUF];
+	int r;
+
+	c->at = AT_ENTRY_INDEX;
+	c->entry_index = idx;
+	if (!json_object_is_type(obj, json_type_object))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "must be an object");
+	if (!json_object_object_get_ex(obj, "path", &v))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'path'");
+	if (!json_object_is_type(v, json_type_string))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'path' must be a string");
+	s = json_object_get_string(v);
+	len = (size_t)json_object_get_string_len(v);
+	if (strlen(s) != len)
+		return fail(c, -FATELF_E_PATH_INVALID, -1, "path '%s' holds a NUL byte",
+			    quote_n(s, len, q));
+	r = fatelf_path_check(s, c->lim, c->d);
+	if (r < 0)
+		return r;
+	e->path = strdup(s);
+	if (!e->path)
+		return -ENOMEM;
+	c->at = AT_ENTRY;
+	c->entry_path = e->path;
+
+	if (!json_object_object_get_ex(obj, "type", &v))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'type'");
+	if (!json_object_is_type(v, json_type_string))
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'type' must be a string");
+	s = json_object_get_string(v);
+	if (strcmp(s, "file") == 0) {
+		e->type = FATELF_ENTRY_FILE;
+		fields = file_fields, nfields = ARRAY_SIZE(file_fields);
+	} else if (strcmp(s, "dir") == 0) {
+		e->type = FATELF_ENTRY_DIR;
+		fields = dir_fields, nfields = ARRAY_SIZE(dir_fields);
+	} else if (strcmp(s, "symlink") == 0) {
+		e->type = FATELF_ENTRY_SYMLINK;
+		fields = symlink_fields, nfields = ARRAY_SIZE(symlink_fields);
+	} else {
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "type '%s' is not \"file\", \"dir\" or \"symlink\"", quote(s, q));
+	}
+	r = dispatch(c, obj, fields, nfields, e);
+	if (r < 0)
+		return r;
+
+	if (e->type == FATELF_ENTRY_SYMLINK) {
+		e->mode = 0777;
+		return 0;
+	}
+	if ((e->mode & 06000) && !e->setid)
+		return fail(c, -FATELF_E_MODE, -1,
+			    "mode %04o has a setuid or setgid bit and the entry does not declare \"setid\": true",
+			    e->mode);
+	if (e->setid && !(e->mode & 06000))
+		return fail(c, -FATELF_E_MODE, -1,
+			    "declares \"setid\": true but mode %04o has no setuid or setgid bit", e->mode);
+	if (e->type == FATELF_ENTRY_FILE && e->kind == FATELF_KIND_FATELF)
+		return records_check(c, e);
+	return 0;
+}
+
+static int p_entries(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	fatelf_manifest *m = c->m;
+	size_t n = json_object_array_length(v);
+	int r;
+
+	(void)f;
+	(void)dst;
+	if (n > c->lim->max_entries)
+		return fail(c, -FATELF_E_LIMIT, -1, "%zu entries, the limit is %zu", n,
+			    c->lim->max_entries);
+	m->entries = calloc(entries_cap(n), sizeof(*m->entries));
+	if (!m->entries)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		fatelf_bundle_entry *e = &m->entries[i];
+
+		/* Counted first, so that free() sees what is half-parsed. */
+		m->nentries++;
+		r = entry_parse(c, i, json_object_array_get_idx(v, i), e);
+		if (r < 0)
+			return r;
+		if (e->type != FATELF_ENTRY_FILE)
+			continue;
+		/* total_size never exceeds max_total, so this cannot wrap. */
+		if (e->size > c->lim->max_total - m->total_size)
+			return fail(c, -FATELF_E_LIMIT, -1,
+				    "file sizes add up to more than the limit of %llu bytes",
+				    (unsigned long long)c->lim->max_total);
+		m->total_size += e->size;
+	}
+	c->at = AT_TOP;
+	return 0;
+}
+
+static int p_targets(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	fatelf_manifest *m = c->m;
+	size_t n = json_object_array_length(v);
+	int r;
+
+	(void)f;
+	(void)dst;
+	m->targets = calloc(n ? n : 1, sizeof(*m->targets));
+	if (!m->targets)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_object *t = json_object_array_get_idx(v, i);
+
+		if (!json_object_is_type(t, json_type_string))
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
+		r = target_from_name(c, t, "targets entry", &m->targets[i]);
+		if (r < 0)
+			return r;
+		m->ntargets++;
+	}
+	return 0;
+}
+
+#define PF(n, m, p, field) { n, json_type_string, m, p, offsetof(fatelf_manifest, field), 0 }
+static const struct field package_fields[] = {
+	PF("name", true, p_name, name),
+	PF("version", true, p_version, version),
+	PF("summary", false, p_text, summary),
+	PF("vendor", false, p_text, vendor),
+	PF("license", false, p_text, license),
+	PF("homepage", false, p_text, homepage),
+};
+#undef PF
+
+static int p_package(struct pctx *c, const struct field *f, json_object *v, void *dst)
+{
+	int r;
+
+	(void)f;
+	c->at = AT_PACKAGE;
+	r = dispatch(c, v, package_fields, ARRAY_SIZE(package_fields), dst);
+	if (r < 0)
+		return r;
+	c->at = AT_TOP;
+	return 0;
+}
+
+static const struct field top_fields[] = {
+	{ "format", json_type_int, true, NULL, 0, 0 },
+	{ "package", json_type_object, true, p_package, 0, 0 },
+	{ "targets", json_type_array, true, p_targets, 0, 0 },
+	{ "entries", json_type_array, true, p_entries, 0, 0 },
+};
+
+static int entry_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const fatelf_bundle_entry *const *)a)->path,
+		      (*(const fatelf_bundle_entry *const *)b)->path);
+}
+
+/* Sorted by path, each path once, each parent a dir of the bundle. */
+static int entries_check(struct pctx *c)
+{
+	const fatelf_manifest *m = c->m;
+	_cleanup_free_ const fatelf_bundle_entry **sorted = NULL;
+	char q[QUOTE_BUF], q2[QUOTE_BUF];
+
+	c->at = AT_TOP;
+	/* Duplicates first, so that a repeated path is named as such even
+	 * when the list is not sorted either. */
+	sorted = calloc(m->nentries ? m->nentries : 1, sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nentries; i++)
+		sorted[i] = &m->entries[i];
+	qsort(sorted, m->nentries, sizeof(*sorted), entry_ptr_cmp);
+	for (size_t i = 1; i < m->nentries; i++)
+		if (strcmp(sorted[i - 1]->path, sorted[i]->path) == 0)
+			return fatelf_diag_set(c->d, -FATELF_E_PATH_DUPLICATE, -1,
+					       "entry '%s': listed twice", quote(sorted[i]->path, q));
+	for (size_t i = 1; i < m->nentries; i++)
+		if (strcmp(m->entries[i - 1].path, m->entries[i].path) > 0)
+			return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_SCHEMA, -1,
+					       "entry '%s': comes after '%s' (entries are sorted by path, byte by byte)",
+					       quote(m->entries[i].path, q), quote(m->entries[i - 1].path, q2));
+
+	for (size_t i = 0; i < m->nentries; i++) {
+		const char *path = m->entries[i].path;
+
+		/* Every ancestor from the top down, so that the first symlink
+		 * on the way is the one named. */
+		for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
+			size_t n = (size_t)(slash - path);
+			const fatelf_bundle_entry *p = manifest_find_n(m, path, n);
+
+			if (p && p->type == FATELF_ENTRY_SYMLINK)
+				return fatelf_diag_set(c->d, -FATELF_E_PATH_SYMLINK, -1,
+						       "entry '%s': passes through symlink '%s' of the bundle",
+						       quote(path, q), quote(p->path, q2));
+			if (!p)
+				return fatelf_diag_set(c->d, -FATELF_E_PATH_PARENT, -1,
+						       "entry '%s': parent '%s' is not listed as a dir",
+						       quote(path, q), quote_n(path, n, q2));
+			if (p->type != FATELF_ENTRY_DIR)
+				return fatelf_diag_set(c->d, -FATELF_E_PATH_PARENT, -1,
+						       "entry '%s': parent '%s' is a file, not a dir",
+						       quote(path, q), quote(p->path, q2));
+		}
+	}
+	return 0;
+}
+
+/* The first entry that has target t, for messages. */
+static const char *entry_with_target(const fatelf_manifest *m, const fatelf_target *t)
+{
+	for (size_t i = 0; i < m->nentries; i++) {
+		const fatelf_bundle_entry *e = &m->entries[i];
+
+		if (e->type != FATELF_ENTRY_FILE)
+			continue;
+		if (e->kind == FATELF_KIND_ELF && fatelf_target_equal(&e->target, t))
+			return e->path;
+		for (unsigned r = 0; e->kind == FATELF_KIND_FATELF && r < e->nrecords; r++)
+			if (fatelf_target_equal(&e->records[r].target, t))
+				return e->path;
+	}
+	return "";
+}
+
+/* "targets" must be exactly the sorted union of the entries' targets. */
+static int targets_check(struct pctx *c)
+{
+	const fatelf_manifest *m = c->m;
+	_cleanup_free_ fatelf_target *u = NULL;
+	char name[FATELF_TARGET_NAME_MAX], q[QUOTE_BUF];
+	size_t nu, i, j;
+	int r;
+
+	for (i = 1; i < m->ntargets; i++) {
+		int cmp = target_cmp(&m->targets[i - 1], &m->targets[i]);
+
+		if (cmp >= 0) {
+			fatelf_target_format(&m->targets[i], name);
+			return fatelf_diag_set(c->d, -FATELF_E_RECORDS, -1,
+					       cmp == 0 ? "targets: '%s' is listed twice"
+							: "targets: '%s' is out of order (sorted by machine, word size, byte order, osabi, osabi version)",
+					       name);
+		}
+	}
+	r = targets_union(m, &u, &nu);
+	if (r < 0)
+		return r;
+	for (i = 0, j = 0; i < m->ntargets || j < nu; ) {
+		int cmp = i == m->ntargets ? 1 : j == nu ? -1 : target_cmp(&m->targets[i], &u[j]);
+
+		if (cmp < 0) {
+			fatelf_target_format(&m->targets[i], name);
+			return fatelf_diag_set(c->d, -FATELF_E_RECORDS, -1,
+					       "targets: lists '%s', which no entry has", name);
+		}
+		if (cmp > 0) {
+			fatelf_target_format(&u[j], name);
+			return fatelf_diag_set(c->d, -FATELF_E_RECORDS, -1,
+					       "targets: does not list '%s', a target of entry '%s'", name,
+					       quote(entry_with_target(m, &u[j]), q));
+		}
+		i++;
+		j++;
+	}
+	return 0;
+}
+
+static void json_tokener_freep(struct json_tokener **t)
+{
+	if (*t)
+		json_tokener_free(*t);
+}
+
+static void json_object_putp(json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+
+int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limits *lim,
+			  fatelf_manifest **ret, fatelf_diag *d)
+{
+	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
+	_cleanup_(json_object_putp) json_object *root = NULL;
+	fatelf_bundle_limits def;
+	struct pctx c = { .d = d };
+	struct scan sc = { 0 };
+	json_object *v;
+	int r;
+
+	if (!lim) {
+		fatelf_bundle_limits_default(&def);
+		lim = &def;
+	}
+	c.lim = lim;
+	if (len > FATELF_MANIFEST_MAX)
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
+				       "the manifest is %zu bytes, the limit is %u", len,
+				       FATELF_MANIFEST_MAX);
+	r = json_prescan(json, len, &sc, d);
+	if (r < 0)
+		return r;
+	if (sc.entries > lim->max_entries)
+		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1, "%zu entries, the limit is %zu",
+				       sc.entries, lim->max_entries);
+
+	tok = json_tokener_new_ex(JSON_DEPTH);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	root = json_tokener_parse_ex(tok, json, (int)len);
+	if (!root) {
+		enum json_tokener_error err = json_tokener_get_error(tok);
+
+		if (err == json_tokener_continue)
+			return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
+					       "the document ends early (%zu bytes)", len);
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1, "byte %zu: %s",
+				       json_tokener_get_parse_end(tok), json_tokener_error_desc(err));
+	}
+	if (json_tokener_get_parse_end(tok) != len)
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
+				       "byte %zu: data after the document", json_tokener_get_parse_end(tok));
+	/* json-c keeps the last of two equal keys, so a duplicate shows as
+	 * fewer keys in the tree than in the text. */
+	if (json_count_keys(root) != sc.keys)
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
+				       "an object has the same key twice");
+	if (!json_object_is_type(root, json_type_object))
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "the manifest is not an object");
+	/* The format first: a later format may change everything else. */
+	if (!json_object_object_get_ex(root, "format", &v))
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'format'");
+	if (!json_object_is_type(v, json_type_int))
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'format' must be an integer");
+	if (json_object_get_int64(v) != FATELF_BUNDLE_FORMAT)
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_FORMAT, -1,
+				       "format %lld is not supported (this reader knows format %d)",
+				       (long long)json_object_get_int64(v), FATELF_BUNDLE_FORMAT);
+
+	c.m = fatelf_manifest_new();
+	if (!c.m)
+		return -ENOMEM;
+	r = dispatch(&c, root, top_fields, ARRAY_SIZE(top_fields), c.m);
+	if (r >= 0)
+		r = entries_check(&c);
+	if (r >= 0)
+		r = targets_check(&c);
+	if (r < 0) {
+		fatelf_manifest_free(c.m);
+		return r;
+	}
+	/* Optional texts are "" when absent. */
+	char **opt[] = { &c.m->summary, &c.m->vendor, &c.m->license, &c.m->homepage };
+	for (size_t i = 0; i < ARRAY_SIZE(opt); i++)
+		if (!*opt[i] && !(*opt[i] = strdup(""))) {
+			fatelf_manifest_free(c.m);
+			return -ENOMEM;
+		}
+	*ret = c.m;
+	return 0;
+}
+
+/* Serializer */
+
+struct jw {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+	unsigned depth;
+	bool first[8];
+};
+
+static void jw_raw(struct jw *w, const char *s, size_t n)
+{
+	if (w->oom)
+		return;
+	if (w->cap - w->len < n + 1) {
+		size_t cap = MAX(w->cap * 2, w->len + n + 4096);
+		char *b = realloc(w->buf, cap);
+
+		if (!b) {
+			w->oom = true;
+			return;
+		}
+		w->buf = b;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0';
+}
+
+static void jw_puts(struct jw *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
+
+/* A JSON string. Control bytes are escaped so the output stays JSON even
+ * for a model that parse would refuse; '/' and non-ASCII stay as they are. */
+static void jw_string(struct jw *w, const char *s)
+{
+	const char *run = s;
+
+	jw_raw(w, "\"", 1);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char esc[8];
+
+		if (ch >= 0x20 && ch != '"' && ch != '\\' && ch != 0x7f)
+			continue;
+		jw_raw(w, run, (size_t)(s - run));
+		if (ch == '"' || ch == '\\')
+			snprintf(esc, sizeof(esc), "\\%c", ch);
+		else
+			snprintf(esc, sizeof(esc), "\\u%04x", ch);
+		jw_puts(w, esc);
+		run = s + 1;
+	}
+	jw_raw(w, run, (size_t)(s - run));
+	jw_raw(w, "\"", 1);
+}
+
+/* Before a member or an element: the comma, the newline, the indent. */
+static void jw_sep(struct jw *w)
+{
+	if (!w->first[w->depth])
+		jw_raw(w, ",", 1);
+	jw_raw(w, "\n", 1);
+	for (unsigned i = 0; i < w->depth; i++)
+		jw_raw(w, "  ", 2);
+	w->first[w->depth] = false;
+}
+
+static void jw_key(struct jw *w, const char *key)
+{
+	jw_sep(w);
+	jw_string(w, key);
+	jw_raw(w, ": ", 2);
+}
+
+static void jw_open(struct jw *w, const char *bracket)
+{
+	jw_puts(w, bracket);
+	w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void jw_close(struct jw *w, const char *bracket)
+{
+	bool empty = w->first[w->depth];
+
+	w->depth--;
+	if (!empty) {
+		jw_raw(w, "\n", 1);
+		for (unsigned i = 0; i < w->depth; i++)
+			jw_raw(w, "  ", 2);
+	}
+	jw_puts(w, bracket);
+}
+
+static void jw_kv_string(struct jw *w, const char *key, const char *value)
+{
+	jw_key(w, key);
+	jw_string(w, value);
+}
+
+static void jw_kv_uint(struct jw *w, const char *key, unsigned long long value)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%llu", value);
+	jw_key(w, key);
+	jw_puts(w, num);
+}
+
+static void jw_kv_bool_true(struct jw *w, const char *key)
+{
+	jw_key(w, key);
+	jw_puts(w, "true");
+}
+
+static void jw_kv_sha256(struct jw *w, const char *key, const uint8_t sha[32])
+{
+	char hex[65];
+
+	sha256_to_hex(sha, hex);
+	jw_kv_string(w, key, hex);
+}
+
+static void jw_kv_target(struct jw *w, const char *key, const fatelf_target *t)
+{
+	char name[FATELF_TARGET_NAME_MAX];
+
+	fatelf_target_format(t, name);
+	jw_kv_string(w, key, name);
+}
+
+static void jw_record(struct jw *w, const fatelf_bundle_record *r)
+{
+	jw_sep(w);
+	jw_open(w, "{");
+	jw_kv_target(w, "target", &r->target);
+	jw_kv_uint(w, "machine", r->target.machine);
+	jw_kv_uint(w, "osabi", r->target.osabi);
+	jw_kv_uint(w, "osabi_version", r->target.osabi_version);
+	jw_kv_uint(w, "word_size", r->target.word_size == FATELF_CLASS32 ? 32 : 64);
+	jw_kv_string(w, "byte_order", r->target.byte_order == FATELF_DATA2MSB ? "be" : "le");
+	jw_kv_uint(w, "offset", r->offset);
+	jw_kv_uint(w, "size", r->size);
+	jw_kv_sha256(w, "sha256", r->sha256);
+	jw_close(w, "}");
+}
+
+static void jw_entry(struct jw *w, const fatelf_bundle_entry *e)
+{
+	char mode[8];
+
+	jw_sep(w);
+	jw_open(w, "{");
+	jw_kv_string(w, "path", e->path);
+	jw_kv_string(w, "type", type_names[e->type]);
+	if (e->type == FATELF_ENTRY_SYMLINK) {
+		jw_kv_string(w, "target", e->link_target ? e->link_target : "");
+		jw_close(w, "}");
+		return;
+	}
+	snprintf(mode, sizeof(mode), "%04o", e->mode & 07777);
+	jw_kv_string(w, "mode", mode);
+	if (e->setid)
+		jw_kv_bool_true(w, "setid");
+	if (e->type == FATELF_ENTRY_FILE) {
+		jw_kv_uint(w, "size", e->size);
+		jw_kv_sha256(w, "sha256", e->sha256);
+		if (e->config)
+			jw_kv_bool_true(w, "config");
+		if (e->kind == FATELF_KIND_ELF) {
+			jw_key(w, "elf");
+			jw_open(w, "{");
+			jw_kv_string(w, "kind", "elf");
+			jw_kv_target(w, "target", &e->target);
+			jw_close(w, "}");
+		} else if (e->kind == FATELF_KIND_FATELF) {
+			jw_key(w, "elf");
+			jw_open(w, "{");
+			jw_kv_string(w, "kind", "fatelf");
+			jw_kv_uint(w, "header_size", e->header_size);
+			jw_key(w, "records");
+			jw_open(w, "[");
+			for (unsigned i = 0; i < e->nrecords; i++)
+				jw_record(w, &e->records[i]);
+			jw_close(w, "]");
+			jw_close(w, "}");
+		}
+	}
+	jw_close(w, "}");
+}
+
+int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_len,
+			      fatelf_diag *d)
+{
+	const char *opt_keys[] = { "summary", "vendor", "license", "homepage" };
+	const char *opt[] = { m->summary, m->vendor, m->license, m->homepage };
+	_cleanup_free_ fatelf_target *targets = NULL;
+	struct jw w = { 0 };
+	size_t ntargets;
+	uint64_t total = 0;
+	char q[QUOTE_BUF];
+	int r;
+
+	if (!fatelf_pkg_name_valid(m->name))
+		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1,
+				       "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
+				       m->name ? quote(m->name, q) : "", PKG_NAME_MAX);
+	if (!fatelf_pkg_version_valid(m->version))
+		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
+				       "version '%s' is not a dpkg version ([epoch:]upstream[-revision])",
+				       m->version ? quote(m->version, q) : "");
+	for (size_t i = 0; i < m->nentries; i++) {
+		const fatelf_bundle_entry *e = &m->entries[i];
+
+		if (!e->path || e->type < FATELF_ENTRY_FILE || e->type > FATELF_ENTRY_SYMLINK)
+			return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
+					       "entry %zu has no path or an unknown type", i);
+		if (e->type == FATELF_ENTRY_FILE)
+			total += e->size;
+	}
+
+	if (m->nentries > 1)
+		qsort(m->entries, m->nentries, sizeof(*m->entries), entry_cmp);
+	r = targets_union(m, &targets, &ntargets);
+	if (r < 0)
+		return r;
+	free(m->targets);
+	m->targets = TAKE_PTR(targets);
+	m->ntargets = ntargets;
+	m->total_size = total;
+
+	jw_open(&w, "{");
+	jw_kv_uint(&w, "format", m->format ? m->format : FATELF_BUNDLE_FORMAT);
+	jw_key(&w, "package");
+	jw_open(&w, "{");
+	jw_kv_string(&w, "name", m->name);
+	jw_kv_string(&w, "version", m->version);
+	for (size_t i = 0; i < ARRAY_SIZE(opt); i++)
+		if (opt[i] && *opt[i])
+			jw_kv_string(&w, opt_keys[i], opt[i]);
+	jw_close(&w, "}");
+	jw_key(&w, "targets");
+	jw_open(&w, "[");
+	for (size_t i = 0; i < m->ntargets; i++) {
+		char name[FATELF_TARGET_NAME_MAX];
+
+		fatelf_target_format(&m->targets[i], name);
+		jw_sep(&w);
+		jw_string(&w, name);
+	}
+	jw_close(&w, "]");
+	jw_key(&w, "entries");
+	jw_open(&w, "[");
+	for (size_t i = 0; i < m->nentries; i++)
+		jw_entry(&w, &m->entries[i]);
+	jw_close(&w, "]");
+	jw_close(&w, "}");
+	jw_raw(&w, "\n", 1);
+	if (w.oom) {
+		free(w.buf);
+		return -ENOMEM;
+	}
+	*ret_json = w.buf;
+	*ret_len = w.len;
+	return 0;
+}
