@@ -10,7 +10,8 @@
 # 4. a build with --enable-sanitizers (ASan + UBSan) in build-san/ and
 #    make check;
 # 5. make distcheck in build/;
-# 6. the fuzz targets, 60 s each (tests/fuzz/run.sh).
+# 6. the fuzz targets (FatELF validation and streaming, the bundle
+#    manifest parser and the bundle reader), 60 s each (tests/fuzz/run.sh).
 #
 # Then it counts the results: the Check unit tests' own checks, the
 # "ok"/"not ok" lines of the shell tests, distcheck as one test, each
@@ -30,7 +31,7 @@ mkdir -p "$logdir"
 PACKAGES="autoconf automake pkg-config make gcc libc6-dev binutils
 	check libjson-c-dev libarchive-dev libcurl4-openssl-dev libsqlite3-dev
 	libsystemd-dev libssl-dev
-	file jq clang libclang-rt-14-dev qemu-user-static
+	file jq clang libclang-rt-14-dev qemu-user-static minisign libarchive-tools zstd
 	gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
 	gcc-riscv64-linux-gnu gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu
 	libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross

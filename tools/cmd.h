@@ -43,6 +43,7 @@ int cmd_replace(int argc, char **argv);
 int cmd_thin(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
+int cmd_bundle(int argc, char **argv);
 
 /* Their --help texts */
 extern const char cmd_glue_usage[];
@@ -55,6 +56,7 @@ extern const char cmd_replace_usage[];
 extern const char cmd_thin_usage[];
 extern const char cmd_verify_usage[];
 extern const char cmd_targets_usage[];
+extern const char cmd_bundle_usage[];
 
 /* Historical front ends (compat.c): true when name is one of them. */
 bool compat_is_name(const char *name);

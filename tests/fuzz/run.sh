@@ -4,8 +4,11 @@
 # Each target is compiled by clang straight from the library sources that
 # Makefile.am lists for libfatelf.a (no autotools needed, so it also runs
 # on a fresh checkout), with libFuzzer, ASan and UBSan, and run for SECONDS
-# (default 60) seeded with the malformed corpus and its valid edge cases
-# from mkcorpus. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
+# (default 60). fuzz_validate and fuzz_stream are seeded with the malformed
+# corpus and its valid edge cases from mkcorpus; fuzz_bundle with the
+# hostile bundles from mkhostile and valid bundles in each compression;
+# fuzz_manifest with the manifests of those bundles. The bundle targets
+# also link json-c, libarchive and libcrypto. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
 # sanitizer or failed to build. Work files go to $FUZZ_WORKDIR (default
 # build-fuzz/ in the source tree); crash inputs are kept in its
@@ -16,7 +19,7 @@ seconds=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORKDIR:-$top/build-fuzz}
 CLANG=${CLANG:-clang}
-TARGETS="fuzz_validate fuzz_stream"
+TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle"
 
 command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
 rm -rf "$work"
@@ -54,13 +57,17 @@ if [ "${#lib_sources[@]}" -eq 0 ]; then
 fi
 
 CFLAGS_COMMON=(-std=gnu11 -g -O1 -I "$top/lib" -include "$work/config.h" -w)
+# The bundle layer's libraries (pkg-config names as configure.ac uses them).
+read -r -a LIBS <<<"$(pkg-config --libs json-c libarchive libcrypto 2>/dev/null || echo -ljson-c -larchive -lcrypto)"
+read -r -a LIB_CFLAGS <<<"$(pkg-config --cflags json-c libarchive libcrypto 2>/dev/null)"
+CFLAGS_COMMON+=("${LIB_CFLAGS[@]}")
 SAN=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
 # The seed generator: built without sanitizers, like any tool.
 echo "# building mkcorpus"
 if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" -I tests/fixtures -o "$work/mkcorpus" \
 	tests/fixtures/mkcorpus.c tests/fixtures/corpus.c tests/fixtures/elfgen.c \
-	"${lib_sources[@]}"); then
+	"${lib_sources[@]}" "${LIBS[@]}"); then
 	echo "not ok 1 - build mkcorpus"
 	exit 1
 fi
@@ -74,13 +81,48 @@ while IFS= read -r f; do
 done < <(find "$work/corpus-src" -type f -size -1025k)
 echo "# $nseeds seed files"
 
+# Seeds for the bundle targets: the hostile corpus (signed by the key
+# fuzz_bundle trusts), its valid control recompressed (tar, gzip), and
+# every manifest in them for fuzz_manifest.
+echo "# building mkhostile"
+mkdir -p "$work/seeds-bundle" "$work/seeds-manifest"
+if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" -I tests/fixtures -o "$work/mkhostile" \
+	tests/fixtures/mkhostile.c tests/fixtures/hostile.c tests/fixtures/elfgen.c \
+	"${lib_sources[@]}" "${LIBS[@]}"); then
+	echo "not ok 1 - build mkhostile"
+	exit 1
+fi
+"$work/mkhostile" "$work/hostile" >/dev/null || { echo "not ok 1 - mkhostile"; exit 1; }
+find "$work/hostile" -name '*.fatbundle' -size -1025k -exec cp {} "$work/seeds-bundle/" \;
+valid=$(ls "$work"/hostile/00-*.fatbundle 2>/dev/null | head -1)
+if [ -n "$valid" ] && command -v zstd >/dev/null; then
+	zstd -qdc "$valid" >"$work/seeds-bundle/valid-tar.fatbundle"
+	gzip -9nc "$work/seeds-bundle/valid-tar.fatbundle" >"$work/seeds-bundle/valid-gzip.fatbundle"
+fi
+if command -v bsdtar >/dev/null; then
+	for f in "$work"/seeds-bundle/*.fatbundle; do
+		bsdtar -xOf "$f" fatbundle.json >"$work/seeds-manifest/$(basename "$f" .fatbundle).json" 2>/dev/null
+	done
+	find "$work/seeds-manifest" -empty -delete
+fi
+echo "# $(ls "$work/seeds-bundle" | wc -l) bundle seeds, $(ls "$work/seeds-manifest" | wc -l) manifest seeds"
+
 n=0
 failed=0
 for t in $TARGETS; do
 	n=$((n + 1))
 	echo "# building $t"
+	extra=()
+	seeds=seeds
+	case $t in
+	fuzz_bundle)
+		extra=(-I tests/fixtures tests/fixtures/hostile.c tests/fixtures/elfgen.c)
+		seeds=seeds-bundle ;;
+	fuzz_manifest)
+		seeds=seeds-manifest ;;
+	esac
 	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
-		"tests/fuzz/$t.c" "${lib_sources[@]}"); then
+		"tests/fuzz/$t.c" "${extra[@]}" "${lib_sources[@]}" "${LIBS[@]}"); then
 		echo "not ok $n - $t: build failed"
 		failed=$((failed + 1))
 		continue
@@ -92,7 +134,7 @@ for t in $TARGETS; do
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		"./$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 -artifact_prefix="artifacts/$t-" \
-		"corpus-$t" seeds) >"$log" 2>&1
+		"corpus-$t" "$seeds") >"$log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then

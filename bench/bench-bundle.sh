@@ -1,0 +1,138 @@
+#!/bin/bash
+# Bundle benchmarks: bench/bench-bundle.sh [BUILDDIR]   (default BUILDDIR: build/)
+#
+# A staging tree of 2,000 files, about 300 MB: FatELF programs (glued by
+# mkfixture --fat), plain ELF files, compressible text-like data and
+# random data. Two ratios, each of two commands timed side by side in
+# this one run, alternating, so both see the same machine and page cache:
+#   (a) fatelf bundle create of the tree  vs  bsdtar --zstd -cf of it  (<= 1.3)
+#   (b) fatelf bundle verify of the bundle  vs  bsdtar -xOf B >/dev/null,
+#       which is decompression alone                                  (<= 1.3)
+# Times are medians of BENCH_RUNS runs (default 5) after one warm-up run.
+# Work files live in a temp dir under BENCH_DIR (default: the build dir)
+# and are removed at the end. Exits 0 if both ratios are within target.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+builddir=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "bench: no build dir ${1:-$top/build}" >&2; exit 2; }
+FATELF=${FATELF:-$builddir/tools/fatelf}
+MKFIXTURE=${MKFIXTURE:-$builddir/tests/fixtures/mkfixture}
+RUNS=${BENCH_RUNS:-5}
+for p in "$FATELF" "$MKFIXTURE"; do
+	[ -x "$p" ] || { echo "bench: $p is not built (make; make check builds mkfixture)" >&2; exit 2; }
+done
+command -v bsdtar >/dev/null || { echo "bench: bsdtar is not installed (apt-get install libarchive-tools)" >&2; exit 2; }
+
+work=$(mktemp -d "${BENCH_DIR:-$builddir}/bench-bundle.XXXXXX") || exit 3
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 3
+
+# ns CMD...: runs CMD once, prints its wall time in nanoseconds.
+ns() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
+	t1=$(date +%s%N)
+	echo $((t1 - t0))
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# compare LABEL TARGET SETUP "A CMD" "B CMD": A is fatelf, B the baseline.
+rows=()
+failures=0
+compare() {
+	local label=$1 target=$2 setup=$3 a=$4 b=$5 i ta=() tb=() ma mb ratio verdict
+
+	eval "$setup"; ns eval "$a" >/dev/null
+	eval "$setup"; ns eval "$b" >/dev/null
+	for ((i = 0; i < RUNS; i++)); do
+		eval "$setup"; ta+=("$(ns eval "$a")")
+		eval "$setup"; tb+=("$(ns eval "$b")")
+	done
+	ma=$(printf '%s\n' "${ta[@]}" | median)
+	mb=$(printf '%s\n' "${tb[@]}" | median)
+	ratio=$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')
+	if awk -v r="$ratio" -v t="$target" 'BEGIN { exit !(r <= t) }'; then
+		verdict=PASS
+	else
+		verdict=FAIL
+		failures=$((failures + 1))
+	fi
+	rows+=("$(printf '%-46s %11.1f %11.1f %7s %7s  %s' "$label" \
+		"$(awk -v n="$ma" 'BEGIN { print n / 1e6 }')" \
+		"$(awk -v n="$mb" 'BEGIN { print n / 1e6 }')" "$ratio" "<=$target" "$verdict")")
+	echo "${rows[-1]}" >&2
+}
+
+# ---- the tree: 20 directories of 100 files
+echo "# making a 2,000-file tree in $work" >&2
+# Source blobs to cut files from: random bytes, and text-like lines.
+head -c $((64 << 20)) /dev/urandom >random.blob
+awk 'BEGIN { srand(7); for (i = 0; i < 400000; i++)
+	printf "line %d: key_%d = value %d; the quick brown fox %d\n", i, int(rand() * 1000),
+	int(rand() * 100000), int(rand() * 50) }' >text.blob
+textsize=$(stat -c %s text.blob)
+
+# cut BLOB SIZE OFFSET OUT
+cut_blob() {
+	dd if="$1" of="$4" bs=1M iflag=skip_bytes,count_bytes skip="$3" count="$2" status=none
+}
+
+for d in $(seq -w 0 19); do
+	mkdir -p "tree/opt/app/d$d"
+done
+n=0
+for d in $(seq -w 0 19); do
+	dir=tree/opt/app/d$d
+	for i in $(seq -w 0 99); do
+		f=$dir/f$i
+		case $((n % 50)) in
+		0 | 1)
+			# 80 FatELF files of two 768 KiB images: 126 MB
+			"$MKFIXTURE" -o e1 --machine 62 --size $((768 << 10)) --seed $((n * 2 + 1)) &&
+				"$MKFIXTURE" -o e2 --machine 183 --size $((768 << 10)) --seed $((n * 2 + 2)) &&
+				"$MKFIXTURE" --fat -o "$f" e1 e2 || exit 1
+			chmod 0755 "$f" ;;
+		2 | 3 | 4 | 5 | 6 | 7 | 8 | 9)
+			# 320 plain ELF files of 150 KiB: 49 MB
+			"$MKFIXTURE" -o "$f" --machine 62 --size $((150 << 10)) --seed $((n + 1000)) || exit 1
+			chmod 0755 "$f" ;;
+		1[0-9] | 2[0-9] | 3[0-9] | 4[0-9])
+			if [ $((n % 2)) -eq 0 ]; then
+				# text-like data, compressible: 800 x 100 KiB
+				cut_blob text.blob $((100 << 10)) $(( (n * 7919) % (textsize - (100 << 10)) )) "$f"
+			else
+				# random data: 800 x 60 KiB
+				cut_blob random.blob $((60 << 10)) $(( (n * 104729) % ((64 << 20) - (60 << 10)) )) "$f"
+			fi ;;
+		esac
+		n=$((n + 1))
+	done
+done
+rm -f e1 e2 random.blob text.blob
+sync
+files=$(find tree -type f | wc -l)
+bytes=$(du -sb tree | cut -f1)
+printf '# tree: %s files, %s bytes\n' "$files" "$bytes" >&2
+printf "# by kind (bytes): fatelf %s, elf+data %s\n" "$(find tree -type f -size +1500k -printf "%s\n" | awk "{s+=\$1} END {print s}")" "$(find tree -type f -size -1500k -printf "%s\n" | awk "{s+=\$1} END {print s}")" >&2
+
+compare "bundle create  vs  bsdtar --zstd -cf" 1.3 "rm -f b.fatbundle t.tar.zst" \
+	"\"\$FATELF\" bundle create -o b.fatbundle --name bench --version 1 tree" \
+	"bsdtar --zstd -cf t.tar.zst -C tree ."
+"$FATELF" bundle create -o b.fatbundle --name bench --version 1 tree >/dev/null || exit 1
+bsdtar --zstd -cf t.tar.zst -C tree .
+printf '# bundle: %s bytes; bsdtar --zstd: %s bytes\n' "$(stat -c %s b.fatbundle)" \
+	"$(stat -c %s t.tar.zst)" >&2
+compare "bundle verify  vs  bsdtar -xOf B >/dev/null" 1.3 ":" \
+	"\"\$FATELF\" bundle verify b.fatbundle" \
+	"bsdtar -xOf b.fatbundle > /dev/null"
+
+printf '\n%-46s %11s %11s %7s %7s  %s\n' "benchmark (median of $RUNS)" "fatelf ms" "baseline ms" ratio target result
+for r in "${rows[@]}"; do
+	echo "$r"
+done
+echo "$(( ${#rows[@]} - failures )) passed, $failures failed"
+[ "$failures" -eq 0 ]
