@@ -1,9 +1,8 @@
 #!/bin/bash
 # Bundle benchmarks: bench/bench-bundle.sh [BUILDDIR]   (default BUILDDIR: build/)
 #
-# A staging tree of 2,000 files, about 300 MB: FatELF programs (glued by
-# mkfixture --fat), plain ELF files, compressible text-like data and
-# random data. Two ratios, each of two commands timed side by side in
+# A staging tree of 2,000 files, about 300 MB, made of real programs,
+# libraries (some glued into FatELF files) and data files of this system. Two ratios, each of two commands timed side by side in
 # this one run, alternating, so both see the same machine and page cache:
 #   (a) fatelf bundle create of the tree  vs  bsdtar --zstd -cf of it  (<= 1.3)
 #   (b) fatelf bundle verify of the bundle  vs  bsdtar -xOf B >/dev/null,
@@ -67,20 +66,20 @@ compare() {
 	echo "${rows[-1]}" >&2
 }
 
-# ---- the tree: 20 directories of 100 files
+# ---- the tree: 20 directories of 100 files, from real files of this system
+# A vendor's tree is programs, libraries and their data, so the tree is
+# made of those: x86_64 ELF files from /usr, FatELF files glued from an
+# x86_64 and an aarch64 library (the aarch64 ones from the cross
+# toolchain's sysroot), and data files from /usr/share. Falls back to
+# mkfixture images where the system has too few.
 echo "# making a 2,000-file tree in $work" >&2
-# Source blobs to cut files from: random bytes, and text-like lines.
-head -c $((64 << 20)) /dev/urandom >random.blob
-awk 'BEGIN { srand(7); for (i = 0; i < 400000; i++)
-	printf "line %d: key_%d = value %d; the quick brown fox %d\n", i, int(rand() * 1000),
-	int(rand() * 100000), int(rand() * 50) }' >text.blob
-textsize=$(stat -c %s text.blob)
-
-# cut BLOB SIZE OFFSET OUT
-cut_blob() {
-	dd if="$1" of="$4" bs=1M iflag=skip_bytes,count_bytes skip="$3" count="$2" status=none
-}
-
+is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; }
+mapfile -t elfs < <(find /usr/lib/x86_64-linux-gnu /usr/bin /usr/sbin /usr/libexec /usr/lib/gcc \
+	-type f -size +16k -size -1536k 2>/dev/null | sort | while read -r f; do is_elf "$f" && echo "$f"; done)
+mapfile -t arms < <(find /usr/aarch64-linux-gnu/lib -type f -name '*.so*' -size +64k 2>/dev/null | sort |
+	while read -r f; do is_elf "$f" && echo "$f"; done)
+mapfile -t datas < <(find /usr/share -type f -size +4k -size -512k 2>/dev/null | sort)
+echo "# sources: ${#elfs[@]} ELF files, ${#arms[@]} aarch64 libraries, ${#datas[@]} data files" >&2
 for d in $(seq -w 0 19); do
 	mkdir -p "tree/opt/app/d$d"
 done
@@ -89,30 +88,40 @@ for d in $(seq -w 0 19); do
 	dir=tree/opt/app/d$d
 	for i in $(seq -w 0 99); do
 		f=$dir/f$i
-		case $((n % 50)) in
-		0 | 1)
-			# 80 FatELF files of two 768 KiB images: 126 MB
-			"$MKFIXTURE" -o e1 --machine 62 --size $((768 << 10)) --seed $((n * 2 + 1)) &&
-				"$MKFIXTURE" -o e2 --machine 183 --size $((768 << 10)) --seed $((n * 2 + 2)) &&
-				"$MKFIXTURE" --fat -o "$f" e1 e2 || exit 1
-			chmod 0755 "$f" ;;
-		2 | 3 | 4 | 5 | 6 | 7 | 8 | 9)
-			# 320 plain ELF files of 150 KiB: 49 MB
-			"$MKFIXTURE" -o "$f" --machine 62 --size $((150 << 10)) --seed $((n + 1000)) || exit 1
-			chmod 0755 "$f" ;;
-		1[0-9] | 2[0-9] | 3[0-9] | 4[0-9])
-			if [ $((n % 2)) -eq 0 ]; then
-				# text-like data, compressible: 800 x 100 KiB
-				cut_blob text.blob $((100 << 10)) $(( (n * 7919) % (textsize - (100 << 10)) )) "$f"
+		k=$((n / 2))
+		case $((n % 25)) in
+		0)
+			# 80 FatELF files: an x86_64 and an aarch64 library
+			if [ "${#elfs[@]}" -gt 0 ] && [ "${#arms[@]}" -gt 0 ] &&
+				"$FATELF" glue -o "$f" "${elfs[$(( (k * 7) % ${#elfs[@]} ))]}" "${arms[$((k % ${#arms[@]}))]}" 2>/dev/null; then
+				:
 			else
-				# random data: 800 x 60 KiB
-				cut_blob random.blob $((60 << 10)) $(( (n * 104729) % ((64 << 20) - (60 << 10)) )) "$f"
-			fi ;;
+				"$MKFIXTURE" -o e1 --machine 62 --size $((768 << 10)) --seed $((n * 2 + 1)) &&
+					"$MKFIXTURE" -o e2 --machine 183 --size $((768 << 10)) --seed $((n * 2 + 2)) &&
+					"$FATELF" glue -o "$f" e1 e2 || exit 1
+			fi
+			chmod 0755 "$f" ;;
+		1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 1[0-5])
+			# 1,200 x86_64 programs and libraries
+			if [ "${#elfs[@]}" -gt 0 ]; then
+				cp "${elfs[$(( (n * 13) % ${#elfs[@]} ))]}" "$f" || exit 1
+			else
+				"$MKFIXTURE" -o "$f" --machine 62 --size $((150 << 10)) --seed $((n + 1000)) || exit 1
+			fi
+			chmod 0755 "$f" ;;
+		*)
+			# 720 data files
+			if [ "${#datas[@]}" -gt 0 ]; then
+				cp "${datas[$(( (n * 17) % ${#datas[@]} ))]}" "$f" || exit 1
+			else
+				head -c $((40 << 10)) /dev/urandom >"$f"
+			fi
+			chmod 0644 "$f" ;;
 		esac
 		n=$((n + 1))
 	done
 done
-rm -f e1 e2 random.blob text.blob
+rm -f e1 e2
 sync
 files=$(find tree -type f | wc -l)
 bytes=$(du -sb tree | cut -f1)

@@ -278,7 +278,10 @@ typedef struct fatelf_bundle_reader_ops {
 	/* Each entry in archive order: begin, data (files only; the thinned
 	 * bytes for a thinned FatELF), end. status < 0 at end means the entry
 	 * failed a check and its bytes must be thrown away; the read then
-	 * stops with that error. May be NULL. */
+	 * stops with that error. The SHA-256 checks finish later, on another
+	 * core: only fatelf_bundle_read returning 0 says every byte is the
+	 * vendor's, so a consumer stages entries and commits none before
+	 * that. May be NULL. */
 	int (*begin)(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d);
 	int (*data)(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len);
 	int (*end)(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "hashq.h"
 #include "macro.h"
 
 #define SIG_MAX 8192
@@ -27,11 +28,15 @@ struct reader {
 
 	/* the file member being read */
 	const fatelf_bundle_entry *e;
-	fatelf_sha256 *file_hash;
-	fatelf_sha256 *rec_hash;
+	fatelf_hashq *hashq;            /* SHA-256 on the other core */
+	/* files whose digests are still being computed, oldest first */
+	struct pending {
+		const fatelf_bundle_entry *e;
+		uint8_t order[FATELF_MAX_RECORDS];
+	} pending[FATELF_HASHQ_PENDING];
+	unsigned ptail, npending;
 	uint64_t pos;
 	uint8_t *rec_order;             /* e->records indexes by offset */
-	unsigned rec_cur;
 	fatelf_stream *stream;
 	bool thinning;                  /* consumer gets the stream's output */
 	uint8_t elf_head[64];
@@ -176,46 +181,6 @@ static int stream_select(void *ctx, const fatelf_header *hdr, fatelf_keepset *re
 	return 0;
 }
 
-/* Hashes the part of [pos, pos+len) that belongs to FatELF records, and
- * checks each record's digest as soon as its last byte went by. */
-static int hash_records(struct reader *r, const uint8_t *p, size_t len)
-{
-	const fatelf_bundle_entry *e = r->e;
-	uint64_t pos = r->pos;
-
-	while (len > 0 && r->rec_cur < e->nrecords) {
-		const fatelf_bundle_record *b = &e->records[r->rec_order[r->rec_cur]];
-		uint64_t end = b->offset + b->size;
-
-		if (pos < b->offset) {
-			size_t skip = (size_t)MIN((uint64_t)len, b->offset - pos);
-			pos += skip;
-			p += skip;
-			len -= skip;
-			continue;
-		}
-		size_t n = (size_t)MIN((uint64_t)len, end - pos);
-		fatelf_sha256_update(r->rec_hash, p, n);
-		pos += n;
-		p += n;
-		len -= n;
-		if (pos == end) {
-			uint8_t got[32];
-			fatelf_sha256_final(r->rec_hash, got);
-			if (memcmp(got, b->sha256, 32) != 0) {
-				char name[FATELF_TARGET_NAME_MAX], hex[65];
-				fatelf_target_format(&b->target, name);
-				fatelf_hex(got, 32, hex);
-				return fatelf_diag_set(r->d, FATELF_E_RECORD_HASH, r->rec_order[r->rec_cur],
-						       "record %u (%s): SHA-256 is %s, the manifest says otherwise",
-						       r->rec_order[r->rec_cur], name, hex);
-			}
-			r->rec_cur++;
-		}
-	}
-	return 0;
-}
-
 static int file_feed(struct reader *r, const uint8_t *p, size_t len)
 {
 	const fatelf_bundle_entry *e = r->e;
@@ -225,13 +190,12 @@ static int file_feed(struct reader *r, const uint8_t *p, size_t len)
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
 				       "member holds more than the %llu bytes the manifest declares",
 				       (unsigned long long)e->size);
-	fatelf_sha256_update(r->file_hash, p, len);
+	q = fatelf_hashq_feed(r->hashq, p, len);
+	if (q < 0)
+		return fatelf_diag_set(r->d, q, -1, "%s", fatelf_strerror(q));
 	if (r->pos < sizeof(r->elf_head))
 		memcpy(r->elf_head + r->pos, p, (size_t)MIN((uint64_t)len, sizeof(r->elf_head) - r->pos));
 	if (e->kind == FATELF_KIND_FATELF) {
-		q = hash_records(r, p, len);
-		if (q < 0)
-			return q;
 		q = fatelf_stream_push(r->stream, p, len, r->d);
 		if (q < 0)
 			return r->consumer_err ? r->consumer_err : q;
@@ -272,16 +236,77 @@ static int check_plain_elf(struct reader *r)
 	return 0;
 }
 
+/* Checks one file's digests against its entry. */
+static int check_digests(struct reader *r, const struct pending *p, const fatelf_hash_result *h)
+{
+	const fatelf_bundle_entry *e = p->e;
+	int q = 0;
+
+	/* Each record's own hash first: it says which record was changed. */
+	for (unsigned k = 0; e->kind == FATELF_KIND_FATELF && k < e->nrecords; k++) {
+		const fatelf_bundle_record *b = &e->records[p->order[k]];
+		if (memcmp(h->ranges[k], b->sha256, 32) != 0) {
+			char name[FATELF_TARGET_NAME_MAX], hex[65];
+			fatelf_target_format(&b->target, name);
+			fatelf_hex(h->ranges[k], 32, hex);
+			q = fatelf_diag_set(r->d, FATELF_E_RECORD_HASH, p->order[k],
+					    "entry '%s': record %u (%s): SHA-256 is %s, the manifest says otherwise",
+					    e->path, p->order[k], name, hex);
+			break;
+		}
+	}
+	if (q == 0 && memcmp(h->file, e->sha256, 32) != 0) {
+		char hex[65], want[65];
+		fatelf_hex(h->file, 32, hex);
+		fatelf_hex(e->sha256, 32, want);
+		q = fatelf_diag_set(r->d, FATELF_E_HASH, -1,
+				    "entry '%s': SHA-256 is %s, the manifest says %s", e->path, hex, want);
+	}
+	return q;
+}
+
+/* Checks the files whose digests are done (all of them, with wait), in
+ * archive order, so the first bad file is the one reported. */
+static int collect_digests(struct reader *r, bool wait)
+{
+	fatelf_hash_result *h = malloc(sizeof(*h));
+	int q = 0;
+
+	if (!h)
+		return -ENOMEM;
+	while (q == 0 && r->npending > 0 && fatelf_hashq_collect(r->hashq, wait, h) == 1) {
+		q = check_digests(r, &r->pending[r->ptail], h);
+		r->ptail = (r->ptail + 1) % FATELF_HASHQ_PENDING;
+		r->npending--;
+	}
+	free(h);
+	return q;
+}
+
+/*
+ * The checks that can be made as the member ends: its size, the FatELF
+ * validation, a plain ELF's target. Its digests are checked later, by
+ * collect_digests: the consumer commits nothing before the whole read
+ * returned 0 anyway, and not waiting here keeps both cores busy.
+ */
 static int file_finish(struct reader *r)
 {
 	const fatelf_bundle_entry *e = r->e;
-	uint8_t got[32];
 	int q;
 
 	if (r->pos != e->size)
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
 				       "member holds %llu bytes, the manifest declares %llu",
 				       (unsigned long long)r->pos, (unsigned long long)e->size);
+	q = fatelf_hashq_end(r->hashq);
+	if (q < 0)
+		return fatelf_diag_set(r->d, q, -1, "%s", fatelf_strerror(q));
+	struct pending *p = &r->pending[(r->ptail + r->npending) % FATELF_HASHQ_PENDING];
+	p->e = e;
+	if (e->kind == FATELF_KIND_FATELF)
+		memcpy(p->order, r->rec_order, e->nrecords);
+	r->npending++;
+
 	if (e->kind == FATELF_KIND_FATELF) {
 		q = fatelf_stream_finish(r->stream, r->d);
 		if (q < 0)
@@ -291,15 +316,7 @@ static int file_finish(struct reader *r)
 		if (q < 0)
 			return q;
 	}
-	fatelf_sha256_final(r->file_hash, got);
-	if (memcmp(got, e->sha256, 32) != 0) {
-		char hex[65], want[65];
-		fatelf_hex(got, 32, hex);
-		fatelf_hex(e->sha256, 32, want);
-		return fatelf_diag_set(r->d, FATELF_E_HASH, -1,
-				       "SHA-256 is %s, the manifest says %s", hex, want);
-	}
-	return 0;
+	return collect_digests(r, false);
 }
 
 /* Reads the data of the current file member through file_feed. */
@@ -311,8 +328,10 @@ static int file_member(struct reader *r)
 	la_int64_t off;
 	int q;
 
+	fatelf_hash_range ranges[FATELF_MAX_RECORDS];
+	unsigned nranges = 0;
+
 	r->pos = 0;
-	r->rec_cur = 0;
 	r->thinning = false;
 	r->consumer_err = 0;
 	if (e->kind == FATELF_KIND_FATELF) {
@@ -334,12 +353,31 @@ static int file_member(struct reader *r)
 			}
 			r->rec_order[j] = (uint8_t)i;
 		}
+		for (unsigned k = 0; k < e->nrecords; k++)
+			ranges[nranges++] = (fatelf_hash_range){ e->records[r->rec_order[k]].offset,
+								 e->records[r->rec_order[k]].size };
 		r->stream = fatelf_stream_free(r->stream);
 		q = fatelf_stream_new(&so, &r->stream);
 		if (q < 0)
 			return q;
 	}
 
+	if (r->npending == FATELF_HASHQ_PENDING) {
+		/* Too many files in flight: wait for the oldest. */
+		fatelf_hash_result *h = malloc(sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		q = fatelf_hashq_collect(r->hashq, true, h) == 1
+			    ? check_digests(r, &r->pending[r->ptail], h) : -EIO;
+		free(h);
+		r->ptail = (r->ptail + 1) % FATELF_HASHQ_PENDING;
+		r->npending--;
+		if (q < 0)
+			return q;
+	}
+	q = fatelf_hashq_begin(r->hashq, ranges, nranges);
+	if (q < 0)
+		return fatelf_diag_set(r->d, q, -1, "%s", fatelf_strerror(q));
 	for (;;) {
 		int ar = archive_read_data_block(r->a, &buf, &len, &off);
 		if (ar == ARCHIVE_EOF)
@@ -545,6 +583,9 @@ static int read_all(struct reader *r)
 			return archive_fail(r, "reading the next member");
 	}
 
+	q = collect_digests(r, true);
+	if (q < 0)
+		return q;
 	for (size_t i = 0; i < r->m->nentries; i++)
 		if (!r->seen[i])
 			return fatelf_diag_set(r->d, FATELF_E_MEMBER_MISSING, -1,
@@ -567,10 +608,8 @@ int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read
 	int q;
 
 	fatelf_diag_clear(d);
-	r.file_hash = fatelf_sha256_new();
-	r.rec_hash = fatelf_sha256_new();
 	r.a = archive_read_new();
-	if (!r.a || !r.file_hash || !r.rec_hash) {
+	if (!r.a || fatelf_hashq_new(&r.hashq) < 0) {
 		q = -ENOMEM;
 		goto out;
 	}
@@ -584,8 +623,7 @@ int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read
 out:
 	if (r.a)
 		archive_read_free(r.a);
-	fatelf_sha256_free(r.file_hash);
-	fatelf_sha256_free(r.rec_hash);
+	fatelf_hashq_free(r.hashq);
 	fatelf_stream_free(r.stream);
 	free(r.rec_order);
 	free(r.seen);

@@ -699,6 +699,15 @@ static int ar_setup(struct creator *c, struct archive *a)
 	switch (c->o->compression) {
 	case FATELF_COMPRESS_ZSTD:
 		q = ar_check(c, a, archive_write_add_filter_zstd(a), "zstd");
+		/* zstd gives the same bytes for any number of workers >= 1, so
+		 * this uses every core and stays reproducible across machines. */
+		if (q == 0) {
+			char threads[16];
+			long n = sysconf(_SC_NPROCESSORS_ONLN);
+			snprintf(threads, sizeof(threads), "%ld", n < 1 ? 1 : MIN(n, 16));
+			q = ar_check(c, a, archive_write_set_filter_option(a, "zstd", "threads", threads),
+				     "zstd threads");
+		}
 		break;
 	case FATELF_COMPRESS_NONE:
 		q = ar_check(c, a, archive_write_add_filter_none(a), "no compression");

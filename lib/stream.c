@@ -377,6 +377,7 @@ int fatelf_stream_push(fatelf_stream *s, const void *buf, size_t len, fatelf_dia
 			r = fatelf_header_decode(s->table, s->table_len, &s->hdr, d);
 			if (r < 0 && r != -FATELF_E_TABLE_TRUNCATED)
 				return fail(s, r);
+			fatelf_diag_clear(d); /* a short table is expected here, not an error */
 			s->table_need = (size_t)FATELF_TABLE_SIZE(s->table[6]);
 			if (s->table_len < s->table_need)
 				continue;
