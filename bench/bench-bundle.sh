@@ -23,7 +23,7 @@ done
 command -v bsdtar >/dev/null || { echo "bench: bsdtar is not installed (apt-get install libarchive-tools)" >&2; exit 2; }
 
 work=$(mktemp -d "${BENCH_DIR:-$builddir}/bench-bundle.XXXXXX") || exit 3
-trap 'rm -rf "$work"' EXIT
+[ -n "${BENCH_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 3
 
 # ns CMD...: runs CMD once, prints its wall time in nanoseconds.

@@ -9,6 +9,8 @@
 #include <archive_entry.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "bundle.h"
 #include "hashq.h"
@@ -654,10 +656,25 @@ static ssize_t fd_read(void *ctx, const void **ret_buf)
 int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
 			  const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
 {
-	struct fd_source s = { .fd = fd, .buf = malloc(FD_BUFSIZE) };
+	struct fd_source s = { .fd = fd };
 	fatelf_bundle_source src = { .read = fd_read, .ctx = &s };
+	struct stat st;
 	int q;
 
+	/* A regular file is mapped: the page cache is read in place, which
+	 * spares the decompressing core a copy of every byte. The mapping is
+	 * private and read-only; its pages are the file's, not our memory. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    lseek(fd, 0, SEEK_CUR) == 0) {
+		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map != MAP_FAILED) {
+			madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+			q = fatelf_bundle_read_mem(map, (size_t)st.st_size, o, ops, d);
+			munmap(map, (size_t)st.st_size);
+			return q;
+		}
+	}
+	s.buf = malloc(FD_BUFSIZE);
 	if (!s.buf)
 		return -ENOMEM;
 	q = fatelf_bundle_read(&src, o, ops, d);
