@@ -15,6 +15,7 @@
 #include "bundle.h"
 #include "hashq.h"
 #include "macro.h"
+#include "text.h"
 
 #define SIG_MAX 8192
 #define FD_BUFSIZE (1u << 20)
@@ -37,6 +38,7 @@ struct reader {
 		uint8_t order[FATELF_MAX_RECORDS];
 	} pending[FATELF_HASHQ_PENDING];
 	unsigned ptail, npending;
+	bool digest_failed;             /* the error being returned is a digest's */
 	uint64_t pos;
 	uint8_t *rec_order;             /* e->records indexes by offset */
 	fatelf_stream *stream;
@@ -264,6 +266,8 @@ static int check_digests(struct reader *r, const struct pending *p, const fatelf
 		q = fatelf_diag_set(r->d, FATELF_E_HASH, -1,
 				    "entry '%s': SHA-256 is %s, the manifest says %s", e->path, hex, want);
 	}
+	if (q < 0)
+		r->digest_failed = true;
 	return q;
 }
 
@@ -300,15 +304,6 @@ static int file_finish(struct reader *r)
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
 				       "member holds %llu bytes, the manifest declares %llu",
 				       (unsigned long long)r->pos, (unsigned long long)e->size);
-	q = fatelf_hashq_end(r->hashq);
-	if (q < 0)
-		return fatelf_diag_set(r->d, q, -1, "%s", fatelf_strerror(q));
-	struct pending *p = &r->pending[(r->ptail + r->npending) % FATELF_HASHQ_PENDING];
-	p->e = e;
-	if (e->kind == FATELF_KIND_FATELF)
-		memcpy(p->order, r->rec_order, e->nrecords);
-	r->npending++;
-
 	if (e->kind == FATELF_KIND_FATELF) {
 		q = fatelf_stream_finish(r->stream, r->d);
 		if (q < 0)
@@ -318,6 +313,16 @@ static int file_finish(struct reader *r)
 		if (q < 0)
 			return q;
 	}
+	/* Only a file that passed the checks above is queued for its digest
+	 * verdict, so a file's own error is never overtaken by its hash. */
+	q = fatelf_hashq_end(r->hashq);
+	if (q < 0)
+		return fatelf_diag_set(r->d, q, -1, "%s", fatelf_strerror(q));
+	struct pending *p = &r->pending[(r->ptail + r->npending) % FATELF_HASHQ_PENDING];
+	p->e = e;
+	if (e->kind == FATELF_KIND_FATELF)
+		memcpy(p->order, r->rec_order, e->nrecords);
+	r->npending++;
 	return collect_digests(r, false);
 }
 
@@ -408,11 +413,15 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 {
 	char path[4200];
 	size_t plen;
+	char q_name[FATELF_TEXT_QUOTE_BUF];
 	int type, q;
 
+	/* A member name comes from whoever made the archive: it is quoted
+	 * so that no control byte of it reaches a terminal. */
 	if (strncmp(name, FATELF_PAYLOAD_PREFIX, strlen(FATELF_PAYLOAD_PREFIX)) != 0)
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1,
-				       "member '%.200s' is not under " FATELF_PAYLOAD_PREFIX, name);
+				       "member '%s' is not under " FATELF_PAYLOAD_PREFIX,
+				       fatelf_text_quote(name, q_name));
 	plen = strlen(name + strlen(FATELF_PAYLOAD_PREFIX));
 	if (plen >= sizeof(path))
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1, "member name too long");
@@ -423,7 +432,8 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 	const fatelf_bundle_entry *e = fatelf_manifest_find(r->m, path);
 	if (!e)
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1,
-				       "member '%.200s' is not listed in the manifest", name);
+				       "member '%s' is not listed in the manifest",
+				       fatelf_text_quote(name, q_name));
 	size_t idx = (size_t)(e - r->m->entries);
 	if (r->seen[idx])
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_DUPLICATE, -1,
@@ -506,6 +516,7 @@ static int read_all(struct reader *r)
 	const fatelf_ms_pubkey *signer = NULL;
 	fatelf_bundle_limits lim = r->o->limits;
 	bool pending = false;
+	char q_name[FATELF_TEXT_QUOTE_BUF];
 	int ar, q;
 
 	if (lim.max_path == 0 && lim.max_entries == 0 && lim.max_total == 0)
@@ -517,10 +528,13 @@ static int read_all(struct reader *r)
 	if (ar < ARCHIVE_WARN)
 		return archive_fail(r, "reading the first member");
 	if (strcmp(archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "", FATELF_MANIFEST_NAME) != 0 ||
-	    archive_entry_filetype(ae) != AE_IFREG)
+	    archive_entry_filetype(ae) != AE_IFREG) {
+		const char *first = archive_entry_pathname(ae);
+
 		return fatelf_diag_set(r->d, FATELF_E_MEMBER_ORDER, -1,
-				       "the first member is '%.200s', not a regular file " FATELF_MANIFEST_NAME,
-				       archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "");
+				       "the first member is '%s', not a regular file " FATELF_MANIFEST_NAME,
+				       fatelf_text_quote(first ? first : "", q_name));
+	}
 	q = read_small(r, ae, FATELF_MANIFEST_MAX, FATELF_E_MANIFEST_TOO_BIG, FATELF_MANIFEST_NAME,
 		       &manifest, &mlen);
 	if (q < 0)
@@ -622,6 +636,14 @@ int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read
 		goto out;
 	}
 	q = read_all(&r);
+	if (q < 0 && !r.digest_failed && r.hashq && r.npending > 0) {
+		/* A file that ended before the failure may have failed its
+		 * hash: report the first failure in archive order, whatever
+		 * the timing of the hashing core. */
+		int h = collect_digests(&r, true);
+		if (h < 0)
+			q = h;
+	}
 out:
 	if (r.a)
 		archive_read_free(r.a);

@@ -1,18 +1,12 @@
 /*
- * The bundle manifest (fatbundle.json): its in-memory model, a strict
- * parser that checks every rule of doc/fatbundle.md before any payload
- * byte is looked at, and a deterministic serializer whose output is the
- * one canonical form of a manifest (the bytes a vendor signs). Package
- * name and version rules (dpkg's) and path rules live here too, since
- * the manifest is where they are enforced.
- *
- * The manifest is hostile input. Its bytes are scanned once by a small
- * lexer of our own before json-c sees them: json-c's strict mode still
- * takes single quotes, NaN and raw control bytes, and silently keeps the
- * last of two equal keys. The lexer rejects the former and counts keys so
- * that a duplicate shows up as a difference against the parsed tree; it
- * also counts the entries, so that an entry limit is enforced before
- * json-c builds a tree for them.
+ * The bundle manifest (fatbundle.json): its in-memory model (new, free,
+ * add, find by path, the sorted order of the entries and the union of
+ * their targets) and a strict parser that checks every rule of
+ * doc/fatbundle.md before any payload byte is looked at. The manifest is hostile input: its bytes pass the pre-scan of
+ * lib/jsonscan.c before json-c parses them, every field is checked
+ * against a dispatch table, and every name a message shows is quoted by
+ * lib/text.c. The package and path rules are lib/pkgrules.c's, the
+ * canonical form lib/manifest_write.c's.
  */
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -20,386 +14,10 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "jsonscan.h"
 #include "macro.h"
-
-/* Nesting a manifest needs is 6; anything far deeper is an attack. */
-#define JSON_DEPTH 64
-/* dpkg has no maximum; ours keeps "fatbundle NAME VERSION" in a trusted
- * comment and every message short. */
-#define PKG_NAME_MAX 255
-#define PKG_VERSION_MAX 255
-/* A path component longer than this cannot be created (NAME_MAX). */
-#define COMPONENT_MAX 255
-/* Bytes of quoted text in a message, so that a message has room for the
- * rule (fatelf_diag.msg is 512 bytes). */
-#define QUOTE_MAX 160
-#define QUOTE_BUF (QUOTE_MAX + 8)
-
-void fatelf_bundle_limits_default(fatelf_bundle_limits *ret)
-{
-	ret->max_path = 4095;
-	ret->max_entries = 200000;
-	ret->max_total = 64ull << 30;
-}
-
-/* Text */
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_alpha(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 when it
- * is not one (overlong forms, surrogates and values past U+10FFFF are not). */
-static size_t utf8_decode(const uint8_t *s, size_t n, uint32_t *ret_cp)
-{
-	uint32_t cp, min;
-	size_t k;
-
-	if (s[0] < 0x80) {
-		*ret_cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		k = 2, cp = s[0] & 0x1f, min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		k = 3, cp = s[0] & 0x0f, min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		k = 4, cp = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*ret_cp = cp;
-	return k;
-}
-
-/* C0, DEL and C1: nothing a terminal or a log should receive raw. */
-static bool is_control(uint32_t cp)
-{
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
-}
-
-enum { TEXT_OK, TEXT_CONTROL, TEXT_UTF8 };
-
-/* Classifies s; *ret_at is the offset of the first bad byte. */
-static int text_check(const char *s, size_t len, size_t *ret_at)
-{
-	const uint8_t *u = (const uint8_t *)s;
-	size_t i = 0, k;
-	uint32_t cp;
-
-	while (i < len) {
-		k = utf8_decode(u + i, len - i, &cp);
-		if (k == 0) {
-			*ret_at = i;
-			return TEXT_UTF8;
-		}
-		if (is_control(cp)) {
-			*ret_at = i;
-			return TEXT_CONTROL;
-		}
-		i += k;
-	}
-	return TEXT_OK;
-}
-
-/*
- * s as a message may show it: printable UTF-8 as is, every other byte
- * and the backslash as \xNN, cut with "..." past QUOTE_MAX bytes. A name
- * from a hostile manifest never reaches a terminal raw.
- */
-static const char *quote_n(const char *s, size_t len, char buf[QUOTE_BUF])
-{
-	const uint8_t *u = (const uint8_t *)s;
-	size_t i = 0, o = 0, k;
-	uint32_t cp;
-
-	while (i < len) {
-		k = utf8_decode(u + i, len - i, &cp);
-		if (k == 0 || is_control(cp) || cp == '\\') {
-			if (o + 4 > QUOTE_MAX)
-				break;
-			snprintf(buf + o, QUOTE_BUF - o, "\\x%02x", u[i]);
-			o += 4;
-			i++;
-			continue;
-		}
-		if (o + k > QUOTE_MAX)
-			break;
-		memcpy(buf + o, s + i, k);
-		o += k;
-		i += k;
-	}
-	if (i < len) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-static const char *quote(const char *s, char buf[QUOTE_BUF])
-{
-	return quote_n(s, strlen(s), buf);
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* 64 lower-case hex digits only: the one form the serializer writes. */
-static bool sha256_from_hex(const char *s, size_t len, uint8_t out[32])
-{
-	if (len != 64)
-		return false;
-	for (size_t i = 0; i < 32; i++) {
-		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
-}
-
-static void sha256_to_hex(const uint8_t in[32], char out[65])
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < 32; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[64] = '\0';
-}
-
-/* Package rules */
-
-bool fatelf_pkg_name_valid(const char *name)
-{
-	size_t len;
-
-	if (!name)
-		return false;
-	len = strlen(name);
-	/* Debian policy: at least two characters, starting alphanumeric. */
-	if (len < 2 || len > PKG_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-
-		if ((c >= 'a' && c <= 'z') || is_digit(c))
-			continue;
-		if (i > 0 && (c == '+' || c == '.' || c == '-'))
-			continue;
-		return false;
-	}
-	return true;
-}
-
-/* A version cut into its parts; the parts are not NUL-terminated. */
-struct pkgver {
-	unsigned long long epoch;
-	bool has_epoch, epoch_ok;
-	const char *up, *up_end;
-	const char *rev, *rev_end;      /* empty when there is no revision */
-	bool has_rev;
-};
-
-/* dpkg's split: the epoch ends at the first ':', the revision starts
- * after the last '-'. */
-static void pkgver_split(const char *v, struct pkgver *ret)
-{
-	const char *colon = strchr(v, ':'), *hyphen;
-
-	*ret = (struct pkgver) { .epoch_ok = true };
-	ret->up = v;
-	if (colon) {
-		ret->has_epoch = true;
-		ret->epoch_ok = colon > v;
-		for (const char *p = v; p < colon; p++) {
-			if (!is_digit(*p) || ret->epoch > 0x7fffffff) {
-				ret->epoch_ok = false;
-				break;
-			}
-			ret->epoch = ret->epoch * 10 + (unsigned)(*p - '0');
-		}
-		/* dpkg keeps epochs in an int. */
-		if (ret->epoch > 0x7fffffff)
-			ret->epoch_ok = false;
-		ret->up = colon + 1;
-	}
-	hyphen = strrchr(ret->up, '-');
-	ret->up_end = hyphen ? hyphen : ret->up + strlen(ret->up);
-	ret->has_rev = hyphen != NULL;
-	ret->rev = hyphen ? hyphen + 1 : ret->up_end;
-	ret->rev_end = ret->rev + strlen(ret->rev);
-}
-
-bool fatelf_pkg_version_valid(const char *version)
-{
-	struct pkgver v;
-
-	if (!version || !*version || strlen(version) > PKG_VERSION_MAX)
-		return false;
-	pkgver_split(version, &v);
-	if (!v.epoch_ok)
-		return false;
-	if (v.up == v.up_end || !is_digit(*v.up))
-		return false;
-	/* ':' can only be here after an epoch and '-' only before a
-	 * revision, which the split already guarantees. */
-	for (const char *p = v.up; p < v.up_end; p++)
-		if (!is_digit(*p) && !is_alpha(*p) && !strchr(".+~-:", *p))
-			return false;
-	if (v.has_rev && v.rev == v.rev_end)
-		return false;
-	for (const char *p = v.rev; p < v.rev_end; p++)
-		if (!is_digit(*p) && !is_alpha(*p) && !strchr(".+~", *p))
-			return false;
-	return true;
-}
-
-/* Weight of a character in a non-digit run: '~' before the end of the
- * run, the end before letters, letters before everything else. */
-static int ver_weight(const char *p, const char *end)
-{
-	if (p == end || is_digit(*p))
-		return 0;
-	if (is_alpha(*p))
-		return (unsigned char)*p;
-	if (*p == '~')
-		return -1;
-	return (unsigned char)*p + 256;
-}
-
-/* dpkg's comparison of one part: non-digit runs by weight, then digit
- * runs by value, alternately. */
-static int ver_part_cmp(const char *a, const char *ae, const char *b, const char *be)
-{
-	while (a < ae || b < be) {
-		int diff = 0;
-
-		while ((a < ae && !is_digit(*a)) || (b < be && !is_digit(*b))) {
-			int wa = ver_weight(a, ae), wb = ver_weight(b, be);
-
-			if (wa != wb)
-				return wa < wb ? -1 : 1;
-			/* Equal weights here are both non-zero: both are
-			 * non-digits, so both move on. */
-			a++;
-			b++;
-		}
-		while (a < ae && *a == '0')
-			a++;
-		while (b < be && *b == '0')
-			b++;
-		while (a < ae && b < be && is_digit(*a) && is_digit(*b)) {
-			if (!diff)
-				diff = *a - *b;
-			a++;
-			b++;
-		}
-		if (a < ae && is_digit(*a))
-			return 1;
-		if (b < be && is_digit(*b))
-			return -1;
-		if (diff)
-			return diff < 0 ? -1 : 1;
-	}
-	return 0;
-}
-
-int fatelf_pkg_version_compare(const char *a, const char *b)
-{
-	struct pkgver va, vb;
-	int r;
-
-	pkgver_split(a, &va);
-	pkgver_split(b, &vb);
-	if (va.epoch != vb.epoch)
-		return va.epoch < vb.epoch ? -1 : 1;
-	r = ver_part_cmp(va.up, va.up_end, vb.up, vb.up_end);
-	if (r)
-		return r;
-	return ver_part_cmp(va.rev, va.rev_end, vb.rev, vb.rev_end);
-}
-
-/* Path rules */
-
-int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d)
-{
-	fatelf_bundle_limits def;
-	char q[QUOTE_BUF];
-	size_t len, at;
-	const char *c;
-
-	if (!lim) {
-		fatelf_bundle_limits_default(&def);
-		lim = &def;
-	}
-	if (!path || !*path)
-		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1, "path is empty");
-	len = strlen(path);
-	quote(path, q);
-	if (path[0] == '/')
-		return fatelf_diag_set(d, -FATELF_E_PATH_ABSOLUTE, -1,
-				       "path '%s' is absolute (paths are relative to the root)", q);
-	if (len > lim->max_path)
-		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
-				       "path '%s' is %zu bytes long, the limit is %zu", q, len,
-				       lim->max_path);
-	switch (text_check(path, len, &at)) {
-	case TEXT_CONTROL:
-		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-				       "path '%s' holds a control character at byte %zu", q, at);
-	case TEXT_UTF8:
-		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-				       "path '%s' is not valid UTF-8 (byte %zu)", q, at);
-	}
-	for (c = path;; ) {
-		const char *slash = strchr(c, '/');
-		size_t n = slash ? (size_t)(slash - c) : strlen(c);
-
-		if (n == 0)
-			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-					       slash ? "path '%s' has an empty component ('//')"
-						     : "path '%s' ends with '/'", q);
-		if (n == 1 && c[0] == '.')
-			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-					       "path '%s' has a '.' component", q);
-		if (n == 2 && c[0] == '.' && c[1] == '.')
-			return fatelf_diag_set(d, -FATELF_E_PATH_DOTDOT, -1,
-					       "path '%s' has a '..' component", q);
-		if (n > COMPONENT_MAX)
-			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
-					       "path '%s' has a component of %zu bytes, the limit is %d",
-					       q, n, COMPONENT_MAX);
-		if (!slash)
-			break;
-		c = slash + 1;
-	}
-	return 0;
-}
+#include "manifest_private.h"
+#include "text.h"
 
 /* Model */
 
@@ -479,6 +97,13 @@ static int entry_cmp(const void *a, const void *b)
 	return strcmp(((const fatelf_bundle_entry *)a)->path, ((const fatelf_bundle_entry *)b)->path);
 }
 
+/* By path, byte by byte: the order of "entries". */
+void fatelf_manifest_entries_sort(fatelf_manifest *m)
+{
+	if (m->nentries > 1)
+		qsort(m->entries, m->nentries, sizeof(*m->entries), entry_cmp);
+}
+
 /* The entry whose path is the first n bytes of s. */
 static const fatelf_bundle_entry *manifest_find_n(const fatelf_manifest *m, const char *s, size_t n)
 {
@@ -525,7 +150,7 @@ static int target_cmp(const void *pa, const void *pb)
 }
 
 /* Every ELF's and every record's target, sorted, once each. */
-static int targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n)
+int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n)
 {
 	_cleanup_free_ fatelf_target *t = NULL;
 	size_t n = 0, cap = 0, k = 0;
@@ -560,194 +185,22 @@ static int targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *
 	return 0;
 }
 
-/* Lexical scan */
-
-struct scan {
-	size_t keys;            /* object keys in the text */
-	size_t entries;         /* elements of the top-level "entries" array */
-};
-
-static int scan_fail(fatelf_diag *d, size_t at, const char *what)
-{
-	return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1, "byte %zu: %s", at, what);
-}
-
-/* Reads the 4 hex digits of a \u escape at s[i]; -1 when they are not. */
-static long scan_u4(const char *s, size_t len, size_t i)
-{
-	long v = 0;
-
-	if (i + 4 > len)
-		return -1;
-	for (size_t k = 0; k < 4; k++) {
-		char c = s[i + k];
-		int h = hex_digit(c >= 'A' && c <= 'F' ? (char)(c - 'A' + 'a') : c);
-
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-/* The string starting at s[i] == '"': checks its escapes and bytes,
- * returns the offset just past its closing quote, or a negative code. */
-static ssize_t scan_string(const char *s, size_t len, size_t i, bool *ret_nul, fatelf_diag *d)
-{
-	size_t start = i++;
-
-	*ret_nul = false;
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"')
-			return (ssize_t)(i + 1);
-		if (c < 0x20)
-			return scan_fail(d, i, "raw control character in a string");
-		if (c != '\\') {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len)
-			break;
-		c = (unsigned char)s[i + 1];
-		if (c == 'u') {
-			long u = scan_u4(s, len, i + 2);
-
-			if (u < 0)
-				return scan_fail(d, i, "bad \\u escape");
-			if (u == 0)
-				*ret_nul = true;
-			if (u >= 0xdc00 && u <= 0xdfff)
-				return scan_fail(d, i, "lone low surrogate escape");
-			if (u >= 0xd800 && u <= 0xdbff) {
-				long lo = i + 12 <= len && s[i + 6] == '\\' && s[i + 7] == 'u'
-						  ? scan_u4(s, len, i + 8) : -1;
-
-				if (lo < 0xdc00 || lo > 0xdfff)
-					return scan_fail(d, i, "high surrogate escape without its low half");
-				i += 6;
-			}
-			i += 6;
-		} else if (strchr("\"\\/bfnrt", c) && c) {
-			i += 2;
-		} else {
-			return scan_fail(d, i, "bad escape in a string");
-		}
-	}
-	return scan_fail(d, start, "string does not end");
-}
-
-/*
- * The lexical rules json-c's strict mode lets through (single quotes,
- * NaN and Infinity, raw control bytes in strings, lone surrogates,
- * comments), the nesting limit, and counts: every object key, and the
- * elements of the top-level "entries" array. The grammar is json-c's job.
- */
-static int json_prescan(const char *s, size_t len, struct scan *ret, fatelf_diag *d)
-{
-	char stack[JSON_DEPTH];
-	size_t depth = 0, entries_depth = 0;
-	bool expect_key = false, entries_key = false;
-	struct scan sc = { 0 };
-	size_t i = 0;
-
-	while (i < len) {
-		char c = s[i];
-
-		switch (c) {
-		case ' ': case '\t': case '\n': case '\r':
-			i++;
-			continue;
-		case ',':
-			expect_key = depth > 0 && stack[depth - 1] == '{';
-			i++;
-			continue;
-		case ':':
-			i++;
-			continue;
-		case '}': case ']':
-			if (depth == 0 || stack[depth - 1] != (c == '}' ? '{' : '['))
-				return scan_fail(d, i, "unbalanced bracket");
-			if (depth == entries_depth)
-				entries_depth = 0;
-			depth--;
-			expect_key = false;
-			i++;
-			continue;
-		}
-		/* Everything else starts a key or a value. */
-		if (c == '"' && depth > 0 && stack[depth - 1] == '{' && expect_key) {
-			bool nul;
-			ssize_t end = scan_string(s, len, i, &nul, d);
-
-			if (end < 0)
-				return (int)end;
-			if (nul)
-				return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1,
-						       "byte %zu: a key holds \\u0000", i);
-			sc.keys++;
-			expect_key = false;
-			entries_key = depth == 1 && (size_t)end - i == 9 && memcmp(s + i, "\"entries\"", 9) == 0;
-			i = (size_t)end;
-			continue;
-		}
-		if (depth > 0 && depth == entries_depth && stack[depth - 1] == '[')
-			sc.entries++;
-		if (c == '{' || c == '[') {
-			if (depth == JSON_DEPTH)
-				return scan_fail(d, i, "nested deeper than 64 levels");
-			stack[depth++] = c;
-			if (entries_key && c == '[' && depth == 2)
-				entries_depth = depth;
-			expect_key = c == '{';
-			i++;
-		} else if (c == '"') {
-			bool nul;
-			ssize_t end = scan_string(s, len, i, &nul, d);
-
-			if (end < 0)
-				return (int)end;
-			i = (size_t)end;
-		} else if (c == '-' || is_digit(c)) {
-			while (i < len && (is_digit(s[i]) || strchr("+-.eE", s[i]) != NULL) && s[i])
-				i++;
-		} else if (len - i >= 4 && (memcmp(s + i, "true", 4) == 0 || memcmp(s + i, "null", 4) == 0)) {
-			i += 4;
-		} else if (len - i >= 5 && memcmp(s + i, "false", 5) == 0) {
-			i += 5;
-		} else {
-			return scan_fail(d, i, is_alpha(c) ? "bare word (JSON has only true, false and null)"
-						       : "unexpected character");
-		}
-		/* Only the value right after the key can be the entries array. */
-		entries_key = false;
-	}
-	if (depth > 0)
-		return scan_fail(d, len, "the document ends inside an object or array");
-	*ret = sc;
-	return 0;
-}
-
-static size_t json_count_keys(json_object *o)
-{
-	size_t n = 0;
-
-	if (json_object_is_type(o, json_type_object)) {
-		json_object_object_foreach(o, key, val) {
-			(void)key;
-			n += 1 + json_count_keys(val);
-		}
-	} else if (json_object_is_type(o, json_type_array)) {
-		size_t len = json_object_array_length(o);
-
-		for (size_t i = 0; i < len; i++)
-			n += json_count_keys(json_object_array_get_idx(o, i));
-	}
-	return n;
-}
-
 /* Parser */
+
+/* 64 lower-case hex digits only: the one form the serializer writes. */
+static bool sha256_from_hex(const char *s, size_t len, uint8_t out[32])
+{
+	if (len != 64)
+		return false;
+	for (size_t i = 0; i < 32; i++) {
+		int hi = fatelf_text_hex_digit(s[2 * i]), lo = fatelf_text_hex_digit(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
 
 struct pctx {
 	const fatelf_bundle_limits *lim;
@@ -780,9 +233,10 @@ static int fail(struct pctx *c, int code, int record, const char *fmt, ...)
 		n = snprintf(full, sizeof(full), "entry %zu: %s", c->entry_index, msg);
 		break;
 	case AT_ENTRY: {
-		char q[QUOTE_BUF];
+		char q[FATELF_TEXT_QUOTE_BUF];
 
-		n = snprintf(full, sizeof(full), "entry '%s': %s", quote(c->entry_path, q), msg);
+		n = snprintf(full, sizeof(full), "entry '%s': %s",
+			     fatelf_text_quote(c->entry_path, q), msg);
 		break;
 	}
 	default:
@@ -829,7 +283,7 @@ static int dispatch(struct pctx *c, json_object *obj, const struct field *fields
 		    void *base)
 {
 	bool seen[16] = { false };
-	char q[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF];
 	int r;
 
 	json_object_object_foreach(obj, key, val) {
@@ -838,7 +292,8 @@ static int dispatch(struct pctx *c, json_object *obj, const struct field *fields
 		for (i = 0; i < n && strcmp(fields[i].name, key) != 0; i++)
 			;
 		if (i == n)
-			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "unknown field '%s'", quote(key, q));
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "unknown field '%s'",
+				    fatelf_text_quote(key, q));
 		if (!json_object_is_type(val, fields[i].type))
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field '%s' must be %s", key,
 				    type_text(fields[i].type));
@@ -861,15 +316,15 @@ static int get_text(struct pctx *c, const struct field *f, json_object *v, int c
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v), at = 0;
-	char q[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF];
 
-	switch (strlen(s) != len ? TEXT_CONTROL : text_check(s, len, &at)) {
-	case TEXT_CONTROL:
+	switch (strlen(s) != len ? FATELF_TEXT_CONTROL : fatelf_text_check(s, len, &at)) {
+	case FATELF_TEXT_CONTROL:
 		return fail(c, code, -1, "field '%s' ('%s') holds a control character", f->name,
-			    quote_n(s, len, q));
-	case TEXT_UTF8:
+			    fatelf_text_quote_n(s, len, q));
+	case FATELF_TEXT_UTF8:
 		return fail(c, code, -1, "field '%s' ('%s') is not valid UTF-8 (byte %zu)", f->name,
-			    quote_n(s, len, q), at);
+			    fatelf_text_quote_n(s, len, q), at);
 	}
 	*ret = s;
 	*ret_len = len;
@@ -897,12 +352,12 @@ static int p_name(struct pctx *c, const struct field *f, json_object *v, void *d
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
-	char q[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF];
 
 	if (strlen(s) != len || !fatelf_pkg_name_valid(s))
 		return fail(c, -FATELF_E_PKG_NAME, -1,
 			    "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
-			    quote_n(s, len, q), PKG_NAME_MAX);
+			    fatelf_text_quote_n(s, len, q), PKG_NAME_MAX);
 	(void)f;
 	*(char **)dst = strdup(s);
 	return *(char **)dst ? 0 : -ENOMEM;
@@ -912,12 +367,12 @@ static int p_version(struct pctx *c, const struct field *f, json_object *v, void
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
-	char q[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF];
 
 	if (strlen(s) != len || !fatelf_pkg_version_valid(s))
 		return fail(c, -FATELF_E_PKG_VERSION, -1,
 			    "version '%s' is not a dpkg version ([epoch:]upstream[-revision])",
-			    quote_n(s, len, q));
+			    fatelf_text_quote_n(s, len, q));
 	(void)f;
 	*(char **)dst = strdup(s);
 	return *(char **)dst ? 0 : -ENOMEM;
@@ -959,17 +414,18 @@ static int p_mode(struct pctx *c, const struct field *f, json_object *v, void *d
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
 	uint32_t mode = 0;
-	char q[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF];
 
 	for (size_t i = 0; i < len; i++) {
 		if (len != 4 || s[i] < '0' || s[i] > '7')
 			return fail(c, -FATELF_E_MODE, -1,
-				    "mode '%s' is not 4 octal digits", quote_n(s, len, q));
+				    "mode '%s' is not 4 octal digits",
+				    fatelf_text_quote_n(s, len, q));
 		mode = mode * 8 + (uint32_t)(s[i] - '0');
 	}
 	if (len != 4)
 		return fail(c, -FATELF_E_MODE, -1, "mode '%s' is not 4 octal digits",
-			    quote_n(s, len, q));
+			    fatelf_text_quote_n(s, len, q));
 	(void)f;
 	*(uint32_t *)dst = mode;
 	return 0;
@@ -999,11 +455,11 @@ static int target_from_name(struct pctx *c, json_object *v, const char *what,
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
-	char q[QUOTE_BUF], canon[FATELF_TARGET_NAME_MAX];
+	char q[FATELF_TEXT_QUOTE_BUF], canon[FATELF_TARGET_NAME_MAX];
 	fatelf_pattern p;
 	fatelf_diag tmp;
 
-	quote_n(s, len, q);
+	fatelf_text_quote_n(s, len, q);
 	if (strlen(s) != len || len >= FATELF_TARGET_NAME_MAX)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "%s '%s' is not a target name", what, q);
 	/* The target module's message quotes the name raw: ours escapes it. */
@@ -1196,12 +652,6 @@ static const struct field symlink_fields[] = {
 };
 #undef EF
 
-static const char *const type_names[] = {
-	[FATELF_ENTRY_FILE] = "file",
-	[FATELF_ENTRY_DIR] = "dir",
-	[FATELF_ENTRY_SYMLINK] = "symlink",
-};
-
 /* A FatELF entry's records against its file: the table, each record
  * inside the file after the table, no overlap, no repeated target. */
 static int records_check(struct pctx *c, const fatelf_bundle_entry *e)
@@ -1250,7 +700,7 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 	json_object *v;
 	const char *s;
 	size_t len;
-	char q[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF];
 	int r;
 
 	c->at = AT_ENTRY_INDEX;
@@ -1265,7 +715,7 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 	len = (size_t)json_object_get_string_len(v);
 	if (strlen(s) != len)
 		return fail(c, -FATELF_E_PATH_INVALID, -1, "path '%s' holds a NUL byte",
-			    quote_n(s, len, q));
+			    fatelf_text_quote_n(s, len, q));
 	r = fatelf_path_check(s, c->lim, c->d);
 	if (r < 0)
 		return r;
@@ -1291,7 +741,8 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 		fields = symlink_fields, nfields = ARRAY_SIZE(symlink_fields);
 	} else {
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
-			    "type '%s' is not \"file\", \"dir\" or \"symlink\"", quote(s, q));
+			    "type '%s' is not \"file\", \"dir\" or \"symlink\"",
+			    fatelf_text_quote(s, q));
 	}
 	r = dispatch(c, obj, fields, nfields, e);
 	if (r < 0)
@@ -1414,7 +865,7 @@ static int entries_check(struct pctx *c)
 {
 	const fatelf_manifest *m = c->m;
 	_cleanup_free_ const fatelf_bundle_entry **sorted = NULL;
-	char q[QUOTE_BUF], q2[QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF], q2[FATELF_TEXT_QUOTE_BUF];
 
 	c->at = AT_TOP;
 	/* Duplicates first, so that a repeated path is named as such even
@@ -1428,12 +879,14 @@ static int entries_check(struct pctx *c)
 	for (size_t i = 1; i < m->nentries; i++)
 		if (strcmp(sorted[i - 1]->path, sorted[i]->path) == 0)
 			return fatelf_diag_set(c->d, -FATELF_E_PATH_DUPLICATE, -1,
-					       "entry '%s': listed twice", quote(sorted[i]->path, q));
+					       "entry '%s': listed twice",
+					       fatelf_text_quote(sorted[i]->path, q));
 	for (size_t i = 1; i < m->nentries; i++)
 		if (strcmp(m->entries[i - 1].path, m->entries[i].path) > 0)
 			return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_SCHEMA, -1,
 					       "entry '%s': comes after '%s' (entries are sorted by path, byte by byte)",
-					       quote(m->entries[i].path, q), quote(m->entries[i - 1].path, q2));
+					       fatelf_text_quote(m->entries[i].path, q),
+					       fatelf_text_quote(m->entries[i - 1].path, q2));
 
 	for (size_t i = 0; i < m->nentries; i++) {
 		const char *path = m->entries[i].path;
@@ -1447,15 +900,18 @@ static int entries_check(struct pctx *c)
 			if (p && p->type == FATELF_ENTRY_SYMLINK)
 				return fatelf_diag_set(c->d, -FATELF_E_PATH_SYMLINK, -1,
 						       "entry '%s': passes through symlink '%s' of the bundle",
-						       quote(path, q), quote(p->path, q2));
+						       fatelf_text_quote(path, q),
+						       fatelf_text_quote(p->path, q2));
 			if (!p)
 				return fatelf_diag_set(c->d, -FATELF_E_PATH_PARENT, -1,
 						       "entry '%s': parent '%s' is not listed as a dir",
-						       quote(path, q), quote_n(path, n, q2));
+						       fatelf_text_quote(path, q),
+						       fatelf_text_quote_n(path, n, q2));
 			if (p->type != FATELF_ENTRY_DIR)
 				return fatelf_diag_set(c->d, -FATELF_E_PATH_PARENT, -1,
 						       "entry '%s': parent '%s' is a file, not a dir",
-						       quote(path, q), quote(p->path, q2));
+						       fatelf_text_quote(path, q),
+						       fatelf_text_quote(p->path, q2));
 		}
 	}
 	return 0;
@@ -1483,7 +939,7 @@ static int targets_check(struct pctx *c)
 {
 	const fatelf_manifest *m = c->m;
 	_cleanup_free_ fatelf_target *u = NULL;
-	char name[FATELF_TARGET_NAME_MAX], q[QUOTE_BUF];
+	char name[FATELF_TARGET_NAME_MAX], q[FATELF_TEXT_QUOTE_BUF];
 	size_t nu, i, j;
 	int r;
 
@@ -1498,7 +954,7 @@ static int targets_check(struct pctx *c)
 					       name);
 		}
 	}
-	r = targets_union(m, &u, &nu);
+	r = fatelf_manifest_targets_union(m, &u, &nu);
 	if (r < 0)
 		return r;
 	for (i = 0, j = 0; i < m->ntargets || j < nu; ) {
@@ -1513,7 +969,7 @@ static int targets_check(struct pctx *c)
 			fatelf_target_format(&u[j], name);
 			return fatelf_diag_set(c->d, -FATELF_E_RECORDS, -1,
 					       "targets: does not list '%s', a target of entry '%s'", name,
-					       quote(entry_with_target(m, &u[j]), q));
+					       fatelf_text_quote(entry_with_target(m, &u[j]), q));
 		}
 		i++;
 		j++;
@@ -1540,7 +996,7 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 	_cleanup_(json_object_putp) json_object *root = NULL;
 	fatelf_bundle_limits def;
 	struct pctx c = { .d = d };
-	struct scan sc = { 0 };
+	fatelf_json_scan sc = { 0 };
 	json_object *v;
 	int r;
 
@@ -1553,14 +1009,14 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
 				       "the manifest is %zu bytes, the limit is %u", len,
 				       FATELF_MANIFEST_MAX);
-	r = json_prescan(json, len, &sc, d);
+	r = fatelf_json_prescan(json, len, &sc, d);
 	if (r < 0)
 		return r;
 	if (sc.entries > lim->max_entries)
 		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1, "%zu entries, the limit is %zu",
 				       sc.entries, lim->max_entries);
 
-	tok = json_tokener_new_ex(JSON_DEPTH);
+	tok = json_tokener_new_ex(FATELF_JSON_DEPTH);
 	if (!tok)
 		return -ENOMEM;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -1579,7 +1035,7 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 				       "byte %zu: data after the document", json_tokener_get_parse_end(tok));
 	/* json-c keeps the last of two equal keys, so a duplicate shows as
 	 * fewer keys in the tree than in the text. */
-	if (json_count_keys(root) != sc.keys)
+	if (fatelf_json_count_keys(root) != sc.keys)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
 				       "an object has the same key twice");
 	if (!json_object_is_type(root, json_type_object))
@@ -1614,276 +1070,5 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 			return -ENOMEM;
 		}
 	*ret = c.m;
-	return 0;
-}
-
-/* Serializer */
-
-struct jw {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-	unsigned depth;
-	bool first[8];
-};
-
-static void jw_raw(struct jw *w, const char *s, size_t n)
-{
-	if (w->oom)
-		return;
-	if (w->cap - w->len < n + 1) {
-		size_t cap = MAX(w->cap * 2, w->len + n + 4096);
-		char *b = realloc(w->buf, cap);
-
-		if (!b) {
-			w->oom = true;
-			return;
-		}
-		w->buf = b;
-		w->cap = cap;
-	}
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-	w->buf[w->len] = '\0';
-}
-
-static void jw_puts(struct jw *w, const char *s)
-{
-	jw_raw(w, s, strlen(s));
-}
-
-/* A JSON string. Control bytes are escaped so the output stays JSON even
- * for a model that parse would refuse; '/' and non-ASCII stay as they are. */
-static void jw_string(struct jw *w, const char *s)
-{
-	const char *run = s;
-
-	jw_raw(w, "\"", 1);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		char esc[8];
-
-		if (ch >= 0x20 && ch != '"' && ch != '\\' && ch != 0x7f)
-			continue;
-		jw_raw(w, run, (size_t)(s - run));
-		if (ch == '"' || ch == '\\')
-			snprintf(esc, sizeof(esc), "\\%c", ch);
-		else
-			snprintf(esc, sizeof(esc), "\\u%04x", ch);
-		jw_puts(w, esc);
-		run = s + 1;
-	}
-	jw_raw(w, run, (size_t)(s - run));
-	jw_raw(w, "\"", 1);
-}
-
-/* Before a member or an element: the comma, the newline, the indent. */
-static void jw_sep(struct jw *w)
-{
-	if (!w->first[w->depth])
-		jw_raw(w, ",", 1);
-	jw_raw(w, "\n", 1);
-	for (unsigned i = 0; i < w->depth; i++)
-		jw_raw(w, "  ", 2);
-	w->first[w->depth] = false;
-}
-
-static void jw_key(struct jw *w, const char *key)
-{
-	jw_sep(w);
-	jw_string(w, key);
-	jw_raw(w, ": ", 2);
-}
-
-static void jw_open(struct jw *w, const char *bracket)
-{
-	jw_puts(w, bracket);
-	w->depth++;
-	w->first[w->depth] = true;
-}
-
-static void jw_close(struct jw *w, const char *bracket)
-{
-	bool empty = w->first[w->depth];
-
-	w->depth--;
-	if (!empty) {
-		jw_raw(w, "\n", 1);
-		for (unsigned i = 0; i < w->depth; i++)
-			jw_raw(w, "  ", 2);
-	}
-	jw_puts(w, bracket);
-}
-
-static void jw_kv_string(struct jw *w, const char *key, const char *value)
-{
-	jw_key(w, key);
-	jw_string(w, value);
-}
-
-static void jw_kv_uint(struct jw *w, const char *key, unsigned long long value)
-{
-	char num[24];
-
-	snprintf(num, sizeof(num), "%llu", value);
-	jw_key(w, key);
-	jw_puts(w, num);
-}
-
-static void jw_kv_bool_true(struct jw *w, const char *key)
-{
-	jw_key(w, key);
-	jw_puts(w, "true");
-}
-
-static void jw_kv_sha256(struct jw *w, const char *key, const uint8_t sha[32])
-{
-	char hex[65];
-
-	sha256_to_hex(sha, hex);
-	jw_kv_string(w, key, hex);
-}
-
-static void jw_kv_target(struct jw *w, const char *key, const fatelf_target *t)
-{
-	char name[FATELF_TARGET_NAME_MAX];
-
-	fatelf_target_format(t, name);
-	jw_kv_string(w, key, name);
-}
-
-static void jw_record(struct jw *w, const fatelf_bundle_record *r)
-{
-	jw_sep(w);
-	jw_open(w, "{");
-	jw_kv_target(w, "target", &r->target);
-	jw_kv_uint(w, "machine", r->target.machine);
-	jw_kv_uint(w, "osabi", r->target.osabi);
-	jw_kv_uint(w, "osabi_version", r->target.osabi_version);
-	jw_kv_uint(w, "word_size", r->target.word_size == FATELF_CLASS32 ? 32 : 64);
-	jw_kv_string(w, "byte_order", r->target.byte_order == FATELF_DATA2MSB ? "be" : "le");
-	jw_kv_uint(w, "offset", r->offset);
-	jw_kv_uint(w, "size", r->size);
-	jw_kv_sha256(w, "sha256", r->sha256);
-	jw_close(w, "}");
-}
-
-static void jw_entry(struct jw *w, const fatelf_bundle_entry *e)
-{
-	char mode[8];
-
-	jw_sep(w);
-	jw_open(w, "{");
-	jw_kv_string(w, "path", e->path);
-	jw_kv_string(w, "type", type_names[e->type]);
-	if (e->type == FATELF_ENTRY_SYMLINK) {
-		jw_kv_string(w, "target", e->link_target ? e->link_target : "");
-		jw_close(w, "}");
-		return;
-	}
-	snprintf(mode, sizeof(mode), "%04o", e->mode & 07777);
-	jw_kv_string(w, "mode", mode);
-	if (e->setid)
-		jw_kv_bool_true(w, "setid");
-	if (e->type == FATELF_ENTRY_FILE) {
-		jw_kv_uint(w, "size", e->size);
-		jw_kv_sha256(w, "sha256", e->sha256);
-		if (e->config)
-			jw_kv_bool_true(w, "config");
-		if (e->kind == FATELF_KIND_ELF) {
-			jw_key(w, "elf");
-			jw_open(w, "{");
-			jw_kv_string(w, "kind", "elf");
-			jw_kv_target(w, "target", &e->target);
-			jw_close(w, "}");
-		} else if (e->kind == FATELF_KIND_FATELF) {
-			jw_key(w, "elf");
-			jw_open(w, "{");
-			jw_kv_string(w, "kind", "fatelf");
-			jw_kv_uint(w, "header_size", e->header_size);
-			jw_key(w, "records");
-			jw_open(w, "[");
-			for (unsigned i = 0; i < e->nrecords; i++)
-				jw_record(w, &e->records[i]);
-			jw_close(w, "]");
-			jw_close(w, "}");
-		}
-	}
-	jw_close(w, "}");
-}
-
-int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_len,
-			      fatelf_diag *d)
-{
-	const char *opt_keys[] = { "summary", "vendor", "license", "homepage" };
-	const char *opt[] = { m->summary, m->vendor, m->license, m->homepage };
-	_cleanup_free_ fatelf_target *targets = NULL;
-	struct jw w = { 0 };
-	size_t ntargets;
-	uint64_t total = 0;
-	char q[QUOTE_BUF];
-	int r;
-
-	if (!fatelf_pkg_name_valid(m->name))
-		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1,
-				       "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
-				       m->name ? quote(m->name, q) : "", PKG_NAME_MAX);
-	if (!fatelf_pkg_version_valid(m->version))
-		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
-				       "version '%s' is not a dpkg version ([epoch:]upstream[-revision])",
-				       m->version ? quote(m->version, q) : "");
-	for (size_t i = 0; i < m->nentries; i++) {
-		const fatelf_bundle_entry *e = &m->entries[i];
-
-		if (!e->path || e->type < FATELF_ENTRY_FILE || e->type > FATELF_ENTRY_SYMLINK)
-			return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
-					       "entry %zu has no path or an unknown type", i);
-		if (e->type == FATELF_ENTRY_FILE)
-			total += e->size;
-	}
-
-	if (m->nentries > 1)
-		qsort(m->entries, m->nentries, sizeof(*m->entries), entry_cmp);
-	r = targets_union(m, &targets, &ntargets);
-	if (r < 0)
-		return r;
-	free(m->targets);
-	m->targets = TAKE_PTR(targets);
-	m->ntargets = ntargets;
-	m->total_size = total;
-
-	jw_open(&w, "{");
-	jw_kv_uint(&w, "format", m->format ? m->format : FATELF_BUNDLE_FORMAT);
-	jw_key(&w, "package");
-	jw_open(&w, "{");
-	jw_kv_string(&w, "name", m->name);
-	jw_kv_string(&w, "version", m->version);
-	for (size_t i = 0; i < ARRAY_SIZE(opt); i++)
-		if (opt[i] && *opt[i])
-			jw_kv_string(&w, opt_keys[i], opt[i]);
-	jw_close(&w, "}");
-	jw_key(&w, "targets");
-	jw_open(&w, "[");
-	for (size_t i = 0; i < m->ntargets; i++) {
-		char name[FATELF_TARGET_NAME_MAX];
-
-		fatelf_target_format(&m->targets[i], name);
-		jw_sep(&w);
-		jw_string(&w, name);
-	}
-	jw_close(&w, "]");
-	jw_key(&w, "entries");
-	jw_open(&w, "[");
-	for (size_t i = 0; i < m->nentries; i++)
-		jw_entry(&w, &m->entries[i]);
-	jw_close(&w, "]");
-	jw_close(&w, "}");
-	jw_raw(&w, "\n", 1);
-	if (w.oom) {
-		free(w.buf);
-		return -ENOMEM;
-	}
-	*ret_json = w.buf;
-	*ret_len = w.len;
 	return 0;
 }

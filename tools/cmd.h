@@ -86,6 +86,11 @@ int cmd_option_error(const char *cmd, int c, char **argv);
  */
 int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
 		     const char **ret_out);
+/*
+ * The same for a subcommand that takes only -j/--json and --help:
+ * *ret_json tells whether --json was given.
+ */
+int cmd_parse_json(int argc, char **argv, const char *cmd, const char *usage, bool *ret_json);
 /* Prints a --help text and the exit status footer on stdout; returns 0. */
 int cmd_help(const char *usage);
 
@@ -114,6 +119,11 @@ const char *cmd_warning_name(int warning);
  */
 int cmd_open_validated(const char *path, fatelf_header *ret_hdr, fatelf_elfinfo *ret_info,
 		       struct cmd_warnings *w, uint64_t *ret_size, fatelf_diag *d);
+/* The same for a caller that needs only the header: 0 or a negative code. */
+int cmd_read_header(const char *path, fatelf_header *ret_hdr, fatelf_diag *d);
+/* 0 when some record of hdr matches the pattern target, else a negative
+ * code (FATELF_E_NO_MATCH when none does). */
+int cmd_header_match(const fatelf_header *hdr, const char *target, fatelf_diag *d);
 /* The index of the record this machine would run, or a negative code. */
 int cmd_host_record(const fatelf_header *hdr, fatelf_diag *d);
 /*

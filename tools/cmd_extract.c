@@ -25,16 +25,15 @@ int cmd_resolve_target(const char *in, const char *target, char buf[32], const c
 		       fatelf_diag *d)
 {
 	static fatelf_header hdr;
-	int fd, r;
+	int r;
 
 	if (strcmp(target, "host") != 0) {
 		*ret = target;
 		return 0;
 	}
-	fd = cmd_open_validated(in, &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
+	r = cmd_read_header(in, &hdr, d);
+	if (r < 0)
+		return r;
 	r = cmd_host_record(&hdr, d);
 	if (r < 0)
 		return r;

@@ -36,34 +36,29 @@ struct info_file {
 	struct cmd_warnings warnings;
 };
 
+/* A value's name, or prefix and its number when it has none. */
+static const char *name_or_number(const char *name, const char *prefix, unsigned v,
+				  char buf[16])
+{
+	if (name)
+		return name;
+	snprintf(buf, 16, "%s%u", prefix, v);
+	return buf;
+}
+
 static const char *machine_name(uint16_t machine, char buf[16])
 {
-	const char *n = fatelf_machine_name(machine);
-
-	if (n)
-		return n;
-	snprintf(buf, 16, "em%u", (unsigned)machine);
-	return buf;
+	return name_or_number(fatelf_machine_name(machine), "em", machine, buf);
 }
 
 static const char *osabi_name(uint8_t osabi, char buf[16])
 {
-	const char *n = fatelf_osabi_name(osabi);
-
-	if (n)
-		return n;
-	snprintf(buf, 16, "osabi%u", (unsigned)osabi);
-	return buf;
+	return name_or_number(fatelf_osabi_name(osabi), "osabi", osabi, buf);
 }
 
 static const char *elf_type(uint16_t type, char buf[16])
 {
-	const char *n = cmd_elf_type_name(type);
-
-	if (n)
-		return n;
-	snprintf(buf, 16, "%u", (unsigned)type);
-	return buf;
+	return name_or_number(cmd_elf_type_name(type), "", type, buf);
 }
 
 static unsigned word_bits(uint8_t word_size)
@@ -240,28 +235,14 @@ static int info_load(struct info_file *f, const char *path, fatelf_diag *d)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	static struct info_file f;
 	_cleanup_json_ struct json_object *array = NULL;
 	bool json = false, printed = false;
-	int c, ret = EXIT_OK;
+	int r, ret = EXIT_OK;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", options, NULL)) >= 0) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			return cmd_help(cmd_info_usage);
-		default:
-			return cmd_option_error("info", c, argv);
-		}
-	}
+	r = cmd_parse_json(argc, argv, "info", cmd_info_usage, &json);
+	if (r >= 0)
+		return r;
 	if (optind >= argc)
 		return cmd_usage_error("info", "no input files");
 
@@ -269,7 +250,6 @@ int cmd_info(int argc, char **argv)
 		array = json_object_new_array();
 	for (int i = optind; i < argc; i++) {
 		fatelf_diag d;
-		int r;
 
 		memset(&f, 0, sizeof(f));
 		r = info_load(&f, argv[i], &d);

@@ -27,7 +27,7 @@ int cmd_remove(int argc, char **argv)
 	const char *out = NULL, *in;
 	fatelf_keepset keep;
 	fatelf_diag d;
-	int fd, r;
+	int r;
 
 	r = cmd_parse_output(argc, argv, "remove", cmd_remove_usage, &out);
 	if (r >= 0)
@@ -36,10 +36,9 @@ int cmd_remove(int argc, char **argv)
 		return cmd_usage_error("remove", "expected FILE and at least one TARGET");
 	in = argv[optind];
 
-	fd = cmd_open_validated(in, &hdr, NULL, NULL, NULL, &d);
-	if (fd < 0)
-		return cmd_report(in, &d, fd);
-	close(fd);
+	r = cmd_read_header(in, &hdr, &d);
+	if (r < 0)
+		return cmd_report(in, &d, r);
 
 	/* Keep every record, then drop the one each target names. */
 	fatelf_keep_clear(&keep);

@@ -54,16 +54,15 @@ static int replace_check(const char *in, char **newelfs, int n, fatelf_diag *d)
 {
 	static fatelf_header hdr;
 	bool used[FATELF_MAX_RECORDS] = { false };
-	int fd;
+	int r;
 
-	fd = cmd_open_validated(in, &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
+	r = cmd_read_header(in, &hdr, d);
+	if (r < 0)
+		return r;
 	for (int i = 0; i < n; i++) {
 		fatelf_target t;
 		char name[FATELF_TARGET_NAME_MAX];
-		int found = -1, r;
+		int found = -1;
 
 		fatelf_diag_clear(d);
 		r = elf_target(newelfs[i], &t, d);

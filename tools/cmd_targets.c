@@ -152,28 +152,14 @@ static struct json_object *targets_json(const fatelf_target *v, unsigned n)
 
 int cmd_targets(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	fatelf_host host;
 	struct binfmt bf;
 	bool json = false;
-	int c, r;
+	int r;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", options, NULL)) >= 0) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			return cmd_help(cmd_targets_usage);
-		default:
-			return cmd_option_error("targets", c, argv);
-		}
-	}
+	r = cmd_parse_json(argc, argv, "targets", cmd_targets_usage, &json);
+	if (r >= 0)
+		return r;
 	if (optind < argc)
 		return cmd_usage_error("targets", "unexpected argument '%s'", argv[optind]);
 

@@ -38,12 +38,11 @@ static int thin_keepset(const char *in, char **targets, int ntargets, bool compa
 {
 	static fatelf_header hdr;
 	fatelf_host host;
-	int fd, r;
+	int r;
 
-	fd = cmd_open_validated(in, &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
+	r = cmd_read_header(in, &hdr, d);
+	if (r < 0)
+		return r;
 	fatelf_diag_clear(d);
 	if (ntargets > 0)
 		return fatelf_keep_from_names(&hdr, (const char *const *)targets, (size_t)ntargets,

@@ -24,25 +24,17 @@ const char cmd_verify_usage[] =
 static int verify_file(const char *path, const char *target, fatelf_diag *d)
 {
 	static fatelf_header hdr;
-	fatelf_pattern p;
-	int fd, r;
+	int r;
 
-	fd = cmd_open_validated(path, &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
+	r = cmd_read_header(path, &hdr, d);
+	if (r < 0)
+		return r;
 	fatelf_diag_clear(d);
 	if (strcmp(target, "host") == 0) {
 		r = cmd_host_record(&hdr, d);
 		return r < 0 ? r : 0;
 	}
-	r = fatelf_pattern_parse(target, &p, d);
-	if (r < 0)
-		return r;
-	for (unsigned i = 0; i < hdr.nrecords; i++)
-		if (fatelf_pattern_match(&p, &hdr.records[i].target, (int)i))
-			return 0;
-	return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1, "no record matches %s", target);
+	return cmd_header_match(&hdr, target, d);
 }
 
 int cmd_verify(int argc, char **argv)

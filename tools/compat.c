@@ -63,48 +63,34 @@ static int compat_split(char **args, int n, fatelf_diag *d, const char **ret_fil
 static int compat_validate(char **args, int n, fatelf_diag *d, const char **ret_file)
 {
 	static fatelf_header hdr;
-	int fd;
 
 	*ret_file = args[0];
-	fd = cmd_open_validated(args[0], &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
-	return 0;
+	return cmd_read_header(args[0], &hdr, d);
 }
 
 static int compat_verify(char **args, int n, fatelf_diag *d, const char **ret_file)
 {
 	static fatelf_header hdr;
-	fatelf_pattern p;
-	int fd, r;
+	int r;
 
 	*ret_file = args[0];
-	fd = cmd_open_validated(args[0], &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
-	fatelf_diag_clear(d);
-	r = fatelf_pattern_parse(args[1], &p, d);
+	r = cmd_read_header(args[0], &hdr, d);
 	if (r < 0)
 		return r;
-	for (unsigned i = 0; i < hdr.nrecords; i++)
-		if (fatelf_pattern_match(&p, &hdr.records[i].target, (int)i))
-			return 0;
-	return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1, "no record matches %s", args[1]);
+	fatelf_diag_clear(d);
+	return cmd_header_match(&hdr, args[1], d);
 }
 
 /* The historical report: a few lines per record, sizes in decimal. */
 static int compat_info(char **args, int n, fatelf_diag *d, const char **ret_file)
 {
 	static fatelf_header hdr;
-	int fd;
+	int r;
 
 	*ret_file = args[0];
-	fd = cmd_open_validated(args[0], &hdr, NULL, NULL, NULL, d);
-	if (fd < 0)
-		return fd;
-	close(fd);
+	r = cmd_read_header(args[0], &hdr, d);
+	if (r < 0)
+		return r;
 	printf("%s: FatELF format version %u\n", args[0], (unsigned)hdr.version);
 	printf("%u records.\n", (unsigned)hdr.nrecords);
 	for (unsigned i = 0; i < hdr.nrecords; i++) {

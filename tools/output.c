@@ -5,6 +5,7 @@
  * human and JSON output that several commands print the same way. Keeping
  * them here is what makes every subcommand report errors identically.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -70,13 +71,16 @@ int cmd_option_error(const char *cmd, int c, char **argv)
 {
 	extern int optind, optopt;
 	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+	/* A long-only option's optopt is its value (0x100 and up), not a
+	 * letter: name it as typed instead. */
+	bool letter = optopt > 0 && optopt < 0x80 && isgraph(optopt);
 
 	if (c == ':') {
-		if (optopt)
+		if (letter)
 			return cmd_usage_error(cmd, "option '-%c' needs an argument", optopt);
 		return cmd_usage_error(cmd, "option '%s' needs an argument", arg);
 	}
-	if (optopt)
+	if (letter)
 		return cmd_usage_error(cmd, "unknown option '-%c'", optopt);
 	return cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
@@ -107,6 +111,32 @@ int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
 	if (!out)
 		return cmd_usage_error(cmd, "missing -o OUT");
 	*ret_out = out;
+	return -1;
+}
+
+int cmd_parse_json(int argc, char **argv, const char *cmd, const char *usage, bool *ret_json)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	bool json = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jh", options, NULL)) >= 0) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			return cmd_help(usage);
+		default:
+			return cmd_option_error(cmd, c, argv);
+		}
+	}
+	*ret_json = json;
 	return -1;
 }
 
@@ -186,6 +216,30 @@ int cmd_open_validated(const char *path, fatelf_header *ret_hdr, fatelf_elfinfo 
 		*ret_size = (uint64_t)st.st_size;
 	}
 	return fd;
+}
+
+int cmd_read_header(const char *path, fatelf_header *ret_hdr, fatelf_diag *d)
+{
+	int fd = cmd_open_validated(path, ret_hdr, NULL, NULL, NULL, d);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int cmd_header_match(const fatelf_header *hdr, const char *target, fatelf_diag *d)
+{
+	fatelf_pattern p;
+	int r;
+
+	r = fatelf_pattern_parse(target, &p, d);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < hdr->nrecords; i++)
+		if (fatelf_pattern_match(&p, &hdr->records[i].target, (int)i))
+			return 0;
+	return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1, "no record matches %s", target);
 }
 
 int cmd_host_record(const fatelf_header *hdr, fatelf_diag *d)

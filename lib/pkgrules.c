@@ -1,0 +1,232 @@
+/*
+ * The package and path rules of a bundle: dpkg's package names and
+ * versions (validity and dpkg's ordering), the rules a path in a manifest
+ * must keep to be created safely beneath a root, and the default limits
+ * those rules are checked against. The manifest parser and serializer
+ * enforce them; the bundle writer checks paths with them too.
+ */
+#include <string.h>
+
+#include "bundle.h"
+#include "manifest_private.h"
+#include "text.h"
+
+/* A path component longer than this cannot be created (NAME_MAX). */
+#define COMPONENT_MAX 255
+
+void fatelf_bundle_limits_default(fatelf_bundle_limits *ret)
+{
+	ret->max_path = 4095;
+	ret->max_entries = 200000;
+	ret->max_total = 64ull << 30;
+}
+
+/* Package rules */
+
+bool fatelf_pkg_name_valid(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return false;
+	len = strlen(name);
+	/* Debian policy: at least two characters, starting alphanumeric. */
+	if (len < 2 || len > PKG_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if ((c >= 'a' && c <= 'z') || fatelf_text_is_digit(c))
+			continue;
+		if (i > 0 && (c == '+' || c == '.' || c == '-'))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* A version cut into its parts; the parts are not NUL-terminated. */
+struct pkgver {
+	unsigned long long epoch;
+	bool has_epoch, epoch_ok;
+	const char *up, *up_end;
+	const char *rev, *rev_end;      /* empty when there is no revision */
+	bool has_rev;
+};
+
+/* dpkg's split: the epoch ends at the first ':', the revision starts
+ * after the last '-'. */
+static void pkgver_split(const char *v, struct pkgver *ret)
+{
+	const char *colon = strchr(v, ':'), *hyphen;
+
+	*ret = (struct pkgver) { .epoch_ok = true };
+	ret->up = v;
+	if (colon) {
+		ret->has_epoch = true;
+		ret->epoch_ok = colon > v;
+		for (const char *p = v; p < colon; p++) {
+			if (!fatelf_text_is_digit(*p) || ret->epoch > 0x7fffffff) {
+				ret->epoch_ok = false;
+				break;
+			}
+			ret->epoch = ret->epoch * 10 + (unsigned)(*p - '0');
+		}
+		/* dpkg keeps epochs in an int. */
+		if (ret->epoch > 0x7fffffff)
+			ret->epoch_ok = false;
+		ret->up = colon + 1;
+	}
+	hyphen = strrchr(ret->up, '-');
+	ret->up_end = hyphen ? hyphen : ret->up + strlen(ret->up);
+	ret->has_rev = hyphen != NULL;
+	ret->rev = hyphen ? hyphen + 1 : ret->up_end;
+	ret->rev_end = ret->rev + strlen(ret->rev);
+}
+
+bool fatelf_pkg_version_valid(const char *version)
+{
+	struct pkgver v;
+
+	if (!version || !*version || strlen(version) > PKG_VERSION_MAX)
+		return false;
+	pkgver_split(version, &v);
+	if (!v.epoch_ok)
+		return false;
+	if (v.up == v.up_end || !fatelf_text_is_digit(*v.up))
+		return false;
+	/* ':' can only be here after an epoch and '-' only before a
+	 * revision, which the split already guarantees. */
+	for (const char *p = v.up; p < v.up_end; p++)
+		if (!fatelf_text_is_digit(*p) && !fatelf_text_is_alpha(*p) && !strchr(".+~-:", *p))
+			return false;
+	if (v.has_rev && v.rev == v.rev_end)
+		return false;
+	for (const char *p = v.rev; p < v.rev_end; p++)
+		if (!fatelf_text_is_digit(*p) && !fatelf_text_is_alpha(*p) && !strchr(".+~", *p))
+			return false;
+	return true;
+}
+
+/* Weight of a character in a non-digit run: '~' before the end of the
+ * run, the end before letters, letters before everything else. */
+static int ver_weight(const char *p, const char *end)
+{
+	if (p == end || fatelf_text_is_digit(*p))
+		return 0;
+	if (fatelf_text_is_alpha(*p))
+		return (unsigned char)*p;
+	if (*p == '~')
+		return -1;
+	return (unsigned char)*p + 256;
+}
+
+/* dpkg's comparison of one part: non-digit runs by weight, then digit
+ * runs by value, alternately. */
+static int ver_part_cmp(const char *a, const char *ae, const char *b, const char *be)
+{
+	while (a < ae || b < be) {
+		int diff = 0;
+
+		while ((a < ae && !fatelf_text_is_digit(*a)) ||
+		       (b < be && !fatelf_text_is_digit(*b))) {
+			int wa = ver_weight(a, ae), wb = ver_weight(b, be);
+
+			if (wa != wb)
+				return wa < wb ? -1 : 1;
+			/* Equal weights here are both non-zero: both are
+			 * non-digits, so both move on. */
+			a++;
+			b++;
+		}
+		while (a < ae && *a == '0')
+			a++;
+		while (b < be && *b == '0')
+			b++;
+		while (a < ae && b < be && fatelf_text_is_digit(*a) && fatelf_text_is_digit(*b)) {
+			if (!diff)
+				diff = *a - *b;
+			a++;
+			b++;
+		}
+		if (a < ae && fatelf_text_is_digit(*a))
+			return 1;
+		if (b < be && fatelf_text_is_digit(*b))
+			return -1;
+		if (diff)
+			return diff < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+int fatelf_pkg_version_compare(const char *a, const char *b)
+{
+	struct pkgver va, vb;
+	int r;
+
+	pkgver_split(a, &va);
+	pkgver_split(b, &vb);
+	if (va.epoch != vb.epoch)
+		return va.epoch < vb.epoch ? -1 : 1;
+	r = ver_part_cmp(va.up, va.up_end, vb.up, vb.up_end);
+	if (r)
+		return r;
+	return ver_part_cmp(va.rev, va.rev_end, vb.rev, vb.rev_end);
+}
+
+/* Path rules */
+
+int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d)
+{
+	fatelf_bundle_limits def;
+	char q[FATELF_TEXT_QUOTE_BUF];
+	size_t len, at;
+	const char *c;
+
+	if (!lim) {
+		fatelf_bundle_limits_default(&def);
+		lim = &def;
+	}
+	if (!path || !*path)
+		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1, "path is empty");
+	len = strlen(path);
+	fatelf_text_quote(path, q);
+	if (path[0] == '/')
+		return fatelf_diag_set(d, -FATELF_E_PATH_ABSOLUTE, -1,
+				       "path '%s' is absolute (paths are relative to the root)", q);
+	if (len > lim->max_path)
+		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+				       "path '%s' is %zu bytes long, the limit is %zu", q, len,
+				       lim->max_path);
+	switch (fatelf_text_check(path, len, &at)) {
+	case FATELF_TEXT_CONTROL:
+		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+				       "path '%s' holds a control character at byte %zu", q, at);
+	case FATELF_TEXT_UTF8:
+		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+				       "path '%s' is not valid UTF-8 (byte %zu)", q, at);
+	}
+	for (c = path;; ) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+
+		if (n == 0)
+			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+					       slash ? "path '%s' has an empty component ('//')"
+						     : "path '%s' ends with '/'", q);
+		if (n == 1 && c[0] == '.')
+			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+					       "path '%s' has a '.' component", q);
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return fatelf_diag_set(d, -FATELF_E_PATH_DOTDOT, -1,
+					       "path '%s' has a '..' component", q);
+		if (n > COMPONENT_MAX)
+			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+					       "path '%s' has a component of %zu bytes, the limit is %d",
+					       q, n, COMPONENT_MAX);
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+	return 0;
+}

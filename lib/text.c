@@ -1,0 +1,114 @@
+/*
+ * Untrusted text: a UTF-8 decoder that takes only well-formed sequences,
+ * the control-character rule shared by the manifest's texts and paths,
+ * and the quoting that lets a message show a hostile name without
+ * handing a terminal an escape sequence. Names in a bundle come from
+ * whoever made it, so every message that shows one goes through here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "text.h"
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 when it
+ * is not one (overlong forms, surrogates and values past U+10FFFF are not). */
+size_t fatelf_text_utf8_decode(const uint8_t *s, size_t n, uint32_t *ret_cp)
+{
+	uint32_t cp, min;
+	size_t k;
+
+	if (s[0] < 0x80) {
+		*ret_cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		k = 2, cp = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		k = 3, cp = s[0] & 0x0f, min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		k = 4, cp = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret_cp = cp;
+	return k;
+}
+
+/* C0, DEL and C1: nothing a terminal or a log should receive raw. */
+bool fatelf_text_is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+/* Classifies s (a FATELF_TEXT_* value); *ret_at is the offset of the
+ * first bad byte. */
+int fatelf_text_check(const char *s, size_t len, size_t *ret_at)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < len) {
+		k = fatelf_text_utf8_decode(u + i, len - i, &cp);
+		if (k == 0) {
+			*ret_at = i;
+			return FATELF_TEXT_UTF8;
+		}
+		if (fatelf_text_is_control(cp)) {
+			*ret_at = i;
+			return FATELF_TEXT_CONTROL;
+		}
+		i += k;
+	}
+	return FATELF_TEXT_OK;
+}
+
+/*
+ * s as a message may show it: printable UTF-8 as is, every other byte
+ * and the backslash as \xNN, cut with "..." past FATELF_TEXT_QUOTE_MAX
+ * bytes. A name from a hostile manifest or archive never reaches a
+ * terminal raw.
+ */
+const char *fatelf_text_quote_n(const char *s, size_t len, char buf[FATELF_TEXT_QUOTE_BUF])
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t i = 0, o = 0, k;
+	uint32_t cp;
+
+	while (i < len) {
+		k = fatelf_text_utf8_decode(u + i, len - i, &cp);
+		if (k == 0 || fatelf_text_is_control(cp) || cp == '\\') {
+			if (o + 4 > FATELF_TEXT_QUOTE_MAX)
+				break;
+			snprintf(buf + o, FATELF_TEXT_QUOTE_BUF - o, "\\x%02x", u[i]);
+			o += 4;
+			i++;
+			continue;
+		}
+		if (o + k > FATELF_TEXT_QUOTE_MAX)
+			break;
+		memcpy(buf + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	if (i < len) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF])
+{
+	return fatelf_text_quote_n(s, strlen(s), buf);
+}

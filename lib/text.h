@@ -1,0 +1,58 @@
+/*
+ * Untrusted text (private to libfatelf): UTF-8 decoding, the control
+ * characters a terminal or a log must never receive raw, and the quoting
+ * of a hostile name (a manifest path, an archive member name) so that a
+ * message can show it. ASCII classes are here too, without the locale,
+ * because every rule that uses them is about bytes.
+ */
+#ifndef FATELF_TEXT_H
+#define FATELF_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes of quoted text in a message, so that a message has room for the
+ * rule (fatelf_diag.msg is 512 bytes). A quote buffer also holds "..."
+ * and the NUL. */
+#define FATELF_TEXT_QUOTE_MAX 160
+#define FATELF_TEXT_QUOTE_BUF (FATELF_TEXT_QUOTE_MAX + 8)
+
+/* What fatelf_text_check finds. */
+enum {
+	FATELF_TEXT_OK,
+	FATELF_TEXT_CONTROL,    /* a C0, DEL or C1 control character */
+	FATELF_TEXT_UTF8,       /* a byte that is not well-formed UTF-8 */
+};
+
+/* ASCII classes */
+static inline bool fatelf_text_is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline bool fatelf_text_is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The value of a lower-case hex digit, -1 for anything else. */
+static inline int fatelf_text_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* UTF-8 and control characters */
+size_t fatelf_text_utf8_decode(const uint8_t *s, size_t n, uint32_t *ret_cp);
+bool fatelf_text_is_control(uint32_t cp);
+int fatelf_text_check(const char *s, size_t len, size_t *ret_at);
+
+/* Quoting for messages; both return buf. */
+const char *fatelf_text_quote_n(const char *s, size_t len, char buf[FATELF_TEXT_QUOTE_BUF]);
+const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF]);
+
+#endif

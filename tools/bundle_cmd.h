@@ -1,0 +1,42 @@
+/*
+ * The fatelf bundle verbs' shared interface: the handler of each verb (one
+ * cmd_bundle_VERB.c file each, dispatched by the table in cmd_bundle.c)
+ * and the few helpers more than one verb uses (bundle_common.c): opening
+ * a bundle and the --key options that name trusted public keys.
+ */
+#ifndef FATELF_TOOL_BUNDLE_CMD_H
+#define FATELF_TOOL_BUNDLE_CMD_H
+
+#include <stddef.h>
+
+#include "bundle.h"
+#include "cmd.h"
+
+/* Verbs: argv[0] is the verb's name. Each returns an exit status. */
+int cmd_bundle_create(int argc, char **argv);
+int cmd_bundle_inspect(int argc, char **argv);
+int cmd_bundle_verify(int argc, char **argv);
+int cmd_bundle_extract(int argc, char **argv);
+
+/* Opens a bundle read-only; a negative code with d filled on failure. */
+int bundle_open(const char *path, fatelf_diag *d);
+
+/* Trusted public keys, one per --key option */
+#define BUNDLE_MAX_KEYS 16
+
+struct bundle_keys {
+	fatelf_ms_pubkey v[BUNDLE_MAX_KEYS];
+	size_t n;
+};
+
+/*
+ * Adds the key arg names (a minisign .pub file or an RW... string).
+ * Returns -1 to go on, or the exit status to return at once, as
+ * cmd_parse_output does.
+ */
+int bundle_keys_add(struct bundle_keys *k, const char *arg);
+/* Read options that trust k's keys and, when there are any, require a
+ * signature by one of them. k must outlive the options. */
+fatelf_bundle_read_opts bundle_keys_read_opts(const struct bundle_keys *k);
+
+#endif

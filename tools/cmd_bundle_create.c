@@ -1,0 +1,309 @@
+/*
+ * fatelf bundle create: packs a staging tree into a reproducible bundle
+ * (doc/fatbundle.md), written atomically and optionally signed with a
+ * minisign secret key, whose password comes from a file or the terminal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "bundle_cmd.h"
+#include "macro.h"
+
+#define SECKEY_MAX (64u << 10)
+
+/* Reads a small whole file (a key, a password) into a NUL-terminated buffer. */
+static int read_small_file(const char *path, size_t max, char **ret, size_t *ret_len,
+			   fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		return fatelf_diag_set(d, r, -1, "cannot open: %s", fatelf_strerror(r));
+	}
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			return fatelf_diag_set(d, r, -1, "cannot read: %s", fatelf_strerror(r));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == max) {
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "larger than %zu bytes", max);
+		}
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+/* The password of an encrypted key: a file's first line, or the terminal. */
+static int read_password(const char *file, char **ret, fatelf_diag *d)
+{
+	char *buf = NULL;
+	size_t len;
+	int r;
+
+	if (file) {
+		r = read_small_file(file, 4096, &buf, &len, d);
+		if (r < 0)
+			return r;
+		buf[strcspn(buf, "\r\n")] = '\0';
+		*ret = buf;
+		return 0;
+	}
+
+	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	struct termios old, noecho;
+	char line[1024];
+	size_t n = 0;
+
+	if (tty < 0)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
+				       "the secret key is encrypted: give --password-file (no terminal to ask on)");
+	if (tcgetattr(tty, &old) < 0)
+		return fatelf_diag_set(d, -errno, -1, "cannot read the terminal's settings");
+	noecho = old;
+	noecho.c_lflag &= ~(tcflag_t)ECHO;
+	noecho.c_lflag |= ECHONL;
+	(void)!write(tty, "Password: ", 10);
+	if (tcsetattr(tty, TCSAFLUSH, &noecho) < 0)
+		return fatelf_diag_set(d, -errno, -1, "cannot turn off the terminal's echo");
+	for (;;) {
+		char c;
+		ssize_t k = read(tty, &c, 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || c == '\n' || c == '\r')
+			break;
+		if (n + 1 < sizeof(line))
+			line[n++] = c;
+	}
+	line[n] = '\0';
+	tcsetattr(tty, TCSAFLUSH, &old);
+	buf = strdup(line);
+	explicit_bzero(line, sizeof(line));
+	if (!buf)
+		return -ENOMEM;
+	*ret = buf;
+	return 0;
+}
+
+static int load_seckey(const char *path, const char *password_file, fatelf_ms_seckey *ret,
+		       fatelf_diag *d)
+{
+	_cleanup_free_ char *text = NULL, *password = NULL;
+	size_t len;
+	int r;
+
+	r = read_small_file(path, SECKEY_MAX, &text, &len, d);
+	if (r < 0)
+		return r;
+	if (fatelf_ms_seckey_encrypted(text, len)) {
+		r = read_password(password_file, &password, d);
+		if (r < 0)
+			return r;
+	}
+	r = fatelf_ms_seckey_parse(text, len, password, ret, d);
+	if (password)
+		explicit_bzero(password, strlen(password));
+	if (r < 0 && !d->subject[0])
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+	return r;
+}
+
+static int parse_compression(const char *s, int *ret)
+{
+	static const struct { const char *name; int v; } names[] = {
+		{ "zstd", FATELF_COMPRESS_ZSTD },
+		{ "none", FATELF_COMPRESS_NONE },
+		{ "gzip", FATELF_COMPRESS_GZIP },
+		{ "xz", FATELF_COMPRESS_XZ },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(s, names[i].name) == 0) {
+			*ret = names[i].v;
+			return 0;
+		}
+	return -1;
+}
+
+/* SOURCE_DATE_EPOCH: a decimal count of seconds, else 0. */
+static int source_date_epoch(int64_t *ret)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	long long v;
+
+	*ret = 0;
+	if (!s)
+		return 0;
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	for (const char *p = s; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+enum {
+	OPT_NAME = 0x100, OPT_VERSION, OPT_SUMMARY, OPT_VENDOR, OPT_LICENSE, OPT_HOMEPAGE,
+	OPT_COMPRESSION, OPT_CONFIG, OPT_ALLOW_SETID, OPT_SIGN, OPT_PASSWORD_FILE,
+	OPT_TRUSTED_COMMENT,
+};
+
+int cmd_bundle_create(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "version", required_argument, NULL, OPT_VERSION },
+		{ "summary", required_argument, NULL, OPT_SUMMARY },
+		{ "vendor", required_argument, NULL, OPT_VENDOR },
+		{ "license", required_argument, NULL, OPT_LICENSE },
+		{ "homepage", required_argument, NULL, OPT_HOMEPAGE },
+		{ "compression", required_argument, NULL, OPT_COMPRESSION },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "allow-setid", no_argument, NULL, OPT_ALLOW_SETID },
+		{ "sign", required_argument, NULL, OPT_SIGN },
+		{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
+		{ "trusted-comment", required_argument, NULL, OPT_TRUSTED_COMMENT },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	fatelf_bundle_create_opts o = { 0 };
+	_cleanup_free_ const char **globs = NULL;
+	const char *out = NULL, *sign = NULL, *password_file = NULL;
+	fatelf_ms_seckey sk;
+	fatelf_atomic a = { .fd = -1, .dirfd = -1 };
+	fatelf_diag d;
+	struct stat st;
+	char size[32];
+	int c, r;
+
+	globs = calloc((size_t)argc + 1, sizeof(*globs));
+	if (!globs)
+		return cmd_report(NULL, NULL, -ENOMEM);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_NAME:
+			o.name = optarg;
+			break;
+		case OPT_VERSION:
+			o.version = optarg;
+			break;
+		case OPT_SUMMARY:
+			o.summary = optarg;
+			break;
+		case OPT_VENDOR:
+			o.vendor = optarg;
+			break;
+		case OPT_LICENSE:
+			o.license = optarg;
+			break;
+		case OPT_HOMEPAGE:
+			o.homepage = optarg;
+			break;
+		case OPT_COMPRESSION:
+			if (parse_compression(optarg, &o.compression) < 0)
+				return cmd_usage_error("bundle create",
+						       "unknown compression '%s' (none, gzip, xz, zstd)", optarg);
+			break;
+		case OPT_CONFIG:
+			globs[o.nconfig_globs++] = optarg;
+			break;
+		case OPT_ALLOW_SETID:
+			o.allow_setid = true;
+			break;
+		case OPT_SIGN:
+			sign = optarg;
+			break;
+		case OPT_PASSWORD_FILE:
+			password_file = optarg;
+			break;
+		case OPT_TRUSTED_COMMENT:
+			o.trusted_comment = optarg;
+			break;
+		case 'h':
+			return cmd_help(cmd_bundle_usage);
+		default:
+			return cmd_option_error("bundle create", c, argv);
+		}
+	}
+	if (!out)
+		return cmd_usage_error("bundle create", "missing -o OUT");
+	if (!o.name || !o.version)
+		return cmd_usage_error("bundle create", "--name and --version are required");
+	if (argc - optind != 1)
+		return cmd_usage_error("bundle create", "expected one TREE");
+	if (!sign && (password_file || o.trusted_comment))
+		return cmd_usage_error("bundle create",
+				       "--password-file and --trusted-comment need --sign");
+	if (source_date_epoch(&o.mtime) < 0)
+		return cmd_usage_error("bundle create",
+				       "SOURCE_DATE_EPOCH must be a decimal number of seconds");
+	if (o.nconfig_globs > 0)
+		o.config_globs = globs;
+
+	fatelf_diag_clear(&d);
+	if (sign) {
+		r = load_seckey(sign, password_file, &sk, &d);
+		if (r < 0)
+			return cmd_report(sign, &d, r);
+		o.sign_key = &sk;
+	}
+
+	r = fatelf_atomic_open(&a, out, 0644, &d);
+	if (r < 0)
+		return cmd_report(out, &d, r);
+	r = fatelf_bundle_create(argv[optind], a.fd, &o, &d);
+	explicit_bzero(&sk, sizeof(sk));
+	if (r < 0) {
+		fatelf_atomic_abort(&a);
+		return cmd_report(argv[optind], &d, r);
+	}
+	r = fatelf_atomic_commit(&a, &d);
+	if (r < 0) {
+		fatelf_atomic_abort(&a);
+		return cmd_report(out, &d, r);
+	}
+	if (stat(out, &st) == 0)
+		printf("%s: %s %s, %" PRIu64 " bytes (%s)%s\n", out, o.name, o.version,
+		       (uint64_t)st.st_size, cmd_format_size((uint64_t)st.st_size, size),
+		       sign ? ", signed" : "");
+	return EXIT_OK;
+}
+
