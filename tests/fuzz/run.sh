@@ -7,7 +7,8 @@
 # (default 60). fuzz_validate and fuzz_stream are seeded with the malformed
 # corpus and its valid edge cases from mkcorpus; fuzz_bundle with the
 # hostile bundles from mkhostile and valid bundles in each compression;
-# fuzz_manifest with the manifests of those bundles. The bundle targets
+# fuzz_manifest with the manifests of those bundles; fuzz_varlink with
+# NUL-separated Varlink calls and replies. The bundle targets
 # also link json-c, libarchive and libcrypto. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
 # sanitizer or failed to build. Work files go to $FUZZ_WORKDIR (default
@@ -19,7 +20,7 @@ seconds=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORKDIR:-$top/build-fuzz}
 CLANG=${CLANG:-clang}
-TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle"
+TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink"
 
 command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
 rm -rf "$work"
@@ -107,6 +108,13 @@ if command -v bsdtar >/dev/null; then
 fi
 echo "# $(ls "$work/seeds-bundle" | wc -l) bundle seeds, $(ls "$work/seeds-manifest" | wc -l) manifest seeds"
 
+# Seeds for fuzz_varlink: byte streams of NUL-terminated messages (the
+# first byte picks the chunk sizes the framer is fed in).
+mkdir -p "$work/seeds-varlink"
+printf '\001{"method":"io.fatelf.Manager.Install","parameters":{"name":"a","force":true,"level":-5,"size":18446744073709551615,"targets":["x86_64","aarch64"],"extra":{"k":[1,2]}},"more":true}\000{"method":"org.varlink.service.GetInfo","oneway":true}\000' >"$work/seeds-varlink/calls"
+printf '\007{"parameters":{"name":"b"},"continues":true}\000{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"name"}}\000{"parameters":{}}\000' >"$work/seeds-varlink/replies"
+printf '\077{"method":"a.b.C","parameters":{"name":"x","colour":1}}\000{"method":"a.b.C","parameters":{"level":6}}\000{"method":"a.b.C"' >"$work/seeds-varlink/refused"
+
 n=0
 failed=0
 for t in $TARGETS; do
@@ -120,6 +128,14 @@ for t in $TARGETS; do
 		seeds=seeds-bundle ;;
 	fuzz_manifest)
 		seeds=seeds-manifest ;;
+	fuzz_varlink)
+		# lib/varlink.c sits in Makefile.am's "+=" block, which
+		# am_sources does not read; add it unless it is listed already.
+		case " ${lib_sources[*]} " in
+		*" lib/varlink.c "*) ;;
+		*) extra=(lib/varlink.c) ;;
+		esac
+		seeds=seeds-varlink ;;
 	esac
 	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
 		"tests/fuzz/$t.c" "${extra[@]}" "${lib_sources[@]}" "${LIBS[@]}"); then
