@@ -26,45 +26,7 @@ work=$(mktemp -d "${BENCH_DIR:-$builddir}/bench-bundle.XXXXXX") || exit 3
 [ -n "${BENCH_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 3
 
-# ns CMD...: runs CMD once, prints its wall time in nanoseconds.
-ns() {
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
-	t1=$(date +%s%N)
-	echo $((t1 - t0))
-}
-
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
-}
-
-# compare LABEL TARGET SETUP "A CMD" "B CMD": A is fatelf, B the baseline.
-rows=()
-failures=0
-compare() {
-	local label=$1 target=$2 setup=$3 a=$4 b=$5 i ta=() tb=() ma mb ratio verdict
-
-	eval "$setup"; ns eval "$a" >/dev/null
-	eval "$setup"; ns eval "$b" >/dev/null
-	for ((i = 0; i < RUNS; i++)); do
-		eval "$setup"; ta+=("$(ns eval "$a")")
-		eval "$setup"; tb+=("$(ns eval "$b")")
-	done
-	ma=$(printf '%s\n' "${ta[@]}" | median)
-	mb=$(printf '%s\n' "${tb[@]}" | median)
-	ratio=$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')
-	if awk -v r="$ratio" -v t="$target" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		verdict=FAIL
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-46s %11.1f %11.1f %7s %7s  %s' "$label" \
-		"$(awk -v n="$ma" 'BEGIN { print n / 1e6 }')" \
-		"$(awk -v n="$mb" 'BEGIN { print n / 1e6 }')" "$ratio" "<=$target" "$verdict")")
-	echo "${rows[-1]}" >&2
-}
+. "$top/bench/lib.sh"
 
 # ---- the tree: 20 directories of 100 files, from real files of this system
 # A vendor's tree is programs, libraries and their data, so the tree is
@@ -139,9 +101,4 @@ compare "bundle verify  vs  bsdtar -xOf B >/dev/null" 1.3 ":" \
 	"\"\$FATELF\" bundle verify b.fatbundle" \
 	"bsdtar -xOf b.fatbundle > /dev/null"
 
-printf '\n%-46s %11s %11s %7s %7s  %s\n' "benchmark (median of $RUNS)" "fatelf ms" "baseline ms" ratio target result
-for r in "${rows[@]}"; do
-	echo "$r"
-done
-echo "$(( ${#rows[@]} - failures )) passed, $failures failed"
-[ "$failures" -eq 0 ]
+report

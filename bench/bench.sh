@@ -30,56 +30,7 @@ work=$(mktemp -d "${BENCH_DIR:-$builddir}/bench.XXXXXX") || exit 3
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 3
 
-# ns CMD...: runs CMD once, prints its wall time in nanoseconds.
-ns() {
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
-	t1=$(date +%s%N)
-	echo $((t1 - t0))
-}
-
-# batch N CMD...: runs CMD N times in a row (timed together by ns).
-batch() {
-	local n=$1 i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" || return 1
-	done
-}
-
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
-}
-
-# compare LABEL TARGET SETUP "A CMD" "B CMD": A is fatelf, B the baseline.
-# SETUP runs before every timed command (outside the timing), to remove
-# outputs and write dirty pages back. Prints one table row and records PASS/FAIL.
-rows=()
-failures=0
-compare() {
-	local label=$1 target=$2 setup=$3 a=$4 b=$5 i ta=() tb=() ma mb ratio verdict
-	eval "$setup"; ns eval "$a" >/dev/null
-	eval "$setup"; ns eval "$b" >/dev/null
-	for ((i = 0; i < RUNS; i++)); do
-		eval "$setup"; ta+=("$(ns eval "$a")")
-		eval "$setup"; tb+=("$(ns eval "$b")")
-	done
-	eval "$setup"
-	ma=$(printf '%s\n' "${ta[@]}" | median)
-	mb=$(printf '%s\n' "${tb[@]}" | median)
-	ratio=$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')
-	if awk -v r="$ratio" -v t="$target" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		verdict=FAIL
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-44s %11.2f %11.2f %7s %7s  %s' "$label" \
-		"$(awk -v n="$ma" 'BEGIN { print n / 1e6 }')" \
-		"$(awk -v n="$mb" 'BEGIN { print n / 1e6 }')" "$ratio" "<=$target" "$verdict")")
-	echo "${rows[-1]}" >&2
-}
+. "$top/bench/lib.sh"
 
 echo "# making inputs in $work" >&2
 "$MKFIXTURE" -o a.elf --machine 62 --class 64 --data le --type exec --size $((256 * MiB)) --seed 1 || exit 1
@@ -109,9 +60,4 @@ compare "validate: 1 GiB fat  vs  1 MiB fat (x$BATCH)" 1.5 ":" \
 compare "info: 1 GiB fat  vs  1 MiB fat (x$BATCH)" 1.5 ":" \
 	"batch $BATCH \"\$FATELF\" info big.fat" "batch $BATCH \"\$FATELF\" info small.fat"
 
-printf '\n%-44s %11s %11s %7s %7s  %s\n' "benchmark (median of $RUNS)" "fatelf ms" "baseline ms" ratio target result
-for r in "${rows[@]}"; do
-	echo "$r"
-done
-echo "$(( ${#rows[@]} - failures )) passed, $failures failed"
-[ "$failures" -eq 0 ]
+report

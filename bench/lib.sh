@@ -1,0 +1,67 @@
+# Shared by the benchmarks (sourced): timing, medians, side-by-side
+# comparison rows, and the closing table. Each script sets RUNS and runs
+# in its own work directory.
+
+# ns CMD...: runs CMD once, prints its wall time in nanoseconds.
+ns() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
+	t1=$(date +%s%N)
+	echo $((t1 - t0))
+}
+
+# batch N CMD...: runs CMD N times in a row (timed together by ns).
+batch() {
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" || return 1
+	done
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# compare LABEL TARGET SETUP "A CMD" "B CMD": A is fatelf, B the baseline,
+# timed alternately RUNS times after one warm-up each. SETUP runs before
+# every timed command (outside the timing), to remove outputs and write
+# dirty pages back. Records one table row and PASS/FAIL.
+rows=()
+failures=0
+compare() {
+	local label=$1 target=$2 setup=$3 a=$4 b=$5 i ta=() tb=() ma mb ratio verdict
+	eval "$setup"; ns eval "$a" >/dev/null
+	eval "$setup"; ns eval "$b" >/dev/null
+	for ((i = 0; i < RUNS; i++)); do
+		eval "$setup"; ta+=("$(ns eval "$a")")
+		eval "$setup"; tb+=("$(ns eval "$b")")
+	done
+	eval "$setup"
+	ma=$(printf '%s\n' "${ta[@]}" | median)
+	mb=$(printf '%s\n' "${tb[@]}" | median)
+	ratio=$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')
+	if awk -v r="$ratio" -v t="$target" 'BEGIN { exit !(r <= t) }'; then
+		verdict=PASS
+	else
+		verdict=FAIL
+		failures=$((failures + 1))
+	fi
+	rows+=("$(printf '%-46s %11.2f %11.2f %7s %7s  %s' "$label" \
+		"$(awk -v n="$ma" 'BEGIN { print n / 1e6 }')" \
+		"$(awk -v n="$mb" 'BEGIN { print n / 1e6 }')" "$ratio" "<=$target" "$verdict")")
+	echo "${rows[-1]}" >&2
+}
+
+# report: the table of every comparison and the "N passed, N failed" line;
+# returns 0 when every ratio met its target.
+report() {
+	local r
+	printf '\n%-46s %11s %11s %7s %7s  %s\n' "benchmark (median of $RUNS)" "fatelf ms" "baseline ms" ratio target result
+	for r in "${rows[@]}"; do
+		echo "$r"
+	done
+	echo "$(( ${#rows[@]} - failures )) passed, $failures failed"
+	[ "$failures" -eq 0 ]
+}
