@@ -27,7 +27,7 @@ if [ "${FATELF_NO_APT:-0}" != 1 ]; then
 		libsystemd-dev libssl-dev qemu-user-static \
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
 		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross \
-		gcc-i686-linux-gnu libc6-dev-i386-cross
+		gcc-i686-linux-gnu libc6-dev-i386-cross minisign
 fi
 
 say "Building fatelf"
@@ -87,5 +87,62 @@ show cp hello hello-thin
 show "$fatelf" thin hello-thin
 ls -l hello hello-thin
 show ./hello-thin
+
+say "A signed fat bundle: one archive for every architecture"
+rm -rf tree && mkdir -p tree/opt/hello/bin tree/etc/hello
+cp hello tree/opt/hello/bin/hello
+printf 'greeting = hello\n' > tree/etc/hello/hello.conf
+show minisign -G -W -p demo.pub -s demo.key </dev/null >/dev/null
+show "$fatelf" bundle create -o hello-1.0.fatbundle --name hello --version 1.0 \
+	--summary "hello for four architectures" --sign demo.key tree
+show "$fatelf" bundle inspect hello-1.0.fatbundle
+# The same program again, as a second package that an admin installs fat
+# (say, on an NFS tree shared by several architectures) and thins later.
+rm -rf tree2 && mkdir -p tree2/opt/hello-shared/bin
+cp hello tree2/opt/hello-shared/bin/hello
+"$fatelf" bundle create -o hello-shared-1.0.fatbundle --name hello-shared --version 1.0 \
+	--summary "hello, shared tree" --sign demo.key tree2
+
+say "A private fatelfd in a temporary directory"
+state=$(mktemp -d /tmp/fatelf-demo.XXXXXX)
+mkdir -p "$state/root" "$state/keys"
+cp demo.pub "$state/keys/demo.pub"
+printf '[Daemon]\nTrustedKeys=%s/keys\n[Policy]\nPolicy=native\n' "$state" > "$state/fatelfd.conf"
+fatelfd=$top/build/daemon/fatelfd
+export FATELF_SOCKET=$state/fatelfd.sock
+ctl() { show "$top/build/client/fatelfctl" "$@"; }
+echo "\$ fatelfd --socket $FATELF_SOCKET --root $state/root --state-dir $state/state --config $state/fatelfd.conf &"
+"$fatelfd" --socket "$FATELF_SOCKET" --root "$state/root" --state-dir "$state/state" \
+	--config "$state/fatelfd.conf" 2> "$state/fatelfd.log" &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$state"' EXIT
+for _ in $(seq 100); do
+	"$top/build/client/fatelfctl" status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+
+say "Install: the bundle is checked, and the fat file is thinned to this machine on the way"
+ctl install hello-1.0.fatbundle
+show ls -l "$state/root/opt/hello/bin/hello"
+show file "$state/root/opt/hello/bin/hello"
+
+say "Run the installed program"
+show "$state/root/opt/hello/bin/hello"
+
+say "What is installed"
+ctl status
+ctl list
+ctl files hello
+ctl owner /opt/hello/bin/hello
+
+say "Install fat (policy keep), then thin it later"
+ctl install --policy keep hello-shared-1.0.fatbundle
+show "$fatelf" info "$state/root/opt/hello-shared/bin/hello"
+ctl thin hello-shared
+show "$state/root/opt/hello-shared/bin/hello"
+
+say "Verify every file against the store"
+ctl verify
+ctl history
 
 say "Done: the files are in $out"

@@ -675,6 +675,54 @@ static ssize_t fd_read(void *ctx, const void **ret_buf)
 	}
 }
 
+/*
+ * A regular file is mapped a window at a time: the page cache is read in
+ * place, which spares the decompressing core a copy of every byte, and
+ * only one window is mapped at once, so the pages of a bundle of any size
+ * never pile up in the reader's resident set. libarchive's contract is
+ * that a buffer stays valid until the next read, which is when the window
+ * moves on.
+ */
+#define MAP_WINDOW ((size_t)16 << 20)
+
+struct map_source {
+	int fd;
+	uint64_t size;
+	uint64_t off;
+	void *win;
+	size_t winlen;
+};
+
+static void map_source_drop(struct map_source *s)
+{
+	if (s->win) {
+		munmap(s->win, s->winlen);
+		s->win = NULL;
+	}
+}
+
+static ssize_t map_read(void *ctx, const void **ret_buf)
+{
+	struct map_source *s = ctx;
+	size_t len;
+	void *win;
+
+	map_source_drop(s);
+	if (s->off >= s->size)
+		return 0;
+	len = s->size - s->off < MAP_WINDOW ? (size_t)(s->size - s->off) : MAP_WINDOW;
+	win = mmap(NULL, len, PROT_READ, MAP_PRIVATE, s->fd, (off_t)s->off);
+	if (win == MAP_FAILED)
+		return -errno;
+	madvise(win, len, MADV_SEQUENTIAL);
+	madvise(win, len, MADV_WILLNEED);
+	s->win = win;
+	s->winlen = len;
+	s->off += len;
+	*ret_buf = win;
+	return (ssize_t)len;
+}
+
 int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
 			  const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
 {
@@ -683,18 +731,14 @@ int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
 	struct stat st;
 	int q;
 
-	/* A regular file is mapped: the page cache is read in place, which
-	 * spares the decompressing core a copy of every byte. The mapping is
-	 * private and read-only; its pages are the file's, not our memory. */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    lseek(fd, 0, SEEK_CUR) == 0) {
-		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map != MAP_FAILED) {
-			madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-			q = fatelf_bundle_read_mem(map, (size_t)st.st_size, o, ops, d);
-			munmap(map, (size_t)st.st_size);
-			return q;
-		}
+		struct map_source m = { .fd = fd, .size = (uint64_t)st.st_size };
+		fatelf_bundle_source msrc = { .read = map_read, .ctx = &m };
+
+		q = fatelf_bundle_read(&msrc, o, ops, d);
+		map_source_drop(&m);
+		return q;
 	}
 	s.buf = malloc(FD_BUFSIZE);
 	if (!s.buf)

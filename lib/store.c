@@ -23,13 +23,39 @@ enum stmt_id {
 	STMT_PACKAGE_LIST,
 	STMT_PACKAGE_NAME,
 	STMT_PACKAGE_REMOVE,
+	STMT_PACKAGE_UPDATE,
+	STMT_PACKAGE_COUNT,
+	STMT_PACKAGE_EXISTS,
+	STMT_USAGE_ALL,
+	STMT_USAGE_OF,
 	STMT_FILE_ADD,
 	STMT_FILE_OWNER,
 	STMT_FILES_OF,
+	STMT_FILE_GET,
+	STMT_FILE_EXISTS,
+	STMT_FILE_DELETE,
+	STMT_FILES_DELETE_PACKAGE,
+	STMT_FILE_SET_INSTALLED,
+	STMT_FILES_ALL,
 	STMT_RECORD_ADD,
+	STMT_RECORDS_OF,
+	STMT_RECORD_SET_KEPT,
+	STMT_DIR_ADD,
+	STMT_DIRS_OF,
+	STMT_DIR_OTHER_OWNERS,
+	STMT_DIRS_DELETE_PACKAGE,
 	STMT_TX_BEGIN,
 	STMT_TX_FINISH,
 	STMT_TX_LIST,
+	STMT_TX_GET,
+	STMT_TX_HISTORY_ALL,
+	STMT_TX_HISTORY_OF,
+	STMT_TX_PENDING_NEXT,
+	STMT_JOURNAL_ADD,
+	STMT_JOURNAL_OF,
+	STMT_JOURNAL_SET_STATE,
+	STMT_JOURNAL_CLEAR,
+	STMT_JOURNAL_NEXT_TXID,
 	_STMT_MAX,
 };
 
@@ -40,6 +66,18 @@ enum stmt_id {
 #define TX_COLUMNS \
 	"id, kind, package, old_version, new_version, state, started_at, finished_at, " \
 	"bytes_written, bytes_saved, error"
+#define RECORD_COLUMNS \
+	"path, idx, target, machine, osabi, osabi_version, word_size, byte_order, offset, size, " \
+	"sha256, kept"
+/* One pass over the files of the WHERE clause that follows. */
+#define USAGE_SELECT \
+	"SELECT count(*), " \
+	"coalesce(sum(kind = 'fatelf'), 0), " \
+	"coalesce(sum(kind = 'fatelf' AND installed_form = 'as-shipped'), 0), " \
+	"coalesce(sum(size), 0), " \
+	"coalesce(sum(installed_size), 0), " \
+	"coalesce(sum(CASE WHEN installed_form = 'thinned' THEN size - installed_size ELSE 0 END), 0) " \
+	"FROM files"
 
 static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_BEGIN] = "BEGIN IMMEDIATE",
@@ -52,6 +90,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_PACKAGE_LIST] = "SELECT " PACKAGE_COLUMNS " FROM packages ORDER BY name",
 	[STMT_PACKAGE_NAME] = "SELECT name FROM packages WHERE id = ?1",
 	[STMT_PACKAGE_REMOVE] = "DELETE FROM packages WHERE name = ?1",
+	[STMT_PACKAGE_UPDATE] =
+		"UPDATE packages SET version = ?2, summary = ?3, vendor = ?4, signer_keyid = ?5, "
+		"installed_at = ?6, policy = ?7 WHERE id = ?1",
+	[STMT_PACKAGE_COUNT] = "SELECT count(*) FROM packages",
+	[STMT_PACKAGE_EXISTS] = "SELECT 1 FROM packages WHERE id = ?1",
+	/* Two statements rather than "?1 = 0 OR package_id = ?1", which
+	 * would keep SQLite from using the files_package index. */
+	[STMT_USAGE_ALL] = USAGE_SELECT,
+	[STMT_USAGE_OF] = USAGE_SELECT " WHERE package_id = ?1",
 	[STMT_FILE_ADD] =
 		"INSERT INTO files (path, package_id, type, mode, size, sha256, link_target, config, "
 		"kind, installed_form, installed_size, installed_sha256) "
@@ -61,10 +108,31 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_FILES_OF] =
 		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE p.name = ?1 ORDER BY f.path",
+	[STMT_FILE_GET] =
+		"SELECT " FILE_COLUMNS ", p.name FROM files f JOIN packages p ON p.id = f.package_id "
+		"WHERE f.path = ?1",
+	[STMT_FILE_EXISTS] = "SELECT 1 FROM files WHERE path = ?1",
+	[STMT_FILE_DELETE] = "DELETE FROM files WHERE path = ?1",
+	[STMT_FILES_DELETE_PACKAGE] = "DELETE FROM files WHERE package_id = ?1",
+	[STMT_FILE_SET_INSTALLED] =
+		"UPDATE files SET installed_form = ?2, installed_size = ?3, installed_sha256 = ?4 "
+		"WHERE path = ?1",
+	[STMT_FILES_ALL] = "SELECT " FILE_COLUMNS " FROM files f ORDER BY f.path",
 	[STMT_RECORD_ADD] =
 		"INSERT INTO records (path, idx, target, machine, osabi, osabi_version, word_size, "
 		"byte_order, offset, size, sha256, kept) "
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	[STMT_RECORDS_OF] = "SELECT " RECORD_COLUMNS " FROM records WHERE path = ?1 ORDER BY idx",
+	[STMT_RECORD_SET_KEPT] = "UPDATE records SET kept = ?3 WHERE path = ?1 AND idx = ?2",
+	/* Adding a directory the package already owns changes nothing: an
+	 * upgrade re-adds the directories it keeps. The upsert covers only
+	 * the key, so the path CHECK and the foreign key still refuse. */
+	[STMT_DIR_ADD] =
+		"INSERT INTO dirs (path, package_id) VALUES (?1, ?2) "
+		"ON CONFLICT (path, package_id) DO NOTHING",
+	[STMT_DIRS_OF] = "SELECT path FROM dirs WHERE package_id = ?1 ORDER BY path DESC",
+	[STMT_DIR_OTHER_OWNERS] = "SELECT count(*) FROM dirs WHERE path = ?1 AND package_id <> ?2",
+	[STMT_DIRS_DELETE_PACKAGE] = "DELETE FROM dirs WHERE package_id = ?1",
 	[STMT_TX_BEGIN] =
 		"INSERT INTO transactions (kind, package, old_version, new_version, state, started_at) "
 		"VALUES (?1, ?2, ?3, ?4, 'pending', ?5)",
@@ -72,6 +140,26 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"UPDATE transactions SET state = ?2, finished_at = ?3, bytes_written = ?4, "
 		"bytes_saved = ?5, error = ?6 WHERE id = ?1 AND state = 'pending'",
 	[STMT_TX_LIST] = "SELECT " TX_COLUMNS " FROM transactions ORDER BY id",
+	[STMT_TX_GET] = "SELECT " TX_COLUMNS " FROM transactions WHERE id = ?1",
+	/* A negative LIMIT means no limit. */
+	[STMT_TX_HISTORY_ALL] = "SELECT " TX_COLUMNS " FROM transactions ORDER BY id DESC LIMIT ?1",
+	[STMT_TX_HISTORY_OF] =
+		"SELECT " TX_COLUMNS " FROM transactions WHERE package = ?1 ORDER BY id DESC LIMIT ?2",
+	/* Walks that recovery mutates from its callback read one row at a
+	 * time after the last key seen, so no statement is open during the
+	 * callback. */
+	[STMT_TX_PENDING_NEXT] =
+		"SELECT " TX_COLUMNS " FROM transactions WHERE state = 'pending' AND id > ?1 "
+		"ORDER BY id LIMIT 1",
+	[STMT_JOURNAL_ADD] =
+		"INSERT INTO journal (txid, seq, op, path, temp_path, backup_path, state) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[STMT_JOURNAL_OF] =
+		"SELECT txid, seq, op, path, temp_path, backup_path, state FROM journal "
+		"WHERE txid = ?1 ORDER BY seq",
+	[STMT_JOURNAL_SET_STATE] = "UPDATE journal SET state = ?3 WHERE txid = ?1 AND seq = ?2",
+	[STMT_JOURNAL_CLEAR] = "DELETE FROM journal WHERE txid = ?1",
+	[STMT_JOURNAL_NEXT_TXID] = "SELECT min(txid) FROM journal WHERE txid > ?1",
 };
 
 struct store {
@@ -145,6 +233,11 @@ static int stmt_get(store *s, enum stmt_id id, sqlite3_stmt **ret, fatelf_diag *
 		if (rc != SQLITE_OK)
 			return sqlite_fail(s->db, rc, "preparing a statement", d);
 	}
+	/* A callback that calls the walk it is inside would rebind the
+	 * statement under the outer loop. */
+	if (sqlite3_stmt_busy(s->stmt[id]))
+		return fatelf_diag_set(d, -EBUSY, -1,
+				       "a store query was called again from its own callback");
 	*ret = s->stmt[id];
 	return 0;
 }
@@ -477,6 +570,94 @@ int store_package_remove(store *s, const char *name, fatelf_diag *d)
 	return 0;
 }
 
+/* -ENOENT, naming the id, when no package has it. */
+static int package_check(store *s, int64_t id, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_PACKAGE_EXISTS, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return fatelf_diag_set(d, -ENOENT, -1, "no package has id %lld", (long long)id);
+	return sqlite_fail(s->db, rc, "looking up a package", d);
+}
+
+int store_package_update(store *s, int64_t id, const store_package *p, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_PACKAGE_UPDATE, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, p->version);
+	bind_text(st, 3, p->summary ? p->summary : "");
+	bind_text(st, 4, p->vendor ? p->vendor : "");
+	bind_text(st, 5, p->signer_keyid);
+	sqlite3_bind_int64(st, 6, p->installed_at);
+	bind_text(st, 7, p->policy);
+	r = stmt_done(s, st, "updating a package", d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1, "no package has id %lld", (long long)id);
+	return 0;
+}
+
+int store_usage_get(store *s, int64_t package_id, store_usage *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_usage u;
+	int r, rc;
+
+	r = stmt_get(s, package_id == 0 ? STMT_USAGE_ALL : STMT_USAGE_OF, &st, d);
+	if (r < 0)
+		return r;
+	if (package_id != 0)
+		sqlite3_bind_int64(st, 1, package_id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "summing file sizes", d);
+	u = (store_usage) {
+		.files = (uint64_t)sqlite3_column_int64(st, 0),
+		.fat_files = (uint64_t)sqlite3_column_int64(st, 1),
+		.fat_files_fat = (uint64_t)sqlite3_column_int64(st, 2),
+		.shipped_size = (uint64_t)sqlite3_column_int64(st, 3),
+		.installed_size = (uint64_t)sqlite3_column_int64(st, 4),
+		.bytes_saved = sqlite3_column_int64(st, 5),
+	};
+	/* No files: an empty package, or none at all. */
+	if (u.files == 0 && package_id != 0) {
+		r = package_check(s, package_id, d);
+		if (r < 0)
+			return r;
+	}
+	*ret = u;
+	return 0;
+}
+
+int store_package_count(store *s, uint64_t *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_PACKAGE_COUNT, &st, d);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "counting packages", d);
+	*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
 /* Files */
 
 /* The name of package id, for messages; "?" when it cannot be read. */
@@ -558,6 +739,25 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 	return 0;
 }
 
+/* The row's strings point into the statement: valid until the next step. */
+static void file_from_row(sqlite3_stmt *st, store_file *f)
+{
+	*f = (store_file) {
+		.path = column_text(st, 0),
+		.package_id = sqlite3_column_int64(st, 1),
+		.type = column_text(st, 2),
+		.mode = (uint32_t)sqlite3_column_int64(st, 3),
+		.size = (uint64_t)sqlite3_column_int64(st, 4),
+		.sha256 = column_text(st, 5),
+		.link_target = column_text(st, 6),
+		.config = sqlite3_column_int(st, 7),
+		.kind = column_text(st, 8),
+		.installed_form = column_text(st, 9),
+		.installed_size = (uint64_t)sqlite3_column_int64(st, 10),
+		.installed_sha256 = column_text(st, 11),
+	};
+}
+
 int store_files_of(store *s, const char *package, store_file_cb cb, void *userdata,
 		   fatelf_diag *d)
 {
@@ -569,21 +769,9 @@ int store_files_of(store *s, const char *package, store_file_cb cb, void *userda
 		return r;
 	bind_text(st, 1, package);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_file f = {
-			.path = column_text(st, 0),
-			.package_id = sqlite3_column_int64(st, 1),
-			.type = column_text(st, 2),
-			.mode = (uint32_t)sqlite3_column_int64(st, 3),
-			.size = (uint64_t)sqlite3_column_int64(st, 4),
-			.sha256 = column_text(st, 5),
-			.link_target = column_text(st, 6),
-			.config = sqlite3_column_int(st, 7),
-			.kind = column_text(st, 8),
-			.installed_form = column_text(st, 9),
-			.installed_size = (uint64_t)sqlite3_column_int64(st, 10),
-			.installed_sha256 = column_text(st, 11),
-		};
+		store_file f;
 
+		file_from_row(st, &f);
 		r = cb(&f, userdata);
 		if (r < 0)
 			return r;
@@ -601,6 +789,132 @@ int store_files_of(store *s, const char *package, store_file_cb cb, void *userda
 			return r;
 		store_package_done(&p);
 	}
+	return n;
+}
+
+void store_file_done(store_file *f)
+{
+	if (!f)
+		return;
+	free((char *)f->path);
+	free((char *)f->type);
+	free((char *)f->sha256);
+	free((char *)f->link_target);
+	free((char *)f->kind);
+	free((char *)f->installed_form);
+	free((char *)f->installed_sha256);
+	memset(f, 0, sizeof(*f));
+}
+
+int store_file_get(store *s, const char *path, store_file *ret, char **ret_package, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ char *package = NULL;
+	store_file row, copy;
+	int r, rc;
+
+	r = stmt_get(s, STMT_FILE_GET, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "reading a file", d);
+	file_from_row(st, &row);
+	copy = row;
+	copy.path = strdup_or_null(row.path);
+	copy.type = strdup_or_null(row.type);
+	copy.sha256 = strdup_or_null(row.sha256);
+	copy.link_target = strdup_or_null(row.link_target);
+	copy.kind = strdup_or_null(row.kind);
+	copy.installed_form = strdup_or_null(row.installed_form);
+	copy.installed_sha256 = strdup_or_null(row.installed_sha256);
+	if (ret_package)
+		package = strdup_or_null(column_text(st, 12));
+	if (!copy.path || !copy.type || !copy.kind || !copy.installed_form ||
+	    (row.sha256 && !copy.sha256) || (row.link_target && !copy.link_target) ||
+	    (row.installed_sha256 && !copy.installed_sha256) || (ret_package && !package)) {
+		store_file_done(&copy);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	*ret = copy;
+	if (ret_package)
+		*ret_package = TAKE_PTR(package);
+	return 0;
+}
+
+int store_file_delete(store *s, const char *path, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_FILE_DELETE, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	r = stmt_done(s, st, path, d);
+	if (r < 0)
+		return r;
+	/* Counts the file row alone, not the records that cascade. */
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+	return 0;
+}
+
+int store_files_delete_package(store *s, int64_t package_id, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_FILES_DELETE_PACKAGE, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	return stmt_done(s, st, "deleting a package's files", d);
+}
+
+int store_file_set_installed(store *s, const char *path, const char *installed_form,
+			     uint64_t installed_size, const char *installed_sha256, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_FILE_SET_INSTALLED, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	bind_text(st, 2, installed_form);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)installed_size);
+	bind_text(st, 4, installed_sha256);
+	r = stmt_done(s, st, path, d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+	return 0;
+}
+
+int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, STMT_FILES_ALL, &st, d);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_file f;
+
+		file_from_row(st, &f);
+		r = cb(&f, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing files", d);
 	return n;
 }
 
@@ -636,7 +950,175 @@ int store_record_add(store *s, const store_record *rec, fatelf_diag *d)
 	return 0;
 }
 
+/* -ENOENT, naming the path, when no file row has it. */
+static int file_check(store *s, const char *path, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_FILE_EXISTS, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+	return sqlite_fail(s->db, rc, path, d);
+}
+
+int store_records_of(store *s, const char *path, store_record_cb cb, void *userdata,
+		     fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, STMT_RECORDS_OF, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_record rec = {
+			.path = column_text(st, 0),
+			.idx = (unsigned)sqlite3_column_int64(st, 1),
+			.target = column_text(st, 2),
+			.machine = (uint16_t)sqlite3_column_int(st, 3),
+			.osabi = (uint8_t)sqlite3_column_int(st, 4),
+			.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
+			.word_size = (uint8_t)sqlite3_column_int(st, 6),
+			.byte_order = (uint8_t)sqlite3_column_int(st, 7),
+			.offset = (uint64_t)sqlite3_column_int64(st, 8),
+			.size = (uint64_t)sqlite3_column_int64(st, 9),
+			.sha256 = column_text(st, 10),
+			.kept = sqlite3_column_int(st, 11),
+		};
+
+		r = cb(&rec, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, path, d);
+	/* No records: a file that is not fat, or no file at all. */
+	if (n == 0) {
+		r = file_check(s, path, d);
+		if (r < 0)
+			return r;
+	}
+	return n;
+}
+
+int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_RECORD_SET_KEPT, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	sqlite3_bind_int64(st, 2, idx);
+	sqlite3_bind_int(st, 3, kept ? 1 : 0);
+	r = stmt_done(s, st, path, d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, (int)idx, "%s: record %u is not stored", path, idx);
+	return 0;
+}
+
+/* Directories */
+int store_dir_add(store *s, const char *path, int64_t package_id, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_DIR_ADD, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	sqlite3_bind_int64(st, 2, package_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package has id %lld", path,
+				       (long long)package_id);
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, path, d);
+	return 0;
+}
+
+int store_dirs_of(store *s, int64_t package_id, store_dir_cb cb, void *userdata, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, STMT_DIRS_OF, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = cb(column_text(st, 0), userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing directories", d);
+	return n;
+}
+
+int store_dir_other_owners(store *s, const char *path, int64_t package_id, uint64_t *ret,
+			   fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_DIR_OTHER_OWNERS, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	sqlite3_bind_int64(st, 2, package_id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, path, d);
+	*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int store_dirs_delete_package(store *s, int64_t package_id, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_DIRS_DELETE_PACKAGE, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	return stmt_done(s, st, "deleting a package's directories", d);
+}
+
 /* History */
+
+/* The row's strings point into the statement: valid until the next step. */
+static void tx_from_row(sqlite3_stmt *st, store_tx *t)
+{
+	*t = (store_tx) {
+		.id = sqlite3_column_int64(st, 0),
+		.kind = column_text(st, 1),
+		.package = column_text(st, 2),
+		.old_version = column_text(st, 3),
+		.new_version = column_text(st, 4),
+		.state = column_text(st, 5),
+		.started_at = sqlite3_column_int64(st, 6),
+		.finished_at = sqlite3_column_int64(st, 7),
+		.bytes_written = (uint64_t)sqlite3_column_int64(st, 8),
+		.bytes_saved = sqlite3_column_int64(st, 9),
+		.error = column_text(st, 10),
+	};
+}
+
 int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -692,20 +1174,9 @@ int store_tx_list(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d)
 	if (r < 0)
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_tx t = {
-			.id = sqlite3_column_int64(st, 0),
-			.kind = column_text(st, 1),
-			.package = column_text(st, 2),
-			.old_version = column_text(st, 3),
-			.new_version = column_text(st, 4),
-			.state = column_text(st, 5),
-			.started_at = sqlite3_column_int64(st, 6),
-			.finished_at = sqlite3_column_int64(st, 7),
-			.bytes_written = (uint64_t)sqlite3_column_int64(st, 8),
-			.bytes_saved = sqlite3_column_int64(st, 9),
-			.error = column_text(st, 10),
-		};
+		store_tx t;
 
+		tx_from_row(st, &t);
 		r = cb(&t, userdata);
 		if (r < 0)
 			return r;
@@ -714,4 +1185,266 @@ int store_tx_list(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d)
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, "listing history", d);
 	return n;
+}
+
+void store_tx_done(store_tx *t)
+{
+	if (!t)
+		return;
+	free((char *)t->kind);
+	free((char *)t->package);
+	free((char *)t->old_version);
+	free((char *)t->new_version);
+	free((char *)t->state);
+	free((char *)t->error);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Copies a row read from a statement into ret with its own strings. */
+static int tx_copy(const store_tx *row, store_tx *ret, fatelf_diag *d)
+{
+	store_tx copy = *row;
+
+	copy.kind = strdup_or_null(row->kind);
+	copy.package = strdup_or_null(row->package);
+	copy.old_version = strdup_or_null(row->old_version);
+	copy.new_version = strdup_or_null(row->new_version);
+	copy.state = strdup_or_null(row->state);
+	copy.error = strdup_or_null(row->error);
+	if (!copy.kind || !copy.state || (row->package && !copy.package) ||
+	    (row->old_version && !copy.old_version) || (row->new_version && !copy.new_version) ||
+	    (row->error && !copy.error)) {
+		store_tx_done(&copy);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	*ret = copy;
+	return 0;
+}
+
+int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_tx row;
+	int r, rc;
+
+	r = stmt_get(s, STMT_TX_GET, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return fatelf_diag_set(d, -ENOENT, -1, "transaction %lld is not recorded",
+				       (long long)id);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "reading a transaction", d);
+	tx_from_row(st, &row);
+	return tx_copy(&row, ret, d);
+}
+
+int store_tx_history(store *s, const char *package, uint64_t limit, store_tx_cb cb,
+		     void *userdata, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	sqlite3_int64 max = limit == 0 || limit > INT64_MAX ? -1 : (sqlite3_int64)limit;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, package ? STMT_TX_HISTORY_OF : STMT_TX_HISTORY_ALL, &st, d);
+	if (r < 0)
+		return r;
+	if (package) {
+		bind_text(st, 1, package);
+		sqlite3_bind_int64(st, 2, max);
+	} else
+		sqlite3_bind_int64(st, 1, max);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_tx t;
+
+		tx_from_row(st, &t);
+		r = cb(&t, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing history", d);
+	return n;
+}
+
+/* The first pending row after id `after` (copied); 1 when found, 0 when
+ * there is none. */
+static int tx_pending_next(store *s, int64_t after, store_tx *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_tx row;
+	int r, rc;
+
+	r = stmt_get(s, STMT_TX_PENDING_NEXT, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, after);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "listing pending transactions", d);
+	tx_from_row(st, &row);
+	r = tx_copy(&row, ret, d);
+	return r < 0 ? r : 1;
+}
+
+/* Recovery finishes each row (and may commit) from its callback, so the
+ * walk holds no statement open while the callback runs: it copies one row
+ * and asks again for the next id. */
+int store_tx_pending(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d)
+{
+	int64_t after = INT64_MIN;
+	int r, n = 0;
+
+	for (;;) {
+		store_tx t;
+
+		r = tx_pending_next(s, after, &t, d);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return n;
+		after = t.id;
+		r = cb(&t, userdata);
+		store_tx_done(&t);
+		if (r < 0)
+			return r;
+		n++;
+	}
+}
+
+/* Journal */
+int store_journal_add(store *s, const store_journal_op *op, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_JOURNAL_ADD, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, op->txid);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)op->seq);
+	bind_text(st, 3, op->op);
+	bind_text(st, 4, op->path);
+	bind_text(st, 5, op->temp_path);
+	bind_text(st, 6, op->backup_path);
+	bind_text(st, 7, op->state ? op->state : "staged");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+		return fatelf_diag_set(d, -EEXIST, -1,
+				       "transaction %lld: journal entry %llu is already stored",
+				       (long long)op->txid, (unsigned long long)op->seq);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return fatelf_diag_set(d, -ENOENT, -1,
+				       "journal entry %llu: transaction %lld is not recorded",
+				       (unsigned long long)op->seq, (long long)op->txid);
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "adding a journal entry", d);
+	return 0;
+}
+
+int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata,
+		     fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, STMT_JOURNAL_OF, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, txid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_journal_op op = {
+			.txid = sqlite3_column_int64(st, 0),
+			.seq = (uint64_t)sqlite3_column_int64(st, 1),
+			.op = column_text(st, 2),
+			.path = column_text(st, 3),
+			.temp_path = column_text(st, 4),
+			.backup_path = column_text(st, 5),
+			.state = column_text(st, 6),
+		};
+
+		r = cb(&op, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "reading the journal", d);
+	return n;
+}
+
+int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
+			    fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_JOURNAL_SET_STATE, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, txid);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
+	bind_text(st, 3, state);
+	r = stmt_done(s, st, "updating a journal entry", d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1,
+				       "transaction %lld: journal entry %llu is not stored",
+				       (long long)txid, (unsigned long long)seq);
+	return 0;
+}
+
+int store_journal_clear(store *s, int64_t txid, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_JOURNAL_CLEAR, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, txid);
+	return stmt_done(s, st, "clearing a journal", d);
+}
+
+/* The smallest txid with journal rows after `after`; 1 when found. */
+static int journal_next_txid(store *s, int64_t after, int64_t *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_JOURNAL_NEXT_TXID, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, after);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "reading the journal", d);
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return 0;
+	*ret = sqlite3_column_int64(st, 0);
+	return 1;
+}
+
+/* Recovery clears each journal from its callback, so, as for pending
+ * transactions, no statement stays open while the callback runs. */
+int store_journal_txids(store *s, store_txid_cb cb, void *userdata, fatelf_diag *d)
+{
+	int64_t txid = INT64_MIN;
+	int r, n = 0;
+
+	for (;;) {
+		r = journal_next_txid(s, txid, &txid, d);
+		if (r <= 0)
+			return r < 0 ? r : n;
+		r = cb(txid, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
 }

@@ -71,6 +71,22 @@ int store_package_list(store *s, store_package_cb cb, void *userdata, fatelf_dia
 /* Removes the package with its files, records and dirs; -ENOENT if absent. */
 int store_package_remove(store *s, const char *name, fatelf_diag *d);
 
+/* Replaces the row's version, summary, vendor, signer, install time and
+ * policy (an upgrade keeps the package's id); -ENOENT if no such id. */
+int store_package_update(store *s, int64_t id, const store_package *p, fatelf_diag *d);
+/* Sizes of a package (or of all packages when package_id is 0). */
+typedef struct store_usage {
+	uint64_t files;
+	uint64_t fat_files;             /* kind fatelf */
+	uint64_t fat_files_fat;         /* kind fatelf, installed as shipped */
+	uint64_t shipped_size;          /* sum of size */
+	uint64_t installed_size;        /* sum of installed_size */
+	int64_t bytes_saved;            /* sum of size - installed_size over thinned files */
+} store_usage;
+int store_usage_get(store *s, int64_t package_id, store_usage *ret, fatelf_diag *d);
+/* The number of packages installed. */
+int store_package_count(store *s, uint64_t *ret, fatelf_diag *d);
+
 /* Files */
 typedef struct store_file {
 	const char *path;       /* absolute, inside the daemon's root */
@@ -97,6 +113,20 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 int store_files_of(store *s, const char *package, store_file_cb cb, void *userdata,
 		   fatelf_diag *d);
 
+/* Fills ret with the row (strdup'ed strings; free with store_file_done)
+ * and *ret_package (may be NULL) with the owner's name; -ENOENT when unowned. */
+int store_file_get(store *s, const char *path, store_file *ret, char **ret_package, fatelf_diag *d);
+void store_file_done(store_file *f);
+/* Deletes one file row (its records go with it); -ENOENT when unowned. */
+int store_file_delete(store *s, const char *path, fatelf_diag *d);
+/* Deletes every file row of a package (an upgrade rewrites them). */
+int store_files_delete_package(store *s, int64_t package_id, fatelf_diag *d);
+/* Sets the installed form, size and hash of a file (thin). */
+int store_file_set_installed(store *s, const char *path, const char *installed_form,
+			     uint64_t installed_size, const char *installed_sha256, fatelf_diag *d);
+/* Calls cb for every file of every package, by path (verify all, thin all). */
+int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d);
+
 /* FatELF records of a fat file as shipped */
 typedef struct store_record {
 	const char *path;
@@ -113,6 +143,23 @@ typedef struct store_record {
 	int kept;
 } store_record;
 int store_record_add(store *s, const store_record *r, fatelf_diag *d);
+
+/* Calls cb for each record of a file, by idx; returns the count. */
+typedef int (*store_record_cb)(const store_record *r, void *userdata);
+int store_records_of(store *s, const char *path, store_record_cb cb, void *userdata,
+		     fatelf_diag *d);
+int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fatelf_diag *d);
+
+/* Directories a package owns (several packages may own one directory) */
+int store_dir_add(store *s, const char *path, int64_t package_id, fatelf_diag *d);
+typedef int (*store_dir_cb)(const char *path, void *userdata);
+/* Calls cb for each directory of the package, deepest first (path
+ * descending), so a caller can rmdir in that order. */
+int store_dirs_of(store *s, int64_t package_id, store_dir_cb cb, void *userdata, fatelf_diag *d);
+/* How many packages other than package_id own path. */
+int store_dir_other_owners(store *s, const char *path, int64_t package_id, uint64_t *ret,
+			   fatelf_diag *d);
+int store_dirs_delete_package(store *s, int64_t package_id, fatelf_diag *d);
 
 /* History of mutating transactions */
 typedef struct store_tx {
@@ -139,5 +186,42 @@ int store_tx_finish(store *s, int64_t id, const char *state, int64_t finished_at
 		    fatelf_diag *d);
 /* Calls cb for each history row, oldest first; returns the count. */
 int store_tx_list(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d);
+
+/* Fills ret (strdup'ed strings; store_tx_done); -ENOENT when no row. */
+int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d);
+void store_tx_done(store_tx *t);
+/* Newest first: the rows of package (NULL: all), at most limit (0: all). */
+int store_tx_history(store *s, const char *package, uint64_t limit, store_tx_cb cb,
+		     void *userdata, fatelf_diag *d);
+/* Calls cb for every row still pending (a crash cut them off), oldest first. */
+int store_tx_pending(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d);
+/* Marks a pending row committed (finish time, byte counts) but keeps its
+ * journal: the renames still to do are rolled forward after a crash. */
+#define store_tx_mark_committed(s, id, at, written, saved, d) \
+	store_tx_finish((s), (id), "committed", (at), (written), (saved), NULL, (d))
+
+/* Journal: the file operations of a transaction, written before any file
+ * is touched, so recovery knows every temp name and target. */
+typedef struct store_journal_op {
+	int64_t txid;
+	uint64_t seq;
+	const char *op;             /* create, replace, remove, mkdir, rmdir */
+	const char *path;           /* absolute inside the root */
+	const char *temp_path;      /* create/replace: the hidden temp name */
+	const char *backup_path;    /* unused (NULL) unless an op needs one */
+	const char *state;          /* staged, done, undone */
+} store_journal_op;
+typedef int (*store_journal_cb)(const store_journal_op *op, void *userdata);
+int store_journal_add(store *s, const store_journal_op *op, fatelf_diag *d);
+/* By seq ascending; returns the count. */
+int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata,
+		     fatelf_diag *d);
+int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
+			    fatelf_diag *d);
+/* Deletes a transaction's journal rows. */
+int store_journal_clear(store *s, int64_t txid, fatelf_diag *d);
+/* Calls cb(txid) for each transaction that has journal rows, ascending. */
+typedef int (*store_txid_cb)(int64_t txid, void *userdata);
+int store_journal_txids(store *s, store_txid_cb cb, void *userdata, fatelf_diag *d);
 
 #endif

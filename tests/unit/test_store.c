@@ -2,8 +2,12 @@
  * Unit tests for the installed-file database (lib/store.c): migrations on
  * PRAGMA user_version and the connection settings, refusing a newer schema
  * without touching the file, path conflicts between packages, owner
- * lookups, cascading removal, and history rows. The database is inspected
- * with SQLite directly, the way an admin would see it.
+ * lookups, cascading removal, history rows, the upgrade/thin/remove
+ * updates of the engine (package update, usage sums, installed forms, kept
+ * records, owned directories deepest first), the history queries and the
+ * crash journal, walks that recovery mutates from their callback, and owner
+ * lookups on a store of 100,000 files. The database is inspected with
+ * SQLite directly, the way an admin would see it.
  */
 #include <check.h>
 #include <errno.h>
@@ -377,6 +381,746 @@ START_TEST(test_history)
 }
 END_TEST
 
+/* A file row with every field the caller chooses. */
+static void add_file_full(store *s, int64_t pkg, const char *path, const char *kind,
+			  const char *form, uint64_t size, uint64_t installed_size)
+{
+	fatelf_diag d = { 0 };
+	store_file f = {
+		.path = path, .package_id = pkg, .type = "file", .mode = 0644, .size = size,
+		.sha256 = "aa", .kind = kind, .installed_form = form,
+		.installed_size = installed_size, .installed_sha256 = "bb",
+	};
+	int r = store_file_add(s, &f, &d);
+
+	ck_assert_msg(r == 0, "file_add %s: %d %s", path, r, d.msg);
+}
+
+static void add_records(store *s, const char *path, unsigned n)
+{
+	fatelf_diag d = { 0 };
+
+	for (unsigned i = 0; i < n; i++) {
+		store_record rec = {
+			.path = path, .idx = i, .target = i == 0 ? "x86_64" : "aarch64",
+			.machine = i == 0 ? 62 : 183, .osabi = 3, .osabi_version = i,
+			.word_size = 2, .byte_order = 1, .offset = 65536 * (i + 1),
+			.size = 1000 + i, .sha256 = "cd", .kept = 1,
+		};
+		int r = store_record_add(s, &rec, &d);
+
+		ck_assert_msg(r == 0, "record_add %s %u: %d %s", path, i, r, d.msg);
+	}
+}
+
+START_TEST(test_package_update_keeps_id)
+{
+	fatelf_diag d = { 0 };
+	store_package p;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "hello", "1.0");
+	add_package(s, "other", "5");
+	add_file(s, a, "/usr/bin/hello");
+
+	store_package up = {
+		.name = "ignored", .version = "2.0", .vendor = "New Vendor",
+		.signer_keyid = "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
+		.installed_at = 1800000000, .policy = "keep",
+	};
+	ck_assert_int_eq(store_package_update(s, a, &up, &d), 0);
+	ck_assert_int_eq(store_package_get(s, "hello", &p, &d), 0);
+	ck_assert_int_eq(p.id, a);
+	ck_assert_str_eq(p.name, "hello");
+	ck_assert_str_eq(p.version, "2.0");
+	ck_assert_str_eq(p.summary, "");
+	ck_assert_str_eq(p.vendor, "New Vendor");
+	ck_assert_str_eq(p.signer_keyid, up.signer_keyid);
+	ck_assert_int_eq(p.installed_at, 1800000000);
+	ck_assert_str_eq(p.policy, "keep");
+	store_package_done(&p);
+	/* The files still belong to the same package row. */
+	char *owner = NULL;
+	ck_assert_int_eq(store_file_owner(s, "/usr/bin/hello", &owner, &d), 0);
+	ck_assert_str_eq(owner, "hello");
+	free(owner);
+
+	ck_assert_int_eq(store_package_update(s, 9999, &up, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "no package has id 9999");
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages WHERE name = 'ignored'"), 0);
+	store_close(s);
+}
+END_TEST
+
+START_TEST(test_usage_and_count)
+{
+	fatelf_diag d = { 0 };
+	store_usage u = { .files = 77 };
+	uint64_t n = 99;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_package_count(s, &n, &d), 0);
+	ck_assert_uint_eq(n, 0);
+	int64_t a = add_package(s, "app", "1");
+	int64_t b = add_package(s, "lib", "1");
+	int64_t e = add_package(s, "empty", "1");
+	add_file_full(s, a, "/opt/app/bin/fat", "fatelf", "as-shipped", 3000, 3000);
+	add_file_full(s, a, "/opt/app/bin/thin", "fatelf", "thinned", 5000, 1200);
+	add_file_full(s, a, "/opt/app/bin/elf", "elf", "as-shipped", 700, 700);
+	add_file_full(s, a, "/opt/app/README", "data", "as-shipped", 40, 40);
+	add_file_full(s, b, "/opt/lib/libx.so", "fatelf", "thinned", 9000, 4000);
+	add_file_full(s, b, "/opt/lib/odd", "data", "as-shipped", 100, 60);
+
+	ck_assert_int_eq(store_usage_get(s, a, &u, &d), 0);
+	ck_assert_uint_eq(u.files, 4);
+	ck_assert_uint_eq(u.fat_files, 2);
+	ck_assert_uint_eq(u.fat_files_fat, 1);
+	ck_assert_uint_eq(u.shipped_size, 3000 + 5000 + 700 + 40);
+	ck_assert_uint_eq(u.installed_size, 3000 + 1200 + 700 + 40);
+	ck_assert_int_eq(u.bytes_saved, 3800);
+
+	/* All packages; an as-shipped file smaller on disk saves nothing. */
+	ck_assert_int_eq(store_usage_get(s, 0, &u, &d), 0);
+	ck_assert_uint_eq(u.files, 6);
+	ck_assert_uint_eq(u.fat_files, 3);
+	ck_assert_uint_eq(u.fat_files_fat, 1);
+	ck_assert_uint_eq(u.shipped_size, 3000 + 5000 + 700 + 40 + 9000 + 100);
+	ck_assert_uint_eq(u.installed_size, 3000 + 1200 + 700 + 40 + 4000 + 60);
+	ck_assert_int_eq(u.bytes_saved, 3800 + 5000);
+
+	ck_assert_int_eq(store_usage_get(s, e, &u, &d), 0);
+	ck_assert_uint_eq(u.files, 0);
+	ck_assert_uint_eq(u.shipped_size, 0);
+	ck_assert_int_eq(u.bytes_saved, 0);
+	u.files = 77;
+	ck_assert_int_eq(store_usage_get(s, 4242, &u, &d), -ENOENT);
+	ck_assert_uint_eq(u.files, 77);
+
+	ck_assert_int_eq(store_package_count(s, &n, &d), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(store_package_remove(s, "empty", &d), 0);
+	ck_assert_int_eq(store_package_count(s, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	store_close(s);
+}
+END_TEST
+
+START_TEST(test_file_get)
+{
+	fatelf_diag d = { 0 };
+	store_file f;
+	char *owner = NULL;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	add_package(s, "first", "1");
+	int64_t a = add_package(s, "tools", "1");
+	add_file_full(s, a, "/usr/bin/tool", "elf", "as-shipped", 123, 123);
+	store_file link = { .path = "/usr/bin/t", .package_id = a, .type = "symlink",
+			    .mode = 0777, .link_target = "tool" };
+	ck_assert_int_eq(store_file_add(s, &link, &d), 0);
+
+	ck_assert_int_eq(store_file_get(s, "/usr/bin/tool", &f, &owner, &d), 0);
+	ck_assert_str_eq(owner, "tools");
+	ck_assert_str_eq(f.path, "/usr/bin/tool");
+	ck_assert_int_eq(f.package_id, a);
+	ck_assert_str_eq(f.type, "file");
+	ck_assert_uint_eq(f.mode, 0644);
+	ck_assert_uint_eq(f.size, 123);
+	ck_assert_str_eq(f.sha256, "aa");
+	ck_assert_ptr_null(f.link_target);
+	ck_assert_int_eq(f.config, 0);
+	ck_assert_str_eq(f.kind, "elf");
+	ck_assert_str_eq(f.installed_form, "as-shipped");
+	ck_assert_uint_eq(f.installed_size, 123);
+	ck_assert_str_eq(f.installed_sha256, "bb");
+	store_file_done(&f);
+	free(owner);
+
+	/* The owner's name is optional. */
+	ck_assert_int_eq(store_file_get(s, "/usr/bin/t", &f, NULL, &d), 0);
+	ck_assert_str_eq(f.type, "symlink");
+	ck_assert_str_eq(f.link_target, "tool");
+	ck_assert_ptr_null(f.sha256);
+	ck_assert_uint_eq(f.mode, 0777);
+	store_file_done(&f);
+
+	owner = (char *)"untouched";
+	f.path = "untouched";
+	ck_assert_int_eq(store_file_get(s, "/usr/bin/none", &f, &owner, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "/usr/bin/none: no package owns this path");
+	ck_assert_str_eq(owner, "untouched");
+	ck_assert_str_eq(f.path, "untouched");
+	store_close(s);
+}
+END_TEST
+
+static int collect_installed(const store_file *f, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s:%s:%llu:%s;", f->path, f->installed_form,
+		 (unsigned long long)f->installed_size,
+		 f->installed_sha256 ? f->installed_sha256 : "-");
+	return 0;
+}
+
+static int collect_record(const store_record *r, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s#%u %s m=%u abi=%u/%u w=%u o=%llu s=%llu k=%d;", r->path,
+		 r->idx, r->target, r->machine, r->osabi, r->osabi_version, r->word_size,
+		 (unsigned long long)r->offset, (unsigned long long)r->size, r->kept);
+	return 0;
+}
+
+START_TEST(test_thin_updates)
+{
+	fatelf_diag d = { 0 };
+	char buf[512] = "";
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "fat", "1");
+	add_file_full(s, a, "/bin/fat", "fatelf", "as-shipped", 200000, 200000);
+	add_file_full(s, a, "/bin/plain", "data", "as-shipped", 10, 10);
+	add_records(s, "/bin/fat", 2);
+
+	ck_assert_int_eq(store_file_set_installed(s, "/bin/fat", "thinned", 70000, "beef", &d), 0);
+	ck_assert_int_eq(store_record_set_kept(s, "/bin/fat", 1, 0, &d), 0);
+
+	ck_assert_int_eq(store_files_of(s, "fat", collect_installed, buf, &d), 2);
+	ck_assert_str_eq(buf, "/bin/fat:thinned:70000:beef;/bin/plain:as-shipped:10:bb;");
+	buf[0] = '\0';
+	ck_assert_int_eq(store_records_of(s, "/bin/fat", collect_record, buf, &d), 2);
+	ck_assert_str_eq(buf, "/bin/fat#0 x86_64 m=62 abi=3/0 w=2 o=65536 s=1000 k=1;"
+			      "/bin/fat#1 aarch64 m=183 abi=3/1 w=2 o=131072 s=1001 k=0;");
+	store_usage u;
+	ck_assert_int_eq(store_usage_get(s, a, &u, &d), 0);
+	ck_assert_int_eq(u.bytes_saved, 130000);
+	ck_assert_uint_eq(u.fat_files_fat, 0);
+
+	/* A file that is not fat has no records; a path nobody owns is an error. */
+	buf[0] = '\0';
+	ck_assert_int_eq(store_records_of(s, "/bin/plain", collect_record, buf, &d), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(store_records_of(s, "/bin/none", collect_record, buf, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "/bin/none: no package owns this path");
+
+	ck_assert_int_eq(store_record_set_kept(s, "/bin/fat", 5, 0, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "/bin/fat: record 5 is not stored");
+	ck_assert_int_eq(store_file_set_installed(s, "/bin/none", "thinned", 1, "x", &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "/bin/none: no package owns this path");
+	/* The schema knows two forms only. */
+	ck_assert_int_eq(store_file_set_installed(s, "/bin/fat", "squashed", 1, "x", &d), -EINVAL);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT installed_size FROM files WHERE path = '/bin/fat'"), 70000);
+}
+END_TEST
+
+START_TEST(test_file_delete_cascades)
+{
+	fatelf_diag d = { 0 };
+	char buf[512] = "";
+	char *owner = NULL;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	int64_t b = add_package(s, "b", "1");
+	add_file(s, a, "/a/one");
+	add_file(s, a, "/a/two");
+	add_file(s, a, "/a/three");
+	add_file(s, b, "/b/one");
+	add_records(s, "/a/one", 3);
+	add_records(s, "/a/two", 2);
+	add_records(s, "/b/one", 2);
+
+	ck_assert_int_eq(store_file_delete(s, "/a/one", &d), 0);
+	ck_assert_int_eq(store_file_owner(s, "/a/one", &owner, &d), -ENOENT);
+	ck_assert_int_eq(store_file_delete(s, "/a/one", &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "/a/one: no package owns this path");
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records WHERE path = '/a/one'"), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records"), 4);
+
+	ck_assert_int_eq(store_files_delete_package(s, a, &d), 0);
+	/* The package row stays (an upgrade writes new files for it). */
+	ck_assert_int_eq(store_files_of(s, "a", collect_path, buf, &d), 0);
+	ck_assert_int_eq(store_file_owner(s, "/b/one", &owner, &d), 0);
+	ck_assert_str_eq(owner, "b");
+	free(owner);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files"), 1);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records"), 2);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records WHERE path = '/b/one'"), 2);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages"), 2);
+}
+END_TEST
+
+static int stop_at_second(const store_file *f, void *userdata)
+{
+	int *seen = userdata;
+
+	(void)f;
+	return ++*seen == 2 ? -ECANCELED : 0;
+}
+
+START_TEST(test_files_all)
+{
+	fatelf_diag d = { 0 };
+	char buf[512] = "";
+	int seen = 0;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_files_all(s, collect_installed, buf, &d), 0);
+	int64_t a = add_package(s, "a", "1");
+	int64_t b = add_package(s, "b", "1");
+	add_file_full(s, b, "/usr/b", "data", "as-shipped", 1, 1);
+	add_file_full(s, a, "/usr/c", "data", "as-shipped", 2, 2);
+	add_file_full(s, a, "/usr/a", "fatelf", "thinned", 9, 3);
+
+	ck_assert_int_eq(store_files_all(s, collect_installed, buf, &d), 3);
+	ck_assert_str_eq(buf, "/usr/a:thinned:3:bb;/usr/b:as-shipped:1:bb;/usr/c:as-shipped:2:bb;");
+	ck_assert_int_eq(store_files_all(s, stop_at_second, &seen, &d), -ECANCELED);
+	ck_assert_int_eq(seen, 2);
+	/* The walk's statement was released: a new walk starts from the top. */
+	buf[0] = '\0';
+	ck_assert_int_eq(store_files_all(s, collect_installed, buf, &d), 3);
+	store_close(s);
+}
+END_TEST
+
+static int collect_dir(const char *path, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s;", path);
+	return 0;
+}
+
+START_TEST(test_dirs)
+{
+	fatelf_diag d = { 0 };
+	char buf[512] = "";
+	uint64_t n = 99;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	int64_t b = add_package(s, "b", "1");
+	/* Added in no particular order. */
+	const char *adirs[] = { "/opt/a/bin", "/opt", "/opt/a/lib/x", "/opt/a", "/opt/a/lib",
+				"/opt/a.d", "/usr/share/a" };
+	for (size_t i = 0; i < sizeof(adirs) / sizeof(adirs[0]); i++)
+		ck_assert_int_eq(store_dir_add(s, adirs[i], a, &d), 0);
+	ck_assert_int_eq(store_dir_add(s, "/opt", b, &d), 0);
+	ck_assert_int_eq(store_dir_add(s, "/opt/b", b, &d), 0);
+	ck_assert_int_eq(store_dir_add(s, "/usr/share/a", b, &d), 0);
+	/* Owning a directory twice changes nothing. */
+	ck_assert_int_eq(store_dir_add(s, "/opt/a", a, &d), 0);
+	ck_assert_int_eq(store_dir_add(s, "relative/dir", a, &d), -EINVAL);
+	ck_assert_int_eq(store_dir_add(s, "/opt/z", 777, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "/opt/z: no package has id 777");
+
+	ck_assert_int_eq(store_dirs_of(s, a, collect_dir, buf, &d), 7);
+	/* Every directory comes before its parent, so rmdir in this order works. */
+	ck_assert_str_eq(buf, "/usr/share/a;/opt/a/lib/x;/opt/a/lib;/opt/a/bin;/opt/a.d;/opt/a;/opt;");
+
+	ck_assert_int_eq(store_dir_other_owners(s, "/opt", a, &n, &d), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(store_dir_other_owners(s, "/opt/a", a, &n, &d), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(store_dir_other_owners(s, "/opt", 0, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(store_dir_other_owners(s, "/nowhere", a, &n, &d), 0);
+	ck_assert_uint_eq(n, 0);
+
+	ck_assert_int_eq(store_dirs_delete_package(s, a, &d), 0);
+	buf[0] = '\0';
+	ck_assert_int_eq(store_dirs_of(s, a, collect_dir, buf, &d), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(store_dir_other_owners(s, "/opt", b, &n, &d), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(store_dirs_of(s, b, collect_dir, buf, &d), 3);
+	ck_assert_str_eq(buf, "/usr/share/a;/opt/b;/opt;");
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM dirs"), 3);
+}
+END_TEST
+
+struct nested {
+	store *s;
+	int inner;
+	char msg[sizeof(((fatelf_diag *)0)->msg)];
+};
+
+static int nested_dir(const char *path, void *userdata)
+{
+	struct nested *n = userdata;
+	fatelf_diag d = { 0 };
+
+	(void)path;
+	n->inner = store_dirs_of(n->s, 1, collect_dir, (char[512]) { "" }, &d);
+	snprintf(n->msg, sizeof(n->msg), "%s", d.msg);
+	return 0;
+}
+
+/* A walk called from its own callback would rebind the statement under the
+ * outer loop; it is refused instead. */
+START_TEST(test_walk_not_reentrant)
+{
+	fatelf_diag d = { 0 };
+	struct nested n = { .inner = 1 };
+	char buf[512] = "";
+
+	tu_tmpdir();
+	n.s = open_ok();
+	int64_t a = add_package(n.s, "a", "1");
+	ck_assert_int_eq(a, 1);
+	ck_assert_int_eq(store_dir_add(n.s, "/x", a, &d), 0);
+	ck_assert_int_eq(store_dirs_of(n.s, a, nested_dir, &n, &d), 1);
+	ck_assert_int_eq(n.inner, -EBUSY);
+	ck_assert_str_eq(n.msg, "a store query was called again from its own callback");
+	/* Afterwards the statement works again. */
+	ck_assert_int_eq(store_dirs_of(n.s, a, collect_dir, buf, &d), 1);
+	ck_assert_str_eq(buf, "/x;");
+	store_close(n.s);
+}
+END_TEST
+
+START_TEST(test_tx_get_history_pending)
+{
+	fatelf_diag d = { 0 };
+	int64_t t[6] = { 0 };
+	char buf[512] = "", want[512];
+	store_tx x;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	store_tx rows[] = {
+		{ .kind = "install", .package = "hello", .new_version = "1.0", .started_at = 10 },
+		{ .kind = "install", .package = "world", .new_version = "3", .started_at = 20 },
+		{ .kind = "upgrade", .package = "hello", .old_version = "1.0", .new_version = "2.0",
+		  .started_at = 30 },
+		{ .kind = "remove", .package = "world", .old_version = "3", .started_at = 40 },
+		{ .kind = "thin", .package = "hello", .started_at = 50 },
+	};
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(store_tx_begin(s, &rows[i], &t[i], &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t[0], "committed", 11, 100, 0, NULL, &d), 0);
+	ck_assert_int_eq(store_tx_mark_committed(s, t[2], 31, 300, 7, &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t[3], "failed", 41, 0, 0, "disk full", &d), 0);
+	/* t[1] and t[4] stay pending, as after a crash. */
+
+	ck_assert_int_eq(store_tx_get(s, t[3], &x, &d), 0);
+	ck_assert_int_eq(x.id, t[3]);
+	ck_assert_str_eq(x.kind, "remove");
+	ck_assert_str_eq(x.package, "world");
+	ck_assert_str_eq(x.old_version, "3");
+	ck_assert_ptr_null(x.new_version);
+	ck_assert_str_eq(x.state, "failed");
+	ck_assert_int_eq(x.started_at, 40);
+	ck_assert_int_eq(x.finished_at, 41);
+	ck_assert_str_eq(x.error, "disk full");
+	store_tx_done(&x);
+	ck_assert_int_eq(store_tx_get(s, t[1], &x, &d), 0);
+	ck_assert_str_eq(x.state, "pending");
+	ck_assert_int_eq(x.finished_at, 0);
+	ck_assert_ptr_null(x.error);
+	store_tx_done(&x);
+	ck_assert_int_eq(store_tx_get(s, 4242, &x, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "transaction 4242 is not recorded");
+
+	/* Newest first, all packages. */
+	ck_assert_int_eq(store_tx_history(s, NULL, 0, collect_tx, buf, &d), 5);
+	snprintf(want, sizeof(want),
+		 "%lld thin hello -->- pending 50..0 w=0 s=0 e=-;"
+		 "%lld remove world 3->- failed 40..41 w=0 s=0 e=disk full;"
+		 "%lld upgrade hello 1.0->2.0 committed 30..31 w=300 s=7 e=-;"
+		 "%lld install world -->3 pending 20..0 w=0 s=0 e=-;"
+		 "%lld install hello -->1.0 committed 10..11 w=100 s=0 e=-;",
+		 (long long)t[4], (long long)t[3], (long long)t[2], (long long)t[1],
+		 (long long)t[0]);
+	ck_assert_str_eq(buf, want);
+	buf[0] = '\0';
+	ck_assert_int_eq(store_tx_history(s, NULL, 2, collect_tx, buf, &d), 2);
+	ck_assert_ptr_nonnull(strstr(buf, "thin hello"));
+	ck_assert_ptr_nonnull(strstr(buf, "remove world"));
+	ck_assert_ptr_null(strstr(buf, "upgrade"));
+
+	/* One package, with and without a limit. */
+	buf[0] = '\0';
+	ck_assert_int_eq(store_tx_history(s, "hello", 0, collect_tx, buf, &d), 3);
+	snprintf(want, sizeof(want),
+		 "%lld thin hello -->- pending 50..0 w=0 s=0 e=-;"
+		 "%lld upgrade hello 1.0->2.0 committed 30..31 w=300 s=7 e=-;"
+		 "%lld install hello -->1.0 committed 10..11 w=100 s=0 e=-;",
+		 (long long)t[4], (long long)t[2], (long long)t[0]);
+	ck_assert_str_eq(buf, want);
+	buf[0] = '\0';
+	ck_assert_int_eq(store_tx_history(s, "hello", 2, collect_tx, buf, &d), 2);
+	ck_assert_ptr_null(strstr(buf, "install"));
+	ck_assert_int_eq(store_tx_history(s, "nosuch", 0, collect_tx, buf, &d), 0);
+
+	/* Pending rows, oldest first. */
+	buf[0] = '\0';
+	ck_assert_int_eq(store_tx_pending(s, collect_tx, buf, &d), 2);
+	snprintf(want, sizeof(want),
+		 "%lld install world -->3 pending 20..0 w=0 s=0 e=-;"
+		 "%lld thin hello -->- pending 50..0 w=0 s=0 e=-;",
+		 (long long)t[1], (long long)t[4]);
+	ck_assert_str_eq(buf, want);
+	store_close(s);
+}
+END_TEST
+
+struct recover {
+	store *s;
+	int seen;
+};
+
+/* What recovery does: close each pending row in its own store transaction
+ * from inside the walk. */
+static int recover_tx(const store_tx *t, void *userdata)
+{
+	struct recover *rc = userdata;
+	fatelf_diag d = { 0 };
+
+	rc->seen++;
+	ck_assert_str_eq(t->state, "pending");
+	ck_assert_int_eq(store_begin(rc->s, &d), 0);
+	ck_assert_int_eq(store_tx_finish(rc->s, t->id, "rolled-back", 99, 0, 0, "interrupted", &d), 0);
+	ck_assert_int_eq(store_journal_clear(rc->s, t->id, &d), 0);
+	ck_assert_int_eq(store_commit(rc->s, &d), 0);
+	return 0;
+}
+
+static int recover_txid(int64_t txid, void *userdata)
+{
+	struct recover *rc = userdata;
+	fatelf_diag d = { 0 };
+
+	rc->seen++;
+	ck_assert_int_eq(store_journal_clear(rc->s, txid, &d), 0);
+	return 0;
+}
+
+START_TEST(test_recovery_walks)
+{
+	fatelf_diag d = { 0 };
+	int64_t t[4];
+	struct recover rc = { 0 };
+
+	tu_tmpdir();
+	store *s = open_ok();
+	rc.s = s;
+	for (int i = 0; i < 4; i++) {
+		store_tx x = { .kind = "install", .package = "p", .started_at = i };
+		ck_assert_int_eq(store_tx_begin(s, &x, &t[i], &d), 0);
+		for (unsigned k = 0; k < 3; k++) {
+			store_journal_op op = { .txid = t[i], .seq = k, .op = "create", .path = "/p",
+						.temp_path = "/.p.tmp" };
+			ck_assert_int_eq(store_journal_add(s, &op, &d), 0);
+		}
+	}
+	ck_assert_int_eq(store_tx_finish(s, t[1], "committed", 5, 0, 0, NULL, &d), 0);
+
+	ck_assert_int_eq(store_tx_pending(s, recover_tx, &rc, &d), 3);
+	ck_assert_int_eq(rc.seen, 3);
+	ck_assert_int_eq(store_tx_pending(s, recover_tx, &rc, &d), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM transactions WHERE state = 'rolled-back' "
+				 "AND error = 'interrupted' AND finished_at = 99"), 3);
+	/* The committed row kept its journal (roll forward); clear it too. */
+	ck_assert_int_eq(sql_int(DB, "SELECT count(DISTINCT txid) FROM journal"), 1);
+	rc.seen = 0;
+	ck_assert_int_eq(store_journal_txids(s, recover_txid, &rc, &d), 1);
+	ck_assert_int_eq(rc.seen, 1);
+	ck_assert_int_eq(store_journal_txids(s, recover_txid, &rc, &d), 0);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM journal"), 0);
+}
+END_TEST
+
+static int collect_op(const store_journal_op *op, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%lld.%llu %s %s t=%s b=%s %s;", (long long)op->txid,
+		 (unsigned long long)op->seq, op->op, op->path,
+		 op->temp_path ? op->temp_path : "-", op->backup_path ? op->backup_path : "-",
+		 op->state);
+	return 0;
+}
+
+static int collect_txid(int64_t txid, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%lld;", (long long)txid);
+	return 0;
+}
+
+START_TEST(test_journal)
+{
+	fatelf_diag d = { 0 };
+	int64_t t1 = 0, t2 = 0, t3 = 0;
+	char buf[512] = "", want[512];
+
+	tu_tmpdir();
+	store *s = open_ok();
+	store_tx x = { .kind = "install", .package = "p", .started_at = 1 };
+	ck_assert_int_eq(store_tx_begin(s, &x, &t1, &d), 0);
+	ck_assert_int_eq(store_tx_begin(s, &x, &t2, &d), 0);
+	ck_assert_int_eq(store_tx_begin(s, &x, &t3, &d), 0);
+
+	buf[0] = '\0';
+	ck_assert_int_eq(store_journal_txids(s, collect_txid, buf, &d), 0);
+
+	/* Added out of order, across two transactions. */
+	store_journal_op ops[] = {
+		{ .txid = t2, .seq = 0, .op = "mkdir", .path = "/opt/q" },
+		{ .txid = t1, .seq = 2, .op = "remove", .path = "/opt/p/old" },
+		{ .txid = t1, .seq = 0, .op = "create", .path = "/opt/p/new",
+		  .temp_path = "/opt/p/.new.fatelf-tmp" },
+		{ .txid = t1, .seq = 1, .op = "replace", .path = "/opt/p/bin",
+		  .temp_path = "/opt/p/.bin.fatelf-tmp", .backup_path = "/opt/p/.bin.bak",
+		  .state = "done" },
+	};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		ck_assert_int_eq(store_journal_add(s, &ops[i], &d), 0);
+	ck_assert_int_eq(store_journal_add(s, &ops[0], &d), -EEXIST);
+	snprintf(want, sizeof(want), "transaction %lld: journal entry 0 is already stored",
+		 (long long)t2);
+	ck_assert_str_eq(d.msg, want);
+	store_journal_op orphan = { .txid = 9999, .seq = 0, .op = "create", .path = "/x" };
+	ck_assert_int_eq(store_journal_add(s, &orphan, &d), -ENOENT);
+	ck_assert_str_eq(d.msg, "journal entry 0: transaction 9999 is not recorded");
+	store_journal_op bad = { .txid = t3, .seq = 0, .op = "explode", .path = "/x" };
+	ck_assert_int_eq(store_journal_add(s, &bad, &d), -EINVAL);
+
+	ck_assert_int_eq(store_journal_of(s, t1, collect_op, buf, &d), 3);
+	snprintf(want, sizeof(want),
+		 "%lld.0 create /opt/p/new t=/opt/p/.new.fatelf-tmp b=- staged;"
+		 "%lld.1 replace /opt/p/bin t=/opt/p/.bin.fatelf-tmp b=/opt/p/.bin.bak done;"
+		 "%lld.2 remove /opt/p/old t=- b=- staged;",
+		 (long long)t1, (long long)t1, (long long)t1);
+	ck_assert_str_eq(buf, want);
+
+	ck_assert_int_eq(store_journal_set_state(s, t1, 0, "done", &d), 0);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 2, "undone", &d), 0);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 7, "done", &d), -ENOENT);
+	snprintf(want, sizeof(want), "transaction %lld: journal entry 7 is not stored", (long long)t1);
+	ck_assert_str_eq(d.msg, want);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 1, "lost", &d), -EINVAL);
+	buf[0] = '\0';
+	ck_assert_int_eq(store_journal_of(s, t1, collect_op, buf, &d), 3);
+	ck_assert_ptr_nonnull(strstr(buf, ".0 create /opt/p/new t=/opt/p/.new.fatelf-tmp b=- done;"));
+	ck_assert_ptr_nonnull(strstr(buf, ".1 replace /opt/p/bin t=/opt/p/.bin.fatelf-tmp b=/opt/p/.bin.bak done;"));
+	ck_assert_ptr_nonnull(strstr(buf, ".2 remove /opt/p/old t=- b=- undone;"));
+
+	buf[0] = '\0';
+	ck_assert_int_eq(store_journal_txids(s, collect_txid, buf, &d), 2);
+	snprintf(want, sizeof(want), "%lld;%lld;", (long long)t1, (long long)t2);
+	ck_assert_str_eq(buf, want);
+
+	ck_assert_int_eq(store_journal_clear(s, t1, &d), 0);
+	buf[0] = '\0';
+	ck_assert_int_eq(store_journal_of(s, t1, collect_op, buf, &d), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(store_journal_txids(s, collect_txid, buf, &d), 1);
+	snprintf(want, sizeof(want), "%lld;", (long long)t2);
+	ck_assert_str_eq(buf, want);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM journal"), 1);
+}
+END_TEST
+
+/* A database made by a program that knew schema 1 only gains the history
+ * indexes of schema 2 and keeps its rows. */
+START_TEST(test_migrate_from_1)
+{
+	char buf[512] = "";
+	fatelf_diag d = { 0 };
+
+	tu_tmpdir();
+	ck_assert_int_ge(store_migrations_count, 2);
+	ck_assert_str_eq(store_migrations[1].name, "0002-history-indexes");
+	sql_exec(DB, store_migrations[0].sql);
+	sql_exec(DB, "PRAGMA user_version = 1; INSERT INTO transactions (kind, package, state, "
+		 "started_at) VALUES ('install', 'old', 'pending', 5);");
+	store *s = open_ok();
+	ck_assert_int_eq(store_tx_pending(s, collect_tx, buf, &d), 1);
+	ck_assert_ptr_nonnull(strstr(buf, "install old"));
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+				 "name IN ('transactions_package', 'transactions_pending')"), 2);
+}
+END_TEST
+
+#define SCALE_FILES 100000
+#define SCALE_PACKAGES 10
+
+static void scale_path(char *buf, size_t size, unsigned i)
+{
+	snprintf(buf, size, "/usr/share/pkg%u/d%03u/file%06u", i % SCALE_PACKAGES, (i / 7) % 1000, i);
+}
+
+/* An install writes all its rows in one store transaction; owner lookups
+ * on a big store go through the path's primary key. */
+START_TEST(test_scale_owner)
+{
+	fatelf_diag d = { 0 };
+	int64_t ids[SCALE_PACKAGES];
+	char path[128], name[32];
+	store_usage u;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_begin(s, &d), 0);
+	for (unsigned p = 0; p < SCALE_PACKAGES; p++) {
+		snprintf(name, sizeof(name), "pkg%u", p);
+		ids[p] = add_package(s, name, "1");
+	}
+	for (unsigned i = 0; i < SCALE_FILES; i++) {
+		scale_path(path, sizeof(path), i);
+		store_file f = { .path = path, .package_id = ids[i % SCALE_PACKAGES], .type = "file",
+				 .mode = 0644, .size = 10, .sha256 = "aa", .installed_size = 10 };
+		int r = store_file_add(s, &f, &d);
+		ck_assert_msg(r == 0, "file %u: %d %s", i, r, d.msg);
+	}
+	ck_assert_int_eq(store_commit(s, &d), 0);
+
+	for (unsigned k = 0; k < 1000; k++) {
+		unsigned i = (unsigned)(((uint64_t)k * 7919 + 13) % SCALE_FILES);
+		char *owner = NULL;
+
+		scale_path(path, sizeof(path), i);
+		snprintf(name, sizeof(name), "pkg%u", i % SCALE_PACKAGES);
+		ck_assert_int_eq(store_file_owner(s, path, &owner, &d), 0);
+		ck_assert_str_eq(owner, name);
+		free(owner);
+	}
+	char *owner = NULL;
+	ck_assert_int_eq(store_file_owner(s, "/usr/share/pkg1/d000/file999999", &owner, &d), -ENOENT);
+	ck_assert_int_eq(store_usage_get(s, 0, &u, &d), 0);
+	ck_assert_uint_eq(u.files, SCALE_FILES);
+	ck_assert_uint_eq(u.shipped_size, 10 * SCALE_FILES);
+	ck_assert_int_eq(store_usage_get(s, ids[3], &u, &d), 0);
+	ck_assert_uint_eq(u.files, SCALE_FILES / SCALE_PACKAGES);
+	store_close(s);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -392,7 +1136,25 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_remove_cascades);
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_history);
+	tcase_add_test(tc, test_package_update_keeps_id);
+	tcase_add_test(tc, test_usage_and_count);
+	tcase_add_test(tc, test_file_get);
+	tcase_add_test(tc, test_thin_updates);
+	tcase_add_test(tc, test_file_delete_cascades);
+	tcase_add_test(tc, test_files_all);
+	tcase_add_test(tc, test_dirs);
+	tcase_add_test(tc, test_walk_not_reentrant);
+	tcase_add_test(tc, test_tx_get_history_pending);
+	tcase_add_test(tc, test_recovery_walks);
+	tcase_add_test(tc, test_journal);
+	tcase_add_test(tc, test_migrate_from_1);
 	suite_add_tcase(s, tc);
+
+	/* 100,000 rows take a second or two under a sanitizer. */
+	TCase *scale = tcase_create("scale");
+	tcase_set_timeout(scale, 120);
+	tcase_add_test(scale, test_scale_owner);
+	suite_add_tcase(s, scale);
 	return s;
 }
 

@@ -1,0 +1,211 @@
+/*
+ * The client's side of the Varlink connection to fatelfd: connect to the
+ * socket, send one call (with the file descriptors an install passes, as
+ * SCM_RIGHTS on the message's first bytes), and read the replies through
+ * the library's framer and reply parser, handing each to the verb until
+ * the last one. Every failure ends here as one error line and an exit
+ * status, so the verbs only deal with successful replies.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fatelfctl.h"
+#include "macro.h"
+
+/*
+ * The largest reply we take. The daemon is the peer we chose to trust, and
+ * a Files or Verify reply for a package of many thousand files with their
+ * records runs past the library's 1 MiB default; this only stops a runaway.
+ */
+#define CTL_REPLY_MAX ((size_t)256 << 20)
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
+/*
+ * A long stream (an install's progress) is the one place where Ctrl-C
+ * deserves more than the default: the transaction belongs to the daemon
+ * and goes on, and the user should be told so rather than assume it was
+ * stopped. The handler has no SA_RESTART, so the blocked recv returns.
+ */
+static void interrupt_catch(void)
+{
+	struct sigaction sa = { .sa_handler = on_interrupt };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int conn_open(int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(ctl_arg.socket);
+	int fd;
+
+	if (len >= sizeof(sa.sun_path))
+		return ctl_error(EXIT_SYSTEM, "cannot reach fatelfd at %s: %s", ctl_arg.socket,
+				 strerror(ENAMETOOLONG));
+	memcpy(sa.sun_path, ctl_arg.socket, len + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ctl_error(EXIT_SYSTEM, "cannot create a socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ctl_error(EXIT_SYSTEM, "cannot reach fatelfd at %s: %s", ctl_arg.socket,
+				 strerror(e));
+	}
+	*ret_fd = fd;
+	return EXIT_OK;
+}
+
+/* Writes the whole message; the fds ride on the first sendmsg only. */
+static int conn_send(int fd, const char *buf, size_t len, const int *fds, size_t n_fds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+	} control;
+	size_t done = 0;
+
+	if (n_fds > 16)
+		return -EINVAL;
+	while (done < len) {
+		struct iovec iov = { .iov_base = (char *)buf + done, .iov_len = len - done };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		if (done == 0 && n_fds > 0) {
+			struct cmsghdr *c;
+
+			memset(&control, 0, sizeof(control));
+			mh.msg_control = control.buf;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+			memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+		}
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR && !interrupted)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int interrupted_report(void)
+{
+	return ctl_error(EXIT_FAILED, "interrupted; a transaction already started goes on in "
+			 "fatelfd ('fatelfctl cancel' rolls it back)");
+}
+
+int ctl_call(const char *method, json_object *params, unsigned flags,
+	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *msg = NULL;
+	char name[128];
+	char buf[65536];
+	vl_buffer vb;
+	size_t len;
+	int status = EXIT_SYSTEM;
+	bool done = false;
+	int r;
+
+	snprintf(name, sizeof(name), "%s.%s", CTL_INTERFACE, method);
+	r = vl_call_format(name, params, flags, &msg, &len);
+	if (r < 0)
+		return ctl_error(EXIT_SYSTEM, "cannot build the %s call: %s", method, strerror(-r));
+	r = conn_open(&fd);
+	if (r != EXIT_OK)
+		return r;
+	if (flags & VL_CALL_MORE)
+		interrupt_catch();
+	r = conn_send(fd, msg, len, fds, n_fds);
+	if (r < 0) {
+		if (interrupted)
+			return interrupted_report();
+		return ctl_error(EXIT_SYSTEM, "cannot send to fatelfd at %s: %s", ctl_arg.socket,
+				 strerror(-r));
+	}
+	if (flags & VL_CALL_ONEWAY)
+		return EXIT_OK;
+
+	vl_buffer_init(&vb, CTL_REPLY_MAX);
+	while (!done) {
+		const char *m;
+		size_t mlen;
+		ssize_t n;
+
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			if (errno == EINTR && !interrupted)
+				continue;
+			ctl_progress_clear();
+			if (interrupted)
+				status = interrupted_report();
+			else
+				status = ctl_error(EXIT_SYSTEM, "cannot read from fatelfd: %s",
+						   strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			ctl_progress_clear();
+			status = ctl_error(EXIT_SYSTEM, "fatelfd closed the connection before its last reply%s",
+					   vl_buffer_pending(&vb) ? " (a reply was cut short)" : "");
+			break;
+		}
+		r = vl_buffer_append(&vb, buf, (size_t)n);
+		while (r >= 0 && (r = vl_buffer_next(&vb, &m, &mlen)) > 0) {
+			vl_response resp = { 0 };
+			fatelf_diag d;
+
+			fatelf_diag_clear(&d);
+			r = vl_reply_parse(m, mlen, &resp, &d);
+			if (r < 0) {
+				ctl_progress_clear();
+				status = ctl_error(EXIT_SYSTEM, "protocol error: %s",
+						   d.msg[0] ? d.msg : strerror(-r));
+				done = true;
+				break;
+			}
+			if (resp.error) {
+				ctl_progress_clear();
+				status = ctl_error_reply(resp.error, resp.parameters);
+				done = true;
+			} else if (on_reply(resp.parameters, resp.continues, userdata) == CTL_STOP ||
+				   !resp.continues) {
+				status = EXIT_OK;
+				done = true;
+			}
+			vl_response_done(&resp);
+			if (done)
+				break;
+		}
+		if (!done && r < 0) {
+			ctl_progress_clear();
+			status = ctl_error(EXIT_SYSTEM, "protocol error: %s",
+					   r == -EMSGSIZE ? "a reply is too long" : strerror(-r));
+			break;
+		}
+	}
+	vl_buffer_done(&vb);
+	return status;
+}

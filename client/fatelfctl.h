@@ -1,0 +1,184 @@
+/*
+ * fatelfctl's internal interface: the verb handlers that the table in
+ * fatelfctl.c dispatches to, the connection to fatelfd (conn.c) and the
+ * output helpers every verb shares (output.c): tables, sizes, times, JSON,
+ * the progress bar and the one-line errors with their exit codes. The
+ * client speaks Varlink through lib/varlink.h and nothing else of
+ * libfatelf: everything it knows about packages comes from the daemon.
+ */
+#ifndef FATELF_CLIENT_FATELFCTL_H
+#define FATELF_CLIENT_FATELFCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "varlink.h"
+
+/* Exit status of fatelfctl (documented in --help and fatelfctl(1)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,        /* the daemon refused, the operation failed, verify found problems */
+	EXIT_USAGE = 2,         /* bad command line */
+	EXIT_SYSTEM = 3,        /* cannot reach the daemon, protocol or system error */
+	EXIT_DENIED = 4,        /* permission denied */
+};
+
+#define CTL_DEFAULT_SOCKET "/run/fatelfd/io.fatelf.Manager"
+#define CTL_INTERFACE "io.fatelf.Manager"
+
+/* One verb: a line of the table in fatelfctl.c. argv[0] is the verb. */
+struct ctl_verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *usage;
+};
+
+/* The global options, valid before or after the verb. */
+struct ctl_args {
+	const char *socket;     /* --socket, $FATELF_SOCKET, or the default */
+	bool json;              /* --json */
+	const char *verb;       /* the verb running, for error lines */
+};
+extern struct ctl_args ctl_arg;
+
+/* Verbs (verb_NAME.c): each returns an exit status. */
+int verb_install(int argc, char **argv);
+int verb_remove(int argc, char **argv);
+int verb_thin(int argc, char **argv);
+int verb_cancel(int argc, char **argv);
+int verb_list(int argc, char **argv);
+int verb_info(int argc, char **argv);
+int verb_files(int argc, char **argv);
+int verb_owner(int argc, char **argv);
+int verb_verify(int argc, char **argv);
+int verb_status(int argc, char **argv);
+int verb_history(int argc, char **argv);
+int verb_policy(int argc, char **argv);
+
+extern const char verb_install_usage[];
+extern const char verb_remove_usage[];
+extern const char verb_thin_usage[];
+extern const char verb_cancel_usage[];
+extern const char verb_list_usage[];
+extern const char verb_info_usage[];
+extern const char verb_files_usage[];
+extern const char verb_owner_usage[];
+extern const char verb_verify_usage[];
+extern const char verb_status_usage[];
+extern const char verb_history_usage[];
+extern const char verb_policy_usage[];
+
+/* Calling the daemon (conn.c) */
+
+/* What a reply callback returns: go on reading, or stop with success. */
+#define CTL_CONTINUE 0
+#define CTL_STOP 100
+
+/*
+ * Called for each successful reply, in order; params is the reply's
+ * parameters object (borrowed), continues whether more replies follow.
+ */
+typedef int (*ctl_reply_fn)(json_object *params, bool continues, void *userdata);
+
+/*
+ * Connects to ctl_arg.socket, sends METHOD (the short name, e.g.
+ * "Install") of io.fatelf.Manager with params (NULL for {}; not consumed)
+ * and flags (VL_CALL_MORE for a stream), passing fds (may be NULL) with
+ * the message, and feeds every reply to on_reply until the last one or
+ * until on_reply returns CTL_STOP. An error reply, a refused connection or
+ * a broken reply is reported on stderr (and as JSON on stdout with --json)
+ * and its exit status returned; 0 otherwise.
+ */
+int ctl_call(const char *method, json_object *params, unsigned flags,
+	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata);
+
+/* Output (output.c) */
+
+/* One error line "fatelfctl: VERB: MESSAGE" on stderr; returns status. */
+int ctl_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error for the running verb; returns EXIT_USAGE. */
+int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For getopt_long's '?' and ':' (with opterr = 0 and a leading ':'). */
+int ctl_option_error(int c, char **argv);
+/* Prints a verb's --help text with the global options and exit status. */
+int ctl_help(const char *usage);
+/*
+ * Reports an error reply: its name turned into words, with the details
+ * its parameters give, in one line; also the reply as JSON on stdout with
+ * --json. Returns the exit status the error maps to.
+ */
+int ctl_error_reply(const char *error, json_object *params);
+
+/* true when color may be used on stream f (a TTY, NO_COLOR unset or empty) */
+bool ctl_color(FILE *f);
+
+/* "812 B", "16.0 KiB", "1.2 MiB", "3.0 GiB" */
+const char *ctl_format_size(uint64_t n, char buf[32]);
+/* Local time "YYYY-MM-DD HH:MM" ("-" for 0). */
+const char *ctl_format_time(int64_t t, char buf[32]);
+/* "42s", "5m 03s", "2h 07m", "3d 04h" */
+const char *ctl_format_duration(int64_t s, char buf[32]);
+
+/* Reading reply parameters: a missing or mistyped member gives the
+ * fallback, so a newer daemon's extra or null fields never crash us. */
+const char *ctl_json_str(json_object *o, const char *key, const char *fallback);
+int64_t ctl_json_int(json_object *o, const char *key);
+bool ctl_json_bool(json_object *o, const char *key);
+json_object *ctl_json_obj(json_object *o, const char *key);   /* object or NULL */
+json_object *ctl_json_array(json_object *o, const char *key); /* array or NULL */
+/* Joins an array of strings with ", " into buf ("-" when empty). */
+const char *ctl_json_join(json_object *array, char *buf, size_t size);
+
+/* JSON output: one pretty document, or one compact line (for streams). */
+void ctl_json_print(json_object *o);
+void ctl_json_line(json_object *o);
+
+/* Aligned tables: rows added as strings, printed with column widths from
+ * content; the last column is not padded. */
+struct ctl_table {
+	size_t ncols;
+	size_t nrows;           /* rows, not counting the header */
+	char **cells;           /* (nrows + 1) * ncols, row 0 is the header */
+	bool *right;            /* per column: right-aligned (numbers) */
+};
+int ctl_table_init(struct ctl_table *t, size_t ncols, const char *const *header, const bool *right);
+/* Adds a row of ncols strings (copied; NULL prints as "-"). */
+int ctl_table_add(struct ctl_table *t, const char *const *row);
+void ctl_table_print(const struct ctl_table *t, FILE *f);
+void ctl_table_done(struct ctl_table *t);
+
+/* Progress bar on stderr: shown only on a TTY and without --json. */
+bool ctl_progress_enabled(void);
+/* Draws a Progress object ({phase, bytes_done, ...}), replacing the last. */
+void ctl_progress_draw(json_object *progress);
+/* Erases the bar (no-op when none is drawn). */
+void ctl_progress_clear(void);
+
+/* A transaction's Result in words ("installed hello 1.0: ..."), with the
+ * config files kept; install, remove and thin share it. */
+void ctl_result_print(json_object *result);
+
+/*
+ * The reply callback of install, remove and thin (more: true): JSON lines
+ * with --json; else the progress bar, then the Result(s) in words. With
+ * no_wait it stops at the first reply, saying the call was queued.
+ */
+struct ctl_tx_state {
+	bool no_wait;
+	const char *what;       /* "install of FILE", for the queued line */
+};
+int ctl_tx_reply(json_object *params, bool continues, void *userdata);
+
+/* Splits "a,b,c" into a new JSON array of strings (empty items refused). */
+int ctl_split_list(const char *s, json_object **ret);
+
+/* Option parsing of a verb that takes only --help: returns -1 to go on
+ * (optind at the first operand), or the exit status to return at once. */
+int ctl_parse_plain(int argc, char **argv, const char *usage);
+
+#endif

@@ -1,0 +1,737 @@
+/*
+ * What fatelfctl prints, shared by every verb: the one-line errors (the
+ * daemon's error names turned into words, with their exit status),
+ * aligned tables, sizes and times for people, JSON for programs, the
+ * progress bar on a terminal, and a transaction's result in words. Keeping
+ * them here is what makes every verb look and fail the same way.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fatelfctl.h"
+#include "macro.h"
+
+#define ANSI_BOLD "\033[1m"
+#define ANSI_RED "\033[1;31m"
+#define ANSI_RESET "\033[0m"
+
+bool ctl_color(FILE *f)
+{
+	const char *no = getenv("NO_COLOR");
+
+	if (no && no[0])
+		return false;
+	return isatty(fileno(f));
+}
+
+/* ------------------------------------------------------------ errors */
+
+static void error_line(const char *msg)
+{
+	bool color = ctl_color(stderr);
+
+	ctl_progress_clear();
+	if (ctl_arg.verb)
+		fprintf(stderr, "fatelfctl: %s: %s%s%s\n", ctl_arg.verb, color ? ANSI_RED : "", msg,
+			color ? ANSI_RESET : "");
+	else
+		fprintf(stderr, "fatelfctl: %s%s%s\n", color ? ANSI_RED : "", msg, color ? ANSI_RESET : "");
+}
+
+int ctl_error(int status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	error_line(msg);
+	return status;
+}
+
+int ctl_usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ctl_arg.verb)
+		fprintf(stderr, "fatelfctl: %s: %s (see 'fatelfctl %s --help')\n", ctl_arg.verb, msg,
+			ctl_arg.verb);
+	else
+		fprintf(stderr, "fatelfctl: %s (see 'fatelfctl --help')\n", msg);
+	return EXIT_USAGE;
+}
+
+int ctl_option_error(int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+	bool letter = optopt > 0 && optopt < 0x80;
+
+	if (c == ':') {
+		if (letter)
+			return ctl_usage_error("option '-%c' needs an argument", optopt);
+		return ctl_usage_error("option '%s' needs an argument", arg);
+	}
+	if (letter)
+		return ctl_usage_error("unknown option '-%c'", optopt);
+	return ctl_usage_error("unknown option '%s'", arg);
+}
+
+int ctl_help(const char *usage)
+{
+	fputs(usage, stdout);
+	fputs("\nGlobal options: --socket PATH (default $FATELF_SOCKET, else\n"
+	      CTL_DEFAULT_SOCKET "), --json.\n"
+	      "Exit status: 0 success; 1 refused or failed (verify: problems found);\n"
+	      "2 usage error; 3 cannot reach the daemon, protocol or system error;\n"
+	      "4 permission denied.\n", stdout);
+	return EXIT_OK;
+}
+
+/* What a mutating verb is called in "permission denied: installing needs ...". */
+static const char *verb_gerund(const char *verb)
+{
+	static const struct { const char *verb, *gerund; } g[] = {
+		{ "install", "installing" },
+		{ "remove", "removing" },
+		{ "thin", "thinning" },
+		{ "cancel", "cancelling" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(g); i++)
+		if (verb && strcmp(verb, g[i].verb) == 0)
+			return g[i].gerund;
+	return verb ? verb : "this";
+}
+
+/* Appends " (CODE)" for an error that carries a library code name. */
+static const char *code_suffix(json_object *p, char buf[96])
+{
+	const char *code = ctl_json_str(p, "code", NULL);
+
+	if (!code || !code[0])
+		return "";
+	snprintf(buf, 96, " (%s)", code);
+	return buf;
+}
+
+/*
+ * Each error of io.fatelf.Manager and org.varlink.service in words, with
+ * its parameters as the details, and the exit status it maps to. Unknown
+ * errors (a newer daemon) keep their name, so nothing is ever hidden.
+ */
+static int error_words(const char *error, json_object *p, char *msg, size_t size)
+{
+	const char *name = error;
+	char a[64], b[64], list1[512], list2[256], code[96];
+
+	if (strncmp(error, CTL_INTERFACE ".", strlen(CTL_INTERFACE) + 1) == 0) {
+		name = error + strlen(CTL_INTERFACE) + 1;
+		if (strcmp(name, "PackageNotFound") == 0) {
+			snprintf(msg, size, "package not installed: %s", ctl_json_str(p, "package", "?"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "PathNotOwned") == 0) {
+			snprintf(msg, size, "no package owns %s", ctl_json_str(p, "path", "?"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "NoSuchTransaction") == 0) {
+			json_object *id;
+
+			if (p && json_object_object_get_ex(p, "id", &id) && json_object_is_type(id, json_type_int))
+				snprintf(msg, size, "no such transaction: %lld is not running",
+					 (long long)json_object_get_int64(id));
+			else
+				snprintf(msg, size, "no transaction is running");
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "BundleInvalid") == 0) {
+			const char *entry = ctl_json_str(p, "entry", NULL);
+
+			snprintf(msg, size, "invalid bundle: %s%s%s%s", entry ? entry : "", entry ? ": " : "",
+				 ctl_json_str(p, "message", "rejected"), code_suffix(p, code));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "SignatureRequired") == 0) {
+			snprintf(msg, size, "signature required: %s (--allow-unsigned overrides it)",
+				 ctl_json_str(p, "message", "the bundle is not signed"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "SignatureInvalid") == 0) {
+			snprintf(msg, size, "bad signature: %s%s", ctl_json_str(p, "message", "rejected"),
+				 code_suffix(p, code));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "Conflict") == 0) {
+			const char *owner = ctl_json_str(p, "owner", NULL);
+
+			const char *path = ctl_json_str(p, "path", "?");
+			const char *m = ctl_json_str(p, "message", "already exists and no package owns it");
+
+			if (owner)
+				snprintf(msg, size, "conflict: %s belongs to package %s", path, owner);
+			else if (strstr(m, path))
+				snprintf(msg, size, "conflict: %s", m);
+			else
+				snprintf(msg, size, "conflict: %s: %s", path, m);
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "Downgrade") == 0) {
+			snprintf(msg, size, "downgrade: %s %s is installed and the bundle has %s "
+				 "(--allow-downgrade allows it)", ctl_json_str(p, "package", "?"),
+				 ctl_json_str(p, "installed", "?"), ctl_json_str(p, "offered", "?"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "NoHostRecord") == 0) {
+			snprintf(msg, size, "no record for this machine: %s has %s; this host runs %s",
+				 ctl_json_str(p, "path", "?"),
+				 ctl_json_join(ctl_json_array(p, "targets"), list1, sizeof(list1)),
+				 ctl_json_join(ctl_json_array(p, "host"), list2, sizeof(list2)));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "DiskFull") == 0) {
+			snprintf(msg, size, "disk full: needs %s, %s available",
+				 ctl_format_size((uint64_t)ctl_json_int(p, "needed"), a),
+				 ctl_format_size((uint64_t)ctl_json_int(p, "available"), b));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "FetchFailed") == 0) {
+			const char *url = ctl_json_str(p, "url", "?");
+			const char *m = ctl_json_str(p, "message", "failed");
+
+			/* Name the URL once, whether or not the message already does. */
+			if (strstr(m, url))
+				snprintf(msg, size, "download failed: %s", m);
+			else
+				snprintf(msg, size, "download failed: %s: %s", url, m);
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "Cancelled") == 0) {
+			snprintf(msg, size, "cancelled: transaction %lld was rolled back",
+				 (long long)ctl_json_int(p, "id"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "Busy") == 0) {
+			snprintf(msg, size, "busy: %s", ctl_json_str(p, "message", "another transaction runs"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "InvalidPolicy") == 0) {
+			snprintf(msg, size, "invalid policy: %s", ctl_json_str(p, "message", "rejected"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "Failed") == 0) {
+			snprintf(msg, size, "failed: %s%s", ctl_json_str(p, "message", "the operation failed"),
+				 code_suffix(p, code));
+			return EXIT_FAILED;
+		}
+	} else if (strncmp(error, "org.varlink.service.", 20) == 0) {
+		name = error + 20;
+		if (strcmp(name, "PermissionDenied") == 0) {
+			snprintf(msg, size, "permission denied: %s needs root or the admin group",
+				 verb_gerund(ctl_arg.verb));
+			return EXIT_DENIED;
+		}
+		if (strcmp(name, "InvalidParameter") == 0) {
+			snprintf(msg, size, "invalid parameter: fatelfd refused '%s'",
+				 ctl_json_str(p, "parameter", "?"));
+			return EXIT_FAILED;
+		}
+		if (strcmp(name, "MethodNotFound") == 0 || strcmp(name, "MethodNotImplemented") == 0) {
+			snprintf(msg, size, "fatelfd does not know %s (is it an older version?)",
+				 ctl_json_str(p, "method", "the method"));
+			return EXIT_SYSTEM;
+		}
+		if (strcmp(name, "InterfaceNotFound") == 0) {
+			snprintf(msg, size, "the service at %s does not offer %s (is it fatelfd?)",
+				 ctl_arg.socket, ctl_json_str(p, "interface", CTL_INTERFACE));
+			return EXIT_SYSTEM;
+		}
+		if (strcmp(name, "ExpectedMore") == 0) {
+			snprintf(msg, size, "protocol error: fatelfd expected a streaming call");
+			return EXIT_SYSTEM;
+		}
+	}
+	snprintf(msg, size, "%s: %s", error,
+		 p ? json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+		   : "{}");
+	return EXIT_FAILED;
+}
+
+int ctl_error_reply(const char *error, json_object *params)
+{
+	char msg[2048];
+	int status = error_words(error, params, msg, sizeof(msg));
+
+	if (ctl_arg.json) {
+		json_object *o = json_object_new_object();
+
+		if (o) {
+			json_object_object_add(o, "error", json_object_new_string(error));
+			json_object_object_add(o, "parameters", params ? json_object_get(params) : NULL);
+			ctl_json_line(o);
+			json_object_put(o);
+		}
+	}
+	error_line(msg);
+	return status;
+}
+
+/* ------------------------------------------------------------ formats */
+
+const char *ctl_format_size(uint64_t n, char buf[32])
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)n;
+	unsigned u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, 32, "%llu B", (unsigned long long)n);
+		return buf;
+	}
+	v /= 1024.0;
+	while (v >= 1024.0 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, 32, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+const char *ctl_format_time(int64_t t, char buf[32])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || !localtime_r(&tt, &tm) || strftime(buf, 32, "%Y-%m-%d %H:%M", &tm) == 0)
+		snprintf(buf, 32, "-");
+	return buf;
+}
+
+const char *ctl_format_duration(int64_t s, char buf[32])
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(buf, 32, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, 32, "%lldm %02llds", (long long)(s / 60), (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, 32, "%lldh %02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, 32, "%lldd %02lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+	return buf;
+}
+
+/* ------------------------------------------------------------ reading replies */
+
+const char *ctl_json_str(json_object *o, const char *key, const char *fallback)
+{
+	json_object *v;
+
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return fallback;
+}
+
+int64_t ctl_json_int(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int))
+		return json_object_get_int64(v);
+	return 0;
+}
+
+bool ctl_json_bool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean))
+		return json_object_get_boolean(v);
+	return false;
+}
+
+json_object *ctl_json_obj(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_object))
+		return v;
+	return NULL;
+}
+
+json_object *ctl_json_array(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array))
+		return v;
+	return NULL;
+}
+
+const char *ctl_json_join(json_object *array, char *buf, size_t size)
+{
+	size_t n = array ? json_object_array_length(array) : 0, used = 0;
+
+	snprintf(buf, size, "-");
+	for (size_t i = 0; i < n && used < size; i++) {
+		json_object *e = json_object_array_get_idx(array, i);
+		const char *s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
+		int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", s);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+void ctl_json_print(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+void ctl_json_line(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	/* A consumer of JSON lines reads them as they come. */
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------ tables */
+
+int ctl_table_init(struct ctl_table *t, size_t ncols, const char *const *header, const bool *right)
+{
+	*t = (struct ctl_table){ .ncols = ncols };
+	t->right = calloc(ncols, sizeof(*t->right));
+	if (!t->right)
+		return -ENOMEM;
+	if (right)
+		memcpy(t->right, right, ncols * sizeof(*right));
+	t->nrows = (size_t)-1;   /* the header is row 0 */
+	return ctl_table_add(t, header);
+}
+
+int ctl_table_add(struct ctl_table *t, const char *const *row)
+{
+	size_t rows = t->nrows + 1;   /* rows held, header included */
+	char **cells = realloc(t->cells, (rows + 1) * t->ncols * sizeof(*cells));
+
+	if (!cells)
+		return -ENOMEM;
+	t->cells = cells;
+	for (size_t c = 0; c < t->ncols; c++) {
+		char *s = strdup(row[c] ? row[c] : "-");
+
+		if (!s) {
+			for (size_t k = 0; k < c; k++)
+				free(cells[rows * t->ncols + k]);
+			return -ENOMEM;
+		}
+		/* One line per row: a newline or tab in a summary would break the columns. */
+		for (char *q = s; *q; q++)
+			if (*q == '\n' || *q == '\t' || *q == '\r')
+				*q = ' ';
+		cells[rows * t->ncols + c] = s;
+	}
+	t->nrows++;
+	return 0;
+}
+
+void ctl_table_print(const struct ctl_table *t, FILE *f)
+{
+	_cleanup_free_ size_t *w = calloc(t->ncols, sizeof(*w));
+	bool color = ctl_color(f);
+
+	if (!w)
+		return;
+	for (size_t r = 0; r <= t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++)
+			w[c] = MAX(w[c], strlen(t->cells[r * t->ncols + c]));
+	for (size_t r = 0; r <= t->nrows; r++) {
+		if (r == 0 && color)
+			fputs(ANSI_BOLD, f);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			bool last = c + 1 == t->ncols;
+
+			if (t->right[c])
+				fprintf(f, "%*s", (int)w[c], s);
+			else if (last)
+				fputs(s, f);
+			else
+				fprintf(f, "%-*s", (int)w[c], s);
+			if (!last)
+				fputs("  ", f);
+		}
+		if (r == 0 && color)
+			fputs(ANSI_RESET, f);
+		fputc('\n', f);
+	}
+}
+
+void ctl_table_done(struct ctl_table *t)
+{
+	if (t->cells)
+		for (size_t i = 0; i < (t->nrows + 1) * t->ncols; i++)
+			free(t->cells[i]);
+	free(t->cells);
+	free(t->right);
+	*t = (struct ctl_table){ 0 };
+}
+
+/* ------------------------------------------------------------ progress */
+
+static size_t progress_drawn;   /* columns of the bar on screen, 0 when none */
+
+bool ctl_progress_enabled(void)
+{
+	return !ctl_arg.json && isatty(STDERR_FILENO);
+}
+
+static size_t terminal_width(void)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (cols && atoi(cols) > 0)
+		return (size_t)atoi(cols);
+	return 80;
+}
+
+void ctl_progress_draw(json_object *p)
+{
+	const char *phase = ctl_json_str(p, "phase", "working");
+	const char *path = ctl_json_str(p, "path", NULL);
+	int64_t bd = ctl_json_int(p, "bytes_done"), bt = ctl_json_int(p, "bytes_total");
+	int64_t ed = ctl_json_int(p, "entries_done"), et = ctl_json_int(p, "entries_total");
+	size_t width = terminal_width(), len;
+	char line[1024], bar[24];
+	int pct = -1, n;
+
+	if (!ctl_progress_enabled())
+		return;
+	/* One column short of the width: writing the last column wraps on some terminals. */
+	width = MIN(width > 1 ? width - 1 : 1, sizeof(line) - 1);
+	if (strcmp(phase, "waiting") == 0) {
+		n = snprintf(line, sizeof(line), "waiting for another transaction to finish");
+	} else {
+		if (bt > 0)
+			pct = (int)(MIN(bd, bt) * 100 / bt);
+		else if (et > 0)
+			pct = (int)(MIN(ed, et) * 100 / et);
+		if (pct >= 0) {
+			int fill = pct / 5;
+
+			memset(bar, '#', (size_t)fill);
+			memset(bar + fill, '.', (size_t)(20 - fill));
+			bar[20] = '\0';
+		}
+		if (bt > 0)
+			n = snprintf(line, sizeof(line), "%-10s %3d%% [%s] %.1f/%.1f MiB", phase, pct, bar,
+				     (double)bd / 1048576.0, (double)bt / 1048576.0);
+		else if (et > 0)
+			n = snprintf(line, sizeof(line), "%-10s %3d%% [%s] %lld/%lld entries", phase, pct, bar,
+				     (long long)ed, (long long)et);
+		else
+			n = snprintf(line, sizeof(line), "%s", phase);
+	}
+	len = n < 0 ? 0 : MIN((size_t)n, sizeof(line) - 1);
+	if (path && len + 2 < width) {
+		size_t room = width - len - 1, plen = strlen(path);
+
+		line[len++] = ' ';
+		/* Keep the end of the path: the file name says the most. */
+		if (plen > room && room > 3) {
+			memcpy(line + len, "...", 3);
+			memcpy(line + len + 3, path + plen - (room - 3), room - 3);
+			len += room;
+		} else if (plen <= room) {
+			memcpy(line + len, path, plen);
+			len += plen;
+		}
+	}
+	len = MIN(len, width);
+	line[len] = '\0';
+	fprintf(stderr, "\r%s", line);
+	/* Blank what is left of a longer previous line. */
+	for (size_t i = len; i < progress_drawn; i++)
+		fputc(' ', stderr);
+	if (progress_drawn > len)
+		fprintf(stderr, "\r%s", line);
+	fflush(stderr);
+	progress_drawn = len;
+}
+
+void ctl_progress_clear(void)
+{
+	if (!progress_drawn)
+		return;
+	fputc('\r', stderr);
+	for (size_t i = 0; i < progress_drawn; i++)
+		fputc(' ', stderr);
+	fputc('\r', stderr);
+	fflush(stderr);
+	progress_drawn = 0;
+}
+
+/* ------------------------------------------------------------ results */
+
+void ctl_result_print(json_object *r)
+{
+	const char *kind = ctl_json_str(r, "kind", "?");
+	const char *pkg = ctl_json_str(r, "package", NULL);
+	const char *oldv = ctl_json_str(r, "old_version", NULL);
+	const char *newv = ctl_json_str(r, "new_version", NULL);
+	bool dry = ctl_json_bool(r, "dry_run");
+	int64_t files = ctl_json_int(r, "files");
+	json_object *kept = ctl_json_array(r, "config_kept");
+	const char *files_word = files == 1 ? "file" : "files";
+	char what[512], written[32], saved[32];
+
+	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_written"), written);
+	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_saved"), saved);
+	if (strcmp(kind, "install") == 0)
+		snprintf(what, sizeof(what), "%s %s %s", dry ? "would install" : "installed", pkg ? pkg : "?",
+			 newv ? newv : "?");
+	else if (strcmp(kind, "upgrade") == 0)
+		snprintf(what, sizeof(what), "%s %s %s -> %s", dry ? "would upgrade" : "upgraded",
+			 pkg ? pkg : "?", oldv ? oldv : "?", newv ? newv : "?");
+	else if (strcmp(kind, "remove") == 0)
+		snprintf(what, sizeof(what), "%s %s %s", dry ? "would remove" : "removed", pkg ? pkg : "?",
+			 oldv ? oldv : "");
+	else if (strcmp(kind, "thin") == 0)
+		snprintf(what, sizeof(what), "%s %s", dry ? "would thin" : "thinned", pkg ? pkg : "all packages");
+	else
+		snprintf(what, sizeof(what), "%s %s", kind, pkg ? pkg : "");
+	/* A remove of a package with no version left would end in a space. */
+	for (size_t l = strlen(what); l > 0 && what[l - 1] == ' '; l--)
+		what[l - 1] = '\0';
+
+	if (strcmp(kind, "remove") == 0)
+		printf("%s: %lld %s\n", what, (long long)files, files_word);
+	else if (strcmp(kind, "thin") == 0)
+		printf("%s: %lld %s, %s %s\n", what, (long long)files, files_word, saved,
+		       dry ? "would be saved" : "saved");
+	else
+		printf("%s: %lld %s, %s %s, %s saved by thinning\n", what, (long long)files, files_word,
+		       written, dry ? "to write" : "written", saved);
+
+	for (size_t i = 0; kept && i < json_object_array_length(kept); i++) {
+		json_object *e = json_object_array_get_idx(kept, i);
+		const char *path = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
+
+		if (strcmp(kind, "remove") == 0)
+			printf("kept your changed %s\n", path);
+		else
+			printf("kept your changed %s; the new version is %s.fatelf-new\n", path, path);
+	}
+}
+
+int ctl_split_list(const char *s, json_object **ret)
+{
+	json_object *a = json_object_new_array();
+	const char *p = s;
+
+	if (!a)
+		return -ENOMEM;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (len == 0) {
+			json_object_put(a);
+			return -EINVAL;
+		}
+		json_object_array_add(a, json_object_new_string_len(p, (int)len));
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*ret = a;
+	return 0;
+}
+
+int ctl_tx_reply(json_object *params, bool continues, void *userdata)
+{
+	struct ctl_tx_state *st = userdata;
+	json_object *progress = ctl_json_obj(params, "progress");
+	json_object *result = ctl_json_obj(params, "result");
+	json_object *results = ctl_json_array(params, "results");
+
+	if (ctl_arg.json) {
+		ctl_json_line(params);
+		return st->no_wait ? CTL_STOP : CTL_CONTINUE;
+	}
+	if (progress && !result && !results) {
+		const char *phase = ctl_json_str(progress, "phase", "?");
+
+		if (st->no_wait) {
+			if (strcmp(phase, "waiting") == 0)
+				printf("queued: %s\n", st->what);
+			else
+				printf("running: %s (%s)\n", st->what, phase);
+			return CTL_STOP;
+		}
+		ctl_progress_draw(progress);
+		return CTL_CONTINUE;
+	}
+	ctl_progress_clear();
+	if (result)
+		ctl_result_print(result);
+	if (results) {
+		size_t n = json_object_array_length(results);
+		uint64_t saved = 0, files = 0;
+		bool dry = false;
+		char buf[32];
+
+		for (size_t i = 0; i < n; i++) {
+			json_object *r = json_object_array_get_idx(results, i);
+
+			ctl_result_print(r);
+			saved += (uint64_t)ctl_json_int(r, "bytes_saved");
+			files += (uint64_t)ctl_json_int(r, "files");
+			dry |= ctl_json_bool(r, "dry_run");
+		}
+		if (n == 0)
+			printf("nothing to thin\n");
+		else if (n > 1)
+			printf("%s: %llu %s, %s %s in total\n", dry ? "would thin" : "thinned",
+			       (unsigned long long)files, files == 1 ? "file" : "files", ctl_format_size(saved, buf),
+			       dry ? "would be saved" : "saved");
+	}
+	return CTL_CONTINUE;
+}
+
+int ctl_parse_plain(int argc, char **argv, const char *usage)
+{
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+		if (c == 'h')
+			return ctl_help(usage);
+		return ctl_option_error(c, argv);
+	}
+	return -1;
+}

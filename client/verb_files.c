@@ -1,0 +1,61 @@
+/*
+ * fatelfctl files: the paths a package installed, one per line (symlinks
+ * as "path -> target"), as paths inside the daemon's root.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fatelfctl.h"
+#include "macro.h"
+
+const char verb_files_usage[] =
+	"Usage: fatelfctl files PKG\n"
+	"\n"
+	"List the files of an installed package, one path per line; a symlink shows\n"
+	"as \"PATH -> TARGET\". Paths are inside the daemon's root.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help  show this help\n";
+
+static int on_reply(json_object *params, bool continues, void *userdata)
+{
+	json_object *files = ctl_json_array(params, "files");
+	size_t n = files ? json_object_array_length(files) : 0;
+
+	if (ctl_arg.json) {
+		ctl_json_print(params);
+		return CTL_CONTINUE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(files, i);
+		const char *type = ctl_json_str(f, "type", "file");
+		const char *target = ctl_json_str(f, "link_target", NULL);
+
+		if (strcmp(type, "symlink") == 0 && target)
+			printf("%s -> %s\n", ctl_json_str(f, "path", "?"), target);
+		else
+			printf("%s\n", ctl_json_str(f, "path", "?"));
+	}
+	return CTL_CONTINUE;
+}
+
+int verb_files(int argc, char **argv)
+{
+	json_object *params;
+	int status = ctl_parse_plain(argc, argv, verb_files_usage);
+
+	if (status >= 0)
+		return status;
+	if (optind >= argc)
+		return ctl_usage_error("missing PKG");
+	if (optind + 1 < argc)
+		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
+	params = json_object_new_object();
+	if (!params)
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	json_object_object_add(params, "package", json_object_new_string(argv[optind]));
+	status = ctl_call("Files", params, 0, NULL, 0, on_reply, NULL);
+	json_object_put(params);
+	return status;
+}

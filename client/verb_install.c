@@ -1,0 +1,194 @@
+/*
+ * fatelfctl install: install or upgrade a package from a fat bundle. A
+ * local bundle is opened here, with the caller's own rights, and travels
+ * to fatelfd as an open file descriptor, so the daemon never opens a path
+ * an unprivileged user named; a URL is fetched by the daemon itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fatelfctl.h"
+#include "macro.h"
+
+const char verb_install_usage[] =
+	"Usage: fatelfctl install FILE|URL|- [OPTIONS]\n"
+	"\n"
+	"Install or upgrade the package in a fat bundle. FILE is opened by fatelfctl\n"
+	"with your rights and handed to fatelfd as an open file; '-' hands over\n"
+	"standard input; an http://, https:// or file:// URL is fetched by fatelfd.\n"
+	"\n"
+	"Options:\n"
+	"  --policy P         native, compatible, keep or targets, for this install only\n"
+	"                     (root only)\n"
+	"  --targets T,...    the targets to keep (with --policy targets, the default\n"
+	"                     when --targets is given)\n"
+	"  --allow-unsigned   accept a bundle without a signature\n"
+	"  --force            take over paths that conflict with another package or\n"
+	"                     with files no package owns\n"
+	"  --allow-downgrade  install a version older than the installed one\n"
+	"  --dry-run          run every check and report what would change; write nothing\n"
+	"  --no-wait          return once fatelfd has accepted the install; it goes on\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"On a terminal a progress bar shows on standard error; while another\n"
+	"transaction runs, the install waits its turn (\"waiting\").\n";
+
+enum {
+	OPT_POLICY = 0x100,
+	OPT_TARGETS,
+	OPT_ALLOW_UNSIGNED,
+	OPT_FORCE,
+	OPT_ALLOW_DOWNGRADE,
+	OPT_DRY_RUN,
+	OPT_NO_WAIT,
+};
+
+static bool policy_is_known(const char *p)
+{
+	return strcmp(p, "native") == 0 || strcmp(p, "compatible") == 0 || strcmp(p, "keep") == 0 ||
+	       strcmp(p, "targets") == 0;
+}
+
+static int add_bool(json_object *params, const char *key, bool v)
+{
+	if (!v)
+		return 0;
+	return json_object_object_add(params, key, json_object_new_boolean(1));
+}
+
+/* Opens a local bundle with the caller's rights; 0 or an exit status. */
+static int source_open(const char *file, int *ret_fd)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(file, "-") == 0) {
+		/* A terminal is never a bundle: the user forgot the redirection. */
+		if (isatty(STDIN_FILENO))
+			return ctl_usage_error("'-' reads the bundle from standard input, which is a terminal");
+		*ret_fd = STDIN_FILENO;
+		return 0;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return ctl_error(EXIT_SYSTEM, "cannot open %s: %s", file, strerror(errno));
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
+
+		close(fd);
+		return ctl_error(EXIT_SYSTEM, "cannot open %s: %s", file, strerror(e));
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int verb_install(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "targets", required_argument, NULL, OPT_TARGETS },
+		{ "allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "allow-downgrade", no_argument, NULL, OPT_ALLOW_DOWNGRADE },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	json_object *params = NULL, *targets = NULL;
+	const char *policy = NULL, *targets_arg = NULL, *source;
+	bool allow_unsigned = false, force = false, allow_downgrade = false, dry_run = false;
+	struct ctl_tx_state st = { 0 };
+	char what[4200];
+	int fd = -1, status, c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+		switch (c) {
+		case OPT_POLICY:
+			policy = optarg;
+			break;
+		case OPT_TARGETS:
+			targets_arg = optarg;
+			break;
+		case OPT_ALLOW_UNSIGNED:
+			allow_unsigned = true;
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case OPT_ALLOW_DOWNGRADE:
+			allow_downgrade = true;
+			break;
+		case OPT_DRY_RUN:
+			dry_run = true;
+			break;
+		case OPT_NO_WAIT:
+			st.no_wait = true;
+			break;
+		case 'h':
+			return ctl_help(verb_install_usage);
+		default:
+			return ctl_option_error(c, argv);
+		}
+	}
+	if (optind >= argc)
+		return ctl_usage_error("missing FILE, URL or -");
+	if (optind + 1 < argc)
+		return ctl_usage_error("one bundle at a time ('%s' is extra)", argv[optind + 1]);
+	source = argv[optind];
+	if (!source[0])
+		return ctl_usage_error("empty FILE");
+	if (policy && !policy_is_known(policy))
+		return ctl_usage_error("unknown policy '%s' (native, compatible, keep or targets)", policy);
+	if (targets_arg && policy && strcmp(policy, "targets") != 0)
+		return ctl_usage_error("--targets goes with --policy targets");
+	if (policy && strcmp(policy, "targets") == 0 && !targets_arg)
+		return ctl_usage_error("--policy targets needs --targets T,...");
+	if (targets_arg && ctl_split_list(targets_arg, &targets) < 0)
+		return ctl_usage_error("bad --targets list '%s'", targets_arg);
+	if (targets_arg && !policy)
+		policy = "targets";
+
+	params = json_object_new_object();
+	if (!params) {
+		json_object_put(targets);
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	}
+	if (strstr(source, "://")) {
+		json_object_object_add(params, "url", json_object_new_string(source));
+	} else {
+		status = source_open(source, &fd);
+		if (status != 0) {
+			json_object_put(targets);
+			json_object_put(params);
+			return status;
+		}
+		/* The index of the fd among those passed with the message. */
+		json_object_object_add(params, "fd", json_object_new_int(0));
+	}
+	if (policy)
+		json_object_object_add(params, "policy", json_object_new_string(policy));
+	if (targets)
+		json_object_object_add(params, "targets", targets);
+	add_bool(params, "allow_unsigned", allow_unsigned);
+	add_bool(params, "force", force);
+	add_bool(params, "allow_downgrade", allow_downgrade);
+	add_bool(params, "dry_run", dry_run);
+
+	snprintf(what, sizeof(what), "install of %s", strcmp(source, "-") == 0 ? "standard input" : source);
+	st.what = what;
+	/* Always a stream: it carries the progress, the "waiting" turn and lets
+	 * --no-wait return on the first reply. */
+	status = ctl_call("Install", params, VL_CALL_MORE, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0,
+			  ctl_tx_reply, &st);
+	if (fd > STDIN_FILENO)
+		close(fd);
+	json_object_put(params);
+	return status;
+}

@@ -1,0 +1,90 @@
+/*
+ * fatelfctl status: the daemon (version, uptime, socket, root, database),
+ * the machine (host targets, policy), what is installed (packages, files,
+ * fat files, bytes on disk and saved) and the transaction running, if any.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "fatelfctl.h"
+#include "macro.h"
+
+const char verb_status_usage[] =
+	"Usage: fatelfctl status\n"
+	"\n"
+	"Show fatelfd's version and uptime, its socket, root and database, this\n"
+	"host's targets and the policy, the counts of packages, files and fat files,\n"
+	"bytes on disk and saved by thinning, and the running transaction.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help  show this help\n";
+
+static void print_running(json_object *tx, json_object *progress)
+{
+	const char *oldv = ctl_json_str(tx, "old_version", NULL);
+	const char *newv = ctl_json_str(tx, "new_version", NULL);
+	char versions[256] = "", since[32];
+
+	if (oldv && newv)
+		snprintf(versions, sizeof(versions), " %s -> %s", oldv, newv);
+	else if (oldv || newv)
+		snprintf(versions, sizeof(versions), " %s", oldv ? oldv : newv);
+	printf("running: transaction %lld, %s %s%s, %s since %s\n", (long long)ctl_json_int(tx, "id"),
+	       ctl_json_str(tx, "kind", "?"), ctl_json_str(tx, "package", "-"), versions,
+	       ctl_json_str(tx, "state", "?"), ctl_format_time(ctl_json_int(tx, "started_at"), since));
+	if (progress) {
+		int64_t bd = ctl_json_int(progress, "bytes_done"), bt = ctl_json_int(progress, "bytes_total");
+		const char *path = ctl_json_str(progress, "path", NULL);
+
+		printf("progress: %s", ctl_json_str(progress, "phase", "?"));
+		if (bt > 0)
+			printf(", %lld%%, %.1f/%.1f MiB", (long long)(MIN(bd, bt) * 100 / bt),
+			       (double)bd / 1048576.0, (double)bt / 1048576.0);
+		if (ctl_json_int(progress, "entries_total") > 0)
+			printf(", %lld/%lld entries", (long long)ctl_json_int(progress, "entries_done"),
+			       (long long)ctl_json_int(progress, "entries_total"));
+		if (path)
+			printf(", %s", path);
+		putchar('\n');
+	}
+}
+
+static int on_reply(json_object *p, bool continues, void *userdata)
+{
+	json_object *running = ctl_json_obj(p, "running");
+	char buf[512], a[32];
+
+	if (ctl_arg.json) {
+		ctl_json_print(p);
+		return CTL_CONTINUE;
+	}
+	printf("version: %s\n", ctl_json_str(p, "version", "?"));
+	printf("uptime: %s\n", ctl_format_duration(ctl_json_int(p, "uptime"), a));
+	printf("socket: %s\n", ctl_json_str(p, "socket", ctl_arg.socket));
+	printf("root: %s\n", ctl_json_str(p, "root", "?"));
+	printf("database: %s\n", ctl_json_str(p, "database", "?"));
+	printf("host targets: %s\n", ctl_json_join(ctl_json_array(p, "host_targets"), buf, sizeof(buf)));
+	printf("policy: %s\n", ctl_json_str(p, "policy", "?"));
+	printf("packages: %lld\n", (long long)ctl_json_int(p, "packages"));
+	printf("files: %lld\n", (long long)ctl_json_int(p, "files"));
+	printf("fat files: %lld (%lld installed fat)\n", (long long)ctl_json_int(p, "fat_files"),
+	       (long long)ctl_json_int(p, "fat_files_fat"));
+	printf("bytes on disk: %s\n", ctl_format_size((uint64_t)ctl_json_int(p, "bytes_on_disk"), a));
+	printf("bytes saved: %s\n", ctl_format_size((uint64_t)ctl_json_int(p, "bytes_saved"), a));
+	if (running)
+		print_running(running, ctl_json_obj(p, "progress"));
+	else
+		printf("running: none\n");
+	return CTL_CONTINUE;
+}
+
+int verb_status(int argc, char **argv)
+{
+	int status = ctl_parse_plain(argc, argv, verb_status_usage);
+
+	if (status >= 0)
+		return status;
+	if (optind < argc)
+		return ctl_usage_error("no arguments expected ('%s')", argv[optind]);
+	return ctl_call("Status", NULL, 0, NULL, 0, on_reply, NULL);
+}

@@ -1,0 +1,83 @@
+/*
+ * fatelfctl verify: check installed files against the store (missing,
+ * changed content, mode or type, thinned records that no longer match the
+ * vendor's hashes), one line per problem, and exit 1 when there is any.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fatelfctl.h"
+#include "macro.h"
+
+const char verb_verify_usage[] =
+	"Usage: fatelfctl verify [PKG]\n"
+	"\n"
+	"Check every file of PKG, or of every package, against what was installed:\n"
+	"missing files, changed content, mode or type, and thinned files whose\n"
+	"records no longer match the vendor's. Prints \"PATH: PROBLEM: DETAIL\" per\n"
+	"problem, then a count. Exits 1 when it found problems.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help  show this help\n";
+
+static const char *problem_words(const char *p)
+{
+	if (strcmp(p, "missing") == 0)
+		return "missing";
+	if (strcmp(p, "content") == 0)
+		return "content changed";
+	if (strcmp(p, "mode") == 0)
+		return "mode changed";
+	if (strcmp(p, "type") == 0)
+		return "type changed";
+	if (strcmp(p, "record") == 0)
+		return "record does not match the vendor's";
+	return p;
+}
+
+static int on_reply(json_object *params, bool continues, void *userdata)
+{
+	json_object *problems = ctl_json_array(params, "problems");
+	size_t n = problems ? json_object_array_length(problems) : 0;
+	int64_t checked = ctl_json_int(params, "checked");
+	bool *found = userdata;
+
+	*found = n > 0;
+	if (ctl_arg.json) {
+		ctl_json_print(params);
+		return CTL_CONTINUE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(problems, i);
+		const char *detail = ctl_json_str(p, "detail", "");
+
+		printf("%s: %s%s%s\n", ctl_json_str(p, "path", "?"),
+		       problem_words(ctl_json_str(p, "problem", "?")), detail[0] ? ": " : "", detail);
+	}
+	printf("%lld file%s checked, %zu problem%s\n", (long long)checked, checked == 1 ? "" : "s", n,
+	       n == 1 ? "" : "s");
+	return CTL_CONTINUE;
+}
+
+int verb_verify(int argc, char **argv)
+{
+	json_object *params;
+	bool found = false;
+	int status = ctl_parse_plain(argc, argv, verb_verify_usage);
+
+	if (status >= 0)
+		return status;
+	if (optind + 1 < argc)
+		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
+	params = json_object_new_object();
+	if (!params)
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	if (optind < argc)
+		json_object_object_add(params, "package", json_object_new_string(argv[optind]));
+	status = ctl_call("Verify", params, 0, NULL, 0, on_reply, &found);
+	json_object_put(params);
+	if (status == EXIT_OK && found)
+		return EXIT_FAILED;
+	return status;
+}

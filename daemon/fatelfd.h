@@ -1,0 +1,220 @@
+/*
+ * fatelfd, the installer daemon: the pieces its four files share.
+ *
+ *  - main.c parses options and the config, opens the engines, sets up the
+ *    socket (activated or bound), signals and sd_notify, and runs the loop;
+ *  - server.c is the single-threaded epoll loop: connections, peer
+ *    credentials, framing, fds passed with SCM_RIGHTS, output buffers;
+ *  - methods.c is the method table of io.fatelf.Manager and
+ *    org.varlink.service, authorization, and the read methods, which run
+ *    inline on the main thread against a read-only store connection;
+ *  - worker.c owns the read-write engine on one worker thread and runs the
+ *    mutating jobs (Install, Remove, Thin) one at a time in arrival order,
+ *    and Verify on short-lived threads of their own.
+ *
+ * Threads meet in one place only: the worker's mutex, which guards the job
+ * queue, the running job's progress and the list of finished jobs. The
+ * worker wakes the loop with an eventfd; every socket write happens on the
+ * main thread.
+ */
+#ifndef FATELFD_H
+#define FATELFD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "engine.h"
+#include "fetch.h"
+#include "store.h"
+#include "varlink.h"
+
+#define FATELFD_INTERFACE "io.fatelf.Manager"
+#define FATELFD_DEFAULT_SOCKET "/run/fatelfd/io.fatelf.Manager"
+#define FATELFD_DEFAULT_CONFIG "/etc/fatelf/fatelfd.conf"
+#define FATELFD_URL "https://github.com/fatelf/fatelf"
+
+/* Limits of one connection. */
+#define CONN_FDS_MAX 4                  /* passed fds held at once */
+#define CONN_OUTPUT_MAX ((size_t)16 << 20) /* unread replies before the peer is dropped */
+#define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
+#define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
+#define PROGRESS_INTERVAL_USEC 100000   /* at most ~10 progress replies a second */
+
+static inline void json_putp(json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+#define _cleanup_json_ __attribute__((cleanup(json_putp)))
+
+/* Logging to stderr with sd-daemon priority prefixes (journald reads them). */
+#define log_info(...) daemon_log(6, __VA_ARGS__)
+#define log_error(...) daemon_log(3, __VA_ARGS__)
+void daemon_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef struct server server;
+typedef struct conn conn;
+typedef struct job job;
+typedef struct worker worker;
+
+/* ------------------------------------------------------------ server.c */
+struct conn {
+	server *srv;
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	vl_buffer in;
+	char *out;              /* replies not yet written: out[out_off..out_len) */
+	size_t out_len, out_off, out_cap;
+	int fds[CONN_FDS_MAX];  /* passed with SCM_RIGHTS, not yet taken by a call */
+	unsigned nfds;
+	job *job;               /* the call in flight; no further call is read meanwhile */
+	bool eof;               /* the peer shut its side: finish replies, then close */
+	bool dead;              /* closed; freed at the end of the loop round */
+	bool oneway;            /* the call being handled wants no reply */
+	unsigned events;        /* the epoll mask registered */
+	conn *prev, *next;
+};
+
+struct server {
+	engine_config cfg;
+	fatelf_ms_pubkey *keys;
+	size_t nkeys;
+	const char *config_path;
+	const char *socket_path;
+	char *db_path;
+	engine *ro;             /* queries on the main thread */
+	worker *worker;
+	int epoll_fd;
+	int listen_fd;
+	int signal_fd;
+	int event_fd;           /* the worker's and verify threads' wake-up */
+	bool listen_owned;      /* we bound the socket: unlink it at exit */
+	bool accept_paused;     /* out of fds: the listening socket is out of epoll */
+	bool quit;
+	uint64_t started_usec;  /* CLOCK_MONOTONIC */
+	conn *conns;
+	conn *dead;             /* closed connections not yet freed */
+	unsigned nconns;
+};
+
+int server_listen(server *s, const char *path);
+/* Sets up epoll, the signalfd and the fixed fds. */
+int server_run(server *s);
+/* Serves until SIGTERM or SIGINT. */
+int server_loop(server *s);
+/* At exit: writes what the peers will take without waiting. */
+void server_flush(server *s);
+void server_done(server *s);
+/* Queues a reply (already serialized, with its NUL) on c; consumes buf.
+ * A peer whose unread output passes CONN_OUTPUT_MAX is dropped. */
+void conn_send(conn *c, char *buf, size_t len);
+void conn_reply(conn *c, json_object *params, bool continues);
+void conn_error(conn *c, const char *name, json_object *params);
+void conn_error_str(conn *c, const char *name, const char *key, const char *value);
+/* Drops the peer (its job, if any, goes on). */
+void conn_close(conn *c);
+/* Takes the Nth passed fd (the caller owns it), or -1. */
+int conn_take_fd(conn *c, int64_t index);
+/* The call in flight on c finished: read the next one. */
+void conn_call_done(conn *c);
+uint64_t now_usec(void);
+
+/* ------------------------------------------------------------ methods.c */
+/* Handles one message from c (without its NUL). */
+void methods_dispatch(conn *c, const char *msg, size_t len);
+/* The method names the table holds, NULL-terminated (for --check-interface). */
+const char *methods_name(size_t i);
+/* Turns an engine failure into the interface's error reply on c. url is set
+ * when the failure is the download of that URL (FetchFailed). */
+void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url);
+json_object *json_result(const engine_result *r);
+json_object *json_progress(const engine_progress *p);
+extern const char fatelfd_interface_text[];
+
+/* ------------------------------------------------------------ worker.c */
+enum job_kind {
+	JOB_INSTALL = 1,
+	JOB_REMOVE,
+	JOB_THIN,
+	JOB_VERIFY,
+};
+
+struct job {
+	job *next;
+	int kind;
+	uint64_t seq;           /* the daemon's job number (logs) */
+	conn *conn;             /* main thread only; NULL once the peer left */
+	bool more;              /* the caller streams progress */
+	bool oneway;            /* the caller wants no reply */
+	/* Install */
+	int fd;                 /* -1 unless the source is a passed fd */
+	char *url;
+	char *path;
+	engine_policy_spec policy;
+	bool has_policy;
+	bool allow_unsigned, force, allow_downgrade, allow_setid;
+	bool allow_file_url;
+	/* Remove, Verify */
+	char *package;
+	/* Thin */
+	char **packages;        /* NULL-terminated, NULL: all */
+	bool dry_run;
+	/* Set by the worker, read by the main thread after the job is done. */
+	worker *w;
+	int r;
+	bool fetch_failed;      /* r is the download's error */
+	int64_t cancel_id;      /* the id Cancel named, for the Cancelled reply */
+	fatelf_diag diag;
+	engine_result result;
+	json_object *reply;     /* Verify: the reply parameters */
+	/* Progress, under the worker's mutex. */
+	engine_progress progress;
+	char phase[32];
+	char progress_path[4096];
+	bool progress_dirty;
+	char *sent_progress;    /* main thread: the Progress last sent (JSON) */
+	uint64_t woke_usec;     /* worker: when it last woke the loop */
+	int64_t started_at;     /* seconds since the epoch */
+};
+
+job *job_new(int kind);
+job *job_free(job *j);
+
+worker *worker_new(server *s, engine *rw);
+/* Queues j (takes it). A caller with "more" gets Progress "waiting" first
+ * when another job runs or waits. */
+void worker_submit(worker *w, job *j);
+/* Starts j (a Verify) on its own thread with its own read-only engine. */
+int worker_verify(worker *w, job *j);
+/* Main thread: the eventfd fired; send progress and final replies. */
+void worker_dispatch(worker *w);
+/* Requests cancellation of the running job: 0, or -ESRCH when none runs
+ * (or id, when non-zero, is not the running transaction's id). ret_id: the
+ * running transaction's id, 0 when the store has no row for it yet. */
+int worker_cancel(worker *w, int64_t id, int64_t *ret_id);
+/* What the running job is, for Status. */
+typedef struct job_info {
+	const char *kind;       /* "install", "remove", "thin" */
+	char package[256];      /* "" when none */
+	int64_t started_at;
+	engine_progress progress;
+	char phase[32];
+	char path[4096];
+} job_info;
+bool worker_running(worker *w, job_info *ret);
+/* The newest pending history row's id on the read-only store, or 0. */
+int64_t worker_pending_txid(server *s);
+/* Cancels the running job and waits for it and for Verify threads; the
+ * jobs that ended are answered by the next worker_dispatch. */
+void worker_stop(worker *w);
+/* worker_stop, then drops the queue and frees everything. */
+worker *worker_free(worker *w);
+
+#endif

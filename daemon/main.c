@@ -1,0 +1,372 @@
+/*
+ * fatelfd's entry point: options, the config, the two engines (read-write
+ * for the worker, read-only for queries), the listening socket (passed by
+ * systemd, or bound here), then the loop until SIGTERM or SIGINT; on the
+ * way out the running transaction is cancelled and rolled back, and the
+ * worker is waited for. Also --check-interface, which compares the method
+ * table with the interface file the daemon carries.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "fatelfd.h"
+#include "macro.h"
+
+void daemon_log(int prio, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* One write per line, so lines of two threads never interleave. */
+	fprintf(stderr, "<%d>%s\n", prio, msg);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fatelfd [OPTION...]\n"
+		"The fatelf installer daemon: serves io.fatelf.Manager over Varlink.\n"
+		"\n"
+		"  --socket PATH       listen on PATH (default " FATELFD_DEFAULT_SOCKET ");\n"
+		"                      a socket passed by systemd (LISTEN_FDS) wins\n"
+		"  --root DIR          install into DIR (default /)\n"
+		"  --state-dir DIR     keep the database in DIR (default /var/lib/fatelf)\n"
+		"  --config FILE       read FILE and FILE.d/*.conf (default " FATELFD_DEFAULT_CONFIG ")\n"
+		"  --check-interface   compare the method table with the interface file, exit\n"
+		"  --version           print the version, exit\n"
+		"  --help              print this help, exit\n");
+}
+
+/* The methods of io.fatelf.Manager that the interface text declares and
+ * the table serves must be the same set. Returns the mismatches. */
+static int check_interface(void)
+{
+	const char *prefix = FATELFD_INTERFACE ".";
+	size_t plen = strlen(prefix);
+	unsigned bad = 0, ndeclared = 0;
+	const char *line = fatelfd_interface_text;
+
+	/* Every "method Name(" line has a handler. */
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+
+		if (len > 7 && strncmp(line, "method ", 7) == 0) {
+			const char *name = line + 7;
+			size_t n = strcspn(name, "( \n");
+			bool found = false;
+
+			ndeclared++;
+			for (size_t i = 0; methods_name(i); i++) {
+				const char *m = methods_name(i);
+
+				if (strncmp(m, prefix, plen) == 0 && strlen(m + plen) == n &&
+				    strncmp(m + plen, name, n) == 0)
+					found = true;
+			}
+			if (!found) {
+				printf("interface method %.*s has no handler\n", (int)n, name);
+				bad++;
+			}
+		}
+		line += len + (line[len] == '\n');
+	}
+	/* Every handler of the interface is declared. */
+	for (size_t i = 0; methods_name(i); i++) {
+		const char *m = methods_name(i);
+		char want[300];
+
+		if (strncmp(m, prefix, plen) != 0)
+			continue;
+		snprintf(want, sizeof(want), "\nmethod %s(", m + plen);
+		if (!strstr(fatelfd_interface_text, want)) {
+			printf("handler %s is not in the interface\n", m);
+			bad++;
+		}
+	}
+	if (!bad)
+		printf("%u methods of %s: every one has a handler, every handler is declared\n",
+		       ndeclared, FATELFD_INTERFACE);
+	return (int)bad;
+}
+
+static int set_string(char **dst, const char *src)
+{
+	char *s = strdup(src);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		bool end = !*p;
+
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		if (end)
+			return 0;
+		*p = '/';
+	}
+}
+
+/* path made absolute against the working directory, for Status and logs
+ * (a private instance is often started with relative paths). */
+static char *path_absolute(const char *path)
+{
+	char cwd[4096];
+	char *r;
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strdup(path);
+	if (asprintf(&r, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return r;
+}
+
+/* The path a socket passed by systemd listens on, for Status. */
+static char *socket_path_of(int fd)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+
+	memset(&sa, 0, sizeof(sa));
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || sa.sun_family != AF_UNIX ||
+	    len <= offsetof(struct sockaddr_un, sun_path) || !sa.sun_path[0])
+		return strdup("(socket-activated)");
+	return strndup(sa.sun_path, len - offsetof(struct sockaddr_un, sun_path));
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SOCKET = 256, OPT_ROOT, OPT_STATE, OPT_CONFIG, OPT_CHECK, OPT_VERSION, OPT_HELP };
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "check-interface", no_argument, NULL, OPT_CHECK },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *opt_socket = NULL, *opt_root = NULL, *opt_state = NULL;
+	const char *opt_config = FATELFD_DEFAULT_CONFIG;
+	_cleanup_free_ char *socket_path = NULL;
+	server s = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1 };
+	engine *rw = NULL;
+	fatelf_diag d = { 0 };
+	unsigned recovered = 0;
+	int c, r, n;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SOCKET:
+			opt_socket = optarg;
+			break;
+		case OPT_ROOT:
+			opt_root = optarg;
+			break;
+		case OPT_STATE:
+			opt_state = optarg;
+			break;
+		case OPT_CONFIG:
+			opt_config = optarg;
+			break;
+		case OPT_CHECK:
+			return check_interface() ? 1 : 0;
+		case OPT_VERSION:
+			printf("fatelfd %s\n", PACKAGE_VERSION);
+			return 0;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fatelfd: unexpected argument: %s\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	/* Config, then the command line over it. */
+	engine_config_init(&s.cfg);
+	r = engine_config_load(&s.cfg, opt_config, &d);
+	if (r < 0) {
+		log_error("fatelfd: %s", d.msg[0] ? d.msg : engine_strerror(r));
+		engine_config_done(&s.cfg);
+		return 1;
+	}
+	if ((opt_root && set_string(&s.cfg.root, opt_root) < 0) ||
+	    (opt_state && set_string(&s.cfg.state_dir, opt_state) < 0)) {
+		log_error("fatelfd: out of memory");
+		return 1;
+	}
+	{
+		char *root, *state = path_absolute(s.cfg.state_dir);
+
+		/* A private instance's root may not exist yet. */
+		if (access(s.cfg.root, F_OK) < 0 && errno == ENOENT)
+			(void)mkdir_p(s.cfg.root);
+		root = realpath(s.cfg.root, NULL);
+		if (!root || !state) {
+			free(state);
+			log_error("fatelfd: root %s: %s", s.cfg.root, strerror(errno));
+			engine_config_done(&s.cfg);
+			return 1;
+		}
+		free(s.cfg.root);
+		s.cfg.root = root;
+		free(s.cfg.state_dir);
+		s.cfg.state_dir = state;
+	}
+	s.config_path = opt_config;
+	if (asprintf(&s.db_path, "%s/fatelf.db", s.cfg.state_dir) < 0) {
+		log_error("fatelfd: out of memory");
+		return 1;
+	}
+	r = engine_config_load_keys(&s.cfg, &s.keys, &s.nkeys, &d);
+	if (r < 0) {
+		log_error("fatelfd: trusted keys: %s", d.msg[0] ? d.msg : engine_strerror(r));
+		goto fail;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	{
+		/* Room for SERVER_CONNECTIONS_MAX peers and their passed fds. */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = MIN(rl.rlim_max, (rlim_t)16384);
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+
+	/* The write engine first: it creates the database and finishes or
+	 * rolls back what a crash cut off. */
+	r = engine_open(&s.cfg, s.keys, s.nkeys, 0, &rw, &recovered, &d);
+	if (r < 0) {
+		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		goto fail;
+	}
+	if (recovered)
+		log_info("recovered %u interrupted transaction%s", recovered, recovered == 1 ? "" : "s");
+	r = engine_open(&s.cfg, NULL, 0, ENGINE_OPEN_READONLY, &s.ro, NULL, &d);
+	if (r < 0) {
+		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		goto fail;
+	}
+
+	n = sd_listen_fds(1);
+	if (n < 0) {
+		log_error("fatelfd: LISTEN_FDS: %s", strerror(-n));
+		goto fail;
+	}
+	if (n > 1) {
+		log_error("fatelfd: %d sockets passed, expected one", n);
+		goto fail;
+	}
+	if (n == 1) {
+		if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			log_error("fatelfd: the passed fd is not a listening AF_UNIX stream socket");
+			goto fail;
+		}
+		s.listen_fd = SD_LISTEN_FDS_START;
+		socket_path = socket_path_of(s.listen_fd);
+	} else {
+		socket_path = path_absolute(opt_socket ? opt_socket : FATELFD_DEFAULT_SOCKET);
+		if (!socket_path)
+			goto fail;
+		r = server_listen(&s, socket_path);
+		if (r < 0) {
+			log_error("fatelfd: %s: %s", socket_path, strerror(-r));
+			goto fail;
+		}
+	}
+	s.socket_path = socket_path;
+	s.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s.event_fd < 0) {
+		log_error("fatelfd: eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	/* The signal mask is set before the worker starts, so it inherits
+	 * it and SIGTERM only ever reaches the signalfd. */
+	r = server_run(&s);
+	if (r < 0) {
+		log_error("fatelfd: %s", strerror(-r));
+		goto fail;
+	}
+	s.worker = worker_new(&s, rw);
+	if (!s.worker) {
+		log_error("fatelfd: cannot start the worker thread");
+		goto fail;
+	}
+	rw = NULL;
+	s.started_usec = now_usec();
+
+	log_info("serving %s on %s (root %s, database %s)", FATELFD_INTERFACE, socket_path,
+		 s.cfg.root, s.db_path);
+	sd_notifyf(0, "READY=1\nSTATUS=Serving on %s", socket_path);
+	r = server_loop(&s);
+	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
+	if (r < 0)
+		log_error("fatelfd: event loop: %s", strerror(-r));
+
+	/* Cancel the running transaction (rolled back), wait for it, and
+	 * tell its caller (and any Verify caller) how it ended. */
+	worker_stop(s.worker);
+	worker_dispatch(s.worker);
+	server_flush(&s);
+	s.worker = worker_free(s.worker);
+	server_done(&s);
+	engine_close(s.ro);
+	free(s.keys);
+	free(s.db_path);
+	if (s.event_fd >= 0)
+		close(s.event_fd);
+	engine_config_done(&s.cfg);
+	log_info("stopped");
+	return r < 0 ? 1 : 0;
+
+fail:
+	s.worker = worker_free(s.worker);
+	server_done(&s);
+	engine_close(rw);
+	engine_close(s.ro);
+	free(s.keys);
+	free(s.db_path);
+	if (s.event_fd >= 0)
+		close(s.event_fd);
+	engine_config_done(&s.cfg);
+	return 1;
+}

@@ -1,0 +1,487 @@
+/*
+ * The install engine's object and the helpers its operations share:
+ * opening a root and a state directory (store, lock, host, recovery of a
+ * transaction a crash cut off), the engine's error texts, safe lookups
+ * and hashing beneath the root, progress reporting, ldconfig, and the
+ * failpoints that crash tests use to kill the engine at a named step.
+ * The operations themselves live in engine_install.c, engine_remove.c,
+ * engine_thin.c and engine_verify.c; the transaction protocol they share
+ * lives in engine_tx.c.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "engine_private.h"
+#include "macro.h"
+
+extern char **environ;
+
+/* ------------------------------------------------------------ errors */
+
+static const struct {
+	const char *name;
+	const char *text;
+} engine_errors[ENGINE_E_MAX - ENGINE_E_BASE] = {
+	[ENGINE_E_CONFLICT - ENGINE_E_BASE] = { "ENGINE_E_CONFLICT",
+		"the path belongs to another package or already exists" },
+	[ENGINE_E_DOWNGRADE - ENGINE_E_BASE] = { "ENGINE_E_DOWNGRADE",
+		"the offered version is older than the installed one" },
+	[ENGINE_E_NOT_INSTALLED - ENGINE_E_BASE] = { "ENGINE_E_NOT_INSTALLED",
+		"the package is not installed" },
+	[ENGINE_E_NO_HOST_RECORD - ENGINE_E_BASE] = { "ENGINE_E_NO_HOST_RECORD",
+		"a fat file has no record this host runs" },
+	[ENGINE_E_DISK_FULL - ENGINE_E_BASE] = { "ENGINE_E_DISK_FULL",
+		"not enough free disk space" },
+	[ENGINE_E_CANCELLED - ENGINE_E_BASE] = { "ENGINE_E_CANCELLED",
+		"cancelled" },
+	[ENGINE_E_POLICY - ENGINE_E_BASE] = { "ENGINE_E_POLICY",
+		"invalid policy or target list" },
+	[ENGINE_E_SETID - ENGINE_E_BASE] = { "ENGINE_E_SETID",
+		"setuid/setgid files may not be installed by this caller" },
+	[ENGINE_E_STORE - ENGINE_E_BASE] = { "ENGINE_E_STORE",
+		"the installed-file database failed" },
+	[ENGINE_E_LOCKED - ENGINE_E_BASE] = { "ENGINE_E_LOCKED",
+		"another process holds the state directory" },
+};
+
+static bool engine_error_lookup(int code, const char **ret_name, const char **ret_text)
+{
+	if (code < 0)
+		code = -code;
+	if (code < ENGINE_E_BASE || code >= ENGINE_E_MAX)
+		return false;
+	*ret_name = engine_errors[code - ENGINE_E_BASE].name;
+	*ret_text = engine_errors[code - ENGINE_E_BASE].text;
+	return *ret_name != NULL;
+}
+
+const char *engine_strerror(int code)
+{
+	const char *name, *text;
+
+	if (engine_error_lookup(code, &name, &text))
+		return text;
+	return fatelf_strerror(code);
+}
+
+const char *engine_error_name(int code)
+{
+	const char *name, *text;
+
+	if (engine_error_lookup(code, &name, &text))
+		return name;
+	return fatelf_error_name(code);
+}
+
+/* ------------------------------------------------------------ config copy */
+
+static int dup_str(char **dst, const char *src, const char *dflt)
+{
+	const char *v = src ? src : dflt;
+
+	*dst = NULL;
+	if (!v)
+		return 0;
+	*dst = strdup(v);
+	return *dst ? 0 : -ENOMEM;
+}
+
+/* A deep copy, with the defaults filled in for strings the caller left NULL. */
+static int config_copy(engine_config *dst, const engine_config *src)
+{
+	*dst = *src;
+	dst->root = dst->state_dir = dst->trusted_keys = dst->admin_group = NULL;
+	dst->ldconfig_path = NULL;
+	dst->keep_fat = NULL;
+	dst->nkeep_fat = 0;
+	memset(&dst->policy, 0, sizeof(dst->policy));
+	dst->policy.policy = src->policy.policy;
+
+	if (dup_str(&dst->root, src->root, "/") < 0 ||
+	    dup_str(&dst->state_dir, src->state_dir, "/var/lib/fatelf") < 0 ||
+	    dup_str(&dst->trusted_keys, src->trusted_keys, NULL) < 0 ||
+	    dup_str(&dst->admin_group, src->admin_group, NULL) < 0 ||
+	    dup_str(&dst->ldconfig_path, src->ldconfig_path, "/sbin/ldconfig") < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->policy.ntargets && i < ENGINE_TARGETS_MAX; i++) {
+		dst->policy.targets[i] = strdup(src->policy.targets[i]);
+		if (!dst->policy.targets[i])
+			return -ENOMEM;
+		dst->policy.ntargets = i + 1;
+	}
+	if (src->nkeep_fat > 0) {
+		dst->keep_fat = calloc(src->nkeep_fat, sizeof(char *));
+		if (!dst->keep_fat)
+			return -ENOMEM;
+		for (size_t i = 0; i < src->nkeep_fat; i++) {
+			dst->keep_fat[i] = strdup(src->keep_fat[i]);
+			if (!dst->keep_fat[i])
+				return -ENOMEM;
+			dst->nkeep_fat = i + 1;
+		}
+	}
+	return 0;
+}
+
+/* mkdir -p, each new level with mode 0755. */
+static int mkdir_parents(const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ open/close */
+
+int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
+		engine **ret, unsigned *ret_recovered, fatelf_diag *d)
+{
+	char path[4096];
+	unsigned recovered = 0;
+	fatelf_diag local;
+	engine *e;
+	int q;
+
+	if (!d)
+		d = &local;
+	fatelf_diag_clear(d);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->rootfd = -1;
+	e->lockfd = -1;
+	e->flags = flags;
+	q = config_copy(&e->cfg, c);
+	if (q < 0)
+		goto fail;
+	if (nkeys > 0) {
+		e->keys = calloc(nkeys, sizeof(*keys));
+		if (!e->keys) {
+			q = -ENOMEM;
+			goto fail;
+		}
+		memcpy(e->keys, keys, nkeys * sizeof(*keys));
+		e->nkeys = nkeys;
+	}
+
+	q = mkdir_parents(e->cfg.state_dir);
+	if (q < 0) {
+		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.state_dir);
+		fatelf_diag_set(d, q, -1, "cannot create the state directory: %s", fatelf_strerror(q));
+		goto fail;
+	}
+
+	/* The lock comes before the store, so that two daemons never both
+	 * migrate or recover. */
+	if (!(flags & ENGINE_OPEN_READONLY)) {
+		snprintf(path, sizeof(path), "%s/lock", e->cfg.state_dir);
+		e->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (e->lockfd < 0) {
+			q = -errno;
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			fatelf_diag_set(d, q, -1, "cannot open the lock file: %s", fatelf_strerror(q));
+			goto fail;
+		}
+		if (flock(e->lockfd, LOCK_EX | LOCK_NB) < 0) {
+			q = errno == EWOULDBLOCK ? -ENGINE_E_LOCKED : -errno;
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
+					? "another process holds the lock on the state directory"
+					: fatelf_strerror(q));
+			goto fail;
+		}
+	}
+
+	snprintf(path, sizeof(path), "%s/fatelf.db", e->cfg.state_dir);
+	q = store_open(path, 0, &e->st, d);
+	if (q < 0) {
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		goto fail;
+	}
+
+	e->rootfd = open(e->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (e->rootfd < 0) {
+		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.root);
+		fatelf_diag_set(d, q, -1, "cannot open the root directory: %s", fatelf_strerror(q));
+		goto fail;
+	}
+
+	q = fatelf_host_detect(&e->host);
+	if (q < 0) {
+		fatelf_diag_set(d, q, -1, "cannot tell this host's targets: %s", fatelf_strerror(q));
+		goto fail;
+	}
+
+	if (!(flags & ENGINE_OPEN_READONLY)) {
+		q = eng_recover(e, &recovered, d);
+		if (q < 0)
+			goto fail;
+	}
+	if (ret_recovered)
+		*ret_recovered = recovered;
+	*ret = e;
+	return 0;
+
+fail:
+	engine_close(e);
+	return q;
+}
+
+engine *engine_close(engine *e)
+{
+	if (!e)
+		return NULL;
+	store_close(e->st);
+	if (e->rootfd >= 0)
+		close(e->rootfd);
+	if (e->lockfd >= 0)
+		close(e->lockfd); /* releases the flock */
+	engine_config_done(&e->cfg);
+	free(e->keys);
+	free(e);
+	return NULL;
+}
+
+struct store *engine_store(engine *e)
+{
+	return e->st;
+}
+
+const fatelf_host *engine_host(engine *e)
+{
+	return &e->host;
+}
+
+const engine_config *engine_get_config(engine *e)
+{
+	return &e->cfg;
+}
+
+void engine_result_done(engine_result *r)
+{
+	if (!r)
+		return;
+	free(r->package);
+	free(r->old_version);
+	free(r->new_version);
+	for (size_t i = 0; i < r->nconfig_kept; i++)
+		free(r->config_kept[i]);
+	free(r->config_kept);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ------------------------------------------------------------ failpoints */
+
+void engine_failpoint(const char *name)
+{
+#ifdef FATELF_FAILPOINTS
+	static unsigned hits;
+	const char *want = getenv("FATELF_FAILPOINT");
+	size_t n;
+	unsigned long nth = 1;
+
+	if (!want || !*want)
+		return;
+	n = strcspn(want, ":");
+	if (strlen(name) != n || memcmp(want, name, n) != 0)
+		return;
+	if (want[n] == ':') {
+		char *end;
+		nth = strtoul(want + n + 1, &end, 10);
+		if (*end != '\0' || nth == 0)
+			return;
+	}
+	if (__atomic_add_fetch(&hits, 1, __ATOMIC_RELAXED) == nth)
+		kill(getpid(), SIGKILL);
+#else
+	(void)name;
+#endif
+}
+
+/* ------------------------------------------------------------ shared helpers */
+
+int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_diag *d)
+{
+	if (!path || path[0] != '/' || path[1] == '\0')
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: not an absolute path inside the root",
+				       path ? path : "(null)");
+	return fatelf_root_open_parent(e->rootfd, path + 1, false, ret_base, d);
+}
+
+int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *base;
+	fatelf_diag tmp;
+
+	/* A missing parent is a missing path, and not worth a message. */
+	dirfd = eng_open_parent(e, path, &base, &tmp);
+	if (dirfd == -ENOENT)
+		return -ENOENT;
+	if (dirfd < 0) {
+		if (d)
+			*d = tmp;
+		return dirfd;
+	}
+	if (fstatat(dirfd, base, ret, AT_SYMLINK_NOFOLLOW) < 0) {
+		int q = -errno;
+		if (q == -ENOENT)
+			return q;
+		return fatelf_diag_set(d, q, -1, "%s: %s", path, fatelf_strerror(q));
+	}
+	return 0;
+}
+
+int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	fatelf_sha256 *h;
+	const char *base;
+	uint8_t buf[65536], md[32];
+	uint64_t size = 0;
+	struct stat st;
+
+	dirfd = eng_open_parent(e, path, &base, d);
+	if (dirfd < 0)
+		return dirfd;
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: cannot open it: %s", path,
+				       fatelf_strerror(-errno));
+	if (fstat(fd, &st) < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
+	if (!S_ISREG(st.st_mode))
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a regular file", path);
+	h = fatelf_sha256_new();
+	if (!h)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int q = -errno;
+			fatelf_sha256_free(h);
+			return fatelf_diag_set(d, q, -1, "%s: cannot read it: %s", path,
+					       fatelf_strerror(q));
+		}
+		if (n == 0)
+			break;
+		fatelf_sha256_update(h, buf, (size_t)n);
+		size += (uint64_t)n;
+	}
+	fatelf_sha256_final(h, md);
+	fatelf_sha256_free(h);
+	fatelf_hex(md, sizeof(md), hex);
+	if (ret_size)
+		*ret_size = size;
+	return 0;
+}
+
+/* The directories the dynamic loader searches by default, and their
+ * multiarch subdirectories ("/usr/lib/x86_64-linux-gnu"). */
+static bool loader_dir(const char *dir, size_t len)
+{
+	static const char *const dirs[] = {
+		"/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32", "/usr/lib64",
+		"/usr/libx32", "/usr/local/lib",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		size_t n = strlen(dirs[i]);
+		if (len < n || memcmp(dir, dirs[i], n) != 0)
+			continue;
+		if (len == n)
+			return true;
+		/* one multiarch level: "/<triplet>" with no further '/' */
+		if (dir[n] == '/' && len > n + 1 && !memchr(dir + n + 1, '/', len - n - 1) &&
+		    memmem(dir + n + 1, len - n - 1, "-linux-", 7))
+			return true;
+	}
+	return false;
+}
+
+static bool is_loader_library(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || !strstr(slash + 1, ".so"))
+		return false;
+	return loader_dir(path, (size_t)(slash - path));
+}
+
+int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d)
+{
+	char *argv[4];
+	bool any = false;
+	pid_t pid;
+	int status, q;
+
+	if (!e->cfg.ldconfig || !e->cfg.ldconfig_path || !*e->cfg.ldconfig_path)
+		return 0;
+	for (size_t i = 0; i < n && !any; i++)
+		any = paths[i] && is_loader_library(paths[i]);
+	if (!any)
+		return 0;
+
+	argv[0] = e->cfg.ldconfig_path;
+	argv[1] = NULL;
+	if (strcmp(e->cfg.root, "/") != 0) {
+		argv[1] = (char *)"-r";
+		argv[2] = e->cfg.root;
+		argv[3] = NULL;
+	}
+	q = posix_spawn(&pid, e->cfg.ldconfig_path, NULL, NULL, argv, environ);
+	if (q != 0)
+		return fatelf_diag_set(d, -q, -1, "cannot run %s: %s", e->cfg.ldconfig_path,
+				       fatelf_strerror(-q));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return fatelf_diag_set(d, -errno, -1, "waiting for %s: %s",
+					       e->cfg.ldconfig_path, fatelf_strerror(-errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return fatelf_diag_set(d, -EIO, -1, "%s failed (%s %d)", e->cfg.ldconfig_path,
+				       WIFEXITED(status) ? "exit status" : "signal",
+				       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return 0;
+}
+
+int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
+		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
+		 const char *path)
+{
+	engine_progress p = {
+		.phase = phase,
+		.bytes_done = bytes_done,
+		.bytes_total = bytes_total,
+		.entries_done = entries_done,
+		.entries_total = entries_total,
+		.path = path,
+	};
+
+	if (!cb)
+		return 0;
+	return cb(&p, userdata) < 0 ? -ENGINE_E_CANCELLED : 0;
+}

@@ -1,0 +1,264 @@
+/*
+ * The install engine of libfatelf: what fatelfd does to a root directory.
+ * It installs, upgrades and removes packages from fat bundles, thins
+ * installed fat files later, verifies files against the store, and
+ * recovers a transaction cut off by a crash. Every file lands through a
+ * hidden temp name in its own directory; the store's journal says, after
+ * a crash, whether a transaction is rolled forward (its store commit
+ * happened) or back (it did not), so every package is either wholly as it
+ * was or wholly as it became.
+ *
+ * The engine never logs, prints or exits. It is not thread-safe: one
+ * engine (one store connection) per thread; fatelfd runs mutating
+ * transactions on one engine in its worker thread and answers queries on
+ * another store connection. Only one mutating transaction runs at a time
+ * across processes too: the engine holds an exclusive flock on
+ * STATE_DIR/lock while it is open for writing.
+ *
+ * Errors are negative codes as in fatelf.h (-errno or -FATELF_E_*), or
+ * the engine's own -ENGINE_E_* codes below, with a fatelf_diag whose
+ * subject names the path (inside the root) or package concerned.
+ */
+#ifndef FATELF_ENGINE_H
+#define FATELF_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bundle.h"
+#include "fatelf.h"
+
+/* ------------------------------------------------------------ errors */
+/* Codes beyond FATELF_E_MAX, for fatelf_strerror/fatelf_error_name too. */
+enum engine_error {
+	ENGINE_E_BASE = 2048,
+	ENGINE_E_CONFLICT = ENGINE_E_BASE, /* path owned by another package, or unowned on disk */
+	ENGINE_E_DOWNGRADE,             /* offered version older than installed, no allow_downgrade */
+	ENGINE_E_NOT_INSTALLED,         /* no such package */
+	ENGINE_E_NO_HOST_RECORD,        /* a fat file has no record this host runs */
+	ENGINE_E_DISK_FULL,             /* preflight: not enough free space */
+	ENGINE_E_CANCELLED,             /* the progress callback asked to stop */
+	ENGINE_E_POLICY,                /* a bad policy or target list */
+	ENGINE_E_SETID,                 /* setuid/setgid file and the caller may not install it */
+	ENGINE_E_STORE,                 /* the store failed (SQLite) */
+	ENGINE_E_LOCKED,                /* another process holds the state directory */
+	ENGINE_E_MAX
+};
+const char *engine_strerror(int code);      /* any code: engine, fatelf or errno */
+const char *engine_error_name(int code);    /* "ENGINE_E_CONFLICT", "FATELF_E_HASH", "ENOSPC" */
+
+/* ------------------------------------------------------------ policy */
+enum engine_policy {
+	ENGINE_POLICY_NATIVE = 0,       /* the one record the kernel would pick, as an ELF */
+	ENGINE_POLICY_COMPATIBLE,       /* every record this host runs */
+	ENGINE_POLICY_KEEP,             /* the fat file as shipped */
+	ENGINE_POLICY_TARGETS,          /* the records an explicit target list names */
+};
+const char *engine_policy_name(int policy);  /* "native", ... */
+int engine_policy_from_name(const char *name, int *ret);   /* -ENGINE_E_POLICY */
+
+#define ENGINE_TARGETS_MAX 16
+typedef struct engine_policy_spec {
+	int policy;                             /* enum engine_policy */
+	size_t ntargets;                        /* ENGINE_POLICY_TARGETS */
+	char *targets[ENGINE_TARGETS_MAX];      /* target names (fatelf_pattern syntax), malloc'd */
+} engine_policy_spec;
+void engine_policy_spec_done(engine_policy_spec *p);
+/* "native", "compatible", "keep", or "targets:x86_64,i386" as stored in the
+ * packages table, and back. */
+int engine_policy_spec_format(const engine_policy_spec *p, char *buf, size_t size);
+int engine_policy_spec_parse(const char *text, engine_policy_spec *ret, fatelf_diag *d);
+
+/*
+ * What a fat file becomes (lib/policy.c, pure: no I/O). path is the
+ * installed absolute path inside the root ("/opt/x/bin/x"); a path that
+ * matches one of keep_fat (fnmatch, FNM_PATHNAME off, so "/opt/shared/ *"
+ * covers the whole tree) is kept as shipped whatever the policy.
+ * Returns 1 and fills *ret_keep and *ret_form when the file is thinned,
+ * 0 when it is kept as shipped, or a negative code:
+ * -ENGINE_E_NO_HOST_RECORD (message lists the file's targets and the
+ * host's) when no record fits; FATELF_E_NO_MATCH for a target list that
+ * names nothing in the file.
+ */
+int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fat, size_t nkeep_fat,
+			 const fatelf_host *host, const char *path, const fatelf_header *hdr,
+			 fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d);
+/*
+ * A fat file's header rebuilt from its manifest entry (records with their
+ * targets, offsets and sizes), so the installed size is known before any
+ * byte is read.
+ */
+int engine_entry_header(const fatelf_bundle_entry *e, fatelf_header *ret, fatelf_diag *d);
+/* The size of a file once installed under the selection (the shipped size
+ * when kept as shipped). */
+int engine_installed_size(const fatelf_bundle_entry *e, int thinned, const fatelf_keepset *keep,
+			  int form, uint64_t *ret, fatelf_diag *d);
+
+/* ------------------------------------------------------------ config */
+/*
+ * The daemon's settings (lib/conf.c parses fatelfd.conf and its drop-ins
+ * into this). Strings are malloc'd and freed by engine_config_done.
+ */
+typedef struct engine_config {
+	char *root;                     /* default "/" */
+	char *state_dir;                /* default "/var/lib/fatelf": fatelf.db, lock */
+	engine_policy_spec policy;      /* Policy=, Targets= */
+	char **keep_fat;                /* KeepFat= globs (repeatable, space-separated) */
+	size_t nkeep_fat;
+	bool require_signature;         /* RequireSignature=, default yes */
+	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default /etc/fatelf/keys.d */
+	char *admin_group;              /* AdminGroup=, default NULL (root only) */
+	bool durable;                   /* Durable=, default yes: fsync/syncfs before each commit */
+	bool ldconfig;                  /* RunLdconfig=, default yes */
+	char *ldconfig_path;            /* default "/sbin/ldconfig" */
+	fatelf_bundle_limits limits;    /* MaxEntries=, MaxPathLength=, MaxTotalSize= */
+	uint64_t max_message;           /* MaxMessageSize= (Varlink), default 1 MiB */
+	unsigned max_connections_per_uid; /* MaxConnectionsPerUser=, default 64 */
+	unsigned fetch_timeout;         /* FetchTimeoutSec=: a source silent this long fails; default 60 */
+} engine_config;
+
+void engine_config_init(engine_config *c);      /* the defaults */
+void engine_config_done(engine_config *c);
+/*
+ * Reads path (a missing file means the defaults) and then PATH.d/ *.conf
+ * (fatelfd.conf.d next to it) in name order, later values overriding
+ * earlier ones; KeepFat= accumulates, and an empty KeepFat= clears the
+ * list. Format: "[Section]" headers (only [Daemon] and [Policy]), "Key=Value"
+ * lines, "#" and ";" comments, blank lines. An unknown section or key, a
+ * bad value or a line that is none of these is -EINVAL with d naming
+ * file, line and key ("FILE:LINE: Key: rule").
+ */
+int engine_config_load(engine_config *c, const char *path, fatelf_diag *d);
+/* Loads every *.pub file of c->trusted_keys (a missing directory: no keys).
+ * A file that does not parse is an error naming it. */
+int engine_config_load_keys(const engine_config *c, fatelf_ms_pubkey **ret_keys, size_t *ret_n,
+			    fatelf_diag *d);
+
+/* ------------------------------------------------------------ engine */
+typedef struct engine engine;
+
+enum {
+	ENGINE_OPEN_READONLY = 1 << 0,  /* queries and verify only: no lock, no recovery */
+};
+/*
+ * Opens the store (STATE_DIR/fatelf.db, created with its directory when
+ * missing), takes the lock, and recovers any transaction a crash cut off
+ * (ret_recovered, may be NULL: how many). c is copied (deeply). keys are
+ * copied too.
+ */
+int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
+		engine **ret, unsigned *ret_recovered, fatelf_diag *d);
+engine *engine_close(engine *e);
+/* The store, for queries (lib/store.h). */
+struct store *engine_store(engine *e);
+const fatelf_host *engine_host(engine *e);
+const engine_config *engine_get_config(engine *e);
+
+/* Progress of a long operation. Return negative from the callback to
+ * cancel: the engine rolls back and returns -ENGINE_E_CANCELLED. */
+typedef struct engine_progress {
+	const char *phase;              /* as in io.fatelf.Manager Progress */
+	uint64_t bytes_done, bytes_total;
+	uint64_t entries_done, entries_total;
+	const char *path;               /* NULL when none */
+} engine_progress;
+typedef int (*engine_progress_cb)(const engine_progress *p, void *userdata);
+
+typedef struct engine_result {
+	int64_t txid;                   /* history row (0 for a dry run) */
+	const char *kind;               /* "install", "upgrade", "remove", "thin" (static) */
+	char *package;                  /* malloc'd; NULL for a thin of several */
+	char *old_version;
+	char *new_version;
+	uint64_t files;                 /* files written, thinned or removed */
+	uint64_t bytes_written;
+	int64_t bytes_saved;            /* against the files as shipped */
+	bool dry_run;
+	char **config_kept;             /* paths whose admin copy was kept (NULL-terminated) */
+	size_t nconfig_kept;
+} engine_result;
+void engine_result_done(engine_result *r);
+
+typedef struct engine_install_opts {
+	const engine_policy_spec *policy;   /* NULL: the configured policy */
+	bool allow_unsigned;            /* accept an unsigned bundle even with RequireSignature */
+	bool force;                     /* take over conflicting paths */
+	bool allow_downgrade;
+	bool allow_setid;               /* install setuid/setgid files (root callers) */
+	bool dry_run;                   /* preflight only: report, write nothing */
+	engine_progress_cb progress;
+	void *userdata;
+} engine_install_opts;
+
+/*
+ * Installs (or upgrades) the package in the bundle that src yields, in one
+ * pass: preflight (signature, paths, conflicts, setid, disk space for the
+ * bytes written after thinning, version order), then every entry staged
+ * under a hidden temp name, then one store commit and the renames, then
+ * ldconfig if a shared library landed in a loader directory. On any
+ * failure nothing in the root or the store changes, and a failed history
+ * row records the error. *ret is filled only on success (free it with
+ * engine_result_done); on failure it is left untouched.
+ */
+int engine_install(engine *e, const fatelf_bundle_source *src, const engine_install_opts *o,
+		   engine_result *ret, fatelf_diag *d);
+
+typedef struct engine_remove_opts {
+	bool dry_run;
+	engine_progress_cb progress;
+	void *userdata;
+} engine_remove_opts;
+/* Removes a package's files (keeping config files the admin changed), then
+ * the directories it owned that are now empty and owned by no other
+ * package. *ret is filled only on success. */
+int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
+		  engine_result *ret, fatelf_diag *d);
+
+typedef struct engine_thin_opts {
+	const char *const *packages;    /* NULL-terminated; NULL: all packages */
+	const engine_policy_spec *policy; /* NULL: the configured policy */
+	bool dry_run;                   /* report what would be saved */
+	engine_progress_cb progress;
+	void *userdata;
+} engine_thin_opts;
+/*
+ * Thins installed fat files to the policy: each file is rewritten under a
+ * temp name, its kept records checked against the vendor's record hashes,
+ * and replaced atomically; the store gets the new form, size and hash and
+ * the records' kept flags. One transaction (one history row) for the
+ * whole call. Files already as thin as the policy asks are left alone; a
+ * call with nothing to thin writes nothing and no history row (txid 0).
+ */
+int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf_diag *d);
+
+/* Verify problems */
+enum engine_problem {
+	ENGINE_PROBLEM_MISSING = 1,
+	ENGINE_PROBLEM_TYPE,            /* not a regular file / symlink, or link target differs */
+	ENGINE_PROBLEM_MODE,
+	ENGINE_PROBLEM_CONTENT,         /* sha256 differs from the installed hash */
+	ENGINE_PROBLEM_RECORD,          /* a kept record's bytes differ from the vendor's */
+};
+const char *engine_problem_name(int problem);   /* "missing", "type", ... */
+typedef int (*engine_problem_cb)(const char *package, const char *path, int problem,
+				 const char *detail, void *userdata);
+/* Checks each file of package (NULL: all) against the store: existence,
+ * type, mode, content, and for thinned fat files each kept record against
+ * the vendor's record hash. cb gets each problem (a negative return stops
+ * the walk and is returned); returns the number of files checked
+ * (*ret_problems: problems found). Config files are not checked for
+ * content: the admin may change them. */
+int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *userdata,
+		  uint64_t *ret_problems, fatelf_diag *d);
+
+/* ------------------------------------------------------------ test hooks */
+/*
+ * Failpoints: in builds configured with --enable-failpoints, the engine
+ * calls engine_failpoint("name") at each step, and when the environment
+ * variable FATELF_FAILPOINT equals that name (optionally "name:N" for the
+ * Nth hit) the process is killed with SIGKILL there. A no-op otherwise.
+ */
+void engine_failpoint(const char *name);
+
+#endif

@@ -1,0 +1,925 @@
+/*
+ * engine_install: one pass over a fat bundle into the root. The bundle
+ * reader's manifest callback is the preflight (version order, setid,
+ * conflicts with other packages and with unowned files, the policy of
+ * every fat file, disk space) and plans the transaction; each entry is
+ * then staged under its temp name as its bytes stream past, already
+ * thinned; only when the reader has returned 0 - every SHA-256 verdict in
+ * - does the transaction commit. Any failure rolls the staged files back.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "engine_private.h"
+#include "macro.h"
+
+#define PROGRESS_STEP (1u << 20)
+#define CONFIG_NEW_SUFFIX ".fatelf-new"
+/* Returned by the manifest callback of a dry run to stop the reader. */
+#define DRY_RUN_STOP (-ECANCELED)
+
+/* The plan for one manifest entry. */
+struct ient {
+	/* The entry, copied: the reader frees its manifest when it returns,
+	 * and the commit comes after that. path is not copied. */
+	fatelf_bundle_entry ent;
+	char *path;                     /* "/" + entry path */
+	int op;                         /* its transaction op, -1 for none */
+	int op_kind;                    /* planned op kind, -1 for none */
+	char *op_path;                  /* where it lands: path, or PATH.fatelf-new */
+	bool keep_admin;                /* a config file the admin changed */
+	char *old_installed_sha256;     /* keep_admin: what the row keeps */
+	uint64_t old_installed_size;
+	bool thinned;
+	fatelf_keepset keep;
+	int form;
+	uint64_t installed_size;        /* planned, then what was written */
+	char sha[65];                   /* installed SHA-256 */
+	bool staged;
+};
+
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+
+struct install {
+	engine *e;
+	const engine_install_opts *o;
+	const engine_policy_spec *policy;
+	const fatelf_manifest *m;       /* only while the reader runs */
+	char *name, *version, *summary, *vendor;
+	char signer[17];
+	bool is_signed;
+	store_package old;
+	bool have_old;
+	const char *kind;
+	struct ient *ents;
+	size_t nents;
+	struct strv taken;              /* rows taken over from other packages (force) */
+	struct strv removes;            /* files of the old version the new one lacks */
+	struct strv rmdirs;             /* directories of the old version the new one lacks */
+	struct strv kept;               /* config files whose admin copy stays */
+	eng_tx tx;
+	bool tx_started;
+	bool dry_done;
+	bool cancelled;
+	uint64_t files, bytes_total, bytes_done, entries_done, last_report;
+	/* the file being staged */
+	int fd;
+	struct ient *cur;
+	fatelf_sha256 *h;
+	int werr;                       /* a write into a temp failed ... */
+	struct ient *werr_ent;          /* ... for this entry */
+};
+
+static int strv_push(struct strv *s, const char *v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		char **n = realloc(s->v, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->v = n;
+		s->cap = cap;
+	}
+	s->v[s->n] = strdup(v);
+	if (!s->v[s->n])
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+static void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Sets d with subject path; the message names the path too, since it is
+ * what a user acts on. */
+static int __attribute__((format(printf, 4, 5)))
+path_fail(fatelf_diag *d, int code, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (code > 0)
+		code = -code;
+	if (!d)
+		return code;
+	d->code = code;
+	d->record = -1;
+	snprintf(d->subject, sizeof(d->subject), "%s", path);
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+	return d->code;
+}
+
+/* Puts path in front of a message a lower layer wrote, and makes it the subject. */
+static int prefix_path(fatelf_diag *d, int code, const char *path)
+{
+	char msg[sizeof(d->msg)];
+
+	if (!d)
+		return code;
+	/* a long message loses its tail, never its path */
+	if (snprintf(msg, sizeof(msg), "%s: %s", path, d->msg[0] ? d->msg : engine_strerror(code)) < 0)
+		return code;
+	memcpy(d->msg, msg, sizeof(msg));
+	snprintf(d->subject, sizeof(d->subject), "%s", path);
+	d->code = code;
+	return code;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p = malloc(la + lb + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, a, la);
+	memcpy(p + la, b, lb + 1);
+	return p;
+}
+
+static int progress(struct install *x, const char *phase, const char *path)
+{
+	int q = eng_progress(x->o->progress, x->o->userdata, phase, x->bytes_done, x->bytes_total,
+			     x->entries_done, x->nents, path);
+	if (q < 0)
+		x->cancelled = true;
+	return q;
+}
+
+/* ------------------------------------------------------------ preflight */
+
+struct oldfile_walk {
+	struct install *x;
+	struct strv paths;
+	struct strv configs;            /* "sha256 path" of config files */
+};
+
+static int old_file_cb(const store_file *f, void *userdata)
+{
+	struct oldfile_walk *w = userdata;
+	const fatelf_bundle_entry *be;
+
+	be = fatelf_manifest_find(w->x->m, f->path + 1);
+	if (be && be->type != FATELF_ENTRY_DIR)
+		return 0; /* still shipped: the entry's own op replaces it */
+	if (f->config && f->installed_sha256 && strcmp(f->type, "file") == 0) {
+		char buf[4200];
+		snprintf(buf, sizeof(buf), "%s %s", f->installed_sha256, f->path);
+		return strv_push(&w->configs, buf);
+	}
+	return strv_push(&w->paths, f->path);
+}
+
+static int old_dir_cb(const char *path, void *userdata)
+{
+	struct oldfile_walk *w = userdata;
+	const fatelf_bundle_entry *be = fatelf_manifest_find(w->x->m, path + 1);
+
+	if (be && be->type == FATELF_ENTRY_DIR)
+		return 0;
+	return strv_push(&w->paths, path);
+}
+
+/* true when the file at path is not the one the engine installed. */
+static bool admin_changed(engine *e, const char *path, const char *installed_sha256)
+{
+	char hex[65];
+
+	if (!installed_sha256 || eng_hash_file(e, path, hex, NULL, NULL) < 0)
+		return false;
+	return strcmp(hex, installed_sha256) != 0;
+}
+
+/* The old version's files and directories that the new one no longer has. */
+static int plan_stale(struct install *x, fatelf_diag *d)
+{
+	struct oldfile_walk w = { .x = x };
+	int q;
+
+	q = store_files_of(x->e->st, x->old.name, old_file_cb, &w, d);
+	if (q < 0)
+		goto out;
+	for (size_t i = 0; i < w.paths.n; i++)
+		if ((q = strv_push(&x->removes, w.paths.v[i])) < 0)
+			goto out;
+	for (size_t i = 0; i < w.configs.n; i++) {
+		const char *path = strchr(w.configs.v[i], ' ') + 1;
+		w.configs.v[i][64] = '\0';
+		if (admin_changed(x->e, path, w.configs.v[i]))
+			q = strv_push(&x->kept, path); /* kept, and no longer owned */
+		else
+			q = strv_push(&x->removes, path);
+		if (q < 0)
+			goto out;
+	}
+	strv_free(&w.paths);
+
+	/* Directories deepest first; only those no other package owns. */
+	q = store_dirs_of(x->e->st, x->old.id, old_dir_cb, &w, d);
+	if (q < 0)
+		goto out;
+	for (size_t i = 0; i < w.paths.n; i++) {
+		uint64_t others = 0;
+		q = store_dir_other_owners(x->e->st, w.paths.v[i], x->old.id, &others, d);
+		if (q < 0)
+			goto out;
+		if (others == 0 && (q = strv_push(&x->rmdirs, w.paths.v[i])) < 0)
+			goto out;
+	}
+	q = 0;
+out:
+	strv_free(&w.paths);
+	strv_free(&w.configs);
+	return q;
+}
+
+static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
+		    fatelf_diag *d)
+{
+	struct stat st;
+	int q = eng_lstat(x->e, ie->path, &st, d);
+
+	if (q == -ENOENT) {
+		ie->op_kind = ENG_OP_MKDIR;
+		ie->op_path = strdup(ie->path);
+		return ie->op_path ? 0 : -ENOMEM;
+	}
+	if (q < 0) {
+		if (q == -ENOTDIR || q == -ELOOP)
+			return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+					 "%s: a parent on disk is a symlink or not a directory", ie->path);
+		return prefix_path(d, q, ie->path);
+	}
+	if (S_ISLNK(st.st_mode))
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				 "%s is a symlink on disk; the bundle needs a directory there", ie->path);
+	if (!S_ISDIR(st.st_mode))
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				 "%s exists on disk and is not a directory", ie->path);
+	(void)be;
+	return 0;
+}
+
+static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
+		     fatelf_diag *d)
+{
+	store_file row = { 0 };
+	_cleanup_free_ char *owner = NULL;
+	struct stat st;
+	bool on_disk, owned_here = false;
+	int q;
+
+	q = eng_lstat(x->e, ie->path, &st, d);
+	if (q < 0 && q != -ENOENT) {
+		if (q == -ENOTDIR || q == -ELOOP)
+			return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+					 "%s: a parent on disk is a symlink or not a directory", ie->path);
+		return q;
+	}
+	on_disk = q == 0;
+	if (on_disk && S_ISDIR(st.st_mode))
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				 "%s exists on disk as a directory", ie->path);
+
+	q = store_file_get(x->e->st, ie->path, &row, &owner, d);
+	if (q < 0 && q != -ENOENT)
+		return q;
+	if (q == 0) {
+		owned_here = owner && strcmp(owner, x->m->name) == 0;
+		if (!owned_here) {
+			if (!x->o->force) {
+				q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+					      "%s belongs to package %s", ie->path, owner ? owner : "?");
+				store_file_done(&row);
+				return q;
+			}
+			q = strv_push(&x->taken, ie->path);
+			if (q < 0) {
+				store_file_done(&row);
+				return q;
+			}
+		}
+	} else if (on_disk && !x->o->force) {
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				 "%s exists on disk and belongs to no package", ie->path);
+	}
+
+	/* A config file the admin changed stays; the new one goes beside it. */
+	if (owned_here && be->config && on_disk && S_ISREG(st.st_mode) &&
+	    admin_changed(x->e, ie->path, row.installed_sha256)) {
+		struct stat nst;
+		ie->keep_admin = true;
+		ie->old_installed_sha256 = strdup(row.installed_sha256);
+		ie->old_installed_size = row.installed_size;
+		ie->op_path = path_join(ie->path, CONFIG_NEW_SUFFIX);
+		if (!ie->old_installed_sha256 || !ie->op_path) {
+			store_file_done(&row);
+			return -ENOMEM;
+		}
+		q = eng_lstat(x->e, ie->op_path, &nst, d);
+		if (q == 0 && S_ISDIR(nst.st_mode)) {
+			store_file_done(&row);
+			return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+					 "%s exists on disk as a directory", ie->op_path);
+		}
+		ie->op_kind = q == 0 ? ENG_OP_REPLACE : ENG_OP_CREATE;
+		q = strv_push(&x->kept, ie->path);
+	} else {
+		ie->op_path = strdup(ie->path);
+		ie->op_kind = on_disk ? ENG_OP_REPLACE : ENG_OP_CREATE;
+		q = ie->op_path ? 0 : -ENOMEM;
+	}
+	if (row.path)
+		store_file_done(&row);
+	if (q < 0)
+		return q;
+
+	/* What the file becomes, and so how many bytes it will take. */
+	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
+		fatelf_header hdr;
+		q = engine_entry_header(be, &hdr, d);
+		if (q >= 0)
+			q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
+						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
+						 &ie->keep, &ie->form, d);
+		if (q < 0)
+			return prefix_path(d, q, ie->path);
+		ie->thinned = q == 1;
+	}
+	if (be->type == FATELF_ENTRY_FILE) {
+		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
+		if (q < 0)
+			return prefix_path(d, q, ie->path);
+		x->bytes_total += ie->installed_size;
+	}
+	x->files++;
+	return 0;
+}
+
+static int check_space(struct install *x, fatelf_diag *d)
+{
+	struct statvfs sv;
+	uint64_t need = x->bytes_total + x->bytes_total / 100, avail;
+
+	if (fstatvfs(x->e->rootfd, &sv) < 0)
+		return fatelf_diag_set(d, -errno, -1, "cannot tell the free space of the root: %s",
+				       fatelf_strerror(-errno));
+	avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	if (need > avail)
+		return fatelf_diag_set(d, -ENGINE_E_DISK_FULL, -1,
+				       "not enough free space in the root: %llu bytes needed, %llu available",
+				       (unsigned long long)need, (unsigned long long)avail);
+	return 0;
+}
+
+/* Every op in an order that works: directories parents first, then the
+ * files, then the stale files, then the stale directories deepest first. */
+static int plan_tx(struct install *x, fatelf_diag *d)
+{
+	int q;
+
+	for (size_t i = 0; i < x->nents; i++) {
+		struct ient *ie = &x->ents[i];
+		if (ie->op_kind != ENG_OP_MKDIR)
+			continue;
+		q = eng_tx_add(&x->tx, ENG_OP_MKDIR, ie->op_path, ie->ent.mode & 07777, d);
+		if (q < 0)
+			return q;
+		ie->op = q;
+	}
+	for (size_t i = 0; i < x->nents; i++) {
+		struct ient *ie = &x->ents[i];
+		if (ie->op_kind != ENG_OP_CREATE && ie->op_kind != ENG_OP_REPLACE)
+			continue;
+		q = eng_tx_add(&x->tx, ie->op_kind, ie->op_path, ie->ent.mode & 07777, d);
+		if (q < 0)
+			return q;
+		ie->op = q;
+	}
+	for (size_t i = 0; i < x->removes.n; i++)
+		if ((q = eng_tx_add(&x->tx, ENG_OP_REMOVE, x->removes.v[i], 0, d)) < 0)
+			return q;
+	for (size_t i = 0; i < x->rmdirs.n; i++)
+		if ((q = eng_tx_add(&x->tx, ENG_OP_RMDIR, x->rmdirs.v[i], 0, d)) < 0)
+			return q;
+	return 0;
+}
+
+static int entry_copy(fatelf_bundle_entry *dst, const fatelf_bundle_entry *src)
+{
+	*dst = *src;
+	dst->path = NULL;
+	dst->link_target = NULL;
+	dst->records = NULL;
+	if (src->link_target && !(dst->link_target = strdup(src->link_target)))
+		return -ENOMEM;
+	if (src->nrecords > 0 && src->records) {
+		dst->records = calloc(src->nrecords, sizeof(*src->records));
+		if (!dst->records)
+			return -ENOMEM;
+		memcpy(dst->records, src->records, src->nrecords * sizeof(*src->records));
+	}
+	return 0;
+}
+
+static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
+			 fatelf_diag *d)
+{
+	struct install *x = ctx;
+	int q;
+
+	x->m = m;
+	x->name = strdup(m->name);
+	x->version = strdup(m->version);
+	x->summary = strdup(m->summary ? m->summary : "");
+	x->vendor = strdup(m->vendor ? m->vendor : "");
+	if (!x->name || !x->version || !x->summary || !x->vendor)
+		return -ENOMEM;
+	if (signer) {
+		x->is_signed = true;
+		fatelf_ms_keyid_format(signer->keyid, x->signer);
+	}
+	q = store_package_get(x->e->st, m->name, &x->old, d);
+	if (q < 0 && q != -ENOENT)
+		return q;
+	x->have_old = q == 0;
+	x->kind = x->have_old ? "upgrade" : "install";
+
+	if (!x->o->dry_run) {
+		q = eng_tx_start(x->e, x->kind, m->name, x->have_old ? x->old.version : NULL,
+				 m->version, &x->tx, d);
+		if (q < 0)
+			return q;
+		x->tx_started = true;
+	}
+	if (x->have_old && !x->o->allow_downgrade &&
+	    fatelf_pkg_version_compare(m->version, x->old.version) < 0) {
+		q = fatelf_diag_set(d, -ENGINE_E_DOWNGRADE, -1,
+				    "%s %s is older than the installed %s", m->name, m->version,
+				    x->old.version);
+		snprintf(d->subject, sizeof(d->subject), "%s", m->name);
+		return q;
+	}
+	q = progress(x, "preflight", NULL);
+	if (q < 0)
+		return q;
+
+	x->ents = calloc(m->nentries ? m->nentries : 1, sizeof(*x->ents));
+	if (!x->ents)
+		return -ENOMEM;
+	x->nents = m->nentries;
+	for (size_t i = 0; i < m->nentries; i++) {
+		const fatelf_bundle_entry *be = &m->entries[i];
+		struct ient *ie = &x->ents[i];
+
+		ie->op = -1;
+		ie->op_kind = -1;
+		q = entry_copy(&ie->ent, be);
+		if (q < 0)
+			return q;
+		ie->path = path_join("/", be->path);
+		if (!ie->path)
+			return -ENOMEM;
+		if (be->setid && !x->o->allow_setid)
+			return path_fail(d, -ENGINE_E_SETID, ie->path,
+					 "%s is setuid or setgid and this caller may not install it",
+					 ie->path);
+		q = be->type == FATELF_ENTRY_DIR ? plan_dir(x, be, ie, d) : plan_file(x, be, ie, d);
+		if (q < 0)
+			return q;
+	}
+	if (x->have_old) {
+		q = plan_stale(x, d);
+		if (q < 0)
+			return q;
+	}
+	q = check_space(x, d);
+	if (q < 0)
+		return q;
+	q = progress(x, "preflight", NULL);     /* now with the totals */
+	if (q < 0)
+		return q;
+
+	if (x->o->dry_run) {
+		x->dry_done = true;
+		return DRY_RUN_STOP;
+	}
+	q = plan_tx(x, d);
+	if (q < 0)
+		return q;
+	q = eng_tx_journal(&x->tx, d);
+	if (q < 0)
+		return q;
+	return eng_tx_mkdirs(&x->tx, d);
+}
+
+/* ------------------------------------------------------------ staging */
+
+static int inst_select(void *ctx, const fatelf_bundle_entry *be, const fatelf_header *hdr,
+		       fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
+{
+	struct install *x = ctx;
+	struct ient *ie = &x->ents[be - x->m->entries];
+
+	if (ie->thinned) {
+		*ret_keep = ie->keep;
+		*ret_form = ie->form;
+	}
+	return 0;
+}
+
+static int inst_begin(void *ctx, const fatelf_bundle_entry *be, fatelf_diag *d)
+{
+	struct install *x = ctx;
+	struct ient *ie = &x->ents[be - x->m->entries];
+	int q;
+
+	if (be->type == FATELF_ENTRY_SYMLINK) {
+		q = eng_tx_stage_symlink(&x->tx, (size_t)ie->op, be->link_target, d);
+		if (q < 0)
+			return q;
+		ie->staged = true;
+	} else if (be->type == FATELF_ENTRY_FILE) {
+		q = eng_tx_stage_open(&x->tx, (size_t)ie->op, d);
+		if (q < 0)
+			return q;
+		x->fd = q;
+		x->cur = ie;
+		ie->installed_size = 0;
+		x->werr = 0;
+	}
+	return 0;
+}
+
+static int inst_data(void *ctx, const fatelf_bundle_entry *be, const void *buf, size_t len)
+{
+	struct install *x = ctx;
+	const uint8_t *p = buf;
+	size_t left = len;
+
+	while (left > 0) {
+		ssize_t n = write(x->fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			x->werr = -errno;
+			x->werr_ent = x->cur;
+			return x->werr;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	fatelf_sha256_update(x->h, buf, len);
+	x->cur->installed_size += len;
+	x->bytes_done += len;
+	if (x->bytes_done - x->last_report >= PROGRESS_STEP) {
+		x->last_report = x->bytes_done;
+		if (progress(x, "staging", x->cur->path) < 0)
+			return -ENGINE_E_CANCELLED;
+	}
+	return 0;
+}
+
+static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf_diag *d)
+{
+	struct install *x = ctx;
+	struct ient *ie = &x->ents[be - x->m->entries];
+	int q = 0;
+
+	if (x->fd >= 0) {
+		int fd = TAKE_FD(x->fd);
+		uint8_t md[32];
+
+		fatelf_sha256_final(x->h, md);
+		if (status == 0) {
+			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, d);
+			fatelf_hex(md, sizeof(md), ie->sha);
+			ie->staged = q == 0;
+		} else {
+			close(fd);
+		}
+		x->cur = NULL;
+	}
+	if (status < 0 || q < 0)
+		return q;
+	x->entries_done++;
+	if (progress(x, "staging", ie->path) < 0)
+		return fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
+	return 0;
+}
+
+/* ------------------------------------------------------------ commit */
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case FATELF_KIND_ELF:
+		return "elf";
+	case FATELF_KIND_FATELF:
+		return "fatelf";
+	}
+	return "data";
+}
+
+static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry *be,
+			const struct ient *ie, fatelf_diag *d)
+{
+	char shipped[65];
+	store_file f = {
+		.path = ie->path,
+		.package_id = id,
+		.mode = be->mode & 07777,
+		.size = be->size,
+		.config = be->config,
+	};
+	int q;
+
+	if (be->type == FATELF_ENTRY_SYMLINK) {
+		f.type = "symlink";
+		f.link_target = be->link_target;
+		f.kind = "data";
+		f.installed_form = "as-shipped";
+		return store_file_add(x->e->st, &f, d);
+	}
+	fatelf_hex(be->sha256, sizeof(be->sha256), shipped);
+	f.type = "file";
+	f.sha256 = shipped;
+	f.kind = kind_name(be->kind);
+	f.installed_form = ie->thinned ? "thinned" : "as-shipped";
+	f.installed_size = ie->installed_size;
+	f.installed_sha256 = ie->sha;
+	if (ie->keep_admin) {
+		/* The row describes what the engine installed, which the admin's
+		 * copy on disk differs from. */
+		f.installed_form = "as-shipped";
+		f.installed_size = ie->old_installed_size;
+		f.installed_sha256 = ie->old_installed_sha256;
+	}
+	q = store_file_add(x->e->st, &f, d);
+	if (q < 0 || be->kind != FATELF_KIND_FATELF)
+		return q;
+	for (unsigned i = 0; i < be->nrecords; i++) {
+		const fatelf_bundle_record *br = &be->records[i];
+		char target[FATELF_TARGET_NAME_MAX], hex[65];
+		store_record r = {
+			.path = ie->path,
+			.idx = i,
+			.target = target,
+			.machine = br->target.machine,
+			.osabi = br->target.osabi,
+			.osabi_version = br->target.osabi_version,
+			.word_size = br->target.word_size,
+			.byte_order = br->target.byte_order,
+			.offset = br->offset,
+			.size = br->size,
+			.sha256 = hex,
+			.kept = !ie->thinned || ie->keep_admin || fatelf_keep_has(&ie->keep, i),
+		};
+		fatelf_target_format(&br->target, target);
+		fatelf_hex(br->sha256, sizeof(br->sha256), hex);
+		q = store_record_add(x->e->st, &r, d);
+		if (q < 0)
+			return q;
+	}
+	return 0;
+}
+
+static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
+{
+	struct install *x = userdata;
+	char policy[512];
+	store_package p = {
+		.name = x->name,
+		.version = x->version,
+		.summary = x->summary,
+		.vendor = x->vendor,
+		.signer_keyid = x->is_signed ? x->signer : NULL,
+		.installed_at = (int64_t)time(NULL),
+		.policy = policy,
+	};
+	int64_t id;
+	int q;
+
+	q = engine_policy_spec_format(x->policy, policy, sizeof(policy));
+	if (q < 0)
+		return fatelf_diag_set(d, q, -1, "cannot record the policy");
+	if (x->have_old) {
+		id = x->old.id;
+		q = store_package_update(e->st, id, &p, d);
+		if (q >= 0)
+			q = store_files_delete_package(e->st, id, d);
+		if (q >= 0)
+			q = store_dirs_delete_package(e->st, id, d);
+	} else {
+		q = store_package_add(e->st, &p, &id, d);
+	}
+	if (q < 0)
+		return q;
+	for (size_t i = 0; i < x->taken.n; i++) {
+		q = store_file_delete(e->st, x->taken.v[i], d);
+		if (q < 0 && q != -ENOENT)
+			return q;
+	}
+	for (size_t i = 0; i < x->nents; i++) {
+		const struct ient *ie = &x->ents[i];
+		const fatelf_bundle_entry *be = &ie->ent;
+
+		if (be->type == FATELF_ENTRY_DIR)
+			q = store_dir_add(e->st, ie->path, id, d);
+		else
+			q = add_file_row(x, id, be, ie, d);
+		if (q < 0) {
+			if (d)
+				snprintf(d->subject, sizeof(d->subject), "%s", ie->path);
+			return q;
+		}
+	}
+	return 0;
+}
+
+/* Bytes written and saved: planned for a dry run, as staged otherwise. */
+static void totals(const struct install *x, uint64_t *ret_written, int64_t *ret_saved)
+{
+	uint64_t written = 0;
+	int64_t saved = 0;
+
+	for (size_t i = 0; i < x->nents; i++) {
+		const fatelf_bundle_entry *be = &x->ents[i].ent;
+		if (be->type != FATELF_ENTRY_FILE)
+			continue;
+		written += x->ents[i].installed_size;
+		if (x->ents[i].thinned)
+			saved += (int64_t)be->size - (int64_t)x->ents[i].installed_size;
+	}
+	*ret_written = written;
+	*ret_saved = saved;
+}
+
+static int finish_result(struct install *x, engine_result *ret)
+{
+	engine_result r = {
+		.txid = x->o->dry_run ? 0 : x->tx.id,
+		.kind = x->kind,
+		.files = x->files,
+		.bytes_written = 0,
+		.bytes_saved = 0,
+		.dry_run = x->o->dry_run,
+	};
+
+	totals(x, &r.bytes_written, &r.bytes_saved);
+	r.package = strdup(x->name);
+	r.new_version = strdup(x->version);
+	r.old_version = x->have_old ? strdup(x->old.version) : NULL;
+	r.config_kept = calloc(x->kept.n + 1, sizeof(char *));
+	if (!r.package || !r.new_version || (x->have_old && !r.old_version) || !r.config_kept) {
+		engine_result_done(&r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < x->kept.n; i++)
+		r.config_kept[i] = TAKE_PTR(x->kept.v[i]);
+	r.nconfig_kept = x->kept.n;
+	*ret = r;
+	return 0;
+}
+
+/* A failure before the manifest named a package still gets a history row. */
+static void record_failure(engine *e, const char *package, int code, const fatelf_diag *d)
+{
+	char text[sizeof(d->subject) + sizeof(d->msg) + 2];
+	store_tx row = {
+		.kind = "install",
+		.package = package,
+		.state = "pending",
+		.started_at = (int64_t)time(NULL),
+	};
+	int64_t id;
+
+	if (d && d->msg[0] && d->subject[0])
+		snprintf(text, sizeof(text), "%s: %s", d->subject, d->msg);
+	else
+		snprintf(text, sizeof(text), "%s", d && d->msg[0] ? d->msg : engine_strerror(code));
+	if (store_tx_begin(e->st, &row, &id, NULL) < 0)
+		return;
+	(void)store_tx_finish(e->st, id, "failed", (int64_t)time(NULL), 0, 0, text, NULL);
+}
+
+static void install_free(struct install *x)
+{
+	for (size_t i = 0; i < x->nents; i++) {
+		free(x->ents[i].path);
+		free(x->ents[i].op_path);
+		free(x->ents[i].old_installed_sha256);
+		free(x->ents[i].ent.link_target);
+		free(x->ents[i].ent.records);
+	}
+	free(x->name);
+	free(x->version);
+	free(x->summary);
+	free(x->vendor);
+	free(x->ents);
+	strv_free(&x->taken);
+	strv_free(&x->removes);
+	strv_free(&x->rmdirs);
+	strv_free(&x->kept);
+	if (x->have_old)
+		store_package_done(&x->old);
+	if (x->fd >= 0)
+		close(x->fd);
+	fatelf_sha256_free(x->h);
+	eng_tx_done(&x->tx);
+}
+
+int engine_install(engine *e, const fatelf_bundle_source *src, const engine_install_opts *o,
+		   engine_result *ret, fatelf_diag *d)
+{
+	static const engine_install_opts no_opts;
+	struct install x = { .e = e, .o = o ? o : &no_opts, .fd = -1 };
+	fatelf_bundle_read_opts ro = {
+		.keys = e->keys,
+		.nkeys = e->nkeys,
+		.limits = e->cfg.limits,
+	};
+	fatelf_bundle_reader_ops ops = {
+		.manifest = inst_manifest,
+		.select = inst_select,
+		.begin = inst_begin,
+		.data = inst_data,
+		.end = inst_end,
+		.ctx = &x,
+	};
+	fatelf_diag local;
+	uint64_t written;
+	int64_t saved;
+	int q;
+
+	if (!d)
+		d = &local;
+	fatelf_diag_clear(d);
+	x.policy = x.o->policy ? x.o->policy : &e->cfg.policy;
+	ro.require_signature = e->cfg.require_signature && !x.o->allow_unsigned;
+	x.h = fatelf_sha256_new();
+	if (!x.h)
+		return -ENOMEM;
+
+	q = fatelf_bundle_read(src, &ro, &ops, d);
+	x.m = NULL;
+	if (x.dry_done) {
+		fatelf_diag_clear(d);
+		q = finish_result(&x, ret);
+		goto out;
+	}
+	if (q < 0 && x.cancelled) {
+		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
+	} else if (q < 0 && x.werr < 0 && x.werr_ent) {
+		q = path_fail(d, x.werr, x.werr_ent->path, "%s: cannot write the staged file: %s",
+			      x.werr_ent->path, fatelf_strerror(x.werr));
+	}
+	if (q == 0 && progress(&x, "committing", NULL) < 0)
+		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
+	if (q < 0) {
+		if (x.fd >= 0)
+			close(TAKE_FD(x.fd));
+		if (x.tx_started)
+			eng_tx_abort(&x.tx, q, d);
+		else if (!x.o->dry_run)
+			record_failure(e, x.name, q, d);
+		goto out;
+	}
+
+	totals(&x, &written, &saved);
+	/* After the commit point a failed rename is returned, and finished by
+	 * recovery at the next start. */
+	q = eng_tx_commit(&x.tx, inst_apply, &x, written, saved, d);
+	if (q < 0)
+		goto out;
+	q = finish_result(&x, ret);
+	if (q == 0) {
+		size_t n = x.nents + x.removes.n, k = 0;
+		const char **paths = calloc(n ? n : 1, sizeof(char *));
+		if (paths) {
+			for (size_t i = 0; i < x.nents; i++)
+				paths[k++] = x.ents[i].path;
+			for (size_t i = 0; i < x.removes.n; i++)
+				paths[k++] = x.removes.v[i];
+			/* A failed ldconfig does not undo an install that committed. */
+			(void)eng_ldconfig(e, paths, k, NULL);
+			free(paths);
+		}
+	}
+out:
+	install_free(&x);
+	return q;
+}

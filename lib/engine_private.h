@@ -1,0 +1,131 @@
+/*
+ * Inside the install engine: the engine object and the transaction
+ * protocol that every mutating operation (install, upgrade, remove, thin)
+ * shares, implemented in lib/engine_tx.c.
+ *
+ * The protocol, and why it is crash-safe:
+ *   1. eng_tx_start writes a pending history row (its id names the temp
+ *      files, so they never collide).
+ *   2. The operation plans every file operation with eng_tx_add, and
+ *      eng_tx_journal writes the whole plan to the journal in one store
+ *      commit, before any file is touched.
+ *   3. Files are staged under their hidden temp names
+ *      ("DIR/.fatelf.<txid>.<seq>"); directories are created (mkdir ops).
+ *      Nothing visible has changed yet.
+ *   4. eng_tx_commit: syncfs (durable), then one store transaction that
+ *      applies the new rows and marks the history row committed - the
+ *      commit point - then the renames, unlinks and rmdirs in plan order,
+ *      then the directories are synced and the journal cleared.
+ *   5. A crash before the commit point is rolled back at the next start
+ *      (temps unlinked, created directories removed); a crash after it is
+ *      rolled forward (the remaining renames and unlinks done). Both are
+ *      idempotent, so a crash during recovery is fine too.
+ */
+#ifndef FATELF_ENGINE_PRIVATE_H
+#define FATELF_ENGINE_PRIVATE_H
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "engine.h"
+#include "store.h"
+
+struct engine {
+	engine_config cfg;              /* a deep copy */
+	fatelf_ms_pubkey *keys;
+	size_t nkeys;
+	fatelf_host host;
+	store *st;
+	int rootfd;                     /* O_PATH|O_DIRECTORY of cfg.root */
+	int lockfd;                     /* flock'ed STATE_DIR/lock, -1 read-only */
+	unsigned flags;
+};
+
+enum eng_op_kind {
+	ENG_OP_CREATE = 0,      /* temp -> path; path did not exist */
+	ENG_OP_REPLACE,         /* temp -> path over the old file */
+	ENG_OP_REMOVE,          /* unlink path */
+	ENG_OP_MKDIR,           /* path created while staging (rollback removes it) */
+	ENG_OP_RMDIR,           /* rmdir path after commit, if empty */
+};
+
+typedef struct eng_op {
+	int kind;               /* enum eng_op_kind */
+	char *path;             /* absolute inside the root: "/opt/x/bin/x" */
+	char *temp;             /* create/replace: "/opt/x/bin/.fatelf.<txid>.<seq>" */
+	mode_t mode;            /* create/replace: final permission bits; mkdir: mode */
+	bool staged;            /* the temp (or directory) exists */
+} eng_op;
+
+typedef struct eng_tx {
+	engine *e;
+	int64_t id;             /* history row */
+	const char *kind;
+	eng_op *ops;
+	size_t nops, cap;
+	bool journaled;
+	bool committed;
+} eng_tx;
+
+/* Adds the pending history row. */
+int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
+		 const char *new_version, eng_tx *ret, fatelf_diag *d);
+/* Plans an operation; returns its index (the temp name is made here). */
+int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d);
+/* Writes the plan to the journal (one store commit). Call once, before
+ * any eng_tx_stage_* or eng_tx_mkdirs. */
+int eng_tx_journal(eng_tx *t, fatelf_diag *d);
+/* Creates the directories of the MKDIR ops, in plan order (parents are
+ * planned before children). */
+int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d);
+/* Opens op's temp file read-write, so a writer may read its output back
+ * (O_CREAT|O_EXCL, mode 0600, beneath the root without following
+ * symlinks). Returns the fd. */
+int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d);
+/* Sets the final mode and closes fd (fd < 0 is fine after a failure). */
+int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d);
+/* Stages a symlink as op's temp. */
+int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *d);
+
+/* The store changes of a transaction: called inside the commit's store
+ * transaction (store_begin has run); a negative return aborts. */
+typedef int (*eng_apply_fn)(engine *e, void *userdata, fatelf_diag *d);
+/* Steps 4 above. On failure before the commit point the transaction is
+ * aborted (as eng_tx_abort) and the error returned; after it, the error
+ * of a rename is returned but recovery at the next start finishes it. */
+int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
+		  int64_t bytes_saved, fatelf_diag *d);
+/* Rolls back: unlinks staged temps, removes created directories (deepest
+ * first, only when empty), marks the history row rolled-back (code ==
+ * -ENGINE_E_CANCELLED) or failed with the error text of why. Clears the
+ * journal. Safe to call at any point before the commit point. After it
+ * returns, t->kind is NULL and a second abort is a no-op. */
+int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why);
+/* Only frees memory; it never aborts (a transaction dropped without
+ * commit or abort is what a crash looks like, and is recovered at the
+ * next open). */
+void eng_tx_done(eng_tx *t);
+
+/* At open: finishes or undoes every transaction the journal still holds,
+ * and marks pending rows without a journal rolled-back. */
+int eng_recover(engine *e, unsigned *ret_count, fatelf_diag *d);
+
+/* Helpers shared by the operations */
+/* Opens the directory holding path (absolute inside the root) beneath the
+ * root, without following symlinks; *ret_base is the last component. */
+int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_diag *d);
+/* fstatat of path beneath the root, never following symlinks: 0, -ENOENT,
+ * or another -errno. */
+int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d);
+/* SHA-256 of a file beneath the root, as 64 hex digits. */
+int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d);
+/* Runs ldconfig (with -r ROOT for another root) when any path is a shared
+ * library in a directory the loader searches. A failure is returned but
+ * does not undo the transaction. */
+int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d);
+/* Calls the progress callback; returns -ENGINE_E_CANCELLED if it asked to stop. */
+int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
+		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
+		 const char *path);
+
+#endif

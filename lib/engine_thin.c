@@ -1,0 +1,631 @@
+/*
+ * Thinning what is already installed: the engine_thin operation. A fat
+ * file installed as shipped (or thinned to an older policy) is rewritten
+ * to the records the policy keeps, under a hidden temp name, and every
+ * kept record's bytes in the new file are checked against the vendor's
+ * record hash from the store before anything is committed, so a file
+ * tampered with after install is never blessed with a new hash. The store
+ * keeps the records' offsets as shipped; only their kept flags, and the
+ * file's installed form, size and hash, change. All files of one call
+ * share one transaction (one history row, one commit).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine_private.h"
+#include "hashq.h"
+#include "macro.h"
+
+#define READ_CHUNK (256u * 1024)
+
+/* A record of the file as the vendor shipped it (from the store). */
+struct thin_rec {
+	unsigned idx;
+	fatelf_target target;
+	uint64_t size;
+	char sha256[65];
+	int kept;               /* in the new file */
+};
+
+struct thin_file {
+	char *path;
+	mode_t mode;            /* of the installed file, kept */
+	uint64_t old_size;
+	uint64_t new_size;
+	/* The installed file's table when planned: staging checks that it is
+	 * still the same file. */
+	unsigned ncur;
+	fatelf_record *cur;
+	unsigned *cur_rec;      /* current record i -> index into recs */
+	fatelf_keepset keep;
+	int form;
+	struct thin_rec *recs;
+	unsigned nrecs;
+	size_t op;
+	char sha256[65];        /* of the new file */
+};
+
+struct thin_ctx {
+	engine *e;
+	struct thin_file *files;
+	size_t nfiles, cap;
+	/* collecting paths */
+	char **paths;
+	size_t npaths, pcap;
+};
+
+static int set_subject(fatelf_diag *d, const char *subject, int r)
+{
+	if (d && subject)
+		snprintf(d->subject, sizeof(d->subject), "%s", subject);
+	return r;
+}
+
+static void thin_file_free(struct thin_file *f)
+{
+	free(f->path);
+	free(f->cur);
+	free(f->cur_rec);
+	free(f->recs);
+}
+
+static void thin_ctx_done(struct thin_ctx *c)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		thin_file_free(&c->files[i]);
+	free(c->files);
+	for (size_t i = 0; i < c->npaths; i++)
+		free(c->paths[i]);
+	free(c->paths);
+}
+
+static int collect_path(const store_file *f, void *userdata)
+{
+	struct thin_ctx *c = userdata;
+
+	if (strcmp(f->kind, "fatelf") != 0 || strcmp(f->type, "file") != 0)
+		return 0;
+	if (c->npaths == c->pcap) {
+		size_t ncap = c->pcap ? c->pcap * 2 : 64;
+		char **n = realloc(c->paths, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->paths = n;
+		c->pcap = ncap;
+	}
+	c->paths[c->npaths] = strdup(f->path);
+	if (!c->paths[c->npaths])
+		return -ENOMEM;
+	c->npaths++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The fat files of the named packages (or all), sorted, each once (a
+ * package named twice must not give a path two replace operations). */
+static int collect_paths(engine *e, const char *const *packages, struct thin_ctx *c, fatelf_diag *d)
+{
+	int r;
+
+	if (!packages) {
+		r = store_files_all(e->st, collect_path, c, d);
+		if (r < 0)
+			return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
+	} else {
+		for (size_t i = 0; packages[i]; i++) {
+			r = store_files_of(e->st, packages[i], collect_path, c, d);
+			if (r == -ENOENT) {
+				r = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1,
+						    "package %s is not installed", packages[i]);
+				return set_subject(d, packages[i], r);
+			}
+			if (r < 0)
+				return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
+		}
+	}
+	if (c->npaths > 1)
+		qsort(c->paths, c->npaths, sizeof(*c->paths), cmp_str);
+	size_t n = 0;
+	for (size_t i = 0; i < c->npaths; i++) {
+		if (n > 0 && strcmp(c->paths[n - 1], c->paths[i]) == 0) {
+			free(c->paths[i]);
+			continue;
+		}
+		c->paths[n++] = c->paths[i];
+	}
+	c->npaths = n;
+	return 0;
+}
+
+struct recs_acc {
+	struct thin_rec *recs;
+	unsigned n, cap;
+};
+
+static int collect_rec(const store_record *r, void *userdata)
+{
+	struct recs_acc *a = userdata;
+
+	if (a->n == FATELF_MAX_RECORDS)
+		return -FATELF_E_TOO_MANY;
+	if (a->n == a->cap) {
+		unsigned ncap = a->cap ? a->cap * 2 : 4;
+		struct thin_rec *n = realloc(a->recs, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		a->recs = n;
+		a->cap = ncap;
+	}
+	struct thin_rec *t = &a->recs[a->n++];
+	*t = (struct thin_rec) {
+		.idx = r->idx,
+		.target = {
+			.machine = r->machine,
+			.osabi = r->osabi,
+			.osabi_version = r->osabi_version,
+			.word_size = r->word_size,
+			.byte_order = r->byte_order,
+		},
+		.size = r->size,
+	};
+	snprintf(t->sha256, sizeof(t->sha256), "%s", r->sha256 ? r->sha256 : "");
+	return 0;
+}
+
+/*
+ * Opens the installed file beneath the root without following a symlink.
+ * Returns the fd, with *ret_st filled.
+ */
+static int open_installed(engine *e, const char *path, struct stat *ret_st, fatelf_diag *d)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	const char *base;
+	int r;
+
+	dfd = eng_open_parent(e, path, &base, d);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		return fatelf_diag_set(d, r, -1, "cannot open the installed file: %s",
+				       fatelf_strerror(r));
+	}
+	if (fstat(fd, ret_st) < 0) {
+		r = -errno;
+		return fatelf_diag_set(d, r, -1, "cannot stat the installed file: %s",
+				       fatelf_strerror(r));
+	}
+	if (!S_ISREG(ret_st->st_mode))
+		return fatelf_diag_set(d, -EINVAL, -1, "the installed file is not a regular file");
+	return TAKE_FD(fd);
+}
+
+/* 1 and *ret_hdr for a valid FatELF, 0 for a plain ELF (already thinned
+ * to one record), or an error for anything else. */
+static int read_table(int fd, fatelf_header *ret_hdr, fatelf_diag *d)
+{
+	fatelf_source src;
+	uint8_t magic[4];
+	int r;
+
+	r = fatelf_source_fd(&src, fd);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot read the installed file: %s",
+				       fatelf_strerror(r));
+	if (src.size >= sizeof(magic)) {
+		r = fatelf_source_read(&src, magic, sizeof(magic), 0);
+		if (r < 0)
+			return fatelf_diag_set(d, r, -1, "cannot read the installed file: %s",
+					       fatelf_strerror(r));
+		if (fatelf_is_elf(magic, sizeof(magic)))
+			return 0;
+	}
+	r = fatelf_validate(&src, NULL, ret_hdr, NULL, d);
+	if (r < 0)
+		return r;
+	return 1;
+}
+
+/* Pairs each record of the installed file with the vendor's record of the
+ * same target: the store knows records by their shipped index and
+ * offset, which thinning changes. */
+static int map_records(const fatelf_header *hdr, struct thin_file *f, fatelf_diag *d)
+{
+	f->cur_rec = calloc(hdr->nrecords, sizeof(*f->cur_rec));
+	f->cur = calloc(hdr->nrecords, sizeof(*f->cur));
+	if (!f->cur_rec || !f->cur)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	f->ncur = hdr->nrecords;
+	memcpy(f->cur, hdr->records, hdr->nrecords * sizeof(*f->cur));
+	for (unsigned i = 0; i < hdr->nrecords; i++) {
+		const fatelf_record *rec = &hdr->records[i];
+		char name[FATELF_TARGET_NAME_MAX];
+		unsigned j;
+
+		for (j = 0; j < f->nrecs; j++)
+			if (fatelf_target_equal(&f->recs[j].target, &rec->target))
+				break;
+		fatelf_target_format(&rec->target, name);
+		if (j == f->nrecs)
+			return fatelf_diag_set(d, -FATELF_E_RECORDS, (int)i,
+					       "record %u (%s): not a record the vendor shipped", i, name);
+		if (f->recs[j].size != rec->size)
+			return fatelf_diag_set(d, -FATELF_E_RECORDS, (int)i,
+					       "record %u (%s): %llu bytes, the vendor's has %llu", i,
+					       name, (unsigned long long)rec->size,
+					       (unsigned long long)f->recs[j].size);
+		f->cur_rec[i] = j;
+	}
+	return 0;
+}
+
+/*
+ * Reads one file's state and decides what thinning does to it. Returns 1
+ * when the file is to be rewritten (appended to c->files), 0 when it is
+ * left alone, or an error.
+ */
+static int plan_file(engine *e, const engine_policy_spec *spec, const char *path,
+		     struct thin_ctx *c, fatelf_diag *d)
+{
+	_cleanup_free_ fatelf_header *hdr = NULL;
+	_cleanup_close_ int fd = -1;
+	struct recs_acc acc = { 0 };
+	struct thin_file f = { 0 };
+	fatelf_plan plan;
+	struct stat st;
+	int r;
+
+	hdr = malloc(sizeof(*hdr));
+	if (!hdr)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	fd = open_installed(e, path, &st, d);
+	if (fd < 0)
+		return fd;
+	r = read_table(fd, hdr, d);
+	if (r <= 0)
+		return r;
+
+	r = store_records_of(e->st, path, collect_rec, &acc, d);
+	if (r < 0) {
+		free(acc.recs);
+		if (r == -ENOMEM || r == -FATELF_E_TOO_MANY)
+			return fatelf_diag_set(d, r, -1, "cannot load the vendor's records: %s",
+					       fatelf_strerror(r));
+		return r;
+	}
+	f.recs = acc.recs;
+	f.nrecs = acc.n;
+	r = map_records(hdr, &f, d);
+	if (r < 0)
+		goto fail;
+
+	fatelf_keep_clear(&f.keep);
+	f.form = FATELF_FORM_AUTO;
+	r = engine_policy_select(spec, (const char *const *)e->cfg.keep_fat, e->cfg.nkeep_fat,
+				 &e->host, path, hdr, &f.keep, &f.form, d);
+	if (r <= 0)
+		goto fail;
+	r = fatelf_plan_make(hdr, &f.keep, f.form, &plan, d);
+	if (r < 0)
+		goto fail;
+	if (plan.nkept == hdr->nrecords && plan.form == FATELF_FORM_FAT) {
+		r = 0;          /* already as thin as the policy asks */
+		goto fail;
+	}
+	for (unsigned k = 0; k < plan.nkept; k++)
+		f.recs[f.cur_rec[plan.in_index[k]]].kept = 1;
+	f.form = plan.form;
+	f.mode = st.st_mode & 07777;
+	f.old_size = (uint64_t)st.st_size;
+	f.new_size = plan.out_size;
+	f.path = strdup(path);
+	if (!f.path) {
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto fail;
+	}
+	if (c->nfiles == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 16;
+		struct thin_file *n = realloc(c->files, ncap * sizeof(*n));
+		if (!n) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto fail;
+		}
+		c->files = n;
+		c->cap = ncap;
+	}
+	c->files[c->nfiles++] = f;
+	return 1;
+fail:
+	thin_file_free(&f);
+	return r;
+}
+
+static int open_staged(eng_tx *t, size_t op, fatelf_diag *d)
+{
+	_cleanup_close_ int dfd = -1;
+	const char *base;
+	int fd, r;
+
+	dfd = eng_open_parent(t->e, t->ops[op].temp, &base, d);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		return fatelf_diag_set(d, r, -1, "cannot read the staged file back: %s",
+				       fatelf_strerror(r));
+	}
+	return fd;
+}
+
+/*
+ * Writes the new file into its temp and checks it: the kept records'
+ * bytes must hash to the vendor's record hashes. Also yields the new
+ * file's SHA-256.
+ */
+static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *buf,
+		      fatelf_diag *d)
+{
+	_cleanup_free_ fatelf_header *hdr = NULL;
+	_cleanup_close_ int in = -1, back = -1;
+	fatelf_hash_range ranges[FATELF_MAX_RECORDS];
+	fatelf_hash_result res;
+	fatelf_plan plan;
+	struct stat st;
+	int out = -1, r;
+
+	hdr = malloc(sizeof(*hdr));
+	if (!hdr)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	in = open_installed(t->e, f->path, &st, d);
+	if (in < 0)
+		return in;
+	r = read_table(in, hdr, d);
+	if (r < 0)
+		return r;
+	/* The file may have changed since it was planned (another tool, an
+	 * admin); thinning a different file than the one planned would record
+	 * wrong kept flags. */
+	if (r == 0 || (uint64_t)st.st_size != f->old_size || hdr->nrecords != f->ncur ||
+	    memcmp(hdr->records, f->cur, f->ncur * sizeof(*f->cur)) != 0)
+		return fatelf_diag_set(d, -EBUSY, -1, "the installed file changed while thinning");
+	r = fatelf_plan_make(hdr, &f->keep, f->form, &plan, d);
+	if (r < 0)
+		return r;
+
+	out = eng_tx_stage_open(t, f->op, d);
+	if (out < 0)
+		return out;
+	r = fatelf_plan_write(&plan, hdr, in, out, d);
+	if (r < 0)
+		goto fail;
+
+	/* Output records are laid out in ascending input offset order, which
+	 * is plan order: the ranges come sorted and disjoint. */
+	for (unsigned k = 0; k < plan.nkept; k++) {
+		if (plan.form == FATELF_FORM_FAT) {
+			const fatelf_record *o = &plan.out.records[plan.out_index[k]];
+			ranges[k] = (fatelf_hash_range) { o->offset, o->size };
+		} else {
+			ranges[k] = (fatelf_hash_range) { 0, plan.out_size };
+		}
+	}
+	/* The staged fd is write-only: read the temp back through its name. */
+	back = open_staged(t, f->op, d);
+	if (back < 0) {
+		r = back;
+		goto fail;
+	}
+	r = fatelf_hashq_begin(q, ranges, plan.nkept);
+	if (r < 0) {
+		r = fatelf_diag_set(d, r, -1, "cannot hash the new file: %s", fatelf_strerror(r));
+		goto fail;
+	}
+	uint64_t pos = 0;
+	int rerr = 0;
+	while (pos < plan.out_size) {
+		ssize_t n = pread(back, buf, (size_t)MIN((uint64_t)READ_CHUNK, plan.out_size - pos),
+				  (off_t)pos);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rerr = n < 0 ? -errno : -EIO;
+			break;
+		}
+		fatelf_hashq_feed(q, buf, (size_t)n);
+		pos += (uint64_t)n;
+	}
+	fatelf_hashq_end(q);
+	fatelf_hashq_collect(q, true, &res);
+	if (rerr < 0) {
+		r = fatelf_diag_set(d, rerr, -1, "cannot read the new file back: %s",
+				    fatelf_strerror(rerr));
+		goto fail;
+	}
+	for (unsigned k = 0; k < plan.nkept; k++) {
+		unsigned i = plan.in_index[k];
+		const struct thin_rec *v = &f->recs[f->cur_rec[i]];
+		char hex[65], name[FATELF_TARGET_NAME_MAX];
+
+		fatelf_hex(res.ranges[k], 32, hex);
+		if (strcmp(hex, v->sha256) != 0) {
+			fatelf_target_format(&v->target, name);
+			r = fatelf_diag_set(d, -FATELF_E_RECORD_HASH, (int)v->idx,
+					    "record %u (%s): the installed bytes differ from the vendor's "
+					    "record hash", v->idx, name);
+			goto fail;
+		}
+	}
+	fatelf_hex(res.file, 32, f->sha256);
+	return eng_tx_stage_close(t, f->op, out, d);
+fail:
+	if (out >= 0)
+		close(out);
+	return r;
+}
+
+static int apply_thin(engine *e, void *userdata, fatelf_diag *d)
+{
+	struct thin_ctx *c = userdata;
+	int r;
+
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct thin_file *f = &c->files[i];
+
+		r = store_file_set_installed(e->st, f->path, "thinned", f->new_size, f->sha256, d);
+		if (r < 0)
+			return set_subject(d, f->path, r);
+		for (unsigned j = 0; j < f->nrecs; j++) {
+			r = store_record_set_kept(e->st, f->path, f->recs[j].idx, f->recs[j].kept, d);
+			if (r < 0)
+				return set_subject(d, f->path, r);
+		}
+	}
+	return 0;
+}
+
+static int progress(const engine_thin_opts *o, uint64_t bytes_done, uint64_t bytes_total,
+		    uint64_t done, uint64_t total, const char *path)
+{
+	if (!o->progress)
+		return 0;
+	return eng_progress(o->progress, o->userdata, "thinning", bytes_done, bytes_total, done,
+			    total, path);
+}
+
+/* Stages every planned file and commits them as one transaction. */
+static int thin_commit(engine *e, const engine_thin_opts *o, const char *package,
+		       struct thin_ctx *c, uint64_t written, int64_t saved, int64_t *ret_txid,
+		       fatelf_diag *d)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	fatelf_hashq *q = NULL;
+	eng_tx t;
+	uint64_t done = 0;
+	int r;
+
+	buf = malloc(READ_CHUNK);
+	if (!buf)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	r = fatelf_hashq_new(&q);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot start hashing: %s", fatelf_strerror(r));
+
+	r = eng_tx_start(e, "thin", package, NULL, NULL, &t, d);
+	if (r < 0)
+		goto out_q;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		r = eng_tx_add(&t, ENG_OP_REPLACE, c->files[i].path, c->files[i].mode, d);
+		if (r < 0) {
+			set_subject(d, c->files[i].path, r);
+			goto abort;
+		}
+		c->files[i].op = (size_t)r;
+	}
+	r = eng_tx_journal(&t, d);
+	if (r < 0)
+		goto abort;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		struct thin_file *f = &c->files[i];
+
+		r = progress(o, done, written, i, c->nfiles, f->path);
+		if (r < 0) {
+			fatelf_diag_set(d, r, -1, "cancelled");
+			goto abort;
+		}
+		r = stage_file(&t, f, q, buf, d);
+		if (r < 0) {
+			set_subject(d, f->path, r);
+			goto abort;
+		}
+		done += f->new_size;
+	}
+	r = progress(o, done, written, c->nfiles, c->nfiles, NULL);
+	if (r < 0) {
+		fatelf_diag_set(d, r, -1, "cancelled");
+		goto abort;
+	}
+	r = eng_tx_commit(&t, apply_thin, c, written, saved, d);
+	if (r >= 0)
+		*ret_txid = t.id;
+	eng_tx_done(&t);
+	goto out_q;
+abort:
+	eng_tx_abort(&t, r, d);
+	eng_tx_done(&t);
+out_q:
+	fatelf_hashq_free(q);
+	return r;
+}
+
+int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf_diag *d)
+{
+	static const engine_thin_opts no_opts;
+	struct thin_ctx c = { .e = e };
+	engine_result res = { .kind = "thin" };
+	const engine_policy_spec *spec;
+	const char *package = NULL;
+	uint64_t written = 0;
+	int64_t saved = 0, txid = 0;
+	int r;
+
+	if (!o)
+		o = &no_opts;
+	if ((e->flags & ENGINE_OPEN_READONLY) && !o->dry_run)
+		return fatelf_diag_set(d, -EROFS, -1, "the engine is open read-only");
+	spec = o->policy ? o->policy : &e->cfg.policy;
+	if (o->packages && o->packages[0] && !o->packages[1])
+		package = o->packages[0];
+
+	r = collect_paths(e, o->packages, &c, d);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < c.npaths; i++) {
+		r = plan_file(e, spec, c.paths[i], &c, d);
+		if (r < 0) {
+			set_subject(d, c.paths[i], r);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < c.nfiles; i++) {
+		written += c.files[i].new_size;
+		saved += (int64_t)c.files[i].old_size - (int64_t)c.files[i].new_size;
+	}
+	/* Nothing to thin: no transaction, so no empty history row. */
+	if (!o->dry_run && c.nfiles > 0) {
+		r = thin_commit(e, o, package, &c, written, saved, &txid, d);
+		if (r < 0)
+			goto out;
+	}
+
+	res.txid = txid;
+	res.files = c.nfiles;
+	res.bytes_written = written;
+	res.bytes_saved = saved;
+	res.dry_run = o->dry_run;
+	if (package) {
+		res.package = strdup(package);
+		if (!res.package) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto out;
+		}
+	}
+	if (ret)
+		*ret = res;
+	else
+		free(res.package);
+	r = 0;
+out:
+	thin_ctx_done(&c);
+	return r;
+}

@@ -1,0 +1,601 @@
+/*
+ * The transaction protocol every mutating engine operation shares (see
+ * engine_private.h for the steps and why they are crash-safe): a pending
+ * history row, the whole plan journaled before any file is touched,
+ * staging under hidden temp names, one store commit as the commit point,
+ * then renames, unlinks and rmdirs. Recovery at start reads the journal
+ * and rolls each cut-off transaction forward or back; every step of it
+ * tolerates having been done already, so a crash during recovery is
+ * recovered the same way.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "engine_private.h"
+#include "macro.h"
+
+#define ROLLED_BACK_AT_START "interrupted: rolled back at start"
+
+static const char *const op_names[] = {
+	[ENG_OP_CREATE] = "create",
+	[ENG_OP_REPLACE] = "replace",
+	[ENG_OP_REMOVE] = "remove",
+	[ENG_OP_MKDIR] = "mkdir",
+	[ENG_OP_RMDIR] = "rmdir",
+};
+
+static int op_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(op_names); i++)
+		if (name && strcmp(name, op_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool op_has_temp(int kind)
+{
+	return kind == ENG_OP_CREATE || kind == ENG_OP_REPLACE;
+}
+
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Flushes every file system write of the root's file system. */
+static int sync_root(engine *e, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+
+	/* syncfs refuses the O_PATH descriptor the engine keeps. */
+	fd = openat(e->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || syncfs(fd) < 0)
+		return fatelf_diag_set(d, -errno, -1, "cannot sync the root file system: %s",
+				       fatelf_strerror(-errno));
+	return 0;
+}
+
+/*
+ * Does one planned operation after the commit point. With tolerant (at
+ * recovery) a temp that is gone was renamed already, and a parent that is
+ * gone means nothing is left to do.
+ */
+static int op_forward(engine *e, int kind, const char *path, const char *temp, bool tolerant,
+		      fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1;
+	fatelf_diag tmp;
+	const char *base;
+
+	if (kind == ENG_OP_MKDIR)
+		return 0;
+	dirfd = eng_open_parent(e, path, &base, &tmp);
+	if (dirfd < 0) {
+		if (tolerant && dirfd == -ENOENT)
+			return 0;
+		if (d)
+			*d = tmp;
+		return dirfd;
+	}
+	switch (kind) {
+	case ENG_OP_CREATE:
+	case ENG_OP_REPLACE:
+		if (renameat(dirfd, base_of(temp), dirfd, base) < 0) {
+			if (tolerant && errno == ENOENT)
+				return 0;
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot rename the staged file into place: %s",
+					       path, fatelf_strerror(-errno));
+		}
+		return 0;
+	case ENG_OP_REMOVE:
+		if (unlinkat(dirfd, base, 0) < 0 && errno != ENOENT)
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", path,
+					       fatelf_strerror(-errno));
+		return 0;
+	case ENG_OP_RMDIR:
+		/* Only an empty directory goes: the admin's files keep theirs. */
+		if (unlinkat(dirfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+		    errno != ENOTEMPTY && errno != EEXIST)
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove the directory: %s", path,
+					       fatelf_strerror(-errno));
+		return 0;
+	}
+	return 0;
+}
+
+/* Undoes one operation before the commit point: drops its temp, or the
+ * directory it created when nothing else landed in it. */
+static void op_backward(engine *e, int kind, const char *path, const char *temp)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *base;
+
+	if (!op_has_temp(kind) && kind != ENG_OP_MKDIR)
+		return;
+	dirfd = eng_open_parent(e, path, &base, NULL);
+	if (dirfd < 0)
+		return;
+	if (op_has_temp(kind))
+		(void)unlinkat(dirfd, base_of(temp), 0);
+	else
+		(void)unlinkat(dirfd, base, AT_REMOVEDIR);
+}
+
+/* "subject: message" of a diag, for the history row. */
+static void diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
+{
+	if (why && why->msg[0] && why->subject[0])
+		snprintf(buf, size, "%s: %s", why->subject, why->msg);
+	else if (why && why->msg[0])
+		snprintf(buf, size, "%s", why->msg);
+	else
+		snprintf(buf, size, "%s", engine_strerror(code));
+}
+
+int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
+		 const char *new_version, eng_tx *ret, fatelf_diag *d)
+{
+	store_tx row = {
+		.kind = kind,
+		.package = package,
+		.old_version = old_version,
+		.new_version = new_version,
+		.state = "pending",
+		.started_at = (int64_t)time(NULL),
+	};
+	int64_t id;
+	int q;
+
+	q = store_tx_begin(e->st, &row, &id, d);
+	if (q < 0)
+		return q;
+	*ret = (eng_tx) { .e = e, .id = id, .kind = kind };
+	return 0;
+}
+
+int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d)
+{
+	eng_op *op;
+
+	if (t->journaled)
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: planned after the journal was written", path);
+	if (!path || path[0] != '/')
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: not an absolute path inside the root",
+				       path ? path : "(null)");
+	if (t->nops == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		eng_op *n = realloc(t->ops, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->ops = n;
+		t->cap = cap;
+	}
+	op = &t->ops[t->nops];
+	*op = (eng_op) { .kind = kind, .mode = mode };
+	op->path = strdup(path);
+	if (!op->path)
+		return -ENOMEM;
+	if (op_has_temp(kind)) {
+		size_t dirlen = (size_t)(base_of(path) - path);
+		char name[64];
+		int n = snprintf(name, sizeof(name), ".fatelf.%lld.%zu", (long long)t->id, t->nops);
+		op->temp = malloc(dirlen + (size_t)n + 1);
+		if (!op->temp) {
+			free(op->path);
+			return -ENOMEM;
+		}
+		memcpy(op->temp, path, dirlen);
+		memcpy(op->temp + dirlen, name, (size_t)n + 1);
+	}
+	return (int)t->nops++;
+}
+
+int eng_tx_journal(eng_tx *t, fatelf_diag *d)
+{
+	store *s = t->e->st;
+	int q;
+
+	q = store_begin(s, d);
+	if (q < 0)
+		return q;
+	for (size_t i = 0; i < t->nops; i++) {
+		store_journal_op j = {
+			.txid = t->id,
+			.seq = i,
+			.op = op_names[t->ops[i].kind],
+			.path = t->ops[i].path,
+			.temp_path = t->ops[i].temp,
+			.state = "staged",
+		};
+		q = store_journal_add(s, &j, d);
+		if (q < 0) {
+			store_rollback(s, NULL);
+			return q;
+		}
+	}
+	q = store_commit(s, d);
+	if (q < 0) {
+		store_rollback(s, NULL);
+		return q;
+	}
+	t->journaled = true;
+	engine_failpoint("tx-journaled");
+	return 0;
+}
+
+int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
+{
+	for (size_t i = 0; i < t->nops; i++) {
+		eng_op *op = &t->ops[i];
+		_cleanup_close_ int dirfd = -1;
+		const char *base;
+		struct stat st;
+
+		if (op->kind != ENG_OP_MKDIR)
+			continue;
+		dirfd = eng_open_parent(t->e, op->path, &base, d);
+		if (dirfd < 0)
+			return dirfd;
+		if (mkdirat(dirfd, base, 0700) == 0) {
+			op->staged = true;
+			/* mkdirat's mode goes through the umask; the bundle's does not. */
+			if (fchmodat(dirfd, base, op->mode & 07777, 0) < 0)
+				return fatelf_diag_set(d, -errno, -1, "%s: cannot set the directory's mode: %s",
+						       op->path, fatelf_strerror(-errno));
+			continue;
+		}
+		if (errno != EEXIST)
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot create the directory: %s",
+					       op->path, fatelf_strerror(-errno));
+		/* Someone made it since the preflight: fine if it is a directory,
+		 * but it is not ours to remove on rollback. */
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			return fatelf_diag_set(d, -ENOTDIR, -1, "%s: exists and is not a directory",
+					       op->path);
+	}
+	return 0;
+}
+
+int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *base;
+	eng_op *o;
+	int fd;
+
+	if (op >= t->nops || !op_has_temp(t->ops[op].kind))
+		return fatelf_diag_set(d, -EINVAL, -1, "operation %zu stages no file", op);
+	o = &t->ops[op];
+	dirfd = eng_open_parent(t->e, o->path, &base, d);
+	if (dirfd < 0)
+		return dirfd;
+	/* Read-write: a writer may read its output back to check it. */
+	fd = openat(dirfd, base_of(o->temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged file: %s", o->path,
+				       fatelf_strerror(-errno));
+	o->staged = true;
+	return fd;
+}
+
+int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
+{
+	eng_op *o = &t->ops[op];
+	int q = 0;
+
+	if (fd < 0)
+		return 0;
+	/* fchmod after writing: the temp stays 0600 while it is incomplete,
+	 * and setid bits survive (a write by root does not clear them, but
+	 * set them last all the same). */
+	if (fchmod(fd, o->mode & 07777) < 0)
+		q = fatelf_diag_set(d, -errno, -1, "%s: cannot set the mode: %s", o->path,
+				    fatelf_strerror(-errno));
+	if (close(fd) < 0 && q == 0)
+		q = fatelf_diag_set(d, -errno, -1, "%s: cannot write the staged file: %s", o->path,
+				    fatelf_strerror(-errno));
+	if (q == 0)
+		engine_failpoint("staged");
+	return q;
+}
+
+int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1;
+	eng_op *o;
+	const char *base;
+
+	if (op >= t->nops || !op_has_temp(t->ops[op].kind))
+		return fatelf_diag_set(d, -EINVAL, -1, "operation %zu stages no file", op);
+	o = &t->ops[op];
+	dirfd = eng_open_parent(t->e, o->path, &base, d);
+	if (dirfd < 0)
+		return dirfd;
+	if (symlinkat(target, dirfd, base_of(o->temp)) < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged symlink: %s",
+				       o->path, fatelf_strerror(-errno));
+	o->staged = true;
+	engine_failpoint("staged");
+	return 0;
+}
+
+int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
+		  int64_t bytes_saved, fatelf_diag *d)
+{
+	engine *e = t->e;
+	int q, first = 0;
+
+	if (!t->journaled)
+		return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
+
+	engine_failpoint("before-sync");
+	if (e->cfg.durable) {
+		q = sync_root(e, d);
+		if (q < 0)
+			goto abort;
+	}
+	engine_failpoint("after-sync");
+
+	q = store_begin(e->st, d);
+	if (q < 0)
+		goto abort;
+	q = apply ? apply(e, userdata, d) : 0;
+	if (q >= 0)
+		q = store_tx_mark_committed(e->st, t->id, (int64_t)time(NULL), bytes_written,
+					    bytes_saved, d);
+	if (q < 0) {
+		store_rollback(e->st, NULL);
+		goto abort;
+	}
+	engine_failpoint("before-store-commit");
+	q = store_commit(e->st, d);
+	if (q < 0) {
+		store_rollback(e->st, NULL);
+		goto abort;
+	}
+	/* The commit point: from here on the transaction is rolled forward. */
+	t->committed = true;
+	engine_failpoint("after-store-commit");
+
+	for (size_t i = 0; i < t->nops; i++) {
+		eng_op *op = &t->ops[i];
+		fatelf_diag tmp;
+
+		q = op_forward(e, op->kind, op->path, op->temp, false, &tmp);
+		if (q < 0 && first == 0) {
+			first = q;
+			if (d)
+				*d = tmp;
+		}
+		if (op->kind != ENG_OP_MKDIR)
+			engine_failpoint("rename");
+	}
+	engine_failpoint("after-renames");
+	if (e->cfg.durable) {
+		q = sync_root(e, first == 0 ? d : NULL);
+		if (q < 0 && first == 0)
+			first = q;
+	}
+	/* An operation that failed stays journaled: the next start retries it. */
+	if (first < 0)
+		return first;
+	engine_failpoint("before-journal-clear");
+	/* A journal that cannot be cleared is replayed harmlessly at the
+	 * next start; the transaction itself is done. */
+	(void)store_journal_clear(e->st, t->id, NULL);
+	t->journaled = false;
+	return 0;
+
+abort:
+	eng_tx_abort(t, q, d);
+	return q;
+}
+
+int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
+{
+	engine *e = t->e;
+	char text[sizeof(why->subject) + sizeof(why->msg) + 2];
+
+	/* kind == NULL: already finished (an abort after an abort). */
+	if (t->committed || !t->kind)
+		return code;
+	for (size_t i = t->nops; i-- > 0;) {
+		eng_op *op = &t->ops[i];
+		if (op_has_temp(op->kind) && op->staged)
+			op_backward(e, op->kind, op->path, op->temp);
+		else if (op->kind == ENG_OP_MKDIR && op->staged)
+			op_backward(e, op->kind, op->path, NULL);
+		op->staged = false;
+	}
+	diag_text(code, why, text, sizeof(text));
+	(void)store_tx_finish(e->st, t->id,
+			      code == -ENGINE_E_CANCELLED ? "rolled-back" : "failed",
+			      (int64_t)time(NULL), 0, 0, text, NULL);
+	if (t->journaled)
+		(void)store_journal_clear(e->st, t->id, NULL);
+	t->journaled = false;
+	t->kind = NULL;
+	return code;
+}
+
+void eng_tx_done(eng_tx *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nops; i++) {
+		free(t->ops[i].path);
+		free(t->ops[i].temp);
+	}
+	free(t->ops);
+	t->ops = NULL;
+	t->nops = t->cap = 0;
+}
+
+/* ------------------------------------------------------------ recovery */
+
+struct id_list {
+	int64_t *ids;
+	size_t n, cap;
+};
+
+static int id_push(struct id_list *l, int64_t id)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		int64_t *n = realloc(l->ids, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->ids = n;
+		l->cap = cap;
+	}
+	l->ids[l->n++] = id;
+	return 0;
+}
+
+static int collect_txid(int64_t txid, void *userdata)
+{
+	return id_push(userdata, txid);
+}
+
+static int collect_pending(const store_tx *row, void *userdata)
+{
+	return id_push(userdata, row->id);
+}
+
+struct jop {
+	int kind;
+	char *path;
+	char *temp;
+};
+
+struct jop_list {
+	struct jop *ops;
+	size_t n, cap;
+};
+
+static int collect_jop(const store_journal_op *j, void *userdata)
+{
+	struct jop_list *l = userdata;
+	int kind = op_from_name(j->op);
+
+	if (kind < 0 || !j->path || j->path[0] != '/')
+		return 0; /* nothing this program knows how to do or undo */
+	if (op_has_temp(kind) && !j->temp_path)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct jop *n = realloc(l->ops, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->ops = n;
+		l->cap = cap;
+	}
+	struct jop *o = &l->ops[l->n];
+	o->kind = kind;
+	o->path = strdup(j->path);
+	o->temp = j->temp_path ? strdup(j->temp_path) : NULL;
+	if (!o->path || (j->temp_path && !o->temp)) {
+		free(o->path);
+		free(o->temp);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+static void jop_list_free(struct jop_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->ops[i].path);
+		free(l->ops[i].temp);
+	}
+	free(l->ops);
+	l->ops = NULL;
+	l->n = l->cap = 0;
+}
+
+/* Finishes or undoes one journaled transaction. */
+static int recover_one(engine *e, int64_t txid, fatelf_diag *d)
+{
+	struct jop_list l = { 0 };
+	store_tx row;
+	bool forward = false, pending = false;
+	int q;
+
+	q = store_tx_get(e->st, txid, &row, d);
+	if (q == 0) {
+		forward = row.state && strcmp(row.state, "committed") == 0;
+		pending = row.state && strcmp(row.state, "pending") == 0;
+		store_tx_done(&row);
+	} else if (q != -ENOENT) {
+		return q;
+	}
+	q = store_journal_of(e->st, txid, collect_jop, &l, d);
+	if (q < 0)
+		goto out;
+
+	if (forward) {
+		for (size_t i = 0; i < l.n; i++) {
+			fatelf_diag tmp;
+			/* One path that cannot be finished must not keep every
+			 * later start from opening: it is left as it is. */
+			(void)op_forward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp, true, &tmp);
+		}
+		if (e->cfg.durable)
+			(void)sync_root(e, NULL);
+	} else {
+		for (size_t i = l.n; i-- > 0;)
+			op_backward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp);
+		if (pending) {
+			q = store_tx_finish(e->st, txid, "rolled-back", (int64_t)time(NULL), 0, 0,
+					    ROLLED_BACK_AT_START, d);
+			if (q < 0 && q != -ENOENT)
+				goto out;
+		}
+	}
+	q = store_journal_clear(e->st, txid, d);
+out:
+	jop_list_free(&l);
+	return q;
+}
+
+int eng_recover(engine *e, unsigned *ret_count, fatelf_diag *d)
+{
+	struct id_list txids = { 0 }, pending = { 0 };
+	unsigned count = 0;
+	int q;
+
+	engine_failpoint("recover");
+	q = store_journal_txids(e->st, collect_txid, &txids, d);
+	if (q < 0)
+		goto out;
+	for (size_t i = 0; i < txids.n; i++) {
+		q = recover_one(e, txids.ids[i], d);
+		if (q < 0)
+			goto out;
+		count++;
+	}
+	/* Rows cut off before their journal was written touched no file. */
+	q = store_tx_pending(e->st, collect_pending, &pending, d);
+	if (q < 0)
+		goto out;
+	for (size_t i = 0; i < pending.n; i++) {
+		q = store_tx_finish(e->st, pending.ids[i], "rolled-back", (int64_t)time(NULL), 0, 0,
+				    ROLLED_BACK_AT_START, d);
+		if (q < 0 && q != -ENOENT)
+			goto out;
+		count++;
+	}
+	q = 0;
+	if (ret_count)
+		*ret_count = count;
+out:
+	free(txids.ids);
+	free(pending.ids);
+	return q;
+}

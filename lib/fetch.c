@@ -1,0 +1,493 @@
+/*
+ * Downloads as a pull-style bundle byte source (see fetch.h). One curl
+ * easy handle runs inside a multi handle so that read() can drive the
+ * transfer a step at a time: it performs and polls until curl's write
+ * callback has handed over one chunk, and returns that chunk. While the
+ * consumer holds a chunk the callback pauses the transfer, so memory stays
+ * at one curl chunk whatever the download size. Polls are short, so a
+ * cancel flag set by another thread is seen within a fraction of a second
+ * even while the server sends nothing.
+ *
+ * file:// URLs (allowed only when the caller says so) are read with plain
+ * read(2) instead: curl's file protocol pushes the whole file through the
+ * write callback inside one call and cannot be paused (curl 7.88 fails the
+ * transfer with a write error), so it would need a buffer the size of the
+ * file, which is what this module exists to avoid.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "macro.h"
+
+/* How long one poll waits before the cancel flag is looked at again. */
+#define FETCH_POLL_MS 150
+/* Chunk size of file:// reads (curl hands out at most CURL_MAX_WRITE_SIZE). */
+#define FETCH_FILE_CHUNK (64 * 1024)
+/* Longest piece of a URL quoted in a message (fatelf_diag.msg is 512). */
+#define FETCH_URL_SHOWN 300
+
+struct fatelf_fetch {
+	CURLM *multi;
+	CURL *easy;
+	int fd;                     /* file:// only, else -1 */
+	bool is_file;
+	bool started;
+	bool done;                  /* the transfer ended (well or not) */
+	bool paused;                /* the write callback paused the transfer */
+	bool too_big;               /* the write callback saw max_bytes exceeded */
+	int status;                 /* 0 or the sticky error */
+	fatelf_diag diag;
+	char *shown;                /* the URL as messages quote it (no password) */
+	char *path;                 /* file:// only: the decoded path */
+
+	/* The chunk curl delivered; handed out by read, valid until the next read. */
+	uint8_t *buf;
+	size_t len, cap;
+
+	uint64_t bytes;
+	uint64_t max_bytes;
+	uint64_t length;            /* announced length, 0 when unknown */
+	unsigned timeout_sec;
+	const atomic_int *cancel;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+static CURLcode fetch_global_result = CURLE_FAILED_INIT;
+
+/* curl_global_init is not thread-safe; the daemon may open downloads from
+ * worker threads, so it runs exactly once. */
+static void fetch_global_init(void)
+{
+	fetch_global_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static uint64_t fetch_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A URL curl could not parse is quoted as given; it may hold anything, and
+ * the message ends up on one log line. */
+static void fetch_quote(char *out, size_t size, const char *url)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && url[i]; i++)
+		out[i] = (url[i] >= 0x20 && url[i] < 0x7f) ? url[i] : '?';
+	out[i] = '\0';
+}
+
+static void curl_urlp(CURLU **u)
+{
+	if (*u)
+		curl_url_cleanup(*u);
+}
+
+static void curl_freep(char **p)
+{
+	if (*p)
+		curl_free(*p);
+}
+
+/* Records the first error of the transfer; later ones are its consequences. */
+static int fetch_fail(fatelf_fetch *f, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fetch_fail(fatelf_fetch *f, int code, const char *fmt, ...)
+{
+	char what[384];
+	va_list ap;
+
+	if (f->status < 0)
+		return f->status;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	f->status = fatelf_diag_set(&f->diag, code, -1, "%.*s%s: %s", FETCH_URL_SHOWN, f->shown,
+				    strlen(f->shown) > FETCH_URL_SHOWN ? "..." : "", what);
+	f->done = true;
+	return f->status;
+}
+
+static size_t fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	fatelf_fetch *f = userdata;
+	size_t n = size * nmemb;
+
+	if (n == 0)
+		return 0;
+	/* The consumer still holds the last chunk: curl keeps this one until
+	 * read() unpauses, so at most one chunk is ever buffered here. */
+	if (f->len > 0) {
+		f->paused = true;
+		return CURL_WRITEFUNC_PAUSE;
+	}
+	/* Also enforced here: a server may send no length, or lie about it. */
+	if (f->max_bytes && (f->bytes > f->max_bytes || n > f->max_bytes - f->bytes)) {
+		f->too_big = true;
+		return 0;
+	}
+	if (n > f->cap) {
+		uint8_t *nb = realloc(f->buf, n);
+
+		if (!nb)
+			return 0;
+		f->buf = nb;
+		f->cap = n;
+	}
+	memcpy(f->buf, ptr, n);
+	f->len = n;
+	f->bytes += n;
+	return n;
+}
+
+static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, char **ret_url,
+			   fatelf_diag *d)
+{
+	_cleanup_(curl_urlp) CURLU *u = curl_url();
+	_cleanup_(curl_freep) char *scheme = NULL, *full = NULL, *shown = NULL, *host = NULL,
+				   *path = NULL;
+	const char *accepted = allow_file ? "only http, https and file URLs are accepted"
+					  : "only http and https URLs are accepted";
+	char quoted[FETCH_URL_SHOWN + 1];
+	CURLUcode uc;
+
+	if (!u)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	/* No scheme guessing: "example.org/x" is not taken for http. */
+	uc = curl_url_set(u, CURLUPART_URL, url, 0);
+	if (uc == CURLUE_OK)
+		uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	if (uc != CURLUE_OK) {
+		fetch_quote(quoted, sizeof(quoted), url);
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: %s (%s)", quoted, accepted,
+				       curl_url_strerror(uc));
+	}
+	if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+
+	/* Messages and logs quote the URL; a password in it must not end up there. */
+	curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+	if (curl_url_get(u, CURLUPART_URL, &shown, 0) != CURLUE_OK)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+
+	/* curl lowercases the scheme. */
+	if (strcmp(scheme, "file") == 0) {
+		if (!allow_file)
+			return fatelf_diag_set(d, -EINVAL, -1, "%.*s: file URLs are not allowed here",
+					       FETCH_URL_SHOWN, shown);
+		uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+		if (uc == CURLUE_OK && host[0] && strcmp(host, "localhost") != 0)
+			return fatelf_diag_set(d, -EINVAL, -1,
+					       "%.*s: a file URL must not name another host",
+					       FETCH_URL_SHOWN, shown);
+		/* Decoding refuses %00, so the path is a C string as the URL meant it. */
+		uc = curl_url_get(u, CURLUPART_PATH, &path, CURLU_URLDECODE);
+		if (uc != CURLUE_OK || path[0] != '/')
+			return fatelf_diag_set(d, -EINVAL, -1, "%.*s: bad file URL path",
+					       FETCH_URL_SHOWN, shown);
+		f->is_file = true;
+		f->path = strdup(path);
+		if (!f->path)
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	} else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
+		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, shown, accepted);
+	}
+
+	f->shown = strdup(shown);
+	*ret_url = strdup(full);
+	if (!f->shown || !*ret_url)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	return 0;
+}
+
+static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
+{
+	CURLcode c = CURLE_OK;
+	CURLMcode mc;
+
+	pthread_once(&fetch_once, fetch_global_init);
+	if (fetch_global_result != CURLE_OK)
+		return fatelf_diag_set(d, -ENOMEM, -1, "%.*s: cannot initialize curl: %s",
+				       FETCH_URL_SHOWN, f->shown,
+				       curl_easy_strerror(fetch_global_result));
+	f->multi = curl_multi_init();
+	f->easy = curl_easy_init();
+	if (!f->multi || !f->easy)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+
+#define SETOPT(opt, val) do { if (c == CURLE_OK) c = curl_easy_setopt(f->easy, opt, val); } while (0)
+	SETOPT(CURLOPT_URL, url);
+	/* Never a redirect to file:// (that would read the daemon's files for a
+	 * remote server), and http/https only for the first URL too. */
+	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
+	SETOPT(CURLOPT_MAXREDIRS, 5L);
+	SETOPT(CURLOPT_FAILONERROR, 1L);
+	/* A source that sends nothing for timeout_sec fails rather than hanging
+	 * the transaction forever. */
+	SETOPT(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SETOPT(CURLOPT_LOW_SPEED_TIME, (long)f->timeout_sec);
+	SETOPT(CURLOPT_CONNECTTIMEOUT, (long)f->timeout_sec);
+	/* The daemon is threaded; curl must not use signals for DNS timeouts. */
+	SETOPT(CURLOPT_NOSIGNAL, 1L);
+	if (f->max_bytes)
+		SETOPT(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MIN(f->max_bytes, (uint64_t)INT64_MAX));
+	SETOPT(CURLOPT_USERAGENT, "fatelf/" PACKAGE_VERSION);
+	SETOPT(CURLOPT_ERRORBUFFER, f->errbuf);
+	SETOPT(CURLOPT_WRITEFUNCTION, fetch_write_cb);
+	SETOPT(CURLOPT_WRITEDATA, f);
+#undef SETOPT
+	if (c != CURLE_OK)
+		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, f->shown,
+				       curl_easy_strerror(c));
+	mc = curl_multi_add_handle(f->multi, f->easy);
+	if (mc != CURLM_OK)
+		return fatelf_diag_set(d, -ENOMEM, -1, "%.*s: %s", FETCH_URL_SHOWN, f->shown,
+				       curl_multi_strerror(mc));
+	f->started = true;
+	return 0;
+}
+
+int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch **ret,
+		      fatelf_diag *d)
+{
+	static const fatelf_fetch_opts defaults;
+	_cleanup_free_ char *full = NULL;
+	fatelf_fetch *f;
+	int r;
+
+	if (!url || !ret)
+		return fatelf_diag_set(d, -EINVAL, -1, "no URL");
+	if (!o)
+		o = &defaults;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	f->fd = -1;
+	f->max_bytes = o->max_bytes;
+	f->timeout_sec = o->timeout_sec ? o->timeout_sec : 60;
+	f->cancel = o->cancel;
+	fatelf_diag_clear(&f->diag);
+
+	r = fetch_url_check(f, url, o->allow_file, &full, d);
+	if (r == 0 && !f->is_file)
+		r = fetch_curl_setup(f, full, d);
+	if (r < 0) {
+		fatelf_fetch_close(f);
+		return r;
+	}
+	*ret = f;
+	return 0;
+}
+
+static bool fetch_cancelled(const fatelf_fetch *f)
+{
+	return f->cancel && atomic_load(f->cancel);
+}
+
+/* Turns curl's final word on the transfer into our status. */
+static void fetch_finish(fatelf_fetch *f, CURLcode res)
+{
+	long http = 0;
+
+	if (res == CURLE_OK) {
+		f->done = true;
+		return;
+	}
+	if (f->too_big || res == CURLE_FILESIZE_EXCEEDED) {
+		fetch_fail(f, -EFBIG, "the download is larger than the limit of %" PRIu64 " bytes",
+			   f->max_bytes);
+		return;
+	}
+	curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &http);
+	if (http >= 300)
+		fetch_fail(f, -EIO, "%s (HTTP %ld)", f->errbuf[0] ? f->errbuf : curl_easy_strerror(res),
+			   http);
+	else
+		fetch_fail(f, -EIO, "%s", f->errbuf[0] ? f->errbuf : curl_easy_strerror(res));
+}
+
+static ssize_t fetch_read_file(fatelf_fetch *f, const void **ret_buf)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (f->fd < 0) {
+		/* O_NONBLOCK so that a FIFO cannot hang the open; it is refused below. */
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (f->fd < 0)
+			return fetch_fail(f, -EIO, "cannot open: %s", strerror(errno));
+		if (fstat(f->fd, &st) < 0)
+			return fetch_fail(f, -EIO, "cannot open: %s", strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return fetch_fail(f, -EIO, "not a regular file");
+		if (f->max_bytes && (uint64_t)st.st_size > f->max_bytes)
+			return fetch_fail(f, -EFBIG,
+					  "the download is larger than the limit of %" PRIu64 " bytes",
+					  f->max_bytes);
+		f->length = (uint64_t)st.st_size;
+		f->buf = malloc(FETCH_FILE_CHUNK);
+		if (!f->buf)
+			return fetch_fail(f, -ENOMEM, "out of memory");
+		f->cap = FETCH_FILE_CHUNK;
+	}
+	do
+		n = read(f->fd, f->buf, f->cap);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return fetch_fail(f, -EIO, "read error: %s", strerror(errno));
+	if (n == 0) {
+		f->done = true;
+		return 0;
+	}
+	/* The file may grow while we read it. */
+	if (f->max_bytes && (uint64_t)n > f->max_bytes - f->bytes)
+		return fetch_fail(f, -EFBIG, "the download is larger than the limit of %" PRIu64 " bytes",
+				  f->max_bytes);
+	f->bytes += (uint64_t)n;
+	*ret_buf = f->buf;
+	return n;
+}
+
+static ssize_t fetch_read(void *ctx, const void **ret_buf)
+{
+	fatelf_fetch *f = ctx;
+
+	/* The consumer is done with the chunk handed out last time. */
+	f->len = 0;
+	if (f->status < 0)
+		return f->status;
+	if (fetch_cancelled(f))
+		return fetch_fail(f, -ECANCELED, "cancelled");
+	if (f->is_file)
+		return f->done ? 0 : fetch_read_file(f, ret_buf);
+
+	if (f->paused) {
+		CURLcode c;
+
+		f->paused = false;
+		/* Unpausing may call the write callback right away with the chunk
+		 * curl held back, and so may fail the way a transfer does (the
+		 * size limit, say); a chunk it delivered first still goes out. */
+		c = curl_easy_pause(f->easy, CURLPAUSE_CONT);
+		if (c != CURLE_OK)
+			fetch_finish(f, c);
+	}
+
+	/* The time the consumer spends between reads is not the server's. */
+	uint64_t since = fetch_now_ms();
+
+	for (;;) {
+		CURLMsg *msg;
+		CURLMcode mc;
+		int running = 0, left;
+
+		/* Bytes before the end: a failure after them is reported on the
+		 * next call, so the consumer sees every byte that arrived. */
+		if (f->len > 0) {
+			*ret_buf = f->buf;
+			return (ssize_t)f->len;
+		}
+		if (f->status < 0)
+			return f->status;
+		if (f->done)
+			return 0;
+		if (fetch_cancelled(f))
+			return fetch_fail(f, -ECANCELED, "cancelled");
+
+		mc = curl_multi_perform(f->multi, &running);
+		if (mc != CURLM_OK)
+			return fetch_fail(f, -EIO, "%s", curl_multi_strerror(mc));
+		while ((msg = curl_multi_info_read(f->multi, &left)))
+			if (msg->msg == CURLMSG_DONE && msg->easy_handle == f->easy)
+				fetch_finish(f, msg->data.result);
+		if (f->len > 0 || f->done || f->status < 0)
+			continue;
+		if (!running) {
+			/* Not running and no DONE message: should not happen, but
+			 * never spin on it. */
+			return fetch_fail(f, -EIO, "the transfer stopped without a result");
+		}
+		/* curl's own low-speed check averages over several seconds; this
+		 * holds the promise of fetch.h: no byte for timeout_sec fails. */
+		if (fetch_now_ms() - since >= (uint64_t)f->timeout_sec * 1000)
+			return fetch_fail(f, -EIO, "no data for %u seconds", f->timeout_sec);
+		mc = curl_multi_poll(f->multi, NULL, 0, FETCH_POLL_MS, NULL);
+		if (mc != CURLM_OK)
+			return fetch_fail(f, -EIO, "%s", curl_multi_strerror(mc));
+	}
+}
+
+void fatelf_fetch_source(fatelf_fetch *f, fatelf_bundle_source *ret)
+{
+	*ret = (fatelf_bundle_source){ .read = fetch_read, .ctx = f };
+}
+
+/*
+ * An error when the transfer failed or was cancelled; 0 otherwise, which
+ * includes a consumer that stopped reading before the end (the bundle
+ * reader may stop at the archive's end marker, or on its own error, which
+ * is then the one to report).
+ */
+int fatelf_fetch_status(fatelf_fetch *f, fatelf_diag *d)
+{
+	if (f->status < 0) {
+		if (d)
+			*d = f->diag;
+		return f->status;
+	}
+	return 0;
+}
+
+uint64_t fatelf_fetch_bytes(const fatelf_fetch *f)
+{
+	return f->bytes;
+}
+
+uint64_t fatelf_fetch_length(const fatelf_fetch *f)
+{
+	curl_off_t cl = -1;
+
+	if (f->is_file || !f->easy)
+		return f->length;
+	/* Before the first body byte the headers may still be a redirect's. */
+	if (f->bytes == 0 && !f->done)
+		return 0;
+	if (curl_easy_getinfo(f->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) != CURLE_OK || cl < 0)
+		return 0;
+	return (uint64_t)cl;
+}
+
+fatelf_fetch *fatelf_fetch_close(fatelf_fetch *f)
+{
+	if (!f)
+		return NULL;
+	if (f->multi && f->easy && f->started)
+		curl_multi_remove_handle(f->multi, f->easy);
+	if (f->easy)
+		curl_easy_cleanup(f->easy);
+	if (f->multi)
+		curl_multi_cleanup(f->multi);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->buf);
+	free(f->shown);
+	free(f->path);
+	free(f);
+	return NULL;
+}

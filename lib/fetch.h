@@ -1,0 +1,41 @@
+/*
+ * Downloads as a bundle byte source: an http, https or file URL fetched
+ * with libcurl and handed to the bundle reader as it arrives, with no
+ * temporary copy. The reader pulls (fatelf_bundle_source.read); the
+ * fetcher drives a curl multi handle until it has bytes, so memory stays
+ * bounded by curl's own buffer. A transfer that fails, ends early or
+ * sends nothing for the timeout fails the read with -EIO and a message
+ * that names the URL and what curl said.
+ */
+#ifndef FATELF_FETCH_H
+#define FATELF_FETCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bundle.h"
+
+typedef struct fatelf_fetch fatelf_fetch;
+
+typedef struct fatelf_fetch_opts {
+	bool allow_file;            /* file:// URLs (fatelfd allows them for uid 0 only) */
+	unsigned timeout_sec;       /* no byte for this long fails the transfer; 0: 60 */
+	uint64_t max_bytes;         /* 0: no limit */
+	const atomic_int *cancel;   /* when non-NULL and set, the read fails with -ECANCELED */
+} fatelf_fetch_opts;
+
+/* Checks the URL (scheme http, https or, if allowed, file) and starts the
+ * transfer. -EINVAL for a URL we refuse, with d saying why. */
+int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch **ret,
+		      fatelf_diag *d);
+/* The byte source for fatelf_bundle_read; valid until close. */
+void fatelf_fetch_source(fatelf_fetch *f, fatelf_bundle_source *ret);
+/* After the read: 0 when the transfer completed, or the error (and d). */
+int fatelf_fetch_status(fatelf_fetch *f, fatelf_diag *d);
+uint64_t fatelf_fetch_bytes(const fatelf_fetch *f);
+/* The length the server announced, or 0 when unknown. */
+uint64_t fatelf_fetch_length(const fatelf_fetch *f);
+fatelf_fetch *fatelf_fetch_close(fatelf_fetch *f);
+
+#endif
