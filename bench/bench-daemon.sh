@@ -105,7 +105,7 @@ sleep 1
 idle0=$(kib "$DPID" VmRSS)
 figure "(f) daemon VmRSS, idle after start (MiB)" "$(mib "$idle0")" MiB "<=" 10
 # Shared libraries' pages count in VmRSS; say how much is the daemon's own.
-note "    of which anonymous / file-backed (shared libraries)" \
+note "    of which anonymous / file-backed (libraries)" \
 	"$(mib "$(kib "$DPID" RssAnon)") / $(mib "$(kib "$DPID" RssFile)") MiB"
 rates=()
 for ((i = 0; i < RUNS; i++)); do

@@ -102,6 +102,14 @@ struct server {
 	conn *conns;
 	conn *dead;             /* closed connections not yet freed */
 	unsigned nconns;
+	/* Status's totals are sums over every file: they are computed once
+	 * per change of the store. The worker bumps store_gen after each job;
+	 * the main thread recomputes when it differs from usage_gen. */
+	atomic_uint_fast64_t store_gen;
+	uint64_t usage_gen;
+	bool usage_valid;
+	uint64_t usage_packages;
+	store_usage usage;
 };
 
 int server_listen(server *s, const char *path);

@@ -628,20 +628,28 @@ static void m_status(conn *c, const vl_call *call, union method_params *p)
 	_cleanup_json_ json_object *o = json_object_new_object();
 	job_info ji;
 	store_usage u = { 0 };
-	uint64_t npkg = 0;
+	uint64_t npkg = 0, gen = atomic_load(&s->store_gen);
 	fatelf_diag d = { 0 };
 	char policy[4096];
 	int r;
 
 	if (!o)
 		return;
-	r = store_package_count(ro_store(c), &npkg, &d);
-	if (r >= 0)
-		r = store_usage_get(ro_store(c), 0, &u, &d);
-	if (r < 0) {
-		reply_failed(c, r, d.msg);
-		return;
+	if (!s->usage_valid || s->usage_gen != gen) {
+		r = store_package_count(ro_store(c), &npkg, &d);
+		if (r >= 0)
+			r = store_usage_get(ro_store(c), 0, &u, &d);
+		if (r < 0) {
+			reply_failed(c, r, d.msg);
+			return;
+		}
+		s->usage = u;
+		s->usage_packages = npkg;
+		s->usage_gen = gen;
+		s->usage_valid = true;
 	}
+	u = s->usage;
+	npkg = s->usage_packages;
 	if (engine_policy_spec_format(&s->cfg.policy, policy, sizeof(policy)) < 0)
 		snprintf(policy, sizeof(policy), "%s", engine_policy_name(s->cfg.policy.policy));
 	json_set_str(o, "version", PACKAGE_VERSION);

@@ -320,6 +320,7 @@ static void *worker_main(void *arg)
 		sd_notifyf(0, "STATUS=Running job %llu: %s %s", (unsigned long long)j->seq,
 			   job_kind_name(j->kind), job_what(j));
 		r = job_run(w, j);
+		atomic_fetch_add(&w->srv->store_gen, 1);
 		if (r < 0 && atomic_load(&w->cancel) && !j->fetch_failed)
 			r = -ENGINE_E_CANCELLED;
 		j->r = r;
