@@ -616,6 +616,28 @@ else
 	fail "a private fatelfd with Policy=native answers (keep scenario)"
 fi
 
+# ================================================================ disk space
+# The preflight checks free space for exactly the bytes to be written, so
+# a root on a 128 KiB tmpfs refuses the 200 KB web bundle before writing.
+if [ "$(id -u)" = 0 ] && mkdir -p "$T_WORK/full/root" &&
+	mount -t tmpfs -o size=128k fatelf-full "$T_WORK/full/root" 2>/dev/null; then
+	if start_daemon full; then
+		run ctl install web.fatbundle
+		check_eq "a root too small for the bundle: install exits 1" 1 "$RC"
+		check_match "... saying the disk is full, with what it needs" 'install: disk full: needs [0-9.]+ [KM]iB' "$RUN_ERR"
+		check_eq "... and the root is left empty (no file, no temp)" "" "$(find "$ROOT" -mindepth 1 | head -3)"
+		run ctl --json history
+		check_eq "... and history records it as failed" failed "$(jq -r '.transactions[0].state' <<<"$RUN_OUT")"
+		kill "$DPID"
+		wait "$DPID" 2>/dev/null
+	else
+		fail "a private fatelfd on a small tmpfs root answers"
+	fi
+	umount "$T_WORK/full/root"
+else
+	echo "# skipping the disk space check: needs root to mount a tmpfs"
+fi
+
 # ================================================================ socket activation
 if command -v systemd-socket-activate >/dev/null 2>&1; then
 	d=$T_WORK/sa
