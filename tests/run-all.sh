@@ -125,8 +125,8 @@ if [ "${FATELF_NO_APT:-0}" != 1 ]; then
 	step apt apt_install || true
 fi
 step autogen ./autogen.sh || true
-step build build_and_check build || true
-step build-san build_and_check build-san --enable-sanitizers || true
+step build build_and_check build --enable-failpoints || true
+step build-san build_and_check build-san --enable-sanitizers --enable-failpoints || true
 if [ -f build/Makefile ]; then
 	if step distcheck make -C build -j"$JOBS" distcheck; then
 		passed=$((passed + 1))

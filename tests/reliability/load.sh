@@ -1,0 +1,5 @@
+#!/bin/bash
+# placeholder: written by the reliability helpers (issue 5)
+. "$top_srcdir/tests/integration/lib.sh"
+t_init load
+t_skip "not written yet"
