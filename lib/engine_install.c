@@ -629,6 +629,11 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 			memcpy(md, be->sha256, sizeof(md));
 		x->hashing = false;
 		if (status == 0) {
+			/* Start writing the file back now, while the next ones
+			 * decompress: the syncfs before the commit then finds
+			 * little left to write. */
+			if (x->e->cfg.durable)
+				(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, d);
 			fatelf_hex(md, sizeof(md), ie->sha);
 			ie->staged = q == 0;
