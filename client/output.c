@@ -158,9 +158,13 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 		}
 		if (strcmp(name, "BundleInvalid") == 0) {
 			const char *entry = ctl_json_str(p, "entry", NULL);
+			const char *m = ctl_json_str(p, "message", "rejected");
 
+			/* Name the entry once, when the message does not already. */
+			if (entry && strncmp(m, entry, strlen(entry)) == 0)
+				entry = NULL;
 			snprintf(msg, size, "invalid bundle: %s%s%s%s", entry ? entry : "", entry ? ": " : "",
-				 ctl_json_str(p, "message", "rejected"), code_suffix(p, code));
+				 m, code_suffix(p, code));
 			return EXIT_FAILED;
 		}
 		if (strcmp(name, "SignatureRequired") == 0) {

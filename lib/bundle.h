@@ -109,6 +109,9 @@ int fatelf_unhex(const char *hex, uint8_t *out, size_t len);
 #define FATELF_SIGNATURE_NAME       "fatbundle.json.minisig"
 #define FATELF_PAYLOAD_PREFIX       "files/"
 #define FATELF_MANIFEST_MAX         (4u << 20)
+/* Components in a path: deeper trees are refused, so no walk beneath a
+ * root (one fd per level) or recursive removal can be driven deep. */
+#define FATELF_PATH_DEPTH_MAX       128
 
 typedef struct fatelf_bundle_limits {
 	size_t max_path;                /* bytes in a path; default 4095 */

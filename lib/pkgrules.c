@@ -182,6 +182,7 @@ int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_
 	char q[FATELF_TEXT_QUOTE_BUF];
 	size_t len, at;
 	const char *c;
+	int depth = 0;
 
 	if (!lim) {
 		fatelf_bundle_limits_default(&def);
@@ -209,6 +210,11 @@ int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_
 	for (c = path;; ) {
 		const char *slash = strchr(c, '/');
 		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+
+		if (++depth > FATELF_PATH_DEPTH_MAX)
+			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+					       "path '%s' is more than %d levels deep",
+					       q, FATELF_PATH_DEPTH_MAX);
 
 		if (n == 0)
 			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,

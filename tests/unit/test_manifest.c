@@ -1159,6 +1159,17 @@ START_TEST(test_path_check)
 	lim.max_path = 3;
 	ck_assert_int_eq(fatelf_path_check("abc", &lim, &d), 0);
 	ck_assert_int_eq(fatelf_path_check("abcd", &lim, &d), -FATELF_E_LIMIT);
+	/* At most FATELF_PATH_DEPTH_MAX components: "a/a/.../a". */
+	for (int depth = FATELF_PATH_DEPTH_MAX; depth <= FATELF_PATH_DEPTH_MAX + 1; depth++) {
+		for (int i = 0; i < depth; i++) {
+			big[2 * i] = 'a';
+			big[2 * i + 1] = '/';
+		}
+		big[2 * depth - 1] = '\0';
+		ck_assert_int_eq(fatelf_path_check(big, NULL, &d),
+				 depth <= FATELF_PATH_DEPTH_MAX ? 0 : -FATELF_E_LIMIT);
+	}
+	ck_assert_msg(strstr(d.msg, "levels deep") != NULL, "%s", d.msg);
 	/* Messages quote hostile names escaped, and stay short. */
 	ck_assert_int_eq(fatelf_path_check("x\x1b[2J\\", NULL, &d), -FATELF_E_PATH_INVALID);
 	ck_assert_str_eq(d.msg, "path 'x\\x1b[2J\\x5c' holds a control character at byte 1");
