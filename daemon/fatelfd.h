@@ -1,5 +1,5 @@
 /*
- * fatelfd, the installer daemon: the pieces its four files share.
+ * fatelfd, the installer daemon: the pieces its files share.
  *
  *  - main.c parses options and the config, opens the engines, sets up the
  *    socket (activated or bound), signals and sd_notify, and runs the loop;
@@ -10,7 +10,8 @@
  *    inline on the main thread against a read-only store connection;
  *  - worker.c owns the read-write engine on one worker thread and runs the
  *    mutating jobs (Install, Remove, Thin) one at a time in arrival order,
- *    and Verify on short-lived threads of their own.
+ *    and Verify on short-lived threads of their own. Downloads run in a
+ *    child process, fatelf-fetch (fetch_main.c), never in the daemon.
  *
  * Threads meet in one place only: the worker's mutex, which guards the job
  * queue, the running job's progress and the list of finished jobs. The
@@ -29,7 +30,6 @@
 #include <json-c/json.h>
 
 #include "engine.h"
-#include "fetch.h"
 #include "store.h"
 #include "varlink.h"
 
@@ -44,6 +44,11 @@
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
 #define PROGRESS_INTERVAL_USEC 100000   /* at most ~10 progress replies a second */
+#define FETCH_HELPER_NAME "fatelf-fetch"
+#define FETCH_HELPER_ENV "FATELF_FETCH_HELPER" /* overrides where the helper is */
+#define FETCH_STDERR_MAX 4096           /* the helper's message kept, at most */
+#define FETCH_UNPRIVILEGED_ID 65534     /* nobody/nogroup: http(s) downloads run as */
+#define FETCH_BACKSTOP_SEC 10           /* a silent helper pipe fails this long after its timeout */
 
 static inline void json_putp(json_object **o)
 {

@@ -15,15 +15,29 @@
  * Verify reads every file of a package, so it runs on a short-lived thread
  * of its own with its own read-only engine, and posts its reply the same
  * way; the loop keeps serving meanwhile.
+ *
+ * An Install{url} downloads in a child process, fatelf-fetch, started with
+ * fork+exec (as nobody for http and https when the daemon is root): the
+ * child streams the body into a pipe that the engine reads like any other
+ * passed pipe, and says what went wrong in one line on a second pipe. So
+ * the daemon neither parses what a server sends nor carries libcurl. The
+ * child's pid is kept under the mutex so that a Cancel or SIGTERM can kill
+ * it; the worker always reaps it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +61,7 @@ struct worker {
 	bool stop;
 	bool stopped;                   /* main thread: worker_stop ran */
 	atomic_int cancel;
+	pid_t fetch_pid;                /* the running download's helper, 0: none */
 };
 
 job *job_new(int kind)
@@ -145,6 +160,7 @@ static void job_phase(job *j, const char *phase)
 struct fd_source {
 	int fd;
 	bool poll;
+	bool eof;                       /* read returned 0 */
 	worker *w;
 	unsigned timeout_sec;
 	uint8_t buf[128 * 1024];
@@ -173,14 +189,284 @@ static ssize_t fd_source_read(void *ctx, const void **ret_buf)
 			}
 		}
 		n = read(fs->fd, fs->buf, sizeof(fs->buf));
-		if (n >= 0) {
+		if (n > 0) {
 			*ret_buf = fs->buf;
 			return n;
+		}
+		if (n == 0) {
+			fs->eof = true;
+			/* A Cancel kills the download helper after setting the
+			 * flag: the end it causes is the cancel, not a short
+			 * bundle. */
+			if (atomic_load(&fs->w->cancel))
+				return -ECANCELED;
+			*ret_buf = fs->buf;
+			return 0;
 		}
 		if (errno == EINTR || errno == EAGAIN)
 			continue;
 		return -errno;
 	}
+}
+
+/* ------------------------------------------------------------ downloads */
+
+/* The helper: $FATELF_FETCH_HELPER (tests), else next to our own binary
+ * (the build tree), else the installed one. */
+static void fetch_helper_path(char *buf, size_t size)
+{
+	const char *env = getenv(FETCH_HELPER_ENV);
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && env[0]) {
+		snprintf(buf, size, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, size, "%s/%s", self, FETCH_HELPER_NAME) < size &&
+			    access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, size, "%s/%s", PKGLIBEXECDIR, FETCH_HELPER_NAME);
+}
+
+struct fetch_child {
+	pid_t pid;
+	int out;                        /* the body */
+	int err;                        /* the helper's message */
+};
+
+/* Child side of fetch_spawn, between fork and exec: async-signal-safe
+ * calls only (the daemon is threaded). Never returns. */
+static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int out, int err,
+				       bool drop, pid_t parent)
+{
+	static const char cannot[] = "cannot run the download helper ";
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int null, fds[3];
+
+	for (int sig = 1; sig < _NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	/* Out of the way of 0..2 first, whatever numbers the pipes got. */
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fds[0] = null < 0 ? -1 : fcntl(null, F_DUPFD_CLOEXEC, 3);
+	fds[1] = fcntl(out, F_DUPFD_CLOEXEC, 3);
+	fds[2] = fcntl(err, F_DUPFD_CLOEXEC, 3);
+	if (fds[2] < 0)
+		_exit(3);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] < 0 || dup2(fds[i], i) < 0)
+			_exit(3);
+	if (close_range(3, ~0U, 0) < 0)
+		for (int fd = 3; fd < 65536; fd++)
+			(void)close(fd);
+	if (chdir("/") < 0)
+		_exit(3);
+	if (drop) {
+		static const char msg[] = "cannot drop privileges for the download\n";
+
+		if (setgroups(0, NULL) < 0 || setgid(FETCH_UNPRIVILEGED_ID) < 0 ||
+		    setuid(FETCH_UNPRIVILEGED_ID) < 0) {
+			(void)!write(2, msg, sizeof(msg) - 1);
+			_exit(3);
+		}
+	}
+	/* After the uid change, which clears it: a daemon that dies takes
+	 * its download along. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(3);
+	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	execv(helper, argv);
+	(void)!write(2, cannot, sizeof(cannot) - 1);
+	(void)!write(2, helper, strlen(helper));
+	(void)!write(2, "\n", 1);
+	_exit(3);
+}
+
+static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
+{
+	const engine_config *cfg = &w->srv->cfg;
+	char helper[PATH_MAX], timeout[32];
+	char *argv[8];
+	size_t argc = 0;
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	/* file:// reads the daemon's files: only for root callers (checked by
+	 * the method), with the daemon's identity. Anything else runs as
+	 * nobody, so a hostile server meets a process that owns nothing. */
+	bool is_file = strncasecmp(j->url, "file:", 5) == 0;
+	bool drop = geteuid() == 0 && !(j->allow_file_url && is_file);
+	sigset_t all, old;
+	pid_t parent = getpid(), pid;
+	int e;
+
+	fetch_helper_path(helper, sizeof(helper));
+	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
+	argv[argc++] = helper;
+	if (j->allow_file_url)
+		argv[argc++] = (char *)"--allow-file";
+	argv[argc++] = (char *)"--timeout";
+	argv[argc++] = timeout;
+	argv[argc++] = (char *)"--";
+	argv[argc++] = j->url;
+	argv[argc] = NULL;
+
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		e = errno;
+		goto fail;
+	}
+	/* No signal handler may run in the child before it resets them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	e = errno;
+	if (pid == 0)
+		fetch_child_exec(helper, argv, out[1], err[1], drop, parent);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		goto fail;
+	close(out[1]);
+	close(err[1]);
+	*ret = (struct fetch_child){ .pid = pid, .out = out[0], .err = err[0] };
+	pthread_mutex_lock(&w->lock);
+	w->fetch_pid = pid;
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	return fatelf_diag_set(d, -e, -1, "cannot start the download: %s", strerror(e));
+}
+
+/* Main thread or worker, under the lock: stops the running download. */
+static void worker_kill_fetch_locked(worker *w)
+{
+	/* The pid is cleared under the lock before the child is reaped, so
+	 * it cannot name another process here. */
+	if (w->fetch_pid > 0)
+		(void)kill(w->fetch_pid, SIGKILL);
+}
+
+/* The helper's message, up to FETCH_STDERR_MAX bytes: read until it
+ * closes the pipe (it exits), killing it if it takes longer than
+ * grace_ms. One line comes out, with anything unprintable replaced, since
+ * the helper handled what a server sent. */
+static void fetch_collect(struct fetch_child *c, unsigned grace_ms, char *msg, size_t size)
+{
+	char buf[FETCH_STDERR_MAX];
+	size_t len = 0, k = 0;
+	uint64_t deadline = now_usec() + (uint64_t)grace_ms * 1000;
+	bool killed = false;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = c->err, .events = POLLIN };
+		uint64_t now = now_usec();
+		int r = poll(&pfd, 1, killed || now >= deadline ? 1000 : (int)((deadline - now) / 1000) + 1);
+		char scratch[512];
+		ssize_t n;
+
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0) {
+			if (!killed && now_usec() >= deadline) {
+				(void)kill(c->pid, SIGKILL);
+				killed = true;
+			}
+			continue;
+		}
+		if (len < sizeof(buf))
+			n = read(c->err, buf + len, sizeof(buf) - len);
+		else
+			n = read(c->err, scratch, sizeof(scratch));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			break;
+		}
+		if (len < sizeof(buf))
+			len += (size_t)n;
+	}
+	for (size_t i = 0; i < len && buf[i] != '\n' && k + 1 < size; i++) {
+		unsigned char ch = (unsigned char)buf[i];
+
+		msg[k++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	msg[k] = '\0';
+}
+
+/*
+ * After the engine is done with the pipe: stops and reaps the helper, and
+ * decides whose failure r is. A helper that ended badly on its own is the
+ * reason (the reader then saw the pipe end early): FetchFailed with its
+ * message. One that still ran when the reader stopped is killed: the
+ * reader's own error (a bad bundle, say) stands.
+ */
+static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct fd_source *fs, int r)
+{
+	const engine_config *cfg = &w->srv->cfg;
+	siginfo_t si = { 0 };
+	bool exited = false, ours = false;
+	char msg[sizeof(j->diag.msg)];
+	int status = 0;
+
+	/* Exited already? Look without reaping, so the pid stays ours. */
+	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == c->pid)
+		exited = true;
+	if (!exited && !fs->eof) {
+		(void)kill(c->pid, SIGKILL);
+		ours = true;
+	}
+	close(c->out);
+	c->out = -1;
+	/* A helper that closed its stdout is on its way out. */
+	fetch_collect(c, 5000, msg, sizeof(msg));
+	close(c->err);
+	c->err = -1;
+
+	pthread_mutex_lock(&w->lock);
+	w->fetch_pid = 0;
+	pthread_mutex_unlock(&w->lock);
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+
+	if (r >= 0 || atomic_load(&w->cancel))
+		return r;
+	if (!ours && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		j->fetch_failed = true;
+		if (msg[0])
+			return fatelf_diag_set(&j->diag, -EIO, -1, "%s", msg);
+		if (WIFSIGNALED(status))
+			return fatelf_diag_set(&j->diag, -EIO, -1, "the download helper was killed by signal %d",
+					       WTERMSIG(status));
+		return fatelf_diag_set(&j->diag, -EIO, -1, "the download helper failed with status %d",
+				       WEXITSTATUS(status));
+	}
+	/* The helper keeps its own time; this is the backstop for one that
+	 * neither sends nor ends. */
+	if (r == -ETIMEDOUT) {
+		j->fetch_failed = true;
+		return fatelf_diag_set(&j->diag, -EIO, -1, "no data for %u seconds",
+				       cfg->fetch_timeout ? cfg->fetch_timeout : 60);
+	}
+	return r;
 }
 
 static int job_install(worker *w, job *j)
@@ -200,35 +486,25 @@ static int job_install(worker *w, job *j)
 	int r;
 
 	if (j->url) {
-		fatelf_fetch_opts fo = {
-			.allow_file = j->allow_file_url,
-			.timeout_sec = cfg->fetch_timeout,
-			.cancel = &w->cancel,
-		};
-		fatelf_fetch *f = NULL;
-		fatelf_diag fd = { 0 };
+		_cleanup_free_ struct fd_source *fs = calloc(1, sizeof(*fs));
+		struct fetch_child c;
 
+		if (!fs)
+			return -ENOMEM;
 		job_phase(j, "fetching");
-		r = fatelf_fetch_open(j->url, &fo, &f, &j->diag);
+		r = fetch_spawn(w, j, &c, &j->diag);
 		if (r < 0) {
 			j->fetch_failed = true;
 			return r;
 		}
-		fatelf_fetch_source(f, &src);
+		fs->fd = c.out;
+		fs->poll = true;
+		fs->w = w;
+		/* Later than the helper's own timeout, whose message says more. */
+		fs->timeout_sec = (cfg->fetch_timeout ? cfg->fetch_timeout : 60) + FETCH_BACKSTOP_SEC;
+		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
 		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
-		/* A read that failed because the transfer did is the
-		 * download's fault: say what curl said. */
-		if (r < 0) {
-			int fr = fatelf_fetch_status(f, &fd);
-
-			if (fr < 0 && fr != -ECANCELED) {
-				r = fr;
-				j->diag = fd;
-				j->fetch_failed = true;
-			}
-		}
-		fatelf_fetch_close(f);
-		return r;
+		return fetch_finish(w, j, &c, fs, r);
 	} else {
 		_cleanup_free_ struct fd_source *fs = calloc(1, sizeof(*fs));
 		struct stat st;
@@ -509,6 +785,7 @@ int worker_cancel(worker *w, int64_t id, int64_t *ret_id)
 		r = -ESRCH;
 	else {
 		atomic_store(&w->cancel, 1);
+		worker_kill_fetch_locked(w);
 		w->running->cancel_id = txid;
 		*ret_id = txid;
 		log_info("job %llu: cancel requested", (unsigned long long)w->running->seq);
@@ -639,6 +916,7 @@ void worker_stop(worker *w)
 	w->stop = true;
 	if (w->running) {
 		atomic_store(&w->cancel, 1);
+		worker_kill_fetch_locked(w);
 		w->running->cancel_id = txid;
 		log_info("job %llu: cancelled by shutdown", (unsigned long long)w->running->seq);
 	}

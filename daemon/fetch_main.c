@@ -1,0 +1,179 @@
+/*
+ * fatelf-fetch, fatelfd's download helper: fetches one URL and streams the
+ * body to stdout. fatelfd runs it for Install{url} with stdout on a pipe
+ * that its bundle reader consumes, so that libcurl, TLS and the parsing of
+ * whatever a server sends happen in a separate, short-lived process, which
+ * the daemon starts as nobody for http and https (and that keeps libcurl
+ * and its dependency chain out of the daemon's memory).
+ *
+ * Exit status: 0 the transfer completed and every byte went to stdout;
+ * 1 the URL was refused or the transfer failed, or the reader went away;
+ * 2 usage error; 3 system error. On failure exactly one line goes to
+ * stderr (none when the reader went away): the message the fetch module
+ * wrote, which names the URL.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "macro.h"
+
+enum {
+	EXIT_FETCH = 1,
+	EXIT_USAGE = 2,
+	EXIT_SYSTEM = 3,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fatelf-fetch [--allow-file] [--timeout SEC] [--max-bytes N] URL\n"
+		"Fetch URL (http, https, or file with --allow-file) and write the body to stdout.\n"
+		"\n"
+		"  --allow-file        accept file:// URLs\n"
+		"  --timeout SEC       fail when no byte arrives for SEC seconds (default 60)\n"
+		"  --max-bytes N       fail when the body is larger than N bytes (0: no limit)\n"
+		"  --help              print this help, exit\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-' || s[0] == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Bad URLs and failed transfers are the caller's or the server's business;
+ * anything else (out of memory, say) is ours. */
+static int fetch_exit_status(int r)
+{
+	switch (-r) {
+	case EINVAL:
+	case EIO:
+	case EFBIG:
+	case ECANCELED:
+		return EXIT_FETCH;
+	}
+	return EXIT_SYSTEM;
+}
+
+/* All of buf to stdout: 0, -EPIPE when the reader went away, or -errno. */
+static int write_all(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(STDOUT_FILENO, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fail(const fatelf_diag *d, int r)
+{
+	fprintf(stderr, "%s\n", d->msg[0] ? d->msg : strerror(-r));
+	return fetch_exit_status(r);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "allow-file", no_argument, NULL, 'f' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "max-bytes", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	fatelf_fetch_opts o = { 0 };
+	fatelf_bundle_source src;
+	fatelf_fetch *f = NULL;
+	fatelf_diag d = { 0 };
+	uint64_t v;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+		switch (c) {
+		case 'f':
+			o.allow_file = true;
+			break;
+		case 't':
+			if (parse_u64(optarg, 86400, &v) < 0) {
+				fprintf(stderr, "fatelf-fetch: bad --timeout: %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.timeout_sec = (unsigned)v;
+			break;
+		case 'm':
+			if (parse_u64(optarg, UINT64_MAX, &v) < 0) {
+				fprintf(stderr, "fatelf-fetch: bad --max-bytes: %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.max_bytes = v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	/* A reader that hangs up is not an error worth a signal death: the
+	 * write fails with EPIPE and we leave quietly. */
+	signal(SIGPIPE, SIG_IGN);
+
+	r = fatelf_fetch_open(argv[optind], &o, &f, &d);
+	if (r < 0)
+		return fail(&d, r);
+	fatelf_fetch_source(f, &src);
+	for (;;) {
+		const void *buf = NULL;
+		ssize_t n = src.read(src.ctx, &buf);
+
+		if (n < 0) {
+			if (fatelf_fetch_status(f, &d) == 0)
+				fatelf_diag_set(&d, (int)n, -1, "%s", strerror((int)-n));
+			r = fail(&d, (int)n);
+			fatelf_fetch_close(f);
+			return r;
+		}
+		if (n == 0)
+			break;
+		r = write_all(buf, (size_t)n);
+		if (r < 0) {
+			fatelf_fetch_close(f);
+			if (r == -EPIPE)
+				return EXIT_FETCH;
+			fprintf(stderr, "fatelf-fetch: write error: %s\n", strerror(-r));
+			return EXIT_SYSTEM;
+		}
+	}
+	fatelf_fetch_close(f);
+	return 0;
+}

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+# A small raw Varlink client for the reliability suites: it speaks the wire
+# protocol itself (NUL-terminated JSON messages over a Unix stream socket,
+# file descriptors passed with SCM_RIGHTS), so a test can send what
+# fatelfctl never would, and misbehave on purpose: garbage, a message that
+# never ends, thousands of held connections, calls whose replies are never
+# read, fds that are not bundles, a bundle fed through a pipe that stalls
+# at a chosen moment.
+#
+# Usage: vlclient.py SUBCOMMAND SOCKET [ARGS...]; each subcommand prints
+# what it saw as "key=value" words or JSON lines on stdout, and exits 0
+# when it could run (what the daemon did is for the caller to judge), 2
+# on a usage error, 3 when it could not connect at all.
+#
+#   call SOCK JSON [--fd PATH|pipe-silent:SEC|dir:PATH|socket:SEC|dev:PATH]
+#       one call; prints every reply (one JSON per line) until the last
+#       one, or "closed" when the daemon hung up first.
+#   garbage SOCK HEXBYTES|@TEXT
+#       sends raw bytes (a NUL is added), prints the reply or "closed".
+#   nonul SOCK MAXBYTES
+#       sends a message without a NUL, 64 KiB at a time, until the daemon
+#       closes the connection (prints closed_after=N) or MAXBYTES were sent
+#       (prints still_open_after=N).
+#   hold SOCK N READYFILE STOPFILE
+#       opens N connections and keeps them; prints opened= refused=
+#       (connections the daemon closed at once, or connect failures),
+#       touches READYFILE, waits until STOPFILE exists, closes everything.
+#   noread SOCK JSON MAXSEC
+#       sends the call again and again and never reads a reply, until the
+#       daemon drops the connection (prints dropped=1 calls=N) or MAXSEC
+#       passed (dropped=0).
+#   slowinstall SOCK BUNDLE FIRSTBYTES PHASE SWAPCMD [JSONPARAMS]
+#       Install{fd} from a pipe: writes the first FIRSTBYTES of BUNDLE,
+#       polls Status on a second connection until the running
+#       transaction's phase is PHASE, runs SWAPCMD (sh -c), then writes the
+#       rest and prints the replies; "phase_seen=1|0" first.
+import array
+import json
+import os
+import resource
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+
+def connect(path, timeout=60):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    return s
+
+
+def send(s, msg, fds=()):
+    data = (msg if isinstance(msg, bytes) else json.dumps(msg).encode()) + b"\0"
+    if fds:
+        s.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    else:
+        s.sendall(data)
+
+
+class Reader:
+    """Reads NUL-terminated replies; None once the peer closed."""
+
+    def __init__(self, s):
+        self.s = s
+        self.buf = b""
+
+    def next(self):
+        while b"\0" not in self.buf:
+            try:
+                d = self.s.recv(65536)
+            except (ConnectionResetError, BrokenPipeError):
+                d = b""
+            if not d:
+                return None
+            self.buf += d
+        raw, _, self.buf = self.buf.partition(b"\0")
+        return json.loads(raw)
+
+
+def replies(s):
+    """Every reply of one call (follows "continues")."""
+    r = Reader(s)
+    while True:
+        m = r.next()
+        if m is None:
+            print("closed")
+            return
+        print(json.dumps(m))
+        sys.stdout.flush()
+        if not m.get("continues"):
+            return
+
+
+def make_fd(spec, keep):
+    """An fd to pass; keep collects what must stay open (or run) meanwhile."""
+    kind, _, arg = spec.partition(":")
+    if kind == "pipe-silent":
+        r, w = os.pipe()
+        # The write end stays open, sending nothing, for SEC seconds.
+        t = threading.Timer(float(arg), os.close, [w])
+        t.daemon = True
+        t.start()
+        keep.append(t)
+        return r
+    if kind == "socket":
+        a, b = socket.socketpair()
+        t = threading.Timer(float(arg), b.close)
+        t.daemon = True
+        t.start()
+        keep.extend([a, b, t])
+        return a.fileno()
+    if kind == "dir":
+        return os.open(arg, os.O_RDONLY | os.O_DIRECTORY)
+    if kind == "dev":
+        return os.open(arg, os.O_RDONLY)
+    return os.open(spec, os.O_RDONLY)
+
+
+def cmd_call(sock, args):
+    msg = json.loads(args[0])
+    keep = []
+    fds = []
+    if len(args) > 2 and args[1] == "--fd":
+        fds = [make_fd(args[2], keep)]
+    s = connect(sock)
+    send(s, msg, fds)
+    replies(s)
+
+
+def cmd_garbage(sock, args):
+    a = args[0]
+    data = a[1:].encode() if a.startswith("@") else bytes.fromhex(a)
+    s = connect(sock, 20)
+    s.sendall(data + b"\0")
+    m = Reader(s).next()
+    print("closed" if m is None else json.dumps(m))
+
+
+def peer_closed(s):
+    p = select.poll()
+    p.register(s, select.POLLIN | select.POLLHUP | select.POLLERR | select.POLLRDHUP)
+    for fd, ev in p.poll(0):
+        if ev & (select.POLLHUP | select.POLLERR | select.POLLRDHUP):
+            return True
+        if ev & select.POLLIN:
+            try:
+                if s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                    return True
+            except (ConnectionResetError, BlockingIOError):
+                return True
+    return False
+
+
+def cmd_nonul(sock, args):
+    limit = int(args[0])
+    s = connect(sock, 20)
+    s.sendall(b'{"method":"io.fatelf.Manager.Status","parameters":{"pad":"')
+    chunk = b"x" * 65536
+    sent = 0
+    while sent < limit:
+        try:
+            s.sendall(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            print("closed_after=%d" % sent)
+            return
+        except socket.timeout:
+            # The daemon stopped reading without closing.
+            print("stalled_after=%d" % sent)
+            return
+        sent += len(chunk)
+    time.sleep(0.5)
+    print(("closed_after=%d" if peer_closed(s) else "still_open_after=%d") % sent)
+
+
+def cmd_hold(sock, args):
+    n, ready, stop = int(args[0]), args[1], args[2]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n + 256
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+    conns, failed = [], 0
+    for _ in range(n):
+        try:
+            conns.append(connect(sock, 5))
+        except OSError:
+            failed += 1
+    # The daemon closes a connection over the limit as soon as it
+    # accepts it: give it a moment, then count the ones still open.
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        closed = sum(1 for c in conns if peer_closed(c))
+        time.sleep(0.5)
+        if sum(1 for c in conns if peer_closed(c)) == closed:
+            break
+    refused = failed + sum(1 for c in conns if peer_closed(c))
+    print("opened=%d refused=%d" % (n - refused, refused))
+    sys.stdout.flush()
+    open(ready, "w").close()
+    while not os.path.exists(stop):
+        time.sleep(0.1)
+    for c in conns:
+        c.close()
+
+
+def cmd_noread(sock, args):
+    msg = json.dumps(json.loads(args[0])).encode() + b"\0"
+    maxsec = float(args[1])
+    s = connect(sock, 60)
+    s.setblocking(False)
+    calls = 0
+    end = time.time() + maxsec
+    while time.time() < end:
+        try:
+            s.send(msg)
+            calls += 1
+            continue
+        except BlockingIOError:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            print("dropped=1 calls=%d" % calls)
+            return
+        if peer_closed(s):
+            print("dropped=1 calls=%d" % calls)
+            return
+        select.select([], [s], [], 0.2)
+    print("dropped=0 calls=%d" % calls)
+
+
+def status_phase(sock):
+    s = connect(sock, 10)
+    send(s, {"method": "io.fatelf.Manager.Status"})
+    m = Reader(s).next()
+    s.close()
+    if not m or "parameters" not in m:
+        return None
+    p = m["parameters"].get("progress") or {}
+    return p.get("phase")
+
+
+def cmd_slowinstall(sock, args):
+    bundle, first, phase, swap = args[0], int(args[1]), args[2], args[3]
+    params = json.loads(args[4]) if len(args) > 4 else {}
+    params["fd"] = 0
+    with open(bundle, "rb") as f:
+        data = f.read()
+    r, w = os.pipe()
+    s = connect(sock, 120)
+    send(s, {"method": "io.fatelf.Manager.Install", "parameters": params, "more": True}, [r])
+    os.close(r)
+    off = 0
+    while off < first:
+        off += os.write(w, data[off:first])
+    seen = False
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if status_phase(sock) == phase:
+            seen = True
+            break
+        time.sleep(0.02)
+    print("phase_seen=%d" % seen)
+    sys.stdout.flush()
+    if seen:
+        subprocess.run(["sh", "-c", swap], check=False)
+    while off < len(data):
+        off += os.write(w, data[off:])
+    os.close(w)
+    replies(s)
+
+
+def main():
+    cmds = {
+        "call": cmd_call,
+        "garbage": cmd_garbage,
+        "nonul": cmd_nonul,
+        "hold": cmd_hold,
+        "noread": cmd_noread,
+        "slowinstall": cmd_slowinstall,
+    }
+    if len(sys.argv) < 3 or sys.argv[1] not in cmds:
+        sys.stderr.write("usage: vlclient.py {%s} SOCKET [ARGS...]\n" % "|".join(cmds))
+        sys.exit(2)
+    try:
+        cmds[sys.argv[1]](sys.argv[2], sys.argv[3:])
+    except (ConnectionRefusedError, FileNotFoundError) as e:
+        sys.stderr.write("vlclient: %s: %s\n" % (sys.argv[2], e))
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()
