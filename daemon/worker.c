@@ -512,8 +512,10 @@ static int job_install(worker *w, job *j)
 		if (!fs)
 			return -ENOMEM;
 		if (j->path) {
-			/* Root named this file (checked by the method). */
-			j->fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+			/* Root named this file (checked by the method). A FIFO
+			 * opens at once without a writer (O_NONBLOCK) and is
+			 * then read with the same timeout as a passed pipe. */
+			j->fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			if (j->fd < 0)
 				return fatelf_diag_set(&j->diag, -errno, -1, "%s: %s", j->path, strerror(errno));
 		}
