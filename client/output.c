@@ -205,6 +205,13 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 			return EXIT_FAILED;
 		}
 		if (strcmp(name, "DiskFull") == 0) {
+			/* The preflight knows what it needs; a write that ran out
+			 * of space midway says which file. */
+			if (ctl_json_int(p, "needed") <= 0) {
+				snprintf(msg, size, "disk full: %s",
+					 ctl_json_str(p, "message", "no space left on the device"));
+				return EXIT_FAILED;
+			}
 			snprintf(msg, size, "disk full: needs %s, %s available",
 				 ctl_format_size((uint64_t)ctl_json_int(p, "needed"), a),
 				 ctl_format_size((uint64_t)ctl_json_int(p, "available"), b));

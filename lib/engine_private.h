@@ -12,12 +12,15 @@
  *   3. Files are staged under their hidden temp names
  *      ("DIR/.fatelf.<txid>.<seq>"); directories are created (mkdir ops).
  *      Nothing visible has changed yet.
- *   4. eng_tx_commit: syncfs (durable), then one store transaction that
- *      applies the new rows and marks the history row committed - the
- *      commit point - then the renames, unlinks and rmdirs in plan order,
- *      then the directories are synced and the journal cleared.
+ *   4. eng_tx_commit: each file to remove is moved to its temp name, so
+ *      an unwritable root fails here, before the commit point; syncfs
+ *      (durable), then one store transaction that applies the new rows
+ *      and marks the history row committed - the commit point - then the
+ *      renames, unlinks and rmdirs in plan order, then the directories are
+ *      synced and the journal cleared.
  *   5. A crash before the commit point is rolled back at the next start
- *      (temps unlinked, created directories removed); a crash after it is
+ *      (temps unlinked, removed files moved back, created directories
+ *      removed); a crash after it is
  *      rolled forward (the remaining renames and unlinks done). Both are
  *      idempotent, so a crash during recovery is fine too.
  */
@@ -52,10 +55,18 @@ enum eng_op_kind {
 typedef struct eng_op {
 	int kind;               /* enum eng_op_kind */
 	char *path;             /* absolute inside the root: "/opt/x/bin/x" */
-	char *temp;             /* create/replace: "/opt/x/bin/.fatelf.<txid>.<seq>" */
+	char *temp;             /* create/replace/remove: "/opt/x/bin/.fatelf.<txid>.<seq>" */
 	mode_t mode;            /* create/replace: final permission bits; mkdir: mode */
-	bool staged;            /* the temp (or directory) exists */
+	bool staged;            /* the temp (or directory) exists; remove: moved to temp */
+	int dirslot;            /* eng_tx.dirs slot of its directory, -1 for none */
 } eng_op;
+
+/* A directory the transaction staged in, held open so that a rollback can
+ * still find its temps after the directory was moved away. */
+typedef struct eng_dir {
+	char *path;
+	int fd;
+} eng_dir;
 
 typedef struct eng_tx {
 	engine *e;
@@ -65,6 +76,8 @@ typedef struct eng_tx {
 	size_t nops, cap;
 	bool journaled;
 	bool committed;
+	eng_dir *dirs;
+	size_t ndirs;
 } eng_tx;
 
 /* Adds the pending history row. */

@@ -35,16 +35,57 @@ static int op_from_name(const char *name)
 	return -1;
 }
 
+/* Operations that stage a new file under a temp name. */
 static bool op_has_temp(int kind)
 {
 	return kind == ENG_OP_CREATE || kind == ENG_OP_REPLACE;
 }
+
+/* Operations whose journal row names a temp: a file to remove is moved
+ * there before the commit point. */
+static bool op_named(int kind)
+{
+	return op_has_temp(kind) || kind == ENG_OP_REMOVE;
+}
+
+/* Directories held open per transaction, at most: past this a rollback
+ * finds temps by path alone. */
+#define TX_DIRS_MAX 256
 
 static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+/*
+ * Failpoints (engine_failpoint; live only in --enable-failpoints builds):
+ * each step of the protocol fires its generic name, e.g. "rename", and the
+ * same name prefixed with the transaction's kind, e.g. "thin.rename", so a
+ * crash test can aim at one operation when another runs first. The steps,
+ * in order: tx-started (the pending history row is written),
+ * tx-journaled, mkdirs, staged (once per staged file), before-sync,
+ * after-sync, before-store-commit, after-store-commit, rename (once per
+ * operation done after the commit point: rename, unlink or rmdir),
+ * after-renames, after-final-sync, before-journal-clear,
+ * after-journal-clear; at start recover, then recover-op (once per
+ * operation redone or undone) and recovered.
+ */
+static void tx_failpoint(const eng_tx *t, const char *step)
+{
+#ifdef FATELF_FAILPOINTS
+	char name[64];
+
+	engine_failpoint(step);
+	if (t->kind) {
+		snprintf(name, sizeof(name), "%s.%s", t->kind, step);
+		engine_failpoint(name);
+	}
+#else
+	(void)t;
+	(void)step;
+#endif
 }
 
 /* Flushes every file system write of the root's file system. */
@@ -93,7 +134,9 @@ static int op_forward(engine *e, int kind, const char *path, const char *temp, b
 		}
 		return 0;
 	case ENG_OP_REMOVE:
-		if (unlinkat(dirfd, base, 0) < 0 && errno != ENOENT)
+		/* The file was moved to its temp name before the commit point
+		 * (a journal of an older program names no temp). */
+		if (unlinkat(dirfd, temp ? base_of(temp) : base, 0) < 0 && errno != ENOENT)
 			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", path,
 					       fatelf_strerror(-errno));
 		return 0;
@@ -108,22 +151,108 @@ static int op_forward(engine *e, int kind, const char *path, const char *temp, b
 	return 0;
 }
 
-/* Undoes one operation before the commit point: drops its temp, or the
- * directory it created when nothing else landed in it. */
-static void op_backward(engine *e, int kind, const char *path, const char *temp)
+/*
+ * Undoes one operation before the commit point: drops its temp, moves a
+ * file to remove back, or removes the directory it created when nothing
+ * else landed in it. held (or -1) is the directory the temp was made in,
+ * held open: when the path no longer leads there (the directory was
+ * moved, or swapped for a symlink), the temp is still found through it.
+ */
+static void op_backward(engine *e, int kind, const char *path, const char *temp, int held)
 {
 	_cleanup_close_ int dirfd = -1;
 	const char *base;
+	int fd;
 
-	if (!op_has_temp(kind) && kind != ENG_OP_MKDIR)
+	if (!op_named(kind) && kind != ENG_OP_MKDIR)
+		return;
+	if (op_named(kind) && !temp)
 		return;
 	dirfd = eng_open_parent(e, path, &base, NULL);
-	if (dirfd < 0)
+	fd = dirfd >= 0 ? dirfd : held;
+	if (fd < 0)
 		return;
+	if (dirfd < 0)
+		base = base_of(path);
 	if (op_has_temp(kind))
-		(void)unlinkat(dirfd, base_of(temp), 0);
-	else
+		(void)unlinkat(fd, base_of(temp), 0);
+	else if (kind == ENG_OP_REMOVE)
+		(void)renameat(fd, base_of(temp), fd, base);
+	else if (dirfd >= 0)
 		(void)unlinkat(dirfd, base, AT_REMOVEDIR);
+}
+
+/* Holds op's directory open (once per directory) for a rollback. */
+static void tx_hold_dir(eng_tx *t, eng_op *op, int dirfd)
+{
+	size_t dirlen = (size_t)(base_of(op->path) - op->path);
+
+	for (size_t i = t->ndirs; i-- > 0;) {
+		if (strlen(t->dirs[i].path) == dirlen && memcmp(t->dirs[i].path, op->path, dirlen) == 0) {
+			op->dirslot = (int)i;
+			return;
+		}
+	}
+	if (t->ndirs == TX_DIRS_MAX)
+		return;
+	if (!t->dirs) {
+		t->dirs = calloc(TX_DIRS_MAX, sizeof(*t->dirs));
+		if (!t->dirs)
+			return;
+	}
+	eng_dir *slot = &t->dirs[t->ndirs];
+	slot->path = strndup(op->path, dirlen);
+	slot->fd = slot->path ? fcntl(dirfd, F_DUPFD_CLOEXEC, 3) : -1;
+	if (slot->fd < 0) {
+		free(slot->path);
+		slot->path = NULL;
+		return;
+	}
+	op->dirslot = (int)t->ndirs++;
+}
+
+static int op_held(const eng_tx *t, const eng_op *op)
+{
+	return op->dirslot >= 0 && (size_t)op->dirslot < t->ndirs ? t->dirs[op->dirslot].fd : -1;
+}
+
+static void tx_release_dirs(eng_tx *t)
+{
+	for (size_t i = 0; i < t->ndirs; i++) {
+		free(t->dirs[i].path);
+		closep(&t->dirs[i].fd);
+	}
+	free(t->dirs);
+	t->dirs = NULL;
+	t->ndirs = 0;
+}
+
+/* Moves every file to remove to its temp name: the step that proves the
+ * root writable before the commit point. A file already gone is fine. */
+static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
+{
+	for (size_t i = 0; i < t->nops; i++) {
+		eng_op *op = &t->ops[i];
+		_cleanup_close_ int dirfd = -1;
+		const char *base;
+
+		if (op->kind != ENG_OP_REMOVE)
+			continue;
+		dirfd = eng_open_parent(t->e, op->path, &base, d);
+		if (dirfd == -ENOENT)
+			continue;
+		if (dirfd < 0)
+			return dirfd;
+		if (renameat(dirfd, base, dirfd, base_of(op->temp)) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", op->path,
+					       fatelf_strerror(-errno));
+		}
+		op->staged = true;
+		tx_hold_dir(t, op, dirfd);
+	}
+	return 0;
 }
 
 /* "subject: message" of a diag, for the history row. */
@@ -155,6 +284,7 @@ int eng_tx_start(engine *e, const char *kind, const char *package, const char *o
 	if (q < 0)
 		return q;
 	*ret = (eng_tx) { .e = e, .id = id, .kind = kind };
+	tx_failpoint(ret, "tx-started");
 	return 0;
 }
 
@@ -176,11 +306,11 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 		t->cap = cap;
 	}
 	op = &t->ops[t->nops];
-	*op = (eng_op) { .kind = kind, .mode = mode };
+	*op = (eng_op) { .kind = kind, .mode = mode, .dirslot = -1 };
 	op->path = strdup(path);
 	if (!op->path)
 		return -ENOMEM;
-	if (op_has_temp(kind)) {
+	if (op_named(kind)) {
 		size_t dirlen = (size_t)(base_of(path) - path);
 		char name[64];
 		int n = snprintf(name, sizeof(name), ".fatelf.%lld.%zu", (long long)t->id, t->nops);
@@ -224,7 +354,7 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 		return q;
 	}
 	t->journaled = true;
-	engine_failpoint("tx-journaled");
+	tx_failpoint(t, "tx-journaled");
 	return 0;
 }
 
@@ -258,6 +388,7 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 			return fatelf_diag_set(d, -ENOTDIR, -1, "%s: exists and is not a directory",
 					       op->path);
 	}
+	tx_failpoint(t, "mkdirs");
 	return 0;
 }
 
@@ -280,6 +411,7 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged file: %s", o->path,
 				       fatelf_strerror(-errno));
 	o->staged = true;
+	tx_hold_dir(t, o, dirfd);
 	return fd;
 }
 
@@ -300,7 +432,7 @@ int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
 		q = fatelf_diag_set(d, -errno, -1, "%s: cannot write the staged file: %s", o->path,
 				    fatelf_strerror(-errno));
 	if (q == 0)
-		engine_failpoint("staged");
+		tx_failpoint(t, "staged");
 	return q;
 }
 
@@ -320,7 +452,8 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged symlink: %s",
 				       o->path, fatelf_strerror(-errno));
 	o->staged = true;
-	engine_failpoint("staged");
+	tx_hold_dir(t, o, dirfd);
+	tx_failpoint(t, "staged");
 	return 0;
 }
 
@@ -333,13 +466,16 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	if (!t->journaled)
 		return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
 
-	engine_failpoint("before-sync");
+	q = tx_stage_removes(t, d);
+	if (q < 0)
+		goto abort;
+	tx_failpoint(t, "before-sync");
 	if (e->cfg.durable) {
 		q = sync_root(e, d);
 		if (q < 0)
 			goto abort;
 	}
-	engine_failpoint("after-sync");
+	tx_failpoint(t, "after-sync");
 
 	q = store_begin(e->st, d);
 	if (q < 0)
@@ -352,7 +488,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		store_rollback(e->st, NULL);
 		goto abort;
 	}
-	engine_failpoint("before-store-commit");
+	tx_failpoint(t, "before-store-commit");
 	q = store_commit(e->st, d);
 	if (q < 0) {
 		store_rollback(e->st, NULL);
@@ -360,7 +496,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	}
 	/* The commit point: from here on the transaction is rolled forward. */
 	t->committed = true;
-	engine_failpoint("after-store-commit");
+	tx_failpoint(t, "after-store-commit");
 
 	for (size_t i = 0; i < t->nops; i++) {
 		eng_op *op = &t->ops[i];
@@ -373,22 +509,24 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 				*d = tmp;
 		}
 		if (op->kind != ENG_OP_MKDIR)
-			engine_failpoint("rename");
+			tx_failpoint(t, "rename");
 	}
-	engine_failpoint("after-renames");
+	tx_failpoint(t, "after-renames");
 	if (e->cfg.durable) {
 		q = sync_root(e, first == 0 ? d : NULL);
 		if (q < 0 && first == 0)
 			first = q;
 	}
+	tx_failpoint(t, "after-final-sync");
 	/* An operation that failed stays journaled: the next start retries it. */
 	if (first < 0)
 		return first;
-	engine_failpoint("before-journal-clear");
+	tx_failpoint(t, "before-journal-clear");
 	/* A journal that cannot be cleared is replayed harmlessly at the
 	 * next start; the transaction itself is done. */
 	(void)store_journal_clear(e->st, t->id, NULL);
 	t->journaled = false;
+	tx_failpoint(t, "after-journal-clear");
 	return 0;
 
 abort:
@@ -406,12 +544,13 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 		return code;
 	for (size_t i = t->nops; i-- > 0;) {
 		eng_op *op = &t->ops[i];
-		if (op_has_temp(op->kind) && op->staged)
-			op_backward(e, op->kind, op->path, op->temp);
+		if (op_named(op->kind) && op->staged)
+			op_backward(e, op->kind, op->path, op->temp, op_held(t, op));
 		else if (op->kind == ENG_OP_MKDIR && op->staged)
-			op_backward(e, op->kind, op->path, NULL);
+			op_backward(e, op->kind, op->path, NULL, -1);
 		op->staged = false;
 	}
+	tx_release_dirs(t);
 	diag_text(code, why, text, sizeof(text));
 	(void)store_tx_finish(e->st, t->id,
 			      code == -ENGINE_E_CANCELLED ? "rolled-back" : "failed",
@@ -434,6 +573,7 @@ void eng_tx_done(eng_tx *t)
 	free(t->ops);
 	t->ops = NULL;
 	t->nops = t->cap = 0;
+	tx_release_dirs(t);
 }
 
 /* ------------------------------------------------------------ recovery */
@@ -486,7 +626,7 @@ static int collect_jop(const store_journal_op *j, void *userdata)
 	if (kind < 0 || !j->path || j->path[0] != '/')
 		return 0; /* nothing this program knows how to do or undo */
 	if (op_has_temp(kind) && !j->temp_path)
-		return 0;
+		return 0;	/* a remove without a temp (an older journal) unlinks its path */
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
 		struct jop *n = realloc(l->ops, cap * sizeof(*n));
@@ -545,12 +685,15 @@ static int recover_one(engine *e, int64_t txid, fatelf_diag *d)
 			/* One path that cannot be finished must not keep every
 			 * later start from opening: it is left as it is. */
 			(void)op_forward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp, true, &tmp);
+			engine_failpoint("recover-op");
 		}
 		if (e->cfg.durable)
 			(void)sync_root(e, NULL);
 	} else {
-		for (size_t i = l.n; i-- > 0;)
-			op_backward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp);
+		for (size_t i = l.n; i-- > 0;) {
+			op_backward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp, -1);
+			engine_failpoint("recover-op");
+		}
 		if (pending) {
 			q = store_tx_finish(e->st, txid, "rolled-back", (int64_t)time(NULL), 0, 0,
 					    ROLLED_BACK_AT_START, d);
@@ -592,6 +735,7 @@ int eng_recover(engine *e, unsigned *ret_count, fatelf_diag *d)
 		count++;
 	}
 	q = 0;
+	engine_failpoint("recovered");
 	if (ret_count)
 		*ret_count = count;
 out:

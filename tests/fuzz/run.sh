@@ -8,7 +8,8 @@
 # corpus and its valid edge cases from mkcorpus; fuzz_bundle with the
 # hostile bundles from mkhostile and valid bundles in each compression;
 # fuzz_manifest with the manifests of those bundles; fuzz_varlink with
-# NUL-separated Varlink calls and replies. The bundle targets
+# NUL-separated Varlink calls and replies; fuzz_dispatch with the
+# "parameters" objects of fatelfd's methods. The bundle targets
 # also link json-c, libarchive and libcrypto. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
 # sanitizer or failed to build. Work files go to $FUZZ_WORKDIR (default
@@ -20,7 +21,7 @@ seconds=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORKDIR:-$top/build-fuzz}
 CLANG=${CLANG:-clang}
-TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink"
+TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink fuzz_dispatch"
 
 command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
 rm -rf "$work"
@@ -115,6 +116,38 @@ printf '\001{"method":"io.fatelf.Manager.Install","parameters":{"name":"a","forc
 printf '\007{"parameters":{"name":"b"},"continues":true}\000{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"name"}}\000{"parameters":{}}\000' >"$work/seeds-varlink/replies"
 printf '\077{"method":"a.b.C","parameters":{"name":"x","colour":1}}\000{"method":"a.b.C","parameters":{"level":6}}\000{"method":"a.b.C"' >"$work/seeds-varlink/refused"
 
+# Seeds for fuzz_dispatch: "parameters" objects of fatelfd's methods,
+# accepted and refused ones (one file each).
+mkdir -p "$work/seeds-dispatch"
+i=0
+while IFS= read -r line; do
+	i=$((i + 1))
+	printf '%s' "$line" >"$work/seeds-dispatch/params-$i"
+done <<'EOF'
+{}
+{"fd":0,"policy":"native","targets":["x86_64","aarch64"],"allow_unsigned":true,"force":false,"allow_downgrade":true,"dry_run":true}
+{"url":"http://127.0.0.1/a.fatbundle","path":null,"targets":[]}
+{"fd":4}
+{"fd":-1,"url":1}
+{"package":"hello","dry_run":true}
+{"package":null}
+{"package":"a\u0000b"}
+{"packages":["hello","world"],"targets":["x86_64"],"dry_run":false}
+{"packages":["x",null]}
+{"id":1}
+{"id":0}
+{"id":9223372036854775807}
+{"id":9223372036854775808}
+{"path":"/opt/hello/bin/hello"}
+{"package":"hello","limit":0}
+{"limit":-1}
+{"limit":18446744073709551615}
+{"interface":"io.fatelf.Manager"}
+{"colour":"blue","package":"x"}
+{"targets":"x86_64"}
+{"dry_run":1,"force":"yes"}
+EOF
+
 n=0
 failed=0
 for t in $TARGETS; do
@@ -128,14 +161,15 @@ for t in $TARGETS; do
 		seeds=seeds-bundle ;;
 	fuzz_manifest)
 		seeds=seeds-manifest ;;
-	fuzz_varlink)
+	fuzz_varlink | fuzz_dispatch)
 		# lib/varlink.c sits in Makefile.am's "+=" block, which
 		# am_sources does not read; add it unless it is listed already.
 		case " ${lib_sources[*]} " in
 		*" lib/varlink.c "*) ;;
 		*) extra=(lib/varlink.c) ;;
 		esac
-		seeds=seeds-varlink ;;
+		seeds=seeds-varlink
+		[ "$t" = fuzz_dispatch ] && seeds=seeds-dispatch ;;
 	esac
 	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
 		"tests/fuzz/$t.c" "${extra[@]}" "${lib_sources[@]}" "${LIBS[@]}"); then

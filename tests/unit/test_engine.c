@@ -1264,6 +1264,9 @@ START_TEST(test_recover_rolls_forward)
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);
 	ck_assert_int_eq(write(fd, "new\n", 4), 4);
 	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, &d), 0);
+	/* Files to remove are moved to their temp names before the commit. */
+	ck_assert_ptr_nonnull(tx.ops[rm].temp);
+	ck_assert_int_eq(rename(rpath("/opt/stale"), rpath(tx.ops[rm].temp)), 0);
 	/* The commit point, as eng_tx_commit reaches it. */
 	ck_assert_int_eq(store_begin(engine_store(e), &d), 0);
 	ck_assert_int_eq(apply_package(e, NULL, &d), 0);
