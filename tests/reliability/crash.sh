@@ -51,7 +51,7 @@
 #
 # Figures: "# figure: failpoints survived X/Y" and
 # "# figure: random kills survived X/Y".
-. "$top_srcdir/tests/reliability/lib.sh"
+. "${top_srcdir:?run through make check}/tests/reliability/lib.sh" || exit 99
 
 rl_init crash
 t_require_exec "$MKFIXTURE"

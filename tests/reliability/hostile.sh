@@ -22,7 +22,7 @@
 #    nothing is written.
 #
 # Raw Varlink goes through tests/reliability/vlclient.py.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.sh" || exit 99
 
 : "${MKHOSTILE:=$top_builddir/tests/fixtures/mkhostile}"
 VLC=$top_srcdir/tests/reliability/vlclient.py
