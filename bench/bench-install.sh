@@ -13,8 +13,10 @@
 #   (b) fatelfctl install B  vs  dpkg -i of a .deb of the same tree into a
 #       temp root/instdir/admindir (dpkg fsyncs every file too)
 #       fatelf at least 1.5x faster, i.e. ratio               (<= 0.667)
-# Before every timed command the package is removed (outside the timing),
-# the output directories are made afresh and dirty pages are written back.
+# Before every timed command (outside the timing) the output is made
+# afresh: as root, a new ext4 file system on a loop image for each run
+# (BENCH_FRESH_FS=0: an emptied directory instead), a daemon started on it,
+# and dirty pages written back.
 # Times are medians of BENCH_RUNS runs (default 5) after one warm-up run.
 # Work files live in a temp dir under BENCH_DIR (default: the build dir)
 # and are removed at the end (BENCH_KEEP=1 keeps them). Exits 0 if both
@@ -130,49 +132,90 @@ rm -rf debtree
 printf '# bundle (zstd): %s bytes; .deb (data.tar.%s): %s bytes\n' "$(stat -c %s b.fatbundle)" \
 	"$debz" "$(stat -c %s b.deb)" >&2
 
-mkdir -p root state keys
+mkdir -p keys
 cp k.pub keys/
 printf '[Policy]\nPolicy=native\n[Daemon]\nRequireSignature=yes\nDurable=yes\nTrustedKeys=%s/keys\n' "$work" >fatelfd.conf
 SOCK=$work/sock
-"$FATELFD" --socket "$SOCK" --root "$work/root" --state-dir "$work/state" --config "$work/fatelfd.conf" \
-	2>daemon.log &
-DPID=$!
-for ((i = 0; i < 100; i++)); do
-	"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break
-	sleep 0.1
-done
-"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 || { echo "bench: fatelfd did not start:" >&2; cat daemon.log >&2; exit 1; }
+
+# Where the timed commands write. As root, each timed command gets a
+# freshly made ext4 file system (a loop-mounted image on the same disk):
+# on a long-used file system, ext4's inode allocator scans past inodes the
+# benchmark itself deleted a moment before (recently_deleted), which costs
+# more than the install and varies from run to run. Otherwise a
+# directory of the work dir is emptied between runs.
+FS=$work/fs
+fresh_fs=no
+if [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null && [ "${BENCH_FRESH_FS:-1}" = 1 ]; then
+	truncate -s 3G fs.img && mkdir -p "$FS" && mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 fs.img &&
+		mount -o loop fs.img "$FS" && umount "$FS" && fresh_fs=yes
+fi
+echo "# output file system: $([ $fresh_fs = yes ] && echo "a fresh ext4 per run (loop image)" || echo "a directory of $work")" >&2
+
+start_daemon() {
+	"$FATELFD" --socket "$SOCK" --root "$FS/root" --state-dir "$FS/state" --config "$work/fatelfd.conf" \
+		2>>daemon.log &
+	DPID=$!
+	for ((i = 0; i < 100; i++)); do
+		"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "bench: fatelfd did not start:" >&2
+	cat daemon.log >&2
+	exit 1
+}
+stop_daemon() {
+	[ -n "$DPID" ] || return 0
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+# fresh_output: an empty output file system (or directory) with a daemon
+# serving FS/root and an empty dpkg database in FS/dr; dirty pages written
+# back. Runs before every timed command, outside the timing.
+fresh_output() {
+	stop_daemon
+	if [ $fresh_fs = yes ]; then
+		mountpoint -q "$FS" && umount "$FS"
+		mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 fs.img && mount -o loop fs.img "$FS" ||
+			{ echo "bench: cannot make the output file system" >&2; exit 1; }
+	else
+		rm -rf "$FS"
+		mkdir -p "$FS"
+	fi
+	mkdir -p "$FS/root" "$FS/state" "$FS/x" "$FS/dr/var/lib/dpkg/info" "$FS/dr/var/lib/dpkg/updates" \
+		"$FS/dr/var/lib/dpkg/triggers"
+	: >"$FS/dr/var/lib/dpkg/status"
+	: >"$FS/dr/var/lib/dpkg/available"
+	start_daemon
+	sync
+}
+cleanup_fs() {
+	stop_daemon
+	[ $fresh_fs = yes ] && mountpoint -q "$FS" && umount "$FS"
+}
+trap 'cleanup_fs; cleanup' EXIT
 
 ctl() { "$FATELFCTL" --socket "$SOCK" "$@"; }
-fresh_dpkg_root() {
-	rm -rf dr
-	mkdir -p dr/var/lib/dpkg/info dr/var/lib/dpkg/updates dr/var/lib/dpkg/triggers
-	: >dr/var/lib/dpkg/status
-	: >dr/var/lib/dpkg/available
-}
 dpkg_install() {
-	dpkg --root="$work/dr" --instdir="$work/dr" --admindir="$work/dr/var/lib/dpkg" --force-not-root \
+	dpkg --root="$FS/dr" --instdir="$FS/dr" --admindir="$FS/dr/var/lib/dpkg" --force-not-root \
 		--force-bad-path --force-script-chrootless --log=/dev/null -i b.deb
 }
 
 # One checked install first: everything lands, fat files thinned.
+fresh_output
 ctl install b.fatbundle >/dev/null || { echo "bench: install failed" >&2; exit 1; }
-inst_files=$(find root -type f | wc -l)
-inst_bytes=$(find root -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+inst_files=$(find "$FS/root" -type f | wc -l)
+inst_bytes=$(find "$FS/root" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 [ "$inst_files" -eq "$files" ] || { echo "bench: installed $inst_files files, want $files" >&2; exit 1; }
-is_elf root/opt/bench/d00/lib000.so || { echo "bench: lib000.so was not thinned to an ELF" >&2; exit 1; }
+is_elf "$FS/root/opt/bench/d00/lib000.so" || { echo "bench: lib000.so was not thinned to an ELF" >&2; exit 1; }
 printf '# fatelf install (native): %s files, %s bytes written (fat total %s)\n' "$inst_files" "$inst_bytes" "$bytes" >&2
-ctl remove bench >/dev/null || { echo "bench: remove failed" >&2; exit 1; }
-fresh_dpkg_root
 dpkg_install >dpkg.log 2>&1 || { echo "bench: dpkg -i failed:" >&2; tail -5 dpkg.log >&2; exit 1; }
-[ "$(find dr/opt -type f | wc -l)" -eq "$files" ] || { echo "bench: dpkg installed the wrong number of files" >&2; exit 1; }
+[ "$(find "$FS/dr/opt" -type f | wc -l)" -eq "$files" ] || { echo "bench: dpkg installed the wrong number of files" >&2; exit 1; }
 
-setup_a='ctl remove bench >/dev/null 2>&1; rm -rf x; mkdir x; sync'
-compare "(a) install (native)  vs  bsdtar -xf + sync" 1.3 "$setup_a" \
+compare "(a) install (native)  vs  bsdtar -xf + sync" 1.3 fresh_output \
 	"ctl install b.fatbundle" \
-	"bsdtar -xf b.fatbundle -C x && sync"
-setup_b='ctl remove bench >/dev/null 2>&1; fresh_dpkg_root; sync'
-compare "(b) install (native)  vs  dpkg -i (.deb $debz)" 0.667 "$setup_b" \
+	"bsdtar -xf b.fatbundle -C \"\$FS/x\" && sync"
+compare "(b) install (native)  vs  dpkg -i (.deb $debz)" 0.667 fresh_output \
 	"ctl install b.fatbundle" \
 	"dpkg_install"
 
