@@ -31,6 +31,7 @@
 
 #include "engine.h"
 #include "store.h"
+#include "params.h"
 #include "varlink.h"
 
 #define FATELFD_INTERFACE "io.fatelf.Manager"
@@ -39,7 +40,7 @@
 #define FATELFD_URL "https://github.com/fatelf/fatelf"
 
 /* Limits of one connection. */
-#define CONN_FDS_MAX 4                  /* passed fds held at once */
+#define CONN_FDS_MAX PARAMS_FDS_MAX     /* passed fds held at once */
 #define CONN_OUTPUT_MAX ((size_t)16 << 20) /* unread replies before the peer is dropped */
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */

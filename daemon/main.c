@@ -99,6 +99,23 @@ static int check_interface(void)
 			bad++;
 		}
 	}
+	/* Every handler has a parameter table, and every table a handler. */
+	for (size_t i = 0; methods_name(i); i++)
+		if (!params_lookup(methods_name(i))) {
+			printf("handler %s has no parameter table\n", methods_name(i));
+			bad++;
+		}
+	for (const params_method *pm = params_methods; pm->name; pm++) {
+		bool found = false;
+
+		for (size_t i = 0; methods_name(i); i++)
+			if (strcmp(methods_name(i), pm->name) == 0)
+				found = true;
+		if (!found) {
+			printf("parameter table %s has no handler\n", pm->name);
+			bad++;
+		}
+	}
 	if (!bad)
 		printf("%u methods of %s: every one has a handler, every handler is declared\n",
 		       ndeclared, FATELFD_INTERFACE);

@@ -394,101 +394,8 @@ static bool caller_is_admin(const conn *c)
 	return false;
 }
 
-/* ------------------------------------------------------------ parameters */
+/* The parameters of each method: daemon/params.{h,c}. */
 
-struct p_install {
-	int64_t fd;
-	const char *url, *path, *policy;
-	const char **targets;
-	bool allow_unsigned, force, allow_downgrade, dry_run;
-};
-struct p_remove {
-	const char *package;
-	bool dry_run;
-};
-struct p_thin {
-	const char **packages, **targets;
-	bool dry_run;
-};
-struct p_cancel {
-	int64_t id;
-};
-struct p_package {
-	const char *package;
-};
-struct p_owner {
-	const char *path;
-};
-struct p_history {
-	const char *package;
-	int64_t limit;
-};
-struct p_interface {
-	const char *interface;
-};
-
-union method_params {
-	struct p_install install;
-	struct p_remove remove;
-	struct p_thin thin;
-	struct p_cancel cancel;
-	struct p_package package;
-	struct p_owner owner;
-	struct p_history history;
-	struct p_interface interface;
-};
-
-#define F(type, member, vt, fl) { #member, vt, offsetof(type, member), fl, 0, 0, 0 }
-
-static const vl_field fields_none[] = { { NULL } };
-static const vl_field fields_install[] = {
-	{ "fd", VL_INT64, offsetof(struct p_install, fd), 0, 0, CONN_FDS_MAX - 1, 0 },
-	F(struct p_install, url, VL_STRING, 0),
-	F(struct p_install, path, VL_STRING, 0),
-	F(struct p_install, policy, VL_STRING, 0),
-	F(struct p_install, targets, VL_STRV, 0),
-	F(struct p_install, allow_unsigned, VL_BOOL, 0),
-	F(struct p_install, force, VL_BOOL, 0),
-	F(struct p_install, allow_downgrade, VL_BOOL, 0),
-	F(struct p_install, dry_run, VL_BOOL, 0),
-	{ NULL },
-};
-static const vl_field fields_remove[] = {
-	F(struct p_remove, package, VL_STRING, VL_MANDATORY),
-	F(struct p_remove, dry_run, VL_BOOL, 0),
-	{ NULL },
-};
-static const vl_field fields_thin[] = {
-	F(struct p_thin, packages, VL_STRV, 0),
-	F(struct p_thin, targets, VL_STRV, 0),
-	F(struct p_thin, dry_run, VL_BOOL, 0),
-	{ NULL },
-};
-static const vl_field fields_cancel[] = {
-	{ "id", VL_INT64, offsetof(struct p_cancel, id), 0, 1, INT64_MAX, 0 },
-	{ NULL },
-};
-static const vl_field fields_package[] = {
-	F(struct p_package, package, VL_STRING, VL_MANDATORY),
-	{ NULL },
-};
-static const vl_field fields_package_opt[] = {
-	F(struct p_package, package, VL_STRING, 0),
-	{ NULL },
-};
-static const vl_field fields_owner[] = {
-	F(struct p_owner, path, VL_STRING, VL_MANDATORY),
-	{ NULL },
-};
-static const vl_field fields_history[] = {
-	F(struct p_history, package, VL_STRING, 0),
-	{ "limit", VL_INT64, offsetof(struct p_history, limit), 0, 0, INT64_MAX, 0 },
-	{ NULL },
-};
-static const vl_field fields_interface[] = {
-	F(struct p_interface, interface, VL_STRING, VL_MANDATORY),
-	{ NULL },
-};
 
 /* ------------------------------------------------------------ policy overrides */
 
@@ -1071,26 +978,26 @@ static void m_cancel(conn *c, const vl_call *call, union method_params *p)
 
 typedef struct method {
 	const char *name;
-	const vl_field *fields;
 	void (*handler)(conn *c, const vl_call *call, union method_params *p);
-	bool mutating;
 } method;
 
+/* The handlers; each one's parameters and whether it mutates come from
+ * params_methods[] (daemon/params.c), which the fuzzer shares. */
 static const method methods[] = {
-	{ "org.varlink.service.GetInfo", fields_none, m_get_info, false },
-	{ "org.varlink.service.GetInterfaceDescription", fields_interface, m_get_interface_description, false },
-	{ E("Status"), fields_none, m_status, false },
-	{ E("Install"), fields_install, m_install, true },
-	{ E("Remove"), fields_remove, m_remove, true },
-	{ E("Thin"), fields_thin, m_thin, true },
-	{ E("Cancel"), fields_cancel, m_cancel, true },
-	{ E("List"), fields_none, m_list, false },
-	{ E("Info"), fields_package, m_info, false },
-	{ E("Files"), fields_package, m_files, false },
-	{ E("Owner"), fields_owner, m_owner, false },
-	{ E("Verify"), fields_package_opt, m_verify, false },
-	{ E("History"), fields_history, m_history, false },
-	{ E("GetPolicy"), fields_none, m_get_policy, false },
+	{ "org.varlink.service.GetInfo", m_get_info },
+	{ "org.varlink.service.GetInterfaceDescription", m_get_interface_description },
+	{ E("Status"), m_status },
+	{ E("Install"), m_install },
+	{ E("Remove"), m_remove },
+	{ E("Thin"), m_thin },
+	{ E("Cancel"), m_cancel },
+	{ E("List"), m_list },
+	{ E("Info"), m_info },
+	{ E("Files"), m_files },
+	{ E("Owner"), m_owner },
+	{ E("Verify"), m_verify },
+	{ E("History"), m_history },
+	{ E("GetPolicy"), m_get_policy },
 };
 
 const char *methods_name(size_t i)
@@ -1113,6 +1020,7 @@ void methods_dispatch(conn *c, const char *msg, size_t len)
 {
 	vl_call call = { 0 };
 	const method *m = NULL;
+	const params_method *pm = NULL;
 	union method_params p;
 	const char *bad = NULL;
 	fatelf_diag d = { 0 };
@@ -1127,7 +1035,9 @@ void methods_dispatch(conn *c, const char *msg, size_t len)
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
 		if (strcmp(methods[i].name, call.method) == 0)
 			m = &methods[i];
-	if (!m) {
+	if (m)
+		pm = params_lookup(m->name);
+	if (!m || !pm) {
 		char iface[VL_NAME_MAX + 1];
 
 		ilen = vl_name_interface_len(call.method);
@@ -1142,17 +1052,17 @@ void methods_dispatch(conn *c, const char *msg, size_t len)
 		reply_error_str(c, VL_ERROR_METHOD_NOT_IMPLEMENTED, "method", call.method);
 		goto out;
 	}
-	if (m->mutating && !caller_is_admin(c)) {
+	if (pm->mutating && !caller_is_admin(c)) {
 		reply_error(c, VL_ERROR_PERMISSION_DENIED, NULL);
 		goto out;
 	}
 	memset(&p, 0, sizeof(p));
-	if (vl_dispatch(call.parameters, m->fields, &p, &bad) < 0) {
+	if (vl_dispatch(call.parameters, pm->fields, &p, &bad) < 0) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", bad ? bad : "parameters");
 		goto out;
 	}
 	m->handler(c, &call, &p);
-	params_free(m->fields, &p);
+	params_free(pm->fields, &p);
 out:
 	c->oneway = false;
 	vl_call_done(&call);

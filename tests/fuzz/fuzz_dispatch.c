@@ -3,9 +3,8 @@
  * "parameters" object of a call, as a client would write it. It is wrapped
  * in a call to io.fatelf.Manager.Install, parsed by vl_call_parse the way
  * the daemon parses every message, and its parameters are then dispatched
- * against a table for every method of schema/io.fatelf.Manager.varlink
- * (and of org.varlink.service), each mirroring the daemon's own table in
- * daemon/methods.c: same names, types, mandatory flags and ranges.
+ * against the daemon's own table for every method (daemon/params.c, the
+ * tables fatelfd dispatches with).
  *
  * The daemon's handlers trust what dispatch gives them, so the invariants
  * checked here are what they rely on:
@@ -19,9 +18,6 @@
  *    and are NULL-terminated) and every absent field keeps its default;
  *  - STRV arrays are freed the way the daemon frees them (LeakSanitizer
  *    would report one that dispatch allocated behind the caller's back).
- *
- * The daemon's tables are static in daemon/methods.c, so they are mirrored
- * here; a change there that is not made here goes unnoticed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -29,124 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "varlink.h"
-
-/* daemon/fatelfd.h: passed fds held at once. */
-#define CONN_FDS_MAX 4
-
-struct p_install {
-	int64_t fd;
-	const char *url, *path, *policy;
-	const char **targets;
-	bool allow_unsigned, force, allow_downgrade, dry_run;
-};
-struct p_remove {
-	const char *package;
-	bool dry_run;
-};
-struct p_thin {
-	const char **packages, **targets;
-	bool dry_run;
-};
-struct p_cancel {
-	int64_t id;
-};
-struct p_package {
-	const char *package;
-};
-struct p_owner {
-	const char *path;
-};
-struct p_history {
-	const char *package;
-	int64_t limit;
-};
-struct p_interface {
-	const char *interface;
-};
-
-union params {
-	struct p_install install;
-	struct p_remove remove;
-	struct p_thin thin;
-	struct p_cancel cancel;
-	struct p_package package;
-	struct p_owner owner;
-	struct p_history history;
-	struct p_interface interface;
-};
-
-#define F(type, member, vt, fl) { #member, vt, offsetof(type, member), fl, 0, 0, 0 }
-
-static const vl_field fields_none[] = { {} };
-static const vl_field fields_install[] = {
-	{ "fd", VL_INT64, offsetof(struct p_install, fd), 0, 0, CONN_FDS_MAX - 1, 0 },
-	F(struct p_install, url, VL_STRING, 0),
-	F(struct p_install, path, VL_STRING, 0),
-	F(struct p_install, policy, VL_STRING, 0),
-	F(struct p_install, targets, VL_STRV, 0),
-	F(struct p_install, allow_unsigned, VL_BOOL, 0),
-	F(struct p_install, force, VL_BOOL, 0),
-	F(struct p_install, allow_downgrade, VL_BOOL, 0),
-	F(struct p_install, dry_run, VL_BOOL, 0),
-	{},
-};
-static const vl_field fields_remove[] = {
-	F(struct p_remove, package, VL_STRING, VL_MANDATORY),
-	F(struct p_remove, dry_run, VL_BOOL, 0),
-	{},
-};
-static const vl_field fields_thin[] = {
-	F(struct p_thin, packages, VL_STRV, 0),
-	F(struct p_thin, targets, VL_STRV, 0),
-	F(struct p_thin, dry_run, VL_BOOL, 0),
-	{},
-};
-static const vl_field fields_cancel[] = {
-	{ "id", VL_INT64, offsetof(struct p_cancel, id), 0, 1, INT64_MAX, 0 },
-	{},
-};
-static const vl_field fields_package[] = {
-	F(struct p_package, package, VL_STRING, VL_MANDATORY),
-	{},
-};
-static const vl_field fields_package_opt[] = {
-	F(struct p_package, package, VL_STRING, 0),
-	{},
-};
-static const vl_field fields_owner[] = {
-	F(struct p_owner, path, VL_STRING, VL_MANDATORY),
-	{},
-};
-static const vl_field fields_history[] = {
-	F(struct p_history, package, VL_STRING, 0),
-	{ "limit", VL_INT64, offsetof(struct p_history, limit), 0, 0, INT64_MAX, 0 },
-	{},
-};
-static const vl_field fields_interface[] = {
-	F(struct p_interface, interface, VL_STRING, VL_MANDATORY),
-	{},
-};
-
-static const struct {
-	const char *name;
-	const vl_field *fields;
-} methods[] = {
-	{ "org.varlink.service.GetInfo", fields_none },
-	{ "org.varlink.service.GetInterfaceDescription", fields_interface },
-	{ "io.fatelf.Manager.Status", fields_none },
-	{ "io.fatelf.Manager.Install", fields_install },
-	{ "io.fatelf.Manager.Remove", fields_remove },
-	{ "io.fatelf.Manager.Thin", fields_thin },
-	{ "io.fatelf.Manager.Cancel", fields_cancel },
-	{ "io.fatelf.Manager.List", fields_none },
-	{ "io.fatelf.Manager.Info", fields_package },
-	{ "io.fatelf.Manager.Files", fields_package },
-	{ "io.fatelf.Manager.Owner", fields_owner },
-	{ "io.fatelf.Manager.Verify", fields_package_opt },
-	{ "io.fatelf.Manager.History", fields_history },
-	{ "io.fatelf.Manager.GetPolicy", fields_none },
-};
 
 /* The byte every destination is filled with before dispatch, so an
  * absent field that was written to shows. */
@@ -322,7 +202,7 @@ static void field_check(const char *method, const vl_field *f, const uint8_t *p,
 }
 
 /* Frees the STRV arrays of a filled destination, as the daemon does. */
-static void params_free(const vl_field *table, union params *p)
+static void params_free(const vl_field *table, union method_params *p)
 {
 	for (const vl_field *f = table; f->name; f++)
 		if (f->type == VL_STRV) {
@@ -337,7 +217,7 @@ static void params_free(const vl_field *table, union params *p)
 
 static void dispatch_check(const char *method, const vl_field *table, json_object *params)
 {
-	union params p, before;
+	union method_params p, before;
 	const char *bad = NULL;
 	bool want = model_accepts(params, table);
 	int r;
@@ -385,8 +265,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* No parameters at all: accepted exactly where nothing is mandatory. */
 	if (!once) {
 		once = true;
-		for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-			dispatch_check(methods[i].name, methods[i].fields, NULL);
+		for (const params_method *m = params_methods; m->name; m++)
+			dispatch_check(m->name, m->fields, NULL);
 	}
 	if (size > 1 << 20)
 		return 0;
@@ -401,8 +281,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vl_call_parse(msg, len, &c, &d) == 0) {
 		check(c.parameters != NULL && json_object_is_type(c.parameters, json_type_object),
 		      "parse", "parameters is not an object");
-		for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-			dispatch_check(methods[i].name, methods[i].fields, c.parameters);
+		for (const params_method *m = params_methods; m->name; m++)
+			dispatch_check(m->name, m->fields, c.parameters);
 		vl_call_done(&c);
 	}
 	free(msg);

@@ -169,7 +169,11 @@ for t in $TARGETS; do
 		*) extra=(lib/varlink.c) ;;
 		esac
 		seeds=seeds-varlink
-		[ "$t" = fuzz_dispatch ] && seeds=seeds-dispatch ;;
+		if [ "$t" = fuzz_dispatch ]; then
+			# the daemon's own parameter tables
+			extra+=(-I daemon daemon/params.c)
+			seeds=seeds-dispatch
+		fi ;;
 	esac
 	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
 		"tests/fuzz/$t.c" "${extra[@]}" "${lib_sources[@]}" "${LIBS[@]}"); then

@@ -1,0 +1,89 @@
+/*
+ * The dispatch tables of fatelfd's methods (see params.h). Each names the
+ * fields of schema/io.fatelf.Manager.varlink for its method; a field not
+ * listed is refused with org.varlink.service.InvalidParameter.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "params.h"
+
+#define F(type, member, vt, fl) { #member, vt, offsetof(type, member), fl, 0, 0, 0 }
+
+static const vl_field params_fields_none[] = { { NULL } };
+static const vl_field params_fields_install[] = {
+	{ "fd", VL_INT64, offsetof(struct p_install, fd), 0, 0, PARAMS_FDS_MAX - 1, 0 },
+	F(struct p_install, url, VL_STRING, 0),
+	F(struct p_install, path, VL_STRING, 0),
+	F(struct p_install, policy, VL_STRING, 0),
+	F(struct p_install, targets, VL_STRV, 0),
+	F(struct p_install, allow_unsigned, VL_BOOL, 0),
+	F(struct p_install, force, VL_BOOL, 0),
+	F(struct p_install, allow_downgrade, VL_BOOL, 0),
+	F(struct p_install, dry_run, VL_BOOL, 0),
+	{ NULL },
+};
+static const vl_field params_fields_remove[] = {
+	F(struct p_remove, package, VL_STRING, VL_MANDATORY),
+	F(struct p_remove, dry_run, VL_BOOL, 0),
+	{ NULL },
+};
+static const vl_field params_fields_thin[] = {
+	F(struct p_thin, packages, VL_STRV, 0),
+	F(struct p_thin, targets, VL_STRV, 0),
+	F(struct p_thin, dry_run, VL_BOOL, 0),
+	{ NULL },
+};
+static const vl_field params_fields_cancel[] = {
+	{ "id", VL_INT64, offsetof(struct p_cancel, id), 0, 1, INT64_MAX, 0 },
+	{ NULL },
+};
+static const vl_field params_fields_package[] = {
+	F(struct p_package, package, VL_STRING, VL_MANDATORY),
+	{ NULL },
+};
+static const vl_field params_fields_package_opt[] = {
+	F(struct p_package, package, VL_STRING, 0),
+	{ NULL },
+};
+static const vl_field params_fields_owner[] = {
+	F(struct p_owner, path, VL_STRING, VL_MANDATORY),
+	{ NULL },
+};
+static const vl_field params_fields_history[] = {
+	F(struct p_history, package, VL_STRING, 0),
+	{ "limit", VL_INT64, offsetof(struct p_history, limit), 0, 0, INT64_MAX, 0 },
+	{ NULL },
+};
+static const vl_field params_fields_interface[] = {
+	F(struct p_interface, interface, VL_STRING, VL_MANDATORY),
+	{ NULL },
+};
+
+#define M(name) "io.fatelf.Manager." name
+
+const params_method params_methods[] = {
+	{ "org.varlink.service.GetInfo", params_fields_none, false },
+	{ "org.varlink.service.GetInterfaceDescription", params_fields_interface, false },
+	{ M("Status"), params_fields_none, false },
+	{ M("Install"), params_fields_install, true },
+	{ M("Remove"), params_fields_remove, true },
+	{ M("Thin"), params_fields_thin, true },
+	{ M("Cancel"), params_fields_cancel, true },
+	{ M("List"), params_fields_none, false },
+	{ M("Info"), params_fields_package, false },
+	{ M("Files"), params_fields_package, false },
+	{ M("Owner"), params_fields_owner, false },
+	{ M("Verify"), params_fields_package_opt, false },
+	{ M("History"), params_fields_history, false },
+	{ M("GetPolicy"), params_fields_none, false },
+	{ NULL, NULL, false },
+};
+
+const params_method *params_lookup(const char *name)
+{
+	for (const params_method *m = params_methods; m->name; m++)
+		if (strcmp(m->name, name) == 0)
+			return m;
+	return NULL;
+}

@@ -1,0 +1,73 @@
+/*
+ * The parameters of fatelfd's Varlink methods: one C struct per method
+ * shape, and the dispatch table that vl_dispatch checks a call's
+ * "parameters" against (names, types, mandatory flags, ranges), with
+ * whether the method mutates (and so needs an admin caller). The daemon's
+ * handlers and the fuzz_dispatch target share these tables, so the fuzzer
+ * checks exactly what the daemon accepts. Depends on lib/varlink.h alone.
+ */
+#ifndef FATELFD_PARAMS_H
+#define FATELFD_PARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "varlink.h"
+
+/* Passed fds a connection holds at once: Install's fd is an index below it. */
+#define PARAMS_FDS_MAX 4
+
+struct p_install {
+	int64_t fd;
+	const char *url, *path, *policy;
+	const char **targets;
+	bool allow_unsigned, force, allow_downgrade, dry_run;
+};
+struct p_remove {
+	const char *package;
+	bool dry_run;
+};
+struct p_thin {
+	const char **packages, **targets;
+	bool dry_run;
+};
+struct p_cancel {
+	int64_t id;
+};
+struct p_package {
+	const char *package;
+};
+struct p_owner {
+	const char *path;
+};
+struct p_history {
+	const char *package;
+	int64_t limit;
+};
+struct p_interface {
+	const char *interface;
+};
+
+union method_params {
+	struct p_install install;
+	struct p_remove remove;
+	struct p_thin thin;
+	struct p_cancel cancel;
+	struct p_package package;
+	struct p_owner owner;
+	struct p_history history;
+	struct p_interface interface;
+};
+
+typedef struct params_method {
+	const char *name;               /* fully qualified */
+	const vl_field *fields;
+	bool mutating;                  /* uid 0 or the admin group only */
+} params_method;
+
+/* Every method the daemon serves, ended by { NULL }. */
+extern const params_method params_methods[];
+/* The entry for a method, or NULL. */
+const params_method *params_lookup(const char *name);
+
+#endif
