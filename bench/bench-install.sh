@@ -152,6 +152,7 @@ fi
 echo "# output file system: $([ $fresh_fs = yes ] && echo "a fresh ext4 per run (loop image)" || echo "a directory of $work")" >&2
 
 start_daemon() {
+	local i
 	"$FATELFD" --socket "$SOCK" --root "$FS/root" --state-dir "$FS/state" --config "$work/fatelfd.conf" \
 		2>>daemon.log &
 	DPID=$!
