@@ -82,6 +82,26 @@ show qemu-aarch64-static ./hello-arm64
 show "$fatelf" extract -o hello-rv hello riscv64-linux-gnu
 show qemu-riscv64-static ./hello-rv
 
+say "fatelf-run: the fat file runs as it is, on this stock kernel"
+export FATELF_RUN_CACHE_DIR=$out/run-cache
+show "$top/build/tools/fatelf-run" --which ./hello
+show "$top/build/tools/fatelf-run" ./hello
+bf=/proc/sys/fs/binfmt_misc
+if [ "$(id -u)" = 0 ] && { [ -e $bf/register ] || mount -t binfmt_misc binfmt_misc $bf 2>/dev/null; }; then
+	# registered for the next three commands only, as data/binfmt.d/fatelf.conf does at boot
+	bfname=fatelf-demo-$$
+	echo "\$ echo ':$bfname:M::\\xfa\\x70\\x0e\\x1f\\x01\\x00::$top/build/tools/fatelf-run:PO' > $bf/register"
+	printf ':%s:M::\\xfa\\x70\\x0e\\x1f\\x01\\x00::%s:PO\n' "$bfname" "$top/build/tools/fatelf-run" > $bf/register
+	rc=0
+	{ show "$fatelf" targets && show ./hello; } || rc=$?
+	echo -1 > "$bf/$bfname"
+	echo "(binfmt_misc entry $bfname removed again)"
+	[ "$rc" = 0 ]
+else
+	echo "(not root or no binfmt_misc: skipping the binfmt_misc registration)"
+fi
+unset FATELF_RUN_CACHE_DIR
+
 say "Thinning a copy to this machine (what an installer keeps)"
 show cp hello hello-thin
 show "$fatelf" thin hello-thin

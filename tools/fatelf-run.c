@@ -131,7 +131,7 @@ static int select_record(struct run *r)
 	if (e != -FATELF_E_NO_HOST_RECORD)
 		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "%s", d.msg);
 
-	n = fatelf_binfmt_list(NULL, &entries);
+	n = fatelf_binfmt_list(FATELF_BINFMT_DIR, &entries);
 	for (int i = 0; n > 0 && i < r->hdr.nrecords; i++) {
 		const fatelf_record *rec = &r->hdr.records[i];
 		uint8_t buf[FATELF_BINFMT_BUF];
