@@ -182,6 +182,78 @@ check_exit 0 "targets exits 0" "$FATELF" targets
 check_match "targets names this host" "$(uname -m)" "$RUN_OUT"
 check_exit 0 "targets --json exits 0" "$FATELF" targets --json
 check_exit 0 "targets --json is JSON" jq -e . "$T_WORK/.run.out"
+run "$FATELF" targets --json
+check_eq "targets --json has every documented top-level field" \
+	"binfmt_misc,compatible,emulated,native,uname_machine" "$(jq -r 'keys | join(",")' <<<"$RUN_OUT")"
+check_eq "targets --json binfmt_misc has every documented field" \
+	"enabled,flags,interpreter,name,state" "$(jq -r '.binfmt_misc | keys | join(",")' <<<"$RUN_OUT")"
+
+# binfmt_misc as fake directories ($FATELF_BINFMT_MISC_DIR), in the format
+# the kernel prints entries in
+bm_entry() { # DIR NAME enabled|disabled INTERPRETER FLAGS MAGIC [MASK]
+	{
+		printf '%s\ninterpreter %s\nflags: %s\noffset 0\nmagic %s\n' "$3" "$4" "$5" "$6"
+		[ $# -lt 7 ] || printf 'mask %s\n' "$7"
+	} >"$1/$2"
+}
+ELF64LE_MASK=ffffffffffffff00fffffffffffffffffeffffff
+mkdir bm-reg bm-off bm-none bm-gone
+for d in bm-reg bm-off bm-none; do
+	: >"$d/register"
+	echo enabled >"$d/status"
+	bm_entry "$d" qemu-aarch64 enabled /usr/libexec/qemu-binfmt/aarch64-binfmt-P POF \
+		7f454c460201010000000000000000000200b700 "$ELF64LE_MASK"
+done
+bm_entry bm-reg fatelf enabled /usr/local/bin/fatelf-run PO fa700e1f0100
+bm_entry bm-off fatelf disabled /usr/local/bin/fatelf-run PO fa700e1f0100
+# qemu for this host's own machine, and a disabled one: neither emulates
+bm_entry bm-reg qemu-x86_64 enabled /usr/libexec/qemu-binfmt/x86_64-binfmt-P POF \
+	7f454c4602010100000000000000000002003e00 "$ELF64LE_MASK"
+bm_entry bm-reg qemu-riscv64 disabled /usr/libexec/qemu-binfmt/riscv64-binfmt-P POF \
+	7f454c460201010000000000000000000200f300 "$ELF64LE_MASK"
+host_m=$(uname -m)
+
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-reg check_exit 0 "targets with FatELF's handler registered" "$FATELF" targets
+check_match "targets names the handler, its interpreter and flags" \
+	'^binfmt_misc: +registered \(fatelf, /usr/local/bin/fatelf-run, flags PO\)$' "$RUN_OUT"
+if [ "$host_m" != aarch64 ]; then
+	check_match "targets lists aarch64 as emulated by the qemu-aarch64 entry" \
+		'^emulated: +aarch64:64bits:le \(aarch64\) by qemu-aarch64$' "$RUN_OUT"
+fi
+check_nomatch "a disabled qemu entry emulates nothing" 'riscv' "$RUN_OUT"
+check_eq "the host's own targets are not listed as emulated" "" \
+	"$(printf '%s\n' "$RUN_OUT" | grep ' by ' | grep -F "($host_m)" || true)"
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-reg check_exit 0 "targets --json with the handler registered" \
+	"$FATELF" targets --json
+check_eq "targets --json: the handler's state, name, interpreter, flags, enabled" \
+	"registered fatelf /usr/local/bin/fatelf-run PO true" \
+	"$(jq -r '.binfmt_misc | "\(.state) \(.name) \(.interpreter) \(.flags) \(.enabled)"' <<<"$RUN_OUT")"
+if [ "$host_m" != aarch64 ]; then
+	check_eq "targets --json: aarch64 emulated by qemu-aarch64" \
+		'[{"target":"aarch64:64bits:le","arch":"aarch64","handler":"qemu-aarch64"}]' \
+		"$(jq -c '.emulated' <<<"$RUN_OUT")"
+fi
+
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-off check_exit 0 "targets with FatELF's handler disabled" "$FATELF" targets
+check_match "targets says the handler is disabled" \
+	'^binfmt_misc: +registered \(fatelf, /usr/local/bin/fatelf-run, flags PO, disabled\)$' "$RUN_OUT"
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-off run "$FATELF" targets --json
+check_eq "targets --json: enabled is false" false "$(jq -r '.binfmt_misc.enabled' <<<"$RUN_OUT")"
+
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-none check_exit 0 "targets without FatELF's handler" "$FATELF" targets
+check_match "targets says the handler is not registered" '^binfmt_misc: +not registered$' "$RUN_OUT"
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-none run "$FATELF" targets --json
+check_eq "targets --json: not registered, no name" "not registered null" \
+	"$(jq -r '.binfmt_misc | "\(.state) \(.name)"' <<<"$RUN_OUT")"
+
+echo 0 >bm-gone/status
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-gone check_exit 0 "targets where binfmt_misc is not mounted" "$FATELF" targets
+check_match "targets says binfmt_misc is unavailable" \
+	'^binfmt_misc: +unavailable \(binfmt_misc is not mounted\)$' "$RUN_OUT"
+check_match "and that nothing is emulated" '^emulated: +-$' "$RUN_OUT"
+FATELF_BINFMT_MISC_DIR=$T_WORK/bm-gone run "$FATELF" targets --json
+check_eq "targets --json: unavailable, nothing emulated" "unavailable 0" \
+	"$(jq -r '"\(.binfmt_misc.state) \(.emulated | length)"' <<<"$RUN_OUT")"
 
 # ---- the malformed corpus: each file rejected with its own code
 check "mkcorpus writes the corpus" "$MKCORPUS" corpus

@@ -65,6 +65,14 @@ static void request(fatelf_run_request *req, int fd, const char *dir, const char
 	req->origin_depth = depth;
 }
 
+static void append(char *buf, size_t cap, const char *tail)
+{
+	size_t len = strlen(buf);
+
+	ck_assert_uint_lt(len + strlen(tail), cap);
+	memcpy(buf + len, tail, strlen(tail) + 1);
+}
+
 static char *abs_path(const char *rel)
 {
 	char *p = realpath(rel, NULL);
@@ -318,7 +326,7 @@ START_TEST(origin_view)
 	/* $ORIGIN/../lib from the entry is the real lib directory */
 	snprintf(p, sizeof(p), "%s", e.path);
 	*strrchr(p, '/') = '\0';
-	strcat(p, "/../lib");
+	append(p, sizeof(p), "/../lib");
 	real = realpath(p, NULL);
 	ck_assert_ptr_nonnull(real);
 	ck_assert_str_eq(real, libdir);
@@ -326,7 +334,7 @@ START_TEST(origin_view)
 	/* and a sibling of the fat file is there too */
 	snprintf(p, sizeof(p), "%s", e.path);
 	*strrchr(p, '/') = '\0';
-	strcat(p, "/helper");
+	append(p, sizeof(p), "/helper");
 	ck_assert_int_eq(lstat(p, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
 	ck_assert(tu_file_equals(p, "helper", 6));
@@ -348,7 +356,7 @@ START_TEST(origin_view)
 	ck_assert_str_ne(e.path, first);
 	snprintf(p, sizeof(p), "%s", e.path);
 	*strrchr(p, '/') = '\0';
-	strcat(p, "/newer");
+	append(p, sizeof(p), "/newer");
 	ck_assert(tu_file_equals(p, "n", 1));
 
 	/* $ORIGIN alone: the entry's own directory mirrors bin/ */
@@ -356,7 +364,7 @@ START_TEST(origin_view)
 	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
 	snprintf(p, sizeof(p), "%s", e.path);
 	*strrchr(p, '/') = '\0';
-	strcat(p, "/helper");
+	append(p, sizeof(p), "/helper");
 	ck_assert(tu_file_equals(p, "helper", 6));
 	ck_assert_str_eq(strrchr(e.path, '/'), "/prog");
 
