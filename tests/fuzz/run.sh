@@ -9,8 +9,11 @@
 # hostile bundles from mkhostile and valid bundles in each compression;
 # fuzz_manifest with the manifests of those bundles; fuzz_varlink with
 # NUL-separated Varlink calls and replies; fuzz_dispatch with the
-# "parameters" objects of fatelfd's methods. The bundle targets
-# also link json-c, libarchive and libcrypto. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
+# "parameters" objects of fatelfd's methods; fuzz_binfmt with entry texts
+# in the kernel's /proc/sys/fs/binfmt_misc format; fuzz_elfdyn with real
+# ELF files built here by gcc and the cross compilers that are installed
+# ($ORIGIN RUNPATH and RPATH, static, 32-bit, big endian). The bundle
+# targets also link json-c, libarchive and libcrypto. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
 # sanitizer or failed to build. Work files go to $FUZZ_WORKDIR (default
 # build-fuzz/ in the source tree); crash inputs are kept in its
@@ -21,7 +24,7 @@ seconds=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORKDIR:-$top/build-fuzz}
 CLANG=${CLANG:-clang}
-TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink fuzz_dispatch"
+TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink fuzz_dispatch fuzz_binfmt fuzz_elfdyn"
 
 command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
 rm -rf "$work"
@@ -148,10 +151,49 @@ done <<'EOF'
 {"dry_run":1,"force":"yes"}
 EOF
 
+# Seeds for fuzz_binfmt: entries as the kernel prints them (one file each).
+mkdir -p "$work/seeds-binfmt"
+printf 'enabled\ninterpreter /usr/bin/fatelf-run\nflags: PO\noffset 0\nmagic fa700e1f0100\n' \
+	>"$work/seeds-binfmt/fatelf"
+printf 'enabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: POCF\noffset 0\nmagic 7f454c460201010000000000000000000200b700\nmask ffffffffffffff00fffffffffffffffffeffffff\n' \
+	>"$work/seeds-binfmt/qemu-aarch64"
+printf 'disabled\ninterpreter /usr/bin/qemu-s390x-static\nflags: F\noffset 0\nmagic 7f454c4602020100000000000000000000020016\nmask ffffffffffffff00fffffffffffffffffffeffff\n' \
+	>"$work/seeds-binfmt/qemu-s390x-disabled"
+printf 'enabled\ninterpreter /usr/bin/wine\nflags: \nextension .exe\n' >"$work/seeds-binfmt/extension"
+printf 'enabled\ninterpreter /usr/bin/x\nflags: PO\noffset 2\nmagic 4d5a\nmask ff\n' >"$work/seeds-binfmt/short-mask"
+
+# Seeds for fuzz_elfdyn: real executables and libraries, from every
+# compiler at hand ("$ORIGIN" is passed without a shell to expand it).
+mkdir -p "$work/seeds-elfdyn"
+printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' >"$work/hello.c"
+printf 'int lib_answer(void) { return 42; }\n' >"$work/lib.c"
+elf_seed() { # NAME CC ARGS...
+	local name=$1 cc=$2
+	shift 2
+	command -v "$cc" >/dev/null || { echo "# no $cc: seed $name skipped"; return 0; }
+	"$cc" -o "$work/seeds-elfdyn/$name" "$@" >/dev/null 2>&1 || echo "# $cc could not build seed $name"
+}
+elf_seed x86_64-origin gcc "$work/hello.c" '-Wl,-rpath,$ORIGIN/../lib'
+elf_seed x86_64-origin-rpath gcc "$work/hello.c" -Wl,--disable-new-dtags '-Wl,-rpath,$ORIGIN/../../x:/usr/lib'
+elf_seed x86_64-curly gcc "$work/hello.c" '-Wl,-rpath,${ORIGIN}/lib:$ORIGINX'
+elf_seed x86_64-plain gcc "$work/hello.c"
+elf_seed x86_64-static gcc -static "$work/hello.c"
+elf_seed x86_64-lib gcc -shared -fPIC '-Wl,-soname,$ORIGIN/../lib/libx.so' '-Wl,-rpath,$ORIGIN' "$work/lib.c"
+elf_seed aarch64-origin aarch64-linux-gnu-gcc "$work/hello.c" '-Wl,-rpath,$ORIGIN/../lib'
+elf_seed i686-origin-rpath i686-linux-gnu-gcc "$work/hello.c" -Wl,--disable-new-dtags '-Wl,-rpath,$ORIGIN/../lib:$ORIGIN'
+elf_seed s390x-origin s390x-linux-gnu-gcc "$work/hello.c" '-Wl,-rpath,$ORIGIN/../../lib'
+echo "# $(ls "$work/seeds-binfmt" | wc -l) binfmt seeds, $(ls "$work/seeds-elfdyn" | wc -l) ELF seeds"
+
 n=0
 failed=0
 for t in $TARGETS; do
 	n=$((n + 1))
+	# A target whose source has not landed yet fails clearly, alone.
+	if [ ! -f "$top/tests/fuzz/$t.c" ]; then
+		echo "not ok $n - $t: tests/fuzz/$t.c is missing"
+		failed=$((failed + 1))
+		continue
+	fi
 	echo "# building $t"
 	extra=()
 	seeds=seeds
@@ -174,6 +216,10 @@ for t in $TARGETS; do
 			extra+=(-I daemon daemon/params.c)
 			seeds=seeds-dispatch
 		fi ;;
+	fuzz_binfmt)
+		seeds=seeds-binfmt ;;
+	fuzz_elfdyn)
+		seeds=seeds-elfdyn ;;
 	esac
 	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
 		"tests/fuzz/$t.c" "${extra[@]}" "${lib_sources[@]}" "${LIBS[@]}"); then
