@@ -398,6 +398,24 @@ check_match "uid 65534: its entry is in \$XDG_CACHE_HOME/fatelf" \
 check_eq "uid 65534: its cache is its own, mode 0700" "65534 700" \
 	"$(stat -c '%u %a' "$W/home65/.cache/fatelf" 2>&1)"
 
+# ---------------------------------------------------------------- concurrent first runs
+# Twenty runs of a fat file nobody ran yet, at once: each builds its entry
+# in a temp directory and renames it into place, so every run works and
+# one entry is left, with no temp directory behind.
+export FATELF_RUN_CACHE_DIR=$W/cache-race
+fatfile race in-x86_64 in-aarch64
+for i in $(seq 20); do
+	(./race exit 0 >"race.$i.out" 2>&1; echo "rc $?" >>"race.$i.out") &
+done
+wait
+check_eq "20 concurrent first runs all run the x86_64 record and exit 0" \
+	"20" "$(cat race.*.out | grep -c '^rc 0$')"
+check_eq "and none printed anything else" "" "$(cat race.*.out | grep -v '^rc 0$')"
+check_eq "one cache entry is left" 1 "$(find "$W/cache-race" -type f | wc -l)"
+check_eq "and no temp directory" 0 "$(find "$W/cache-race" -name '.tmp.*' | wc -l)"
+check_cmp "the entry holds the x86_64 record's bytes" in-x86_64 "$(find "$W/cache-race" -type f)"
+export FATELF_RUN_CACHE_DIR=$CACHE
+
 # ---------------------------------------------------------------- unregistered
 unregister "$NAME"
 check_eq "$NAME is unregistered" no "$([ -e "$BM/$NAME" ] && echo yes || echo no)"
