@@ -400,6 +400,9 @@ int main(int argc, char **argv)
 		/* pruned by a concurrent run of a newer version: look again */
 		if (errno == ENOENT && attempt == 0)
 			continue;
+		/* a cache on a noexec file system */
+		if (errno == EACCES || errno == EPERM)
+			return run_from_memfd(&r, prog_argv);
 		return fail(RUN_EXIT_CANNOT_EXECUTE, r.path, "cannot execute record %d (%s): %s",
 			    r.record, entry.path, strerror(errno));
 	}

@@ -379,6 +379,18 @@ mkdir -m 1777 sticky
 out=$(exe_with "$W/sticky/cache")
 check_match "a cache below a sticky directory (like /tmp) is used" "^exe $W/sticky/cache/.+/hello\$" "$out"
 
+# a cache on a noexec file system: the entry is written but cannot be
+# exec'd, so the program runs from a memfd
+mkdir noexec
+if mount -t tmpfs -o noexec,mode=700 fatelf-test "$W/noexec" 2>/dev/null; then
+	out=$(exe_with "$W/noexec/cache")
+	check_match "a cache on a noexec file system: the program still runs, from a memfd" \
+		"^exe /memfd:" "$out"
+	umount "$W/noexec"
+else
+	fail "mount a noexec tmpfs for the cache" "mount failed"
+fi
+
 # ---------------------------------------------------------------- execute-only, another user
 mkdir xo home65
 cp hello xo/hello && chmod 0111 xo/hello
