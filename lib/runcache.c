@@ -32,6 +32,9 @@
 #include "run.h"
 
 #define CACHE_ROOT_DIR "/var/cache/fatelf"
+/* In each file's directory: a symlink to the fat file it caches, so that
+ * a later first run can tell the file is gone or replaced. */
+#define SOURCE_LINK ".source"
 /* Temp directories older than this belong to a run that died. */
 #define CACHE_STALE_TMP_SECONDS 3600
 
@@ -490,7 +493,7 @@ static void entry_prune(int ffd, const char *keep)
 		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, keep) == 0)
+		    strcmp(de->d_name, keep) == 0 || strcmp(de->d_name, SOURCE_LINK) == 0)
 			continue;
 		if (strncmp(de->d_name, ".tmp.", 5) == 0) {
 			/* another run may be writing it right now */
@@ -499,6 +502,79 @@ static void entry_prune(int ffd, const char *keep)
 				continue;
 		}
 		rm_rf_at(ffd, de->d_name, 0);
+	}
+	closedir(dir);
+}
+
+/* Records which file a file directory caches (atomically replaced). */
+static void source_link_write(int ffd, const fatelf_run_request *req)
+{
+	char target[PATH_MAX];
+	int n;
+
+	if (!req->dir)
+		return;
+	n = snprintf(target, sizeof(target), "%s%s%s", req->dir,
+		     strcmp(req->dir, "/") == 0 ? "" : "/", req->name);
+	if (n < 0 || (size_t)n >= sizeof(target))
+		return;
+	unlinkat(ffd, SOURCE_LINK ".new", 0);
+	if (symlinkat(target, ffd, SOURCE_LINK ".new") == 0 &&
+	    renameat(ffd, SOURCE_LINK ".new", ffd, SOURCE_LINK) < 0)
+		unlinkat(ffd, SOURCE_LINK ".new", 0);
+}
+
+/* true when the file directory `name` still caches a file that exists:
+ * its .source names a file with the device and inode in its name. */
+static bool file_dir_live(int cfd, const char *name, time_t now)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	unsigned long long dev, ino, h;
+	struct stat st;
+	ssize_t n;
+	int len = snprintf(link, sizeof(link), "%s/%s", name, SOURCE_LINK);
+
+	if (len < 0 || (size_t)len >= sizeof(link))
+		return true;
+	if (sscanf(name, "%llx-%llx-%16llx", &dev, &ino, &h) != 3)
+		return true; /* not ours to judge */
+	n = readlinkat(cfd, link, target, sizeof(target) - 1);
+	if (n <= 0) {
+		/* no source known (an unlinked file): keep it a while */
+		return fstatat(cfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       now - st.st_mtime < CACHE_STALE_TMP_SECONDS;
+	}
+	target[n] = '\0';
+	if (stat(target, &st) < 0)
+		return !(errno == ENOENT || errno == ENOTDIR);
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/*
+ * Removes the entries of files that are gone or were replaced (an upgrade
+ * renames a new file over the old one: a new inode, so a new file
+ * directory, and the old one would stay forever). Runs only when a run
+ * has just written an entry, so the fast path never pays for it.
+ */
+static void cache_gc(const fatelf_run_cache *c, const char *keep)
+{
+	int fd = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	time_t now = time(NULL);
+	DIR *dir;
+	struct dirent *de;
+
+	if (fd < 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, keep) == 0)
+			continue;
+		if (!file_dir_live(dirfd(dir), de->d_name, now))
+			rm_rf_at(dirfd(dir), de->d_name, 0);
 	}
 	closedir(dir);
 }
@@ -582,6 +658,7 @@ static int entry_create(int ffd, const char *key, const char *sub, const fatelf_
 				       c->path, strerror(-r));
 	}
 	entry_prune(ffd, key);
+	source_link_write(ffd, req);
 	return 1;
 fail:
 	rm_rf_at(ffd, tmp, 0);
@@ -656,5 +733,7 @@ int fatelf_run_cache_get(fatelf_run_cache *c, const fatelf_run_request *req,
 		return r;
 	}
 	ret->created = r == 1;
+	if (ret->created)
+		cache_gc(c, fname);
 	return 0;
 }

@@ -375,6 +375,77 @@ START_TEST(origin_view)
 }
 END_TEST
 
+/* The file directory of an entry: CACHE/<dev>-<ino>-<hash> */
+static void file_dir_of(const char *entry, const char *cdir, char *buf, size_t cap)
+{
+	const char *rest = entry + strlen(cdir) + 1;
+	const char *slash = strchr(rest, '/');
+
+	ck_assert_ptr_nonnull(slash);
+	ck_assert_int_lt((int)(slash - entry), (int)cap);
+	memcpy(buf, entry, (size_t)(slash - entry));
+	buf[slash - entry] = '\0';
+}
+
+START_TEST(replaced_and_removed_files_collected)
+{
+	const char *tmp = tu_tmpdir();
+	char cdir[PATH_MAX], olddir[4096], gonedir[4096], keptdir[4096];
+	fatelf_run_cache c;
+	fatelf_run_request req;
+	fatelf_run_entry e;
+	fatelf_diag d;
+	char *dir;
+	int fd, fd2;
+
+	fatelf_diag_clear(&d);
+	dir = abs_path(".");
+	snprintf(cdir, sizeof(cdir), "%s/cache", tmp);
+	ck_assert_int_eq(fatelf_run_cache_open(cdir, geteuid(), &c, &d), 0);
+
+	/* prog, then gone, and kept (a file that stays) are cached */
+	fd = make_fat("prog", 1);
+	request(&req, fd, dir, "prog", -1);
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	file_dir_of(e.path, cdir, olddir, sizeof(olddir));
+	close(fd);
+	fd = make_fat("gone", 2);
+	request(&req, fd, dir, "gone", -1);
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	file_dir_of(e.path, cdir, gonedir, sizeof(gonedir));
+	close(fd);
+	fd = make_fat("kept", 4);
+	request(&req, fd, dir, "kept", -1);
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	file_dir_of(e.path, cdir, keptdir, sizeof(keptdir));
+	close(fd);
+	ck_assert_int_eq(access(olddir, F_OK), 0);
+	ck_assert_int_eq(access(gonedir, F_OK), 0);
+
+	/* an upgrade renames a new file over prog; gone is deleted */
+	fd2 = make_fat("prog.new", 3);
+	ck_assert_int_eq(rename("prog.new", "prog"), 0);
+	ck_assert_int_eq(unlink("gone"), 0);
+	/* the next first run collects both, and leaves the live one */
+	request(&req, fd2, dir, "prog", -1);
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	ck_assert(e.created);
+	expect_record_bytes(e.path, 3);
+	ck_assert_int_eq(access(olddir, F_OK), -1);
+	ck_assert_int_eq(access(gonedir, F_OK), -1);
+	ck_assert_int_eq(access(keptdir, F_OK), 0);
+	/* a plain run (no new entry) does not scan at all: nothing to see,
+	 * but the live entries are all still there */
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	ck_assert(!e.created);
+	ck_assert_int_eq(access(e.path, X_OK), 0);
+
+	fatelf_run_cache_close(&c);
+	close(fd2);
+	free(dir);
+}
+END_TEST
+
 START_TEST(copy_exact_bytes)
 {
 	int fd, out;
@@ -420,6 +491,7 @@ static Suite *runcache_suite(void)
 	tcase_add_test(tc, entry_created_then_reused);
 	tcase_add_test(tc, changed_file_new_entry_old_pruned);
 	tcase_add_test(tc, origin_view);
+	tcase_add_test(tc, replaced_and_removed_files_collected);
 	tcase_add_test(tc, copy_exact_bytes);
 	suite_add_tcase(s, tc);
 	return s;
