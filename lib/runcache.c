@@ -472,23 +472,32 @@ static int entry_check(int kfd, const char *sub, const fatelf_run_cache *c,
 	return 1;
 }
 
+/* A directory stream of the directory fd refers to (which may be an
+ * O_PATH descriptor), leaving fd open. */
+static DIR *dir_open_at(int fd)
+{
+	int rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir;
+
+	if (rfd < 0)
+		return NULL;
+	dir = fdopendir(rfd);
+	if (!dir)
+		close(rfd);
+	return dir;
+}
+
 /* Removes the file's other entries: an older version of it (or of its
  * directory) that nothing will look up again. A process already running
  * one keeps its inode. */
 static void entry_prune(int ffd, const char *keep)
 {
-	DIR *dir;
+	DIR *dir = dir_open_at(ffd);
 	struct dirent *de;
-	int fd = openat(ffd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	time_t now = time(NULL);
 
-	if (fd < 0)
+	if (!dir)
 		return;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(dir))) {
 		struct stat st;
 
@@ -558,18 +567,12 @@ static bool file_dir_live(int cfd, const char *name, time_t now)
  */
 static void cache_gc(const fatelf_run_cache *c, const char *keep)
 {
-	int fd = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = dir_open_at(c->fd);
 	time_t now = time(NULL);
-	DIR *dir;
 	struct dirent *de;
 
-	if (fd < 0)
+	if (!dir)
 		return;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.' || strcmp(de->d_name, keep) == 0)
 			continue;

@@ -23,15 +23,7 @@
 
 #include "fatelf.h"
 #include "run.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define fuzz_assert(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
+#include "fuzz.h"
 
 #define UNTOUCHED (-1000)
 

@@ -21,15 +21,7 @@
 #include <unistd.h>
 
 #include "fatelf.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define fuzz_assert(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
+#include "fuzz.h"
 
 /* More output than this is an input designed to blow up memory (records
  * that overlap); the write callback refuses it. */

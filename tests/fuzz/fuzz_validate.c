@@ -20,15 +20,7 @@
 #include <string.h>
 
 #include "fatelf.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define fuzz_assert(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
+#include "fuzz.h"
 
 static void diag_check(int r, const fatelf_diag *d)
 {
