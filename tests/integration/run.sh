@@ -410,6 +410,32 @@ check_match "uid 65534: its entry is in \$XDG_CACHE_HOME/fatelf" \
 check_eq "uid 65534: its cache is its own, mode 0700" "65534 700" \
 	"$(stat -c '%u %a' "$W/home65/.cache/fatelf" 2>&1)"
 
+# ---------------------------------------------------------------- bad input, full disk
+# A truncated fat file: the kernel still hands it to fatelf-run (the magic
+# is there), which refuses it naming the rule, and writes nothing.
+before=$(entries)
+head -c 6000 hello >trunc && chmod 755 trunc
+check_exit 126 "a fat file cut after its first record exits 126" ./trunc
+check_match "and names the rule broken" \
+	"^fatelf-run: \./trunc: not a valid FatELF file: .*\(FATELF_E_OUTSIDE\)\$" "$RUN_ERR"
+head -c 6 hello >stub && chmod 755 stub
+check_exit 126 "a file of the magic and version only exits 126" ./stub
+check_match "and says the header is short" "not a valid FatELF file: .*\(FATELF_E_" "$RUN_ERR"
+check_eq "neither wrote a cache entry" "$before" "$(entries)"
+
+# A cache on a file system too small for the record: the program runs
+# from a memfd, and no partial binary or temp directory is left behind.
+mkdir full
+if mount -t tmpfs -o size=64k,mode=700 fatelf-test "$W/full" 2>/dev/null; then
+	out=$(FATELF_RUN_CACHE_DIR=$W/full/cache ./hello exe 2>&1)
+	check_match "a full cache file system: the program still runs, from a memfd" \
+		"^exe /memfd:" "$out"
+	check_eq "and nothing is left in the cache" "" "$(find "$W/full/cache" -mindepth 2 2>&1)"
+	umount "$W/full"
+else
+	fail "mount a small tmpfs for the cache" "mount failed"
+fi
+
 # ---------------------------------------------------------------- concurrent first runs
 # Twenty runs of a fat file nobody ran yet, at once: each builds its entry
 # in a temp directory and renames it into place, so every run works and

@@ -446,6 +446,58 @@ START_TEST(replaced_and_removed_files_collected)
 }
 END_TEST
 
+/* A run killed while writing its entry leaves a temp directory with a
+ * partial binary: it is never run (the entry appears only by rename), the
+ * next run writes a whole entry, and the leftover goes once it is old. */
+START_TEST(killed_run_leftovers)
+{
+	const char *tmp = tu_tmpdir();
+	char cdir[PATH_MAX], fdir[4096], stale[4200], fresh[4200], part[4300];
+	struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+	fatelf_run_cache c;
+	fatelf_run_request req;
+	fatelf_run_entry e;
+	fatelf_diag d;
+	char *dir;
+	int fd;
+
+	fatelf_diag_clear(&d);
+	dir = abs_path(".");
+	snprintf(cdir, sizeof(cdir), "%s/cache", tmp);
+	ck_assert_int_eq(fatelf_run_cache_open(cdir, geteuid(), &c, &d), 0);
+	fd = make_fat("prog", 6);
+	request(&req, fd, dir, "prog", -1);
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	file_dir_of(e.path, cdir, fdir, sizeof(fdir));
+
+	/* what two killed runs left: one long ago, one just now */
+	snprintf(stale, sizeof(stale), "%s/.tmp.4242.1", fdir);
+	snprintf(fresh, sizeof(fresh), "%s/.tmp.4343.2", fdir);
+	ck_assert_int_eq(mkdir(stale, 0700), 0);
+	ck_assert_int_eq(mkdir(fresh, 0700), 0);
+	snprintf(part, sizeof(part), "%s/prog", stale);
+	tu_write_file(part, "\x7f" "ELF partial", 12);
+	ck_assert_int_eq(utimensat(AT_FDCWD, stale, old, 0), 0);
+
+	/* the file changes: the next run writes a whole new entry */
+	close(fd);
+	fd = make_fat("prog", 8);
+	ck_assert_int_eq(futimens(fd, old), 0);
+	request(&req, fd, dir, "prog", -1);
+	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
+	ck_assert(e.created);
+	expect_record_bytes(e.path, 8);
+	ck_assert_ptr_null(strstr(e.path, "/.tmp."));
+	/* the old leftover is gone; a recent one may be a live run's */
+	ck_assert_int_eq(access(stale, F_OK), -1);
+	ck_assert_int_eq(access(fresh, F_OK), 0);
+
+	fatelf_run_cache_close(&c);
+	close(fd);
+	free(dir);
+}
+END_TEST
+
 START_TEST(copy_exact_bytes)
 {
 	int fd, out;
@@ -492,6 +544,7 @@ static Suite *runcache_suite(void)
 	tcase_add_test(tc, changed_file_new_entry_old_pruned);
 	tcase_add_test(tc, origin_view);
 	tcase_add_test(tc, replaced_and_removed_files_collected);
+	tcase_add_test(tc, killed_run_leftovers);
 	tcase_add_test(tc, copy_exact_bytes);
 	suite_add_tcase(s, tc);
 	return s;
