@@ -38,42 +38,38 @@
 /* Temp directories older than this belong to a run that died. */
 #define CACHE_STALE_TMP_SECONDS 3600
 
+/* buf = a + b, or -ENAMETOOLONG rather than a cut path. */
+static int path_set(char *buf, size_t cap, const char *a, const char *b)
+{
+	int n = snprintf(buf, cap, "%s%s", a, b);
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
 int fatelf_run_cache_default(bool secure, char *buf, size_t cap)
 {
+	struct passwd *pw;
 	const char *v;
-	int n;
 
 	if (!secure) {
 		v = getenv("FATELF_RUN_CACHE_DIR");
-		if (v && v[0] == '/') {
-			n = snprintf(buf, cap, "%s", v);
-			return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-		}
+		if (v && v[0] == '/')
+			return path_set(buf, cap, v, "");
 	}
-	if (geteuid() == 0) {
-		n = snprintf(buf, cap, "%s", CACHE_ROOT_DIR);
-		return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-	}
+	if (geteuid() == 0)
+		return path_set(buf, cap, CACHE_ROOT_DIR, "");
 	if (!secure) {
 		v = getenv("XDG_CACHE_HOME");
-		if (v && v[0] == '/') {
-			n = snprintf(buf, cap, "%s/fatelf", v);
-			return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-		}
+		if (v && v[0] == '/')
+			return path_set(buf, cap, v, "/fatelf");
 		v = getenv("HOME");
-		if (v && v[0] == '/') {
-			n = snprintf(buf, cap, "%s/.cache/fatelf", v);
-			return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-		}
+		if (v && v[0] == '/')
+			return path_set(buf, cap, v, "/.cache/fatelf");
 	}
-	{
-		struct passwd *pw = getpwuid(geteuid());
-
-		if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/')
-			return -ENOENT;
-		n = snprintf(buf, cap, "%s/.cache/fatelf", pw->pw_dir);
-		return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-	}
+	pw = getpwuid(geteuid());
+	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/')
+		return -ENOENT;
+	return path_set(buf, cap, pw->pw_dir, "/.cache/fatelf");
 }
 
 /* A directory on the way down: root's or uid's, and closed to others

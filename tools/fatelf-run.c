@@ -65,7 +65,6 @@ struct run {
 	const char *dir;
 	const char *name;
 	int origin_depth;
-	bool validated;
 };
 
 static int fail(int status, const char *path, const char *fmt, ...)
@@ -85,22 +84,21 @@ static int fail(int status, const char *path, const char *fmt, ...)
 	return status;
 }
 
-static int read_header(struct run *r)
+/*
+ * Every rule, on the file as it is now, before a record is chosen: it
+ * reads only the header table, ELF headers and program headers, and no
+ * cache entry is ever written from a file that breaks one.
+ */
+static int validate(struct run *r)
 {
-	uint8_t buf[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+	fatelf_source src;
 	fatelf_diag d;
-	ssize_t n;
 	int e;
 
 	fatelf_diag_clear(&d);
-	do
-		n = pread(r->fd, buf, sizeof(buf), 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot read: %s", strerror(errno));
-	e = fatelf_header_decode(buf, (size_t)n, &r->hdr, &d);
+	e = fatelf_source_fd(&src, r->fd);
 	if (e == 0)
-		e = fatelf_validate_table(&r->hdr, (uint64_t)r->st.st_size, &d);
+		e = fatelf_validate(&src, NULL, &r->hdr, NULL, &d);
 	if (e < 0)
 		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "not a valid FatELF file: %s (%s)",
 			    d.msg[0] ? d.msg : fatelf_strerror(e), fatelf_error_name(e));
@@ -151,26 +149,6 @@ static int select_record(struct run *r)
 	}
 	return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "%s; no binfmt_misc handler runs any of them",
 		    d.msg);
-}
-
-/* Every rule, on the file as it is now. */
-static int validate_all(struct run *r)
-{
-	fatelf_source src;
-	fatelf_diag d;
-	int e;
-
-	if (r->validated)
-		return 0;
-	fatelf_diag_clear(&d);
-	e = fatelf_source_fd(&src, r->fd);
-	if (e == 0)
-		e = fatelf_validate(&src, NULL, NULL, NULL, &d);
-	if (e < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "not a valid FatELF file: %s (%s)",
-			    d.msg[0] ? d.msg : fatelf_strerror(e), fatelf_error_name(e));
-	r->validated = true;
-	return 0;
 }
 
 static void locate(struct run *r)
@@ -369,15 +347,10 @@ int main(int argc, char **argv)
 			    (unsigned)(r.st.st_mode & 07777),
 			    (r.st.st_mode & S_ISUID) ? "setuid" : "setgid");
 
-	e = read_header(&r);
+	e = validate(&r);
 	if (e)
 		return e;
 	e = select_record(&r);
-	if (e)
-		return e;
-	/* Every rule, every time: it reads only headers, and a cache entry
-	 * is never written from a file that breaks one. */
-	e = validate_all(&r);
 	if (e)
 		return e;
 	locate(&r);
