@@ -168,8 +168,22 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 			return EXIT_FAILED;
 		}
 		if (strcmp(name, "SignatureRequired") == 0) {
-			snprintf(msg, size, "signature required: %s (--allow-unsigned overrides it)",
-				 ctl_json_str(p, "message", "the bundle is not signed"));
+			const char *key = ctl_json_str(p, "key_id", NULL);
+			const char *dir = ctl_json_str(p, "keys_dir", "the TrustedKeys directory");
+			int64_t nkeys = ctl_json_int(p, "keys");
+
+			if (!key)
+				snprintf(msg, size, "signature required: the bundle is not signed "
+					 "(root may install it with --allow-unsigned)");
+			else if (nkeys == 0)
+				snprintf(msg, size, "signature required: the bundle is signed by key %s, but no "
+					 "trusted key is configured in %s: add the vendor's public key there, "
+					 "or install it as root with --allow-unsigned", key, dir);
+			else
+				snprintf(msg, size, "signature required: the bundle is signed by key %s, which is "
+					 "not one of the %lld trusted keys in %s: add the vendor's public key "
+					 "there, or install it as root with --allow-unsigned", key,
+					 (long long)nkeys, dir);
 			return EXIT_FAILED;
 		}
 		if (strcmp(name, "SignatureInvalid") == 0) {
@@ -644,6 +658,9 @@ void ctl_result_print(json_object *r)
 		printf("%s: %lld %s, %s %s, %s saved by thinning\n", what, (long long)files, files_word,
 		       written, dry ? "to write" : "written", saved);
 
+	if (strcmp(ctl_json_str(r, "signature", ""), "unverified") == 0)
+		printf("signature not verified: signed by key %s, which is not trusted; %s as unsigned\n",
+		       ctl_json_str(r, "signer", "?"), dry ? "would install" : "installed");
 	for (size_t i = 0; kept && i < json_object_array_length(kept); i++) {
 		json_object *e = json_object_array_get_idx(kept, i);
 		const char *path = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";

@@ -140,6 +140,12 @@ int conn_take_fd(conn *c, int64_t index);
 void conn_call_done(conn *c);
 uint64_t now_usec(void);
 
+/* ------------------------------------------------------------ reload.c */
+/* SIGHUP: reads the config and the trusted keys again. A config or a key
+ * that does not load changes nothing (the reason is logged); the running
+ * job keeps the settings it started with, the next one gets the new. */
+void server_reload(server *s);
+
 /* ------------------------------------------------------------ methods.c */
 /* Handles one message from c (without its NUL). */
 void methods_dispatch(conn *c, const char *msg, size_t len);
@@ -196,6 +202,9 @@ struct job {
 	char *sent_progress;    /* main thread: the Progress last sent (JSON) */
 	uint64_t woke_usec;     /* worker: when it last woke the loop */
 	int64_t started_at;     /* seconds since the epoch */
+	/* Verify: the settings it opens its engine with. */
+	engine_config cfg;
+	bool has_cfg;
 };
 
 job *job_new(int kind);
@@ -213,6 +222,9 @@ void worker_dispatch(worker *w);
  * (or id, when non-zero, is not the running transaction's id). ret_id: the
  * running transaction's id, 0 when the store has no row for it yet. */
 int worker_cancel(worker *w, int64_t id, int64_t *ret_id);
+/* Hands a reload's settings (copied) to the worker, which takes them before
+ * its next job. Returns whether a job runs meanwhile (it keeps its own). */
+bool worker_reconfigure(worker *w, const engine_config *cfg, const fatelf_ms_pubkey *keys, size_t nkeys);
 /* What the running job is, for Status. */
 typedef struct job_info {
 	const char *kind;       /* "install", "remove", "thin" */

@@ -95,6 +95,10 @@ json_object *json_result(const engine_result *r)
 	json_set_int(o, "bytes_saved", r->bytes_saved);
 	json_set_bool(o, "dry_run", r->dry_run);
 	json_set(o, "config_kept", json_strv((const char *const *)r->config_kept, r->nconfig_kept));
+	if (r->signature) {
+		json_set_str(o, "signature", r->signature);
+		json_set_str(o, "signer", r->signer[0] ? r->signer : NULL);
+	}
 	return o;
 }
 
@@ -205,6 +209,19 @@ static void reply_failed(conn *c, int r, const char *message)
 static bool is_sig_error(int code)
 {
 	return (code >= FATELF_E_KEY_FORMAT && code <= FATELF_E_SIG_MISSING);
+}
+
+/* No signature that a trusted key verifies: unsigned (key_id null), or
+ * signed by a key that is not in the TrustedKeys directory (or none is). */
+static void reply_signature_required(conn *c, json_object *p, const char *msg, const char *key_id)
+{
+	const server *s = c->srv;
+
+	json_set_str(p, "message", msg);
+	json_set_str(p, "keys_dir", s->cfg.trusted_keys ? s->cfg.trusted_keys : "");
+	json_set_int(p, "keys", (int64_t)s->nkeys);
+	json_set_str(p, "key_id", key_id && *key_id ? key_id : NULL);
+	reply_error(c, E("SignatureRequired"), p);
 }
 
 /* The version a refused downgrade offered, from the engine's message
@@ -336,8 +353,9 @@ void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url
 		json_set_str(p, "message", msg);
 		reply_error(c, E("DiskFull"), p);
 	} else if (code == FATELF_E_SIG_MISSING) {
-		json_set_str(p, "message", msg);
-		reply_error(c, E("SignatureRequired"), p);
+		reply_signature_required(c, p, msg, NULL);
+	} else if (code == FATELF_E_SIG_KEY) {
+		reply_signature_required(c, p, msg, subject);
 	} else if (is_sig_error(code)) {
 		json_set_str(p, "code", engine_error_name(r));
 		json_set_str(p, "message", msg);

@@ -482,6 +482,8 @@ static void server_signal(server *s)
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 			log_info("signal %s: stopping", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			s->quit = true;
+		} else if (si.ssi_signo == SIGHUP) {
+			server_reload(s);
 		}
 	}
 }
@@ -497,6 +499,7 @@ int server_run(server *s)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	/* Blocked in every thread: the worker is started after this. */
 	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
 		return -EINVAL;

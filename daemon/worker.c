@@ -62,6 +62,11 @@ struct worker {
 	bool stopped;                   /* main thread: worker_stop ran */
 	atomic_int cancel;
 	pid_t fetch_pid;                /* the running download's helper, 0: none */
+	/* Settings a reload made, for the worker to take before its next job. */
+	bool reload;
+	engine_config reload_cfg;
+	fatelf_ms_pubkey *reload_keys;
+	size_t reload_nkeys;
 };
 
 job *job_new(int kind)
@@ -89,6 +94,8 @@ job *job_free(job *j)
 	free(j->packages);
 	engine_policy_spec_done(&j->policy);
 	engine_result_done(&j->result);
+	if (j->has_cfg)
+		engine_config_done(&j->cfg);
 	if (j->reply)
 		json_object_put(j->reply);
 	free(j->sent_progress);
@@ -298,7 +305,7 @@ static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], i
 
 static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 {
-	const engine_config *cfg = &w->srv->cfg;
+	const engine_config *cfg = engine_get_config(w->rw);
 	char helper[PATH_MAX], timeout[32];
 	char *argv[8];
 	size_t argc = 0;
@@ -421,7 +428,7 @@ static void fetch_collect(struct fetch_child *c, unsigned grace_ms, char *msg, s
  */
 static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct fd_source *fs, int r)
 {
-	const engine_config *cfg = &w->srv->cfg;
+	const engine_config *cfg = engine_get_config(w->rw);
 	siginfo_t si = { 0 };
 	bool exited = false, ours = false;
 	char msg[sizeof(j->diag.msg)];
@@ -471,7 +478,7 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 
 static int job_install(worker *w, job *j)
 {
-	const engine_config *cfg = &w->srv->cfg;
+	const engine_config *cfg = engine_get_config(w->rw);
 	engine_install_opts o = {
 		.policy = j->has_policy ? &j->policy : NULL,
 		.allow_unsigned = j->allow_unsigned,
@@ -571,6 +578,27 @@ static const char *job_what(const job *j)
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
 }
 
+/* Worker thread, under the lock: takes the settings of a reload, between
+ * two jobs, so that a job runs to its end with those it started with. */
+static void worker_take_reload(worker *w)
+{
+	engine_config cfg = w->reload_cfg;
+	fatelf_ms_pubkey *keys = w->reload_keys;
+	size_t nkeys = w->reload_nkeys;
+	fatelf_diag d = { 0 };
+
+	w->reload = false;
+	memset(&w->reload_cfg, 0, sizeof(w->reload_cfg));
+	w->reload_keys = NULL;
+	w->reload_nkeys = 0;
+	pthread_mutex_unlock(&w->lock);
+	if (engine_reconfigure(w->rw, &cfg, keys, nkeys, &d) < 0)
+		log_error("reload: the worker keeps its settings: %s", d.msg);
+	engine_config_done(&cfg);
+	free(keys);
+	pthread_mutex_lock(&w->lock);
+}
+
 static void *worker_main(void *arg)
 {
 	worker *w = arg;
@@ -580,6 +608,10 @@ static void *worker_main(void *arg)
 		job *j = w->queue;
 		int r;
 
+		if (w->reload) {
+			worker_take_reload(w);
+			continue;
+		}
 		if (!j) {
 			pthread_cond_wait(&w->cond, &w->lock);
 			continue;
@@ -610,6 +642,10 @@ static void *worker_main(void *arg)
 				 (unsigned long long)j->seq, j->result.kind ? j->result.kind : job_kind_name(j->kind),
 				 job_what(j), (long long)j->result.txid, (unsigned long long)j->result.files,
 				 (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
+		if (r >= 0 && j->result.signature && strcmp(j->result.signature, "unverified") == 0)
+			log_info("job %llu: the signature was not verified: key %s is not trusted, "
+				 "the bundle was installed as unsigned", (unsigned long long)j->seq,
+				 j->result.signer);
 		sd_notify(0, "STATUS=Idle");
 
 		pthread_mutex_lock(&w->lock);
@@ -777,6 +813,38 @@ int64_t worker_pending_txid(server *s)
 	return id;
 }
 
+bool worker_reconfigure(worker *w, const engine_config *cfg, const fatelf_ms_pubkey *keys, size_t nkeys)
+{
+	engine_config copy;
+	fatelf_ms_pubkey *k = NULL;
+	bool running;
+
+	if (engine_config_copy(&copy, cfg) < 0)
+		return false;
+	if (nkeys > 0) {
+		k = calloc(nkeys, sizeof(*k));
+		if (!k) {
+			engine_config_done(&copy);
+			return false;
+		}
+		memcpy(k, keys, nkeys * sizeof(*k));
+	}
+	pthread_mutex_lock(&w->lock);
+	if (w->reload) {
+		/* Two reloads before the worker took the first: the newer wins. */
+		engine_config_done(&w->reload_cfg);
+		free(w->reload_keys);
+	}
+	w->reload = true;
+	w->reload_cfg = copy;
+	w->reload_keys = k;
+	w->reload_nkeys = nkeys;
+	running = w->running != NULL;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return running;
+}
+
 int worker_cancel(worker *w, int64_t id, int64_t *ret_id)
 {
 	int64_t txid = worker_pending_txid(w->srv);
@@ -843,7 +911,7 @@ static void *verify_main(void *arg)
 	engine *e = NULL;
 	int r;
 
-	r = engine_open(&w->srv->cfg, NULL, 0, ENGINE_OPEN_READONLY, &e, NULL, &j->diag);
+	r = engine_open(&j->cfg, NULL, 0, ENGINE_OPEN_READONLY, &e, NULL, &j->diag);
 	if (r >= 0) {
 		json_object *o = json_object_new_object();
 		json_object *a = json_object_new_array();
@@ -885,6 +953,12 @@ int worker_verify(worker *w, job *j)
 	int r;
 
 	j->w = w;
+	/* Its own copy: a reload replaces the server's meanwhile. */
+	if (!j->has_cfg) {
+		if (engine_config_copy(&j->cfg, &w->srv->cfg) < 0)
+			return -ENOMEM;
+		j->has_cfg = true;
+	}
 	pthread_mutex_lock(&w->lock);
 	if (w->nverify >= VERIFY_THREADS_MAX) {
 		pthread_mutex_unlock(&w->lock);
@@ -949,6 +1023,10 @@ worker *worker_free(worker *w)
 		job_free(j);
 	}
 	engine_close(w->rw);
+	if (w->reload) {
+		engine_config_done(&w->reload_cfg);
+		free(w->reload_keys);
+	}
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_cond_destroy(&w->verify_cond);

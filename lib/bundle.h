@@ -295,6 +295,12 @@ typedef struct fatelf_bundle_read_opts {
 	const fatelf_ms_pubkey *keys;   /* trusted keys */
 	size_t nkeys;
 	bool require_signature;
+	/* When not NULL, the id of a key that made the signature and is not
+	 * among keys is written here (FATELF_MS_KEYID_SIZE * 2 + 1 bytes, left
+	 * alone otherwise); without require_signature such a signature then
+	 * reads as none (signer NULL). A signature that does not parse, or
+	 * that a trusted key does not verify, is refused whatever this says. */
+	char *untrusted_keyid;
 	fatelf_bundle_limits limits;    /* zero: defaults */
 } fatelf_bundle_read_opts;
 

@@ -508,6 +508,40 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 	return q;
 }
 
+/*
+ * A signature by a key that is not trusted proves nothing: with a
+ * signature required it is refused, naming the key (the diag's subject is
+ * its id); otherwise, when the caller asked, the bundle reads as unsigned
+ * and the caller learns the key's id. A signature that a trusted key does
+ * not verify is an attack on that vendor's name and is always refused.
+ */
+static int check_signature(struct reader *r, const uint8_t *manifest, size_t mlen, const char *sig,
+			   size_t slen, const fatelf_ms_pubkey **ret_signer)
+{
+	char id[FATELF_MS_KEYID_SIZE * 2 + 1] = "";
+	fatelf_ms_signature s;
+	int q;
+
+	q = fatelf_ms_verify(r->o->keys, r->o->nkeys, manifest, mlen, sig, slen, ret_signer, r->d);
+	if (q != -FATELF_E_SIG_KEY)
+		return q;
+	/* verify parsed it already: this cannot fail. */
+	if (fatelf_ms_sig_parse(sig, slen, &s, NULL) == 0)
+		fatelf_ms_keyid_format(s.keyid, id);
+	if (r->o->untrusted_keyid)
+		memcpy(r->o->untrusted_keyid, id, sizeof(id));
+	if (r->o->require_signature) {
+		if (r->o->nkeys == 0)
+			return fatelf_diag_set(r->d, FATELF_E_SIG_KEY, -1,
+					       "signed by key %s, but no trusted key is configured", id);
+		return q;
+	}
+	if (!r->o->untrusted_keyid)
+		return q;
+	fatelf_diag_clear(r->d);
+	return 0;
+}
+
 static int read_all(struct reader *r)
 {
 	struct archive_entry *ae;
@@ -561,14 +595,10 @@ static int read_all(struct reader *r)
 	if (r->o->require_signature && !sig)
 		return fatelf_diag_set(r->d, FATELF_E_SIG_MISSING, -1,
 				       "the bundle has no " FATELF_SIGNATURE_NAME " and a signature is required");
-	if (sig && r->o->nkeys > 0) {
-		q = fatelf_ms_verify(r->o->keys, r->o->nkeys, manifest, mlen, (const char *)sig, slen,
-				     &signer, r->d);
+	if (sig && (r->o->nkeys > 0 || r->o->require_signature || r->o->untrusted_keyid)) {
+		q = check_signature(r, manifest, mlen, (const char *)sig, slen, &signer);
 		if (q < 0)
 			return q;
-	} else if (r->o->require_signature) {
-		return fatelf_diag_set(r->d, FATELF_E_SIG_KEY, -1,
-				       "a signature is required but no trusted key is configured");
 	}
 	q = fatelf_manifest_parse(manifest, mlen, &lim, &r->m, r->d);
 	if (q < 0)

@@ -699,6 +699,11 @@ oom:
 	return -ENOMEM;
 }
 
+int engine_config_copy(engine_config *dst, const engine_config *src)
+{
+	return conf_copy(dst, src);
+}
+
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 {
 	engine_config tmp;

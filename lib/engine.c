@@ -279,6 +279,36 @@ const engine_config *engine_get_config(engine *e)
 	return &e->cfg;
 }
 
+int engine_reconfigure(engine *e, const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys,
+		       fatelf_diag *d)
+{
+	engine_config n;
+	fatelf_ms_pubkey *k = NULL;
+
+	if (!c->root || !c->state_dir || strcmp(c->root, e->cfg.root) != 0 ||
+	    strcmp(c->state_dir, e->cfg.state_dir) != 0)
+		return fatelf_diag_set(d, -EINVAL, -1,
+				       "the root and the state directory change only when the engine is opened again");
+	if (config_copy(&n, c) < 0) {
+		engine_config_done(&n);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	if (nkeys > 0) {
+		k = calloc(nkeys, sizeof(*k));
+		if (!k) {
+			engine_config_done(&n);
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
+		memcpy(k, keys, nkeys * sizeof(*k));
+	}
+	engine_config_done(&e->cfg);
+	e->cfg = n;
+	free(e->keys);
+	e->keys = k;
+	e->nkeys = nkeys;
+	return 0;
+}
+
 void engine_result_done(engine_result *r)
 {
 	if (!r)

@@ -130,6 +130,8 @@ void engine_config_done(engine_config *c);
  * file, line and key ("FILE:LINE: Key: rule").
  */
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d);
+/* A deep copy of src (engine_config_done frees it). */
+int engine_config_copy(engine_config *dst, const engine_config *src);
 /* Loads every *.pub file of c->trusted_keys (a missing directory: no keys).
  * A file that does not parse is an error naming it. */
 int engine_config_load_keys(const engine_config *c, fatelf_ms_pubkey **ret_keys, size_t *ret_n,
@@ -154,6 +156,11 @@ engine *engine_close(engine *e);
 struct store *engine_store(engine *e);
 const fatelf_host *engine_host(engine *e);
 const engine_config *engine_get_config(engine *e);
+/* Replaces the engine's settings and trusted keys (both copied) between
+ * two operations. The root and the state directory stay those it was
+ * opened with: -EINVAL when c names others. */
+int engine_reconfigure(engine *e, const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys,
+		       fatelf_diag *d);
 
 /* Progress of a long operation. Return negative from the callback to
  * cancel: the engine rolls back and returns -ENGINE_E_CANCELLED. */
@@ -177,12 +184,20 @@ typedef struct engine_result {
 	bool dry_run;
 	char **config_kept;             /* paths whose admin copy was kept (NULL-terminated) */
 	size_t nconfig_kept;
+	/* Install: "verified" (signer is the trusted key), "unverified" (signed
+	 * by signer, a key that is not trusted, and installed as unsigned
+	 * because no signature was required) or "none"; NULL otherwise. */
+	const char *signature;
+	char signer[17];
 } engine_result;
 void engine_result_done(engine_result *r);
 
 typedef struct engine_install_opts {
 	const engine_policy_spec *policy;   /* NULL: the configured policy */
-	bool allow_unsigned;            /* accept an unsigned bundle even with RequireSignature */
+	bool allow_unsigned;            /* accept an unsigned bundle even with RequireSignature,
+					 * or one signed by a key that is not trusted (read as
+					 * unsigned); a signature that a trusted key does not
+					 * verify is refused all the same */
 	bool force;                     /* take over conflicting paths */
 	bool allow_downgrade;
 	bool allow_setid;               /* install setuid/setgid files (root callers) */

@@ -55,6 +55,7 @@ struct install {
 	char *name, *version, *summary, *vendor;
 	char signer[17];
 	bool is_signed;
+	char unverified[17];            /* signed by this key, not trusted: read as unsigned */
 	store_package old;
 	bool have_old;
 	const char *kind;
@@ -806,8 +807,10 @@ static int finish_result(struct install *x, engine_result *ret)
 		.bytes_written = 0,
 		.bytes_saved = 0,
 		.dry_run = x->o->dry_run,
+		.signature = x->is_signed ? "verified" : x->unverified[0] ? "unverified" : "none",
 	};
 
+	snprintf(r.signer, sizeof(r.signer), "%s", x->is_signed ? x->signer : x->unverified);
 	totals(x, &r.bytes_written, &r.bytes_saved);
 	r.package = strdup(x->name);
 	r.new_version = strdup(x->version);
@@ -899,6 +902,9 @@ int engine_install(engine *e, const fatelf_bundle_source *src, const engine_inst
 	fatelf_diag_clear(d);
 	x.policy = x.o->policy ? x.o->policy : &e->cfg.policy;
 	ro.require_signature = e->cfg.require_signature && !x.o->allow_unsigned;
+	/* Where no signature is required, a key we do not trust is no
+	 * signature; the result says that it was not verified. */
+	ro.untrusted_keyid = x.unverified;
 	x.h = fatelf_sha256_new();
 	if (!x.h)
 		return -ENOMEM;
@@ -925,6 +931,9 @@ int engine_install(engine *e, const fatelf_bundle_source *src, const engine_inst
 			eng_tx_abort(&x.tx, q, d);
 		else if (!x.o->dry_run)
 			record_failure(e, x.name, q, d);
+		/* The key that signed, not trusted, is named as data. */
+		if (q == -FATELF_E_SIG_KEY)
+			snprintf(d->subject, sizeof(d->subject), "%s", x.unverified);
 		goto out;
 	}
 

@@ -248,6 +248,7 @@ while read -r f want; do
 	n=$((n + 1))
 	case $want in
 	FATELF_E_SIG_MISSING) rule='signature required' ;;
+	FATELF_E_SIG_KEY) rule='signature required: the bundle is signed by key [0-9A-F]+, which is not' ;;
 	*) rule="\\($want\\)" ;;
 	esac
 	refused "corpus $f ($want)" "$rule" rl_ctl install "hostile/$f"

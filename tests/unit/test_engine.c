@@ -752,14 +752,27 @@ START_TEST(test_signatures)
 	ck_assert_int_eq(q, -FATELF_E_SIG_MISSING);
 	q = install_file(e, "wrongkey.fatbundle", NULL, &res, &d);
 	ck_assert_int_eq(q, -FATELF_E_SIG_KEY);
-	/* Not even allow_unsigned takes a signature by a key nobody trusts. */
-	q = install_file(e, "wrongkey.fatbundle", &unsigned_ok, &res, &d);
-	ck_assert_int_eq(q, -FATELF_E_SIG_KEY);
+	/* The key that signed is named as data: its id, in hex. */
+	ck_assert_uint_gt(strlen(d.subject), 0);
+	ck_assert_uint_eq(strspn(d.subject, "0123456789ABCDEF"), strlen(d.subject));
 	ck_assert_uint_eq(root_entries(), 0);
 	ck_assert(!package_installed(e, "hello"));
 	ck_assert_str_eq(last_tx(e).state, "failed");
 
+	/* allow_unsigned reads a signature by a key nobody trusts as none,
+	 * and says so: the package has no signer. */
+	install_ok(e, "wrongkey.fatbundle", &unsigned_ok, &res);
+	ck_assert_str_eq(res.signature, "unverified");
+	ck_assert_uint_gt(strlen(res.signer), 0);
+	engine_result_done(&res);
+	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 0);
+	ck_assert_ptr_null(p.signer_keyid);
+	store_package_done(&p);
+	ck_assert_int_eq(engine_remove(e, "hello", NULL, &res, &d), 0);
+	engine_result_done(&res);
+
 	install_ok(e, "unsigned.fatbundle", &unsigned_ok, &res);
+	ck_assert_str_eq(res.signature, "none");
 	engine_result_done(&res);
 	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 0);
 	ck_assert_ptr_null(p.signer_keyid);
