@@ -711,10 +711,12 @@ int ctl_tx_reply(json_object *params, bool continues, void *userdata)
 		const char *phase = ctl_json_str(progress, "phase", "?");
 
 		if (st->no_wait) {
+			long long id = (long long)ctl_json_int(params, "id");
+
 			if (strcmp(phase, "waiting") == 0)
-				printf("queued: %s\n", st->what);
+				printf("queued: %s, transaction %lld\n", st->what, id);
 			else
-				printf("running: %s (%s)\n", st->what, phase);
+				printf("running: %s, transaction %lld (%s)\n", st->what, id, phase);
 			return CTL_STOP;
 		}
 		ctl_progress_draw(progress);

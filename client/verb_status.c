@@ -1,7 +1,8 @@
 /*
  * fatelfctl status: the daemon (version, uptime, socket, root, database),
  * the machine (host targets, policy), what is installed (packages, files,
- * fat files, bytes on disk and saved) and the transaction running, if any.
+ * fat files, bytes on disk and saved), the transaction running, if any,
+ * and the jobs that wait their turn.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@ const char verb_status_usage[] =
 	"\n"
 	"Show fatelfd's version and uptime, its socket, root and database, this\n"
 	"host's targets and the policy, the counts of packages, files and fat files,\n"
-	"bytes on disk and saved by thinning, and the running transaction.\n"
+	"bytes on disk and saved by thinning, the running transaction, and the jobs\n"
+	"running and queued (transaction id, kind, package or source, state, caller).\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help  show this help\n";
@@ -49,6 +51,43 @@ static void print_running(json_object *tx, json_object *progress)
 	}
 }
 
+/* The running and queued jobs, one row each, in the order they run. */
+static void print_jobs(json_object *jobs)
+{
+	static const char *const header[] = { "ID", "KIND", "WHAT", "STATE", "UID", "QUEUED" };
+	static const bool right[] = { true, false, false, false, true, false };
+	struct ctl_table t;
+	size_t n = jobs ? json_object_array_length(jobs) : 0;
+
+	if (n == 0) {
+		printf("jobs: none\n");
+		return;
+	}
+	if (ctl_table_init(&t, ARRAY_SIZE(header), header, right) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		json_object *j = json_object_array_get_idx(jobs, i);
+		char id[32], uid[32], at[32], what[4300];
+		const char *row[ARRAY_SIZE(header)];
+		const char *pkg = ctl_json_str(j, "package", NULL), *src = ctl_json_str(j, "source", NULL);
+
+		snprintf(id, sizeof(id), "%lld", (long long)ctl_json_int(j, "id"));
+		snprintf(uid, sizeof(uid), "%lld", (long long)ctl_json_int(j, "uid"));
+		snprintf(what, sizeof(what), "%s%s", pkg ? pkg : src ? src : "all packages",
+			 ctl_json_bool(j, "dry_run") ? " (dry run)" : "");
+		row[0] = id;
+		row[1] = ctl_json_str(j, "kind", "?");
+		row[2] = what;
+		row[3] = ctl_json_str(j, "state", "?");
+		row[4] = uid;
+		row[5] = ctl_format_time(ctl_json_int(j, "queued_at"), at);
+		ctl_table_add(&t, row);
+	}
+	printf("jobs:\n");
+	ctl_table_print(&t, stdout);
+	ctl_table_done(&t);
+}
+
 static int on_reply(json_object *p, bool continues, void *userdata)
 {
 	json_object *running = ctl_json_obj(p, "running");
@@ -75,6 +114,7 @@ static int on_reply(json_object *p, bool continues, void *userdata)
 		print_running(running, ctl_json_obj(p, "progress"));
 	else
 		printf("running: none\n");
+	print_jobs(ctl_json_array(p, "jobs"));
 	return CTL_CONTINUE;
 }
 

@@ -164,13 +164,18 @@ enum job_kind {
 	JOB_REMOVE,
 	JOB_THIN,
 	JOB_VERIFY,
+	JOB_CANCEL,             /* a Cancel waiting for the rollback it asked for */
 };
 
 struct job {
 	job *next;
 	int kind;
 	uint64_t seq;           /* the daemon's job number (logs) */
+	int64_t txid;           /* its history row, queued when it was accepted; Cancel: the target */
+	uid_t uid;              /* the caller's */
+	int64_t queued_at;
 	conn *conn;             /* main thread only; NULL once the peer left */
+	job *waiters;           /* main thread only: the Cancel calls waiting for its end */
 	bool more;              /* the caller streams progress */
 	bool oneway;            /* the caller wants no reply */
 	/* Install */
@@ -210,18 +215,30 @@ struct job {
 job *job_new(int kind);
 job *job_free(job *j);
 
+/* Also opens the main thread's connection to the store (the queued rows)
+ * and closes as cancelled the queued rows a stop left behind. */
 worker *worker_new(server *s, engine *rw);
-/* Queues j (takes it). A caller with "more" gets Progress "waiting" first
- * when another job runs or waits. */
-void worker_submit(worker *w, job *j);
+/* Queues j (takes it, also on failure), with its history row queued: its
+ * id is the transaction id from now on. A caller with "more" gets at once
+ * a reply with that id and Progress "waiting" when another job runs or
+ * waits. Fails only when the row cannot be written. */
+int worker_submit(worker *w, job *j);
 /* Starts j (a Verify) on its own thread with its own read-only engine. */
 int worker_verify(worker *w, job *j);
 /* Main thread: the eventfd fired; send progress and final replies. */
 void worker_dispatch(worker *w);
-/* Requests cancellation of the running job: 0, or -ESRCH when none runs
- * (or id, when non-zero, is not the running transaction's id). ret_id: the
- * running transaction's id, 0 when the store has no row for it yet. */
-int worker_cancel(worker *w, int64_t id, int64_t *ret_id);
+/*
+ * Cancel from c: id names a queued job (taken off the queue, its row
+ * cancelled, its caller answered Cancelled, and c answered {id, state:
+ * "cancelled"} at once) or the running one (0: whichever runs). A running
+ * job is asked to stop; c waits for the end of its rollback and is then
+ * answered {id, state} ("cancelled", or "committed"/"failed" when it ended
+ * otherwise); with more it is first told {id, state: "rolling-back"}.
+ * -ESRCH when nothing matched (nothing was sent).
+ */
+int worker_cancel(worker *w, int64_t id, conn *c, bool more);
+/* The running and the queued jobs, in order, for Status: []Job. */
+json_object *worker_jobs(worker *w);
 /* Hands a reload's settings (copied) to the worker, which takes them before
  * its next job. Returns whether a job runs meanwhile (it keeps its own). */
 bool worker_reconfigure(worker *w, const engine_config *cfg, const fatelf_ms_pubkey *keys, size_t nkeys);

@@ -609,6 +609,7 @@ static void m_status(conn *c, const vl_call *call, union method_params *p)
 		json_set(o, "running", NULL);
 		json_set(o, "progress", NULL);
 	}
+	json_set(o, "jobs", worker_jobs(s->worker));
 	reply(c, o);
 }
 
@@ -854,11 +855,18 @@ static void m_verify(conn *c, const vl_call *call, union method_params *p)
 
 static void job_start(conn *c, const vl_call *call, job *j)
 {
+	int r;
+
 	j->more = (call->flags & VL_CALL_MORE) != 0;
 	j->oneway = c->oneway;
 	j->conn = c;
 	c->job = j;
-	worker_submit(c->srv->worker, j);
+	r = worker_submit(c->srv->worker, j);
+	if (r < 0) {
+		c->job = NULL;
+		job_free(j);
+		reply_failed(c, r, "cannot record the transaction in the store");
+	}
 }
 
 static void m_install(conn *c, const vl_call *call, union method_params *p)
@@ -974,22 +982,20 @@ static void m_thin(conn *c, const vl_call *call, union method_params *p)
 
 static void m_cancel(conn *c, const vl_call *call, union method_params *p)
 {
-	int64_t id = 0;
-	int r = worker_cancel(c->srv->worker, p->cancel.id, &id);
-	_cleanup_json_ json_object *o = json_object_new_object();
+	_cleanup_json_ json_object *o = NULL;
 
+	/* Replied to by the worker: at once for a queued job, once the
+	 * rollback is done for the running one. */
+	if (worker_cancel(c->srv->worker, p->cancel.id, c, (call->flags & VL_CALL_MORE) != 0) == 0)
+		return;
+	o = json_object_new_object();
 	if (!o)
 		return;
-	if (r < 0) {
-		if (p->cancel.id)
-			json_set_int(o, "id", p->cancel.id);
-		else
-			json_set(o, "id", NULL);
-		reply_error(c, E("NoSuchTransaction"), o);
-		return;
-	}
-	json_set_int(o, "id", id);
-	reply(c, o);
+	if (p->cancel.id)
+		json_set_int(o, "id", p->cancel.id);
+	else
+		json_set(o, "id", NULL);
+	reply_error(c, E("NoSuchTransaction"), o);
 }
 
 /* ------------------------------------------------------------ the table */

@@ -62,6 +62,7 @@ struct worker {
 	bool stopped;                   /* main thread: worker_stop ran */
 	atomic_int cancel;
 	pid_t fetch_pid;                /* the running download's helper, 0: none */
+	store *qst;                     /* main thread: the queued history rows */
 	/* Settings a reload made, for the worker to take before its next job. */
 	bool reload;
 	engine_config reload_cfg;
@@ -99,6 +100,12 @@ job *job_free(job *j)
 	if (j->reply)
 		json_object_put(j->reply);
 	free(j->sent_progress);
+	while (j->waiters) {
+		job *c = j->waiters;
+
+		j->waiters = c->next;
+		job_free(c);
+	}
 	free(j);
 	return NULL;
 }
@@ -114,8 +121,36 @@ static const char *job_kind_name(int kind)
 		return "thin";
 	case JOB_VERIFY:
 		return "verify";
+	case JOB_CANCEL:
+		return "cancel";
 	}
 	return "?";
+}
+
+/* The package a queued row names: Remove's, or Thin's only one. */
+static const char *job_row_package(const job *j)
+{
+	if (j->package)
+		return j->package;
+	if (j->packages && j->packages[0] && !j->packages[1])
+		return j->packages[0];
+	return NULL;
+}
+
+/* A URL without its user:password@, for what others may read. */
+static void url_public(const char *url, char *buf, size_t size)
+{
+	const char *host = strstr(url, "://");
+	const char *at, *end;
+
+	host = host ? host + 3 : url;
+	end = host + strcspn(host, "/?#");
+	at = memchr(host, '@', (size_t)(end - host));
+	if (!at) {
+		snprintf(buf, size, "%s", url);
+		return;
+	}
+	snprintf(buf, size, "%.*s%s", (int)(host - url), url, at + 1);
 }
 
 static void worker_wake(worker *w)
@@ -578,6 +613,24 @@ static const char *job_what(const job *j)
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
 }
 
+/*
+ * Worker thread: the queued row of a job that opened no transaction. A
+ * dry run or a job with nothing to do leaves no history; one that failed
+ * or was cancelled first says so in its row.
+ */
+static void job_close_row(worker *w, job *j, int r)
+{
+	store *st = engine_store(w->rw);
+	const char *msg = j->diag.msg[0] ? j->diag.msg : engine_strerror(r);
+
+	store_tx_adopt(st, 0);
+	if (!j->txid)
+		return;
+	(void)store_tx_dequeue(st, j->txid,
+			       j->dry_run || r >= 0 ? NULL : r == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
+			       (int64_t)time(NULL), r == -ENGINE_E_CANCELLED ? "cancelled" : msg, NULL);
+}
+
 /* Worker thread, under the lock: takes the settings of a reload, between
  * two jobs, so that a job runs to its end with those it started with. */
 static void worker_take_reload(worker *w)
@@ -625,14 +678,17 @@ static void *worker_main(void *arg)
 		atomic_store(&w->cancel, 0);
 		pthread_mutex_unlock(&w->lock);
 
-		log_info("job %llu: %s %s%s: started", (unsigned long long)j->seq, job_kind_name(j->kind),
-			 job_what(j), j->dry_run ? " (dry run)" : "");
+		log_info("job %llu: %s %s%s: started (transaction %lld)", (unsigned long long)j->seq,
+			 job_kind_name(j->kind), job_what(j), j->dry_run ? " (dry run)" : "", (long long)j->txid);
 		sd_notifyf(0, "STATUS=Running job %llu: %s %s", (unsigned long long)j->seq,
 			   job_kind_name(j->kind), job_what(j));
+		/* The job's first transaction takes over the queued row. */
+		store_tx_adopt(engine_store(w->rw), j->txid);
 		r = job_run(w, j);
-		atomic_fetch_add(&w->srv->store_gen, 1);
 		if (r < 0 && atomic_load(&w->cancel) && !j->fetch_failed)
 			r = -ENGINE_E_CANCELLED;
+		job_close_row(w, j, r);
+		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
 		if (r < 0)
 			log_error("job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
@@ -664,11 +720,24 @@ static void *worker_main(void *arg)
 worker *worker_new(server *s, engine *rw)
 {
 	worker *w = calloc(1, sizeof(*w));
+	fatelf_diag d = { 0 };
+	int r;
 
 	if (!w)
 		return NULL;
 	w->srv = s;
 	w->rw = rw;
+	r = store_open(s->db_path, STORE_OPEN_NOCREATE, &w->qst, &d);
+	if (r < 0) {
+		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		free(w);
+		return NULL;
+	}
+	/* Jobs a stop (or a crash) left in the queue never ran. */
+	r = store_tx_cancel_queued(w->qst, (int64_t)time(NULL), "cancelled: fatelfd stopped before it started",
+				   &d);
+	if (r > 0)
+		log_info("%d queued transaction%s of the last run marked cancelled", r, r == 1 ? "" : "s");
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_cond_init(&w->verify_cond, NULL);
@@ -676,6 +745,7 @@ worker *worker_new(server *s, engine *rw)
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
 		pthread_cond_destroy(&w->verify_cond);
+		store_close(w->qst);
 		free(w);
 		return NULL;
 	}
@@ -710,15 +780,32 @@ static void job_send_progress(job *j, json_object *progress)
 		json_object_put(progress);
 		return;
 	}
+	if (j->txid)
+		json_object_object_add(o, "id", json_object_new_int64(j->txid));
 	conn_reply(j->conn, o, true);
 }
 
-void worker_submit(worker *w, job *j)
+static const char *job_row_kind(const job *j)
+{
+	return j->kind == JOB_REMOVE ? "remove" : j->kind == JOB_THIN ? "thin" : "install";
+}
+
+int worker_submit(worker *w, job *j)
 {
 	bool busy;
 	engine_progress p = { 0 };
+	fatelf_diag d = { 0 };
+	int r;
 
 	j->w = w;
+	j->uid = j->conn ? j->conn->uid : 0;
+	j->queued_at = (int64_t)time(NULL);
+	r = store_tx_queue(w->qst, job_row_kind(j), job_row_package(j), j->queued_at, &j->txid, &d);
+	if (r < 0) {
+		log_error("cannot queue a %s: %s", job_row_kind(j), d.msg[0] ? d.msg : engine_strerror(r));
+		return r;
+	}
+	atomic_fetch_add(&w->srv->store_gen, 1);
 	pthread_mutex_lock(&w->lock);
 	j->seq = ++w->seq;
 	busy = w->running || w->queue;
@@ -736,6 +823,7 @@ void worker_submit(worker *w, job *j)
 		p.phase = busy ? "waiting" : (j->url ? "fetching" : "preflight");
 		job_send_progress(j, json_progress(&p));
 	}
+	return 0;
 }
 
 /* Main thread: the job's final reply. */
@@ -768,6 +856,36 @@ static void job_answer(job *j)
 	conn_call_done(c);
 }
 
+/* {id, state} to c, the last reply of its Cancel unless continues. */
+static void cancel_reply(conn *c, int64_t id, const char *state, bool continues)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+
+	if (!o)
+		return;
+	json_object_object_add(o, "id", json_object_new_int64(id));
+	json_object_object_add(o, "state", json_object_new_string(state));
+	conn_reply(c, o, continues);
+}
+
+/* Main thread: the Cancel calls waiting for j's end learn how it ended. */
+static void job_answer_waiters(job *j)
+{
+	const char *state = j->r == -ENGINE_E_CANCELLED ? "cancelled" : j->r >= 0 ? "committed" : "failed";
+
+	while (j->waiters) {
+		job *c = j->waiters;
+
+		j->waiters = c->next;
+		c->next = NULL;
+		if (c->conn) {
+			cancel_reply(c->conn, j->txid, state, false);
+			conn_call_done(c->conn);
+		}
+		job_free(c);
+	}
+}
+
 void worker_dispatch(worker *w)
 {
 	job *done, *running;
@@ -793,6 +911,7 @@ void worker_dispatch(worker *w)
 
 		done = j->next;
 		job_answer(j);
+		job_answer_waiters(j);
 		job_free(j);
 	}
 }
@@ -845,23 +964,111 @@ bool worker_reconfigure(worker *w, const engine_config *cfg, const fatelf_ms_pub
 	return running;
 }
 
-int worker_cancel(worker *w, int64_t id, int64_t *ret_id)
+int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 {
-	int64_t txid = worker_pending_txid(w->srv);
-	int r = 0;
+	int64_t pending = worker_pending_txid(w->srv);
+	job *queued = NULL, *prev = NULL, *running = NULL;
 
 	pthread_mutex_lock(&w->lock);
-	if (!w->running || (id && txid && id != txid) || (id && !txid))
-		r = -ESRCH;
-	else {
+	for (job *q = id ? w->queue : NULL; q; prev = q, q = q->next)
+		if (q->txid == id) {
+			queued = q;
+			if (prev)
+				prev->next = q->next;
+			else
+				w->queue = q->next;
+			if (w->queue_tail == q)
+				w->queue_tail = prev;
+			q->next = NULL;
+			break;
+		}
+	/* A thin of several packages runs transactions of its own after the
+	 * first: the pending one names the job too. */
+	if (!queued && w->running && (!id || id == w->running->txid || (pending && id == pending))) {
+		running = w->running;
 		atomic_store(&w->cancel, 1);
 		worker_kill_fetch_locked(w);
-		w->running->cancel_id = txid;
-		*ret_id = txid;
-		log_info("job %llu: cancel requested", (unsigned long long)w->running->seq);
+		running->cancel_id = running->txid;
+		log_info("job %llu: cancel requested (transaction %lld): rolling back",
+			 (unsigned long long)running->seq, (long long)running->txid);
 	}
 	pthread_mutex_unlock(&w->lock);
-	return r;
+
+	if (queued) {
+		fatelf_diag d = { 0 };
+
+		/* It never started: no file was touched. A dry run leaves no row. */
+		if (store_tx_dequeue(w->qst, queued->txid, queued->dry_run ? NULL : "cancelled",
+				     (int64_t)time(NULL), "cancelled before it started", &d) < 0)
+			log_error("transaction %lld: %s", (long long)queued->txid, d.msg);
+		atomic_fetch_add(&w->srv->store_gen, 1);
+		log_info("job %llu: %s %s: cancelled before it started (transaction %lld)",
+			 (unsigned long long)queued->seq, job_kind_name(queued->kind), job_what(queued),
+			 (long long)queued->txid);
+		queued->r = -ENGINE_E_CANCELLED;
+		queued->cancel_id = queued->txid;
+		job_answer(queued);
+		job_free(queued);
+		if (!c->oneway)
+			cancel_reply(c, id, "cancelled", false);
+		return 0;
+	}
+	if (!running)
+		return -ESRCH;
+	if (c->oneway)
+		return 0;
+	{
+		/* The running job is freed on this thread only, after its end
+		 * answered its waiters. */
+		job *waiter = job_new(JOB_CANCEL);
+
+		if (!waiter) {
+			cancel_reply(c, running->txid, "rolling-back", false);
+			return 0;
+		}
+		waiter->txid = running->txid;
+		waiter->conn = c;
+		waiter->next = running->waiters;
+		running->waiters = waiter;
+		c->job = waiter;
+		if (more)
+			cancel_reply(c, running->txid, "rolling-back", true);
+	}
+	return 0;
+}
+
+json_object *worker_jobs(worker *w)
+{
+	json_object *a = json_object_new_array();
+	char source[4200];
+
+	if (!a)
+		return NULL;
+	pthread_mutex_lock(&w->lock);
+	for (job *j = w->running ? w->running : w->queue; j; j = j == w->running ? w->queue : j->next) {
+		json_object *o = json_object_new_object();
+		const char *package = job_row_package(j);
+
+		if (!o)
+			break;
+		if (j->url)
+			url_public(j->url, source, sizeof(source));
+		else if (j->path)
+			snprintf(source, sizeof(source), "%s", j->path);
+		else
+			snprintf(source, sizeof(source), "%s", j->kind == JOB_INSTALL ? "fd" : "");
+		json_object_object_add(o, "id", json_object_new_int64(j->txid));
+		json_object_object_add(o, "kind", json_object_new_string(job_row_kind(j)));
+		json_object_object_add(o, "package", package ? json_object_new_string(package) : NULL);
+		json_object_object_add(o, "source", source[0] ? json_object_new_string(source) : NULL);
+		json_object_object_add(o, "state", json_object_new_string(j == w->running ? "running" : "queued"));
+		json_object_object_add(o, "uid", json_object_new_int64((int64_t)j->uid));
+		json_object_object_add(o, "queued_at", json_object_new_int64(j->queued_at));
+		json_object_object_add(o, "dry_run", json_object_new_boolean(j->dry_run));
+		json_object_array_add(a, o);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return a;
 }
 
 bool worker_running(worker *w, job_info *ret)
@@ -993,12 +1200,32 @@ void worker_stop(worker *w)
 	if (w->running) {
 		atomic_store(&w->cancel, 1);
 		worker_kill_fetch_locked(w);
-		w->running->cancel_id = txid;
+		w->running->cancel_id = w->running->txid ? w->running->txid : txid;
 		log_info("job %llu: cancelled by shutdown", (unsigned long long)w->running->seq);
 	}
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
+
+	/* The queue never runs: its callers are told, its rows say so. */
+	while (w->queue) {
+		job *j = w->queue;
+
+		w->queue = j->next;
+		j->next = NULL;
+		(void)store_tx_dequeue(w->qst, j->txid, j->dry_run ? NULL : "cancelled", (int64_t)time(NULL),
+				       "cancelled: fatelfd stopped before it started", NULL);
+		log_info("job %llu: cancelled by shutdown before it started (transaction %lld)",
+			 (unsigned long long)j->seq, (long long)j->txid);
+		j->r = -ENGINE_E_CANCELLED;
+		j->cancel_id = j->txid;
+		if (w->done_tail)
+			w->done_tail->next = j;
+		else
+			w->done = j;
+		w->done_tail = j;
+	}
+	w->queue_tail = NULL;
 
 	pthread_mutex_lock(&w->lock);
 	while (w->nverify > 0)
@@ -1023,6 +1250,7 @@ worker *worker_free(worker *w)
 		job_free(j);
 	}
 	engine_close(w->rw);
+	store_close(w->qst);
 	if (w->reload) {
 		engine_config_done(&w->reload_cfg);
 		free(w->reload_keys);

@@ -845,7 +845,8 @@ static void record_failure(engine *e, const char *package, int code, const fatel
 		snprintf(text, sizeof(text), "%s", d && d->msg[0] ? d->msg : engine_strerror(code));
 	if (store_tx_begin(e->st, &row, &id, NULL) < 0)
 		return;
-	(void)store_tx_finish(e->st, id, "failed", (int64_t)time(NULL), 0, 0, text, NULL);
+	(void)store_tx_finish(e->st, id, code == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
+			      (int64_t)time(NULL), 0, 0, text, NULL);
 }
 
 static void install_free(struct install *x)
@@ -916,7 +917,8 @@ int engine_install(engine *e, const fatelf_bundle_source *src, const engine_inst
 		q = finish_result(&x, ret);
 		goto out;
 	}
-	if (q < 0 && x.cancelled) {
+	/* A byte source says -ECANCELED when it was told to stop. */
+	if (q < 0 && (x.cancelled || q == -ECANCELED)) {
 		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
 	} else if (q < 0 && x.werr < 0 && x.werr_ent) {
 		q = path_fail(d, x.werr, x.werr_ent->path, "%s: cannot write the staged file: %s",

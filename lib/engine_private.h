@@ -109,7 +109,7 @@ typedef int (*eng_apply_fn)(engine *e, void *userdata, fatelf_diag *d);
 int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
 		  int64_t bytes_saved, fatelf_diag *d);
 /* Rolls back: unlinks staged temps, removes created directories (deepest
- * first, only when empty), marks the history row rolled-back (code ==
+ * first, only when empty), marks the history row cancelled (code ==
  * -ENGINE_E_CANCELLED) or failed with the error text of why. Clears the
  * journal. Safe to call at any point before the commit point. After it
  * returns, t->kind is NULL and a second abort is a no-op. */

@@ -553,7 +553,7 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 	tx_release_dirs(t);
 	diag_text(code, why, text, sizeof(text));
 	(void)store_tx_finish(e->st, t->id,
-			      code == -ENGINE_E_CANCELLED ? "rolled-back" : "failed",
+			      code == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
 			      (int64_t)time(NULL), 0, 0, text, NULL);
 	if (t->journaled)
 		(void)store_journal_clear(e->st, t->id, NULL);

@@ -46,6 +46,11 @@ enum stmt_id {
 	STMT_DIRS_DELETE_PACKAGE,
 	STMT_TX_BEGIN,
 	STMT_TX_FINISH,
+	STMT_TX_QUEUE,
+	STMT_TX_ADOPT,
+	STMT_TX_DEQUEUE,
+	STMT_TX_DELETE_QUEUED,
+	STMT_TX_CANCEL_QUEUED,
 	STMT_TX_LIST,
 	STMT_TX_GET,
 	STMT_TX_HISTORY_ALL,
@@ -139,6 +144,18 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_TX_FINISH] =
 		"UPDATE transactions SET state = ?2, finished_at = ?3, bytes_written = ?4, "
 		"bytes_saved = ?5, error = ?6 WHERE id = ?1 AND state = 'pending'",
+	[STMT_TX_QUEUE] =
+		"INSERT INTO transactions (kind, package, state, started_at) VALUES (?1, ?2, 'queued', ?3)",
+	[STMT_TX_ADOPT] =
+		"UPDATE transactions SET kind = ?2, package = ?3, old_version = ?4, new_version = ?5, "
+		"state = 'pending', started_at = ?6 WHERE id = ?1 AND state = 'queued'",
+	[STMT_TX_DEQUEUE] =
+		"UPDATE transactions SET state = ?2, finished_at = ?3, error = ?4 "
+		"WHERE id = ?1 AND state = 'queued'",
+	[STMT_TX_DELETE_QUEUED] = "DELETE FROM transactions WHERE id = ?1 AND state = 'queued'",
+	[STMT_TX_CANCEL_QUEUED] =
+		"UPDATE transactions SET state = 'cancelled', finished_at = ?1, error = ?2 "
+		"WHERE state = 'queued'",
 	[STMT_TX_LIST] = "SELECT " TX_COLUMNS " FROM transactions ORDER BY id",
 	[STMT_TX_GET] = "SELECT " TX_COLUMNS " FROM transactions WHERE id = ?1",
 	/* A negative LIMIT means no limit. */
@@ -165,6 +182,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[_STMT_MAX];
+	int64_t adopt_id;       /* a queued row the next store_tx_begin fills, 0: none */
 };
 
 /* Leaves a cached statement ready for its next use and drops its read
@@ -1119,11 +1137,44 @@ static void tx_from_row(sqlite3_stmt *st, store_tx *t)
 	};
 }
 
+/* The queued row store_tx_adopt named becomes the pending one; false when
+ * there is none (any more). */
+static int tx_adopt(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t id = s->adopt_id;
+	int r;
+
+	s->adopt_id = 0;
+	r = stmt_get(s, STMT_TX_ADOPT, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, t->kind);
+	bind_text(st, 3, t->package);
+	bind_text(st, 4, t->old_version);
+	bind_text(st, 5, t->new_version);
+	sqlite3_bind_int64(st, 6, t->started_at);
+	r = stmt_done(s, st, "starting a queued transaction", d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return 0;
+	if (ret_id)
+		*ret_id = id;
+	return 1;
+}
+
 int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
+	if (s->adopt_id) {
+		r = tx_adopt(s, t, ret_id, d);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	r = stmt_get(s, STMT_TX_BEGIN, &st, d);
 	if (r < 0)
 		return r;
@@ -1163,6 +1214,69 @@ int store_tx_finish(store *s, int64_t id, const char *state, int64_t finished_at
 		return fatelf_diag_set(d, -ENOENT, -1, "transaction %lld is not pending",
 				       (long long)id);
 	return 0;
+}
+
+int store_tx_queue(store *s, const char *kind, const char *package, int64_t queued_at,
+		   int64_t *ret_id, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_TX_QUEUE, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, kind);
+	bind_text(st, 2, package);
+	sqlite3_bind_int64(st, 3, queued_at);
+	r = stmt_done(s, st, "queueing a transaction", d);
+	if (r < 0)
+		return r;
+	*ret_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+void store_tx_adopt(store *s, int64_t id)
+{
+	s->adopt_id = id;
+}
+
+int store_tx_dequeue(store *s, int64_t id, const char *state, int64_t finished_at, const char *error,
+		     fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (s->adopt_id == id)
+		s->adopt_id = 0;
+	r = stmt_get(s, state ? STMT_TX_DEQUEUE : STMT_TX_DELETE_QUEUED, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	if (state) {
+		bind_text(st, 2, state);
+		sqlite3_bind_int64(st, 3, finished_at);
+		bind_text(st, 4, error);
+	}
+	r = stmt_done(s, st, "closing a queued transaction", d);
+	if (r < 0)
+		return r;
+	return sqlite3_changes(s->db) > 0;
+}
+
+int store_tx_cancel_queued(store *s, int64_t finished_at, const char *error, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_TX_CANCEL_QUEUED, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, finished_at);
+	bind_text(st, 2, error);
+	r = stmt_done(s, st, "cancelling queued transactions", d);
+	if (r < 0)
+		return r;
+	return sqlite3_changes(s->db);
 }
 
 int store_tx_list(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d)

@@ -168,7 +168,7 @@ typedef struct store_tx {
 	const char *package;
 	const char *old_version;
 	const char *new_version;
-	const char *state;      /* pending, committed, rolled-back, failed */
+	const char *state;      /* queued, pending, committed, rolled-back, failed, cancelled */
 	int64_t started_at;
 	int64_t finished_at;    /* 0 while pending */
 	uint64_t bytes_written;
@@ -177,8 +177,25 @@ typedef struct store_tx {
 } store_tx;
 typedef int (*store_tx_cb)(const store_tx *t, void *userdata);
 
-/* Adds a pending history row (kind, package, versions, started_at). */
+/* Adds a pending history row (kind, package, versions, started_at), or
+ * fills the queued row that store_tx_adopt named, when it is still queued. */
 int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d);
+/*
+ * Queued rows: a job the daemon accepted and has not started. Its id is
+ * the transaction's id from then on: store_tx_adopt(s, id) makes the next
+ * store_tx_begin on s take that row over (0: none), so the job's first
+ * transaction keeps it. store_tx_dequeue closes a row still queued with
+ * state (with finished_at and error) or, with state NULL, deletes it (a
+ * job that opened no transaction): 1 when it did, 0 when the row was not
+ * queued (any more). store_tx_cancel_queued closes every queued row as
+ * cancelled (a start after a stop that left some) and returns how many.
+ */
+int store_tx_queue(store *s, const char *kind, const char *package, int64_t queued_at,
+		   int64_t *ret_id, fatelf_diag *d);
+void store_tx_adopt(store *s, int64_t id);
+int store_tx_dequeue(store *s, int64_t id, const char *state, int64_t finished_at, const char *error,
+		     fatelf_diag *d);
+int store_tx_cancel_queued(store *s, int64_t finished_at, const char *error, fatelf_diag *d);
 /* Closes a pending row with its final state, finish time, byte counts and
  * error; -ENOENT when no pending row has that id. */
 int store_tx_finish(store *s, int64_t id, const char *state, int64_t finished_at,

@@ -897,7 +897,7 @@ START_TEST(test_cancel_rolls_back)
 	ck_assert(c.saw_path);
 	ck_assert_uint_eq(root_entries(), 0);
 	ck_assert(!package_installed(e, "hello"));
-	ck_assert_str_eq(last_tx(e).state, "rolled-back");
+	ck_assert_str_eq(last_tx(e).state, "cancelled");
 
 	/* Cancel while committing is still before the commit point. */
 	struct cancel_at c2 = { .phase = "committing", .after = 0 };
@@ -905,7 +905,7 @@ START_TEST(test_cancel_rolls_back)
 	q = install_file(e, hello_bundle(1), &o, &res, &d);
 	ck_assert_int_eq(q, -ENGINE_E_CANCELLED);
 	ck_assert_uint_eq(root_entries(), 0);
-	ck_assert_str_eq(last_tx(e).state, "rolled-back");
+	ck_assert_str_eq(last_tx(e).state, "cancelled");
 	engine_close(e);
 	teardown();
 }

@@ -653,7 +653,7 @@ START_TEST(test_thin_cancelled)
 	for (int i = 0; i < 3; i++)
 		before[i] = tu_read_file(in_root(fat_files[i]), &len[i]);
 	ck_assert_int_eq(engine_thin(e, &o, &res, &d), -ENGINE_E_CANCELLED);
-	ck_assert_str_eq(last_state(e), "rolled-back");
+	ck_assert_str_eq(last_state(e), "cancelled");
 	for (int i = 0; i < 3; i++) {
 		ck_assert(tu_file_equals(in_root(fat_files[i]), before[i], len[i]));
 		free(before[i]);

@@ -1067,6 +1067,104 @@ START_TEST(test_migrate_from_1)
 }
 END_TEST
 
+static int count_tx(const store_tx *t, void *userdata)
+{
+	return 0;
+}
+
+static int count_op(const store_journal_op *op, void *userdata)
+{
+	return 0;
+}
+
+/* Schema 3 builds the history table again: its rows and a pending
+ * transaction's journal survive, and the new states are allowed. */
+START_TEST(test_migrate_from_2)
+{
+	fatelf_diag d = { 0 };
+	store_tx t = { 0 };
+
+	tu_tmpdir();
+	ck_assert_int_ge(store_migrations_count, 3);
+	ck_assert_str_eq(store_migrations[2].name, "0003-queued-cancelled");
+	sql_exec(DB, store_migrations[0].sql);
+	sql_exec(DB, store_migrations[1].sql);
+	sql_exec(DB, "PRAGMA user_version = 2; "
+		 "INSERT INTO transactions (id, kind, package, state, started_at, finished_at, error) "
+		 "VALUES (1, 'install', 'a', 'rolled-back', 5, 6, 'cancelled'); "
+		 "INSERT INTO transactions (id, kind, package, state, started_at) "
+		 "VALUES (2, 'upgrade', 'b', 'pending', 7); "
+		 "INSERT INTO journal (txid, seq, op, path, temp_path) "
+		 "VALUES (2, 0, 'create', '/opt/b/x', '/opt/b/.fatelf.2.0');");
+	store *s = open_ok();
+	ck_assert_int_eq(store_tx_get(s, 1, &t, &d), 0);
+	ck_assert_str_eq(t.state, "rolled-back");
+	ck_assert_str_eq(t.error, "cancelled");
+	store_tx_done(&t);
+	ck_assert_int_eq(store_journal_of(s, 2, count_op, NULL, &d), 1);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'transactions%'"), 4);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA foreign_key_check"), -1);
+	/* The journal still belongs to its transaction. */
+	sql_exec(DB, "PRAGMA foreign_keys = ON; DELETE FROM transactions WHERE id = 2;");
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM journal"), 0);
+}
+END_TEST
+
+/* A queued row: its id is the one the job's first transaction takes. */
+START_TEST(test_queued_rows)
+{
+	fatelf_diag d = { 0 };
+	store_tx t = { 0 };
+	store_tx row = { .kind = "upgrade", .package = "hello", .old_version = "1", .new_version = "2",
+			 .state = "pending", .started_at = 20 };
+	int64_t q1, q2, q3, q4, id;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_tx_queue(s, "install", NULL, 10, &q1, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, "remove", "x", 11, &q2, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, "thin", NULL, 12, &q3, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, "install", NULL, 13, &q4, &d), 0);
+	ck_assert_int_eq(store_tx_get(s, q1, &t, &d), 0);
+	ck_assert_str_eq(t.state, "queued");
+	ck_assert_int_eq(t.finished_at, 0);
+	store_tx_done(&t);
+
+	/* The adopted row becomes the pending one, with the job's fields. */
+	store_tx_adopt(s, q1);
+	ck_assert_int_eq(store_tx_begin(s, &row, &id, &d), 0);
+	ck_assert_int_eq(id, q1);
+	ck_assert_int_eq(store_tx_get(s, q1, &t, &d), 0);
+	ck_assert_str_eq(t.state, "pending");
+	ck_assert_str_eq(t.kind, "upgrade");
+	ck_assert_str_eq(t.package, "hello");
+	ck_assert_int_eq(t.started_at, 20);
+	store_tx_done(&t);
+	/* Only once: the next begin is a row of its own. */
+	ck_assert_int_eq(store_tx_begin(s, &row, &id, &d), 0);
+	ck_assert_int_gt(id, q4);
+	ck_assert_int_eq(store_tx_dequeue(s, q1, "cancelled", 30, "late", &d), 0);
+
+	ck_assert_int_eq(store_tx_dequeue(s, q2, "cancelled", 30, "cancelled before it started", &d), 1);
+	ck_assert_int_eq(store_tx_get(s, q2, &t, &d), 0);
+	ck_assert_str_eq(t.state, "cancelled");
+	ck_assert_int_eq(t.finished_at, 30);
+	store_tx_done(&t);
+	ck_assert_int_eq(store_tx_dequeue(s, q3, NULL, 0, NULL, &d), 1);
+	ck_assert_int_eq(store_tx_get(s, q3, &t, &d), -ENOENT);
+	/* A queued row is not a pending one: recovery leaves it alone. */
+	ck_assert_int_eq(store_tx_pending(s, count_tx, NULL, &d), 2);
+	ck_assert_int_eq(store_tx_cancel_queued(s, 40, "stopped", &d), 1);
+	ck_assert_int_eq(store_tx_get(s, q4, &t, &d), 0);
+	ck_assert_str_eq(t.state, "cancelled");
+	ck_assert_str_eq(t.error, "stopped");
+	store_tx_done(&t);
+	store_close(s);
+}
+END_TEST
+
 #define SCALE_FILES 100000
 #define SCALE_PACKAGES 10
 
@@ -1148,6 +1246,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_recovery_walks);
 	tcase_add_test(tc, test_journal);
 	tcase_add_test(tc, test_migrate_from_1);
+	tcase_add_test(tc, test_migrate_from_2);
+	tcase_add_test(tc, test_queued_rows);
 	suite_add_tcase(s, tc);
 
 	/* 100,000 rows take a second or two under a sanitizer. */
