@@ -15,7 +15,8 @@
 #    refused, with --allow-unsigned too (SignatureInvalid);
 #  - SIGHUP reads fatelfd.conf and the TrustedKeys directory again and logs
 #    it: a key copied in is trusted by the same daemon (same pid); a config
-#    with a bad line is refused, logged, and the old one stays; a job that
+#    with a bad line, or a key file that is not a key, is refused, logged,
+#    and the old settings stay; a job that
 #    runs while SIGHUP arrives ends with the settings it started with, the
 #    next job gets the new ones.
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -111,6 +112,19 @@ check_match "SIGHUP with a bad config: refused, naming the file and the key" \
 check "... the key loaded before is still trusted" rl_ctl install --dry-run sig-1.fatbundle
 kill -0 "$PID0" 2>/dev/null && pass "... and the daemon runs on" || fail "... and the daemon runs on"
 mv nokey/fatelfd.conf.good nokey/fatelfd.conf
+
+# A key file that is not a key: refused the same way, naming the file.
+echo "not a key" >"$EMPTY/broken.pub"
+kill -HUP "$DPID"
+for ((i = 0; i < 100; i++)); do
+	[ "$(grep -c 'reload refused' "$DLOG")" -ge 2 ] && break
+	sleep 0.05
+done
+check_match "SIGHUP with a broken key file: refused, naming it" \
+	"reload refused: trusted keys: $EMPTY/broken.pub: .*the running configuration stays" \
+	"$(grep 'reload refused' "$DLOG" | tail -1)"
+check "... the keys loaded before stay trusted" rl_ctl install --dry-run sig-1.fatbundle
+rm "$EMPTY/broken.pub"
 rl_stop
 
 # ---------------------------------------------------------------- --allow-unsigned and unknown keys
