@@ -28,6 +28,7 @@
 
 #include "fatelfd.h"
 #include "macro.h"
+#include "text.h"
 
 #define E(name) "io.fatelf.Manager." name
 
@@ -890,7 +891,8 @@ static void m_install(conn *c, const vl_call *call, union method_params *p)
 			return;
 		}
 	}
-	if ((in->url && !(j->url = strdup(in->url))) || (in->path && !(j->path = strdup(in->path)))) {
+	if ((in->url && (!(j->url = strdup(in->url)) || !(j->url_shown = fatelf_text_url_redact(in->url)))) ||
+	    (in->path && !(j->path = strdup(in->path)))) {
 		job_free(j);
 		reply_failed(c, -ENOMEM, NULL);
 		return;
