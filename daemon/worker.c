@@ -609,10 +609,18 @@ static int job_install(worker *w, job *j)
 		fs->poll = !S_ISREG(st.st_mode);
 		fs->w = w;
 		fs->timeout_sec = cfg->fetch_timeout ? cfg->fetch_timeout : 60;
+		/* A pipe may be a download too ("curl URL | fatelfctl install -"):
+		 * one that drips cannot hold the worker past the deadline. */
+		if (fs->poll && cfg->fetch_deadline)
+			fs->deadline_usec = now_usec() + (uint64_t)cfg->fetch_deadline * 1000000u;
 		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
 		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
 		close(j->fd);
 		j->fd = -1;
+		if (r < 0 && fs->deadline_usec && now_usec() >= fs->deadline_usec && !atomic_load(&w->cancel))
+			return fatelf_diag_set(&j->diag, -ETIME, -1,
+					       "%s: the bundle did not arrive within the deadline of %u s",
+					       j->path ? j->path : "fd", cfg->fetch_deadline);
 		return r;
 	}
 }

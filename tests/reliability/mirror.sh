@@ -10,7 +10,7 @@
 #    files themselves), and not on the download helper's command line.
 #  - A server that drips one byte a second is cut by FetchMinRateBytes=
 #    over FetchLowSpeedSec=, or by FetchDeadlineSec=, and the worker runs
-#    the next job.
+#    the next job; so is a passed pipe that drips, by FetchDeadlineSec=.
 #  - FetchDenyNetworks=127.0.0.2/32 with nginx on 127.0.0.1 redirecting to
 #    127.0.0.2: the hop is refused, naming it and the network, and nothing
 #    reaches 127.0.0.2; with the list empty the redirect is followed; with
@@ -233,6 +233,25 @@ drip_case rate 20 'download failed: http://127.0.0.1:[0-9]+/drip: slower than 10
 	"FetchMinRateBytes=100" "FetchLowSpeedSec=3" "FetchDeadlineSec=0"
 drip_case deadline 20 'download failed: http://127.0.0.1:[0-9]+/drip: the download did not end within its deadline of 4 s' \
 	"FetchMinRateBytes=0" "FetchDeadlineSec=4"
+
+# A pipe that drips ("curl URL | fatelfctl install -") meets the deadline too.
+rl_prepare pipedrip "FetchMinRateBytes=0" "FetchDeadlineSec=4"
+if rl_start pipedrip; then
+	mkfifo drip.fifo
+	(for ((i = 0; i < 60; i++)); do printf x || exit 0; sleep 1; done) >drip.fifo 2>/dev/null &
+	OTHER_PIDS+=($!)
+	t0=$(date +%s%N)
+	run timeout 60 "$FATELFCTL" --socket "$SOCK" install - <drip.fifo
+	secs=$((($(date +%s%N) - t0) / 1000000000))
+	check_eq "a pipe dripping 1 byte/s (FetchDeadlineSec=4): exit 1" 1 "$RC"
+	check_match "... saying why" 'fd: the bundle did not arrive within the deadline of 4 s' "$RUN_ERR"
+	if [ "$secs" -le 20 ]; then pass "... within 20 s ($secs s)"; else fail "... within 20 s" "after $secs s"; fi
+	run rl_ctl install "$BASE/pub/app-1.fatbundle"
+	check_eq "... and the next job runs" 0 "$RC"
+	rl_stop
+else
+	fail "fatelfd starts (FetchDeadlineSec=4)" "$(tail -20 "$DLOG")"
+fi
 
 # ================================================================ redirects into a denied network
 # hop_case DIR EXPECT DESC CONFIG...: EXPECT is "refused" or "followed".
