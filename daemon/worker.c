@@ -327,7 +327,8 @@ static size_t fetch_limits(const engine_config *cfg, struct fetch_limit_args *a,
 	return n;
 }
 
-/* A sealed-off copy of the URL to read, at offset 0: -errno. */
+/* The URL in an anonymous file, at offset 0, for the helper's stdin: an
+ * fd, or -errno. */
 static int fetch_url_memfd(const char *url)
 {
 	size_t len = strlen(url), done = 0;
@@ -617,7 +618,7 @@ static int job_install(worker *w, job *j)
 		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
 		close(j->fd);
 		j->fd = -1;
-		if (r < 0 && fs->deadline_usec && now_usec() >= fs->deadline_usec && !atomic_load(&w->cancel))
+		if (r == -ETIME && !atomic_load(&w->cancel))
 			return fatelf_diag_set(&j->diag, -ETIME, -1,
 					       "%s: the bundle did not arrive within the deadline of %u s",
 					       j->path ? j->path : "fd", cfg->fetch_deadline);
