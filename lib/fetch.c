@@ -421,7 +421,9 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 			   f->max_bytes);
 		return;
 	}
-	if (f->denied) {
+	/* A refused socket is curl's "could not connect"; a hop that had
+	 * another address to go to ended for another reason. */
+	if (f->denied && res == CURLE_COULDNT_CONNECT) {
 		fetch_fail(f, -EIO, "redirected to %.*s%s: %s is in a denied network (%s)",
 			   FETCH_URL_SHOWN / 2, f->denied_url ? f->denied_url : "?",
 			   f->denied_url && strlen(f->denied_url) > FETCH_URL_SHOWN / 2 ? "..." : "",
