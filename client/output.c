@@ -255,6 +255,25 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 			snprintf(msg, size, "invalid policy: %s", ctl_json_str(p, "message", "rejected"));
 			return EXIT_FAILED;
 		}
+		if (strcmp(name, "RootRequired") == 0) {
+			const char *param = ctl_json_str(p, "parameter", "?");
+			char opt[64];
+
+			/* The parameters are the options' names with dashes, but
+			 * for the two sources fatelfctl cannot send itself. */
+			if (strcmp(param, "url") == 0)
+				snprintf(opt, sizeof(opt), "a file URL");
+			else if (strcmp(param, "path") == 0)
+				snprintf(opt, sizeof(opt), "a path source");
+			else {
+				snprintf(opt, sizeof(opt), "--%s", param);
+				for (char *q = opt; *q; q++)
+					if (*q == '_')
+						*q = '-';
+			}
+			snprintf(msg, size, "permission denied: only root may use %s", opt);
+			return EXIT_DENIED;
+		}
 		if (strcmp(name, "Failed") == 0) {
 			snprintf(msg, size, "failed: %s%s", ctl_json_str(p, "message", "the operation failed"),
 				 code_suffix(p, code));

@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fatelfctl.h"
 #include "macro.h"
+#include "text.h"
 
 const char verb_install_usage[] =
 	"Usage: fatelfctl install FILE|URL|- [OPTIONS]\n"
@@ -102,6 +104,7 @@ int verb_install(int argc, char **argv)
 	};
 	json_object *params = NULL, *targets = NULL;
 	const char *policy = NULL, *targets_arg = NULL, *source;
+	char *shown;
 	bool allow_unsigned = false, force = false, allow_downgrade = false, dry_run = false;
 	struct ctl_tx_state st = { 0 };
 	char what[4200];
@@ -181,7 +184,12 @@ int verb_install(int argc, char **argv)
 	add_bool(params, "allow_downgrade", allow_downgrade);
 	add_bool(params, "dry_run", dry_run);
 
-	snprintf(what, sizeof(what), "install of %s", strcmp(source, "-") == 0 ? "standard input" : source);
+	/* The words quote the URL, and a terminal or a CI log is no place
+	 * for its credentials. */
+	shown = strstr(source, "://") ? fatelf_text_url_redact(source) : NULL;
+	snprintf(what, sizeof(what), "install of %s",
+		 strcmp(source, "-") == 0 ? "standard input" : shown ? shown : source);
+	free(shown);
 	st.what = what;
 	/* Always a stream: it carries the progress, the "waiting" turn and lets
 	 * --no-wait return on the first reply. */

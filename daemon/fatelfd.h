@@ -181,6 +181,7 @@ struct job {
 	/* Install */
 	int fd;                 /* -1 unless the source is a passed fd */
 	char *url;
+	char *url_shown;        /* url without its credentials: logs and replies */
 	char *path;
 	engine_policy_spec policy;
 	bool has_policy;

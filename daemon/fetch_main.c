@@ -4,7 +4,10 @@
  * that its bundle reader consumes, so that libcurl, TLS and the parsing of
  * whatever a server sends happen in a separate, short-lived process, which
  * the daemon starts as nobody for http and https (and that keeps libcurl
- * and its dependency chain out of the daemon's memory).
+ * and its dependency chain out of the daemon's memory). fatelfd gives the
+ * URL as "-" and writes it to stdin, since a command line is readable by
+ * every local user and a URL may carry a password. The limits (deadline,
+ * minimum rate, denied networks) come as options from fatelfd.conf.
  *
  * Exit status: 0 the transfer completed and every byte went to stdout;
  * 1 the URL was refused or the transfer failed, or the reader went away;
@@ -24,6 +27,10 @@
 #include "fetch.h"
 #include "macro.h"
 
+/* The longest URL read from stdin (a Varlink message is larger; curl
+ * itself takes at most 8 MB). */
+#define FETCH_URL_STDIN_MAX ((size_t)1 << 20)
+
 enum {
 	EXIT_FETCH = 1,
 	EXIT_USAGE = 2,
@@ -33,13 +40,21 @@ enum {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fatelf-fetch [--allow-file] [--timeout SEC] [--max-bytes N] URL\n"
-		"Fetch URL (http, https, or file with --allow-file) and write the body to stdout.\n"
+		"Usage: fatelf-fetch [OPTION...] URL|-\n"
+		"Fetch URL (http, https, or file with --allow-file) and write the body to stdout;\n"
+		"with -, read the URL from standard input.\n"
 		"\n"
-		"  --allow-file        accept file:// URLs\n"
-		"  --timeout SEC       fail when no byte arrives for SEC seconds (default 60)\n"
-		"  --max-bytes N       fail when the body is larger than N bytes (0: no limit)\n"
-		"  --help              print this help, exit\n");
+		"  --allow-file           accept file:// URLs\n"
+		"  --timeout SEC          fail when no byte arrives for SEC seconds (default 60)\n"
+		"  --max-bytes N          fail when the body is larger than N bytes (0: no limit)\n"
+		"  --deadline SEC         fail when the download takes longer than SEC seconds\n"
+		"                         (default 0: no deadline)\n"
+		"  --min-rate N           fail when fewer than N bytes a second arrive for\n"
+		"                         --low-speed-time seconds (default 0: no minimum)\n"
+		"  --low-speed-time SEC   the window of --min-rate (default 30)\n"
+		"  --deny-networks LIST   connect into none of these networks (CIDR, comma\n"
+		"                         separated), but into those the URL's own host is in\n"
+		"  --help                 print this help, exit\n");
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *ret)
@@ -90,6 +105,68 @@ static int write_all(const void *buf, size_t len)
 	return 0;
 }
 
+/* The URL as the whole of stdin (fatelfd passes it so, out of the
+ * command line that every local user can read), one trailing newline
+ * dropped. */
+static int read_url(char **ret)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= FETCH_URL_STDIN_MAX) {
+				free(buf);
+				return -E2BIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (len == cap) {
+		char *nb = realloc(buf, cap + 1);
+
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+	}
+	buf[len] = '\0';
+	/* A NUL inside would cut the URL short of what was asked for. */
+	if (strlen(buf) != len) {
+		free(buf);
+		return -EINVAL;
+	}
+	*ret = buf;
+	return 0;
+}
+
 static int fail(const fatelf_diag *d, int r)
 {
 	fprintf(stderr, "%s\n", d->msg[0] ? d->msg : strerror(-r));
@@ -102,10 +179,17 @@ int main(int argc, char **argv)
 		{ "allow-file", no_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "max-bytes", required_argument, NULL, 'm' },
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "min-rate", required_argument, NULL, 'r' },
+		{ "low-speed-time", required_argument, NULL, 'l' },
+		{ "deny-networks", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	fatelf_fetch_opts o = { 0 };
+	fatelf_netranges deny = { 0 };
+	char *stdin_url = NULL;
+	const char *url;
 	fatelf_bundle_source src;
 	fatelf_fetch *f = NULL;
 	fatelf_diag d = { 0 };
@@ -131,6 +215,35 @@ int main(int argc, char **argv)
 			}
 			o.max_bytes = v;
 			break;
+		case 'd':
+			if (parse_u64(optarg, 604800, &v) < 0) {
+				fprintf(stderr, "fatelf-fetch: bad --deadline: %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.deadline_sec = (unsigned)v;
+			break;
+		case 'r':
+			if (parse_u64(optarg, 1u << 30, &v) < 0) {
+				fprintf(stderr, "fatelf-fetch: bad --min-rate: %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.min_rate = v;
+			break;
+		case 'l':
+			if (parse_u64(optarg, 86400, &v) < 0 || v == 0) {
+				fprintf(stderr, "fatelf-fetch: bad --low-speed-time: %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.low_speed_sec = (unsigned)v;
+			break;
+		case 'n':
+			deny.n = 0;
+			if (fatelf_netranges_add(&deny, optarg, &d) < 0) {
+				fprintf(stderr, "fatelf-fetch: bad --deny-networks: %s\n", d.msg);
+				return EXIT_USAGE;
+			}
+			o.deny = &deny;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -148,7 +261,18 @@ int main(int argc, char **argv)
 	 * write fails with EPIPE and we leave quietly. */
 	signal(SIGPIPE, SIG_IGN);
 
-	r = fatelf_fetch_open(argv[optind], &o, &f, &d);
+	url = argv[optind];
+	if (strcmp(url, "-") == 0) {
+		r = read_url(&stdin_url);
+		if (r < 0) {
+			fprintf(stderr, "fatelf-fetch: cannot read the URL from standard input: %s\n",
+				r == -E2BIG ? "longer than 1 MiB" : strerror(-r));
+			return r == -E2BIG ? EXIT_USAGE : EXIT_SYSTEM;
+		}
+		url = stdin_url;
+	}
+	r = fatelf_fetch_open(url, &o, &f, &d);
+	free(stdin_url);
 	if (r < 0)
 		return fail(&d, r);
 	fatelf_fetch_source(f, &src);

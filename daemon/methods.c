@@ -7,8 +7,9 @@
  * Order of checks for a call: the method exists (else MethodNotFound or
  * InterfaceNotFound), the caller may call it (mutating methods need uid 0
  * or the admin group, else PermissionDenied), the parameters pass the
- * dispatch table (else InvalidParameter naming the field), then the
- * handler runs. Read methods answer inline from the read-only store: each
+ * dispatch table (else InvalidParameter naming the field), a caller other
+ * than root sets no root-only field (else RootRequired naming it), then
+ * the handler runs. Read methods answer inline from the read-only store: each
  * is a few indexed queries. Mutating methods become jobs for the worker;
  * Verify, which reads every file, runs on a thread of its own.
  */
@@ -27,6 +28,7 @@
 
 #include "fatelfd.h"
 #include "macro.h"
+#include "text.h"
 
 #define E(name) "io.fatelf.Manager." name
 
@@ -882,13 +884,10 @@ static void m_install(conn *c, const vl_call *call, union method_params *p)
 				nsrc == 0 ? "fd" : (has_fd ? (in->url ? "url" : "path") : "path"));
 		return;
 	}
-	/* Only root names files on the daemon's machine, by path or file://. */
-	if ((in->path || in->policy || in->targets) && c->uid != 0) {
-		reply_error(c, VL_ERROR_PERMISSION_DENIED, NULL);
-		return;
-	}
+	/* Only root names files on the daemon's machine, by path (refused by
+	 * the dispatch table) or file://. */
 	if (in->url && strncasecmp(in->url, "file:", 5) == 0 && c->uid != 0) {
-		reply_error(c, VL_ERROR_PERMISSION_DENIED, NULL);
+		reply_error_str(c, E("RootRequired"), "parameter", "url");
 		return;
 	}
 	if (in->path && in->path[0] != '/') {
@@ -918,7 +917,8 @@ static void m_install(conn *c, const vl_call *call, union method_params *p)
 			return;
 		}
 	}
-	if ((in->url && !(j->url = strdup(in->url))) || (in->path && !(j->path = strdup(in->path)))) {
+	if ((in->url && (!(j->url = strdup(in->url)) || !(j->url_shown = fatelf_text_url_redact(in->url)))) ||
+	    (in->path && !(j->path = strdup(in->path)))) {
 		job_free(j);
 		reply_failed(c, -ENOMEM, NULL);
 		return;
@@ -1083,6 +1083,14 @@ void methods_dispatch(conn *c, const char *msg, size_t len)
 	memset(&p, 0, sizeof(p));
 	if (vl_dispatch(call.parameters, pm->fields, &p, &bad) < 0) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", bad ? bad : "parameters");
+		goto out;
+	}
+	/* The admin group may call the method, but the options that lift a
+	 * safety check (a signature, a conflict, a downgrade, the policy) or
+	 * name the daemon's own files are root's. */
+	if (c->uid != 0 && (bad = params_root_only_set(pm->fields, &p))) {
+		reply_error_str(c, E("RootRequired"), "parameter", bad);
+		params_free(pm->fields, &p);
 		goto out;
 	}
 	m->handler(c, &call, &p);

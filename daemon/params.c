@@ -13,13 +13,14 @@
 static const vl_field params_fields_none[] = { { NULL } };
 static const vl_field params_fields_install[] = {
 	{ "fd", VL_INT64, offsetof(struct p_install, fd), 0, 0, PARAMS_FDS_MAX - 1, 0 },
+	/* file:// URLs are root's too: the handler checks the scheme. */
 	F(struct p_install, url, VL_STRING, 0),
-	F(struct p_install, path, VL_STRING, 0),
-	F(struct p_install, policy, VL_STRING, 0),
-	F(struct p_install, targets, VL_STRV, 0),
-	F(struct p_install, allow_unsigned, VL_BOOL, 0),
-	F(struct p_install, force, VL_BOOL, 0),
-	F(struct p_install, allow_downgrade, VL_BOOL, 0),
+	F(struct p_install, path, VL_STRING, PARAMS_ROOT_ONLY),
+	F(struct p_install, policy, VL_STRING, PARAMS_ROOT_ONLY),
+	F(struct p_install, targets, VL_STRV, PARAMS_ROOT_ONLY),
+	F(struct p_install, allow_unsigned, VL_BOOL, PARAMS_ROOT_ONLY),
+	F(struct p_install, force, VL_BOOL, PARAMS_ROOT_ONLY),
+	F(struct p_install, allow_downgrade, VL_BOOL, PARAMS_ROOT_ONLY),
 	F(struct p_install, dry_run, VL_BOOL, 0),
 	{ NULL },
 };
@@ -30,7 +31,7 @@ static const vl_field params_fields_remove[] = {
 };
 static const vl_field params_fields_thin[] = {
 	F(struct p_thin, packages, VL_STRV, 0),
-	F(struct p_thin, targets, VL_STRV, 0),
+	F(struct p_thin, targets, VL_STRV, PARAMS_ROOT_ONLY),
 	F(struct p_thin, dry_run, VL_BOOL, 0),
 	{ NULL },
 };
@@ -85,5 +86,34 @@ const params_method *params_lookup(const char *name)
 	for (const params_method *m = params_methods; m->name; m++)
 		if (strcmp(m->name, name) == 0)
 			return m;
+	return NULL;
+}
+
+const char *params_root_only_set(const vl_field *fields, const union method_params *p)
+{
+	for (const vl_field *f = fields; f->name; f++) {
+		const char *at = (const char *)p + f->offset;
+		bool b;
+		const void *ptr;
+
+		if (!(f->flags & PARAMS_ROOT_ONLY))
+			continue;
+		switch (f->type) {
+		case VL_BOOL:
+			memcpy(&b, at, sizeof(b));
+			if (b)
+				return f->name;
+			break;
+		case VL_STRING:
+		case VL_STRV:
+			memcpy(&ptr, at, sizeof(ptr));
+			if (ptr)
+				return f->name;
+			break;
+		default:
+			/* Only these types carry an option worth refusing. */
+			return f->name;
+		}
+	}
 	return NULL;
 }

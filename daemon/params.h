@@ -2,7 +2,8 @@
  * The parameters of fatelfd's Varlink methods: one C struct per method
  * shape, and the dispatch table that vl_dispatch checks a call's
  * "parameters" against (names, types, mandatory flags, ranges), with
- * whether the method mutates (and so needs an admin caller). The daemon's
+ * whether the method mutates (and so needs an admin caller), and which
+ * fields only root may set (PARAMS_ROOT_ONLY). The daemon's
  * handlers and the fuzz_dispatch target share these tables, so the fuzzer
  * checks exactly what the daemon accepts. Depends on lib/varlink.h alone.
  */
@@ -16,6 +17,11 @@
 
 /* Passed fds a connection holds at once: Install's fd is an index below it. */
 #define PARAMS_FDS_MAX 4
+
+/* A vl_field flag of these tables (vl_dispatch ignores it): only uid 0 may
+ * set the field (a true bool, any string or list). The admin group may
+ * call the method, but not with this field. */
+#define PARAMS_ROOT_ONLY 0x100u
 
 struct p_install {
 	int64_t fd;
@@ -69,5 +75,7 @@ typedef struct params_method {
 extern const params_method params_methods[];
 /* The entry for a method, or NULL. */
 const params_method *params_lookup(const char *name);
+/* The first PARAMS_ROOT_ONLY field of fields that p sets, or NULL. */
+const char *params_root_only_set(const vl_field *fields, const union method_params *p);
 
 #endif

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -88,6 +89,7 @@ job *job_free(job *j)
 	if (j->fd >= 0)
 		close(j->fd);
 	free(j->url);
+	free(j->url_shown);
 	free(j->path);
 	free(j->package);
 	for (size_t i = 0; j->packages && j->packages[i]; i++)
@@ -205,6 +207,7 @@ struct fd_source {
 	bool eof;                       /* read returned 0 */
 	worker *w;
 	unsigned timeout_sec;
+	uint64_t deadline_usec;         /* now_usec() past which a read fails (-ETIME); 0: none */
 	uint8_t buf[128 * 1024];
 };
 
@@ -218,6 +221,8 @@ static ssize_t fd_source_read(void *ctx, const void **ret_buf)
 
 		if (atomic_load(&fs->w->cancel))
 			return -ECANCELED;
+		if (fs->deadline_usec && now_usec() >= fs->deadline_usec)
+			return -ETIME;
 		if (fs->poll) {
 			struct pollfd pfd = { .fd = fs->fd, .events = POLLIN };
 			int r = poll(&pfd, 1, 500);
@@ -289,19 +294,18 @@ struct fetch_child {
 
 /* Child side of fetch_spawn, between fork and exec: async-signal-safe
  * calls only (the daemon is threaded). Never returns. */
-static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int out, int err,
-				       bool drop, pid_t parent)
+static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int in, int out,
+				       int err, bool drop, pid_t parent)
 {
 	static const char cannot[] = "cannot run the download helper ";
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t none;
-	int null, fds[3];
+	int fds[3];
 
 	for (int sig = 1; sig < _NSIG; sig++)
 		(void)sigaction(sig, &sa, NULL);
 	/* Out of the way of 0..2 first, whatever numbers the pipes got. */
-	null = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	fds[0] = null < 0 ? -1 : fcntl(null, F_DUPFD_CLOEXEC, 3);
+	fds[0] = fcntl(in, F_DUPFD_CLOEXEC, 3);
 	fds[1] = fcntl(out, F_DUPFD_CLOEXEC, 3);
 	fds[2] = fcntl(err, F_DUPFD_CLOEXEC, 3);
 	if (fds[2] < 0)
@@ -338,13 +342,72 @@ static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], i
 	_exit(3);
 }
 
+/* The helper's limits from the config: the deadline, the minimum rate
+ * and the deny list, as options. The strings live in a. */
+struct fetch_limit_args {
+	char deadline[24], min_rate[24], low_speed[24];
+	char deny[FATELF_NETRANGES_MAX * FATELF_NETRANGE_TEXT_MAX];
+};
+
+static size_t fetch_limits(const engine_config *cfg, struct fetch_limit_args *a, char **argv)
+{
+	size_t n = 0;
+
+	snprintf(a->deadline, sizeof(a->deadline), "%u", cfg->fetch_deadline);
+	snprintf(a->min_rate, sizeof(a->min_rate), "%llu", (unsigned long long)cfg->fetch_min_rate);
+	snprintf(a->low_speed, sizeof(a->low_speed), "%u", cfg->fetch_low_speed ? cfg->fetch_low_speed : 30);
+	argv[n++] = (char *)"--deadline";
+	argv[n++] = a->deadline;
+	argv[n++] = (char *)"--min-rate";
+	argv[n++] = a->min_rate;
+	argv[n++] = (char *)"--low-speed-time";
+	argv[n++] = a->low_speed;
+	/* The buffer holds the longest list there is. */
+	(void)fatelf_netranges_format(&cfg->fetch_deny, a->deny, sizeof(a->deny));
+	argv[n++] = (char *)"--deny-networks";
+	argv[n++] = a->deny;
+	return n;
+}
+
+/* The URL in an anonymous file, at offset 0, for the helper's stdin: an
+ * fd, or -errno. */
+static int fetch_url_memfd(const char *url)
+{
+	size_t len = strlen(url), done = 0;
+	int fd = memfd_create("fatelf-fetch-url", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write(fd, url + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			close(fd);
+			return -e;
+		}
+		done += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
 	char helper[PATH_MAX], timeout[32];
-	char *argv[8];
+	struct fetch_limit_args limits;
+	char *argv[16];
 	size_t argc = 0;
-	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	int in = -1, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	/* file:// reads the daemon's files: only for root callers (checked by
 	 * the method), with the daemon's identity. Anything else runs as
 	 * nobody, so a hostile server meets a process that owns nothing. */
@@ -361,10 +424,18 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 		argv[argc++] = (char *)"--allow-file";
 	argv[argc++] = (char *)"--timeout";
 	argv[argc++] = timeout;
+	argc += fetch_limits(cfg, &limits, argv + argc);
 	argv[argc++] = (char *)"--";
-	argv[argc++] = j->url;
+	/* The URL goes on the helper's stdin: a command line is in /proc for
+	 * every local user to read, and the URL may hold a password. */
+	argv[argc++] = (char *)"-";
 	argv[argc] = NULL;
 
+	in = fetch_url_memfd(j->url);
+	if (in < 0) {
+		e = -in;
+		goto fail;
+	}
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
 		e = errno;
 		goto fail;
@@ -375,10 +446,11 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	pid = fork();
 	e = errno;
 	if (pid == 0)
-		fetch_child_exec(helper, argv, out[1], err[1], drop, parent);
+		fetch_child_exec(helper, argv, in, out[1], err[1], drop, parent);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		goto fail;
+	close(in);
 	close(out[1]);
 	close(err[1]);
 	*ret = (struct fetch_child){ .pid = pid, .out = out[0], .err = err[0] };
@@ -387,6 +459,8 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	pthread_mutex_unlock(&w->lock);
 	return 0;
 fail:
+	if (in >= 0)
+		close(in);
 	for (int i = 0; i < 2; i++) {
 		if (out[i] >= 0)
 			close(out[i]);
@@ -508,6 +582,11 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 		return fatelf_diag_set(&j->diag, -EIO, -1, "no data for %u seconds",
 				       cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	}
+	if (r == -ETIME) {
+		j->fetch_failed = true;
+		return fatelf_diag_set(&j->diag, -EIO, -1, "the download did not end within its deadline of %u s",
+				       cfg->fetch_deadline);
+	}
 	return r;
 }
 
@@ -542,8 +621,12 @@ static int job_install(worker *w, job *j)
 		fs->fd = c.out;
 		fs->poll = true;
 		fs->w = w;
-		/* Later than the helper's own timeout, whose message says more. */
+		/* Later than the helper's own timeout and deadline, whose
+		 * messages say more. */
 		fs->timeout_sec = (cfg->fetch_timeout ? cfg->fetch_timeout : 60) + FETCH_BACKSTOP_SEC;
+		if (cfg->fetch_deadline)
+			fs->deadline_usec = now_usec() +
+					    (uint64_t)(cfg->fetch_deadline + FETCH_BACKSTOP_SEC) * 1000000u;
 		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
 		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
 		return fetch_finish(w, j, &c, fs, r);
@@ -569,10 +652,18 @@ static int job_install(worker *w, job *j)
 		fs->poll = !S_ISREG(st.st_mode);
 		fs->w = w;
 		fs->timeout_sec = cfg->fetch_timeout ? cfg->fetch_timeout : 60;
+		/* A pipe may be a download too ("curl URL | fatelfctl install -"):
+		 * one that drips cannot hold the worker past the deadline. */
+		if (fs->poll && cfg->fetch_deadline)
+			fs->deadline_usec = now_usec() + (uint64_t)cfg->fetch_deadline * 1000000u;
 		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
 		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
 		close(j->fd);
 		j->fd = -1;
+		if (r == -ETIME && !atomic_load(&w->cancel))
+			return fatelf_diag_set(&j->diag, -ETIME, -1,
+					       "%s: the bundle did not arrive within the deadline of %u s",
+					       j->path ? j->path : "fd", cfg->fetch_deadline);
 		return r;
 	}
 }
@@ -607,7 +698,7 @@ static const char *job_what(const job *j)
 	if (j->package)
 		return j->package;
 	if (j->url)
-		return j->url;
+		return j->url_shown;
 	if (j->path)
 		return j->path;
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
@@ -845,7 +936,7 @@ static void job_answer(job *j)
 			}
 		} else if (j->r < 0) {
 			c->oneway = false;
-			methods_reply_failure(c, j->r, &j->diag, j->fetch_failed ? j->url : NULL);
+			methods_reply_failure(c, j->r, &j->diag, j->fetch_failed ? j->url_shown : NULL);
 		} else {
 			_cleanup_json_ json_object *o = json_object_new_object();
 

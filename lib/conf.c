@@ -325,6 +325,22 @@ static int parse_keep_fat(conf_ctx *x, const conf_key *k, const char *value, voi
 	return 0;
 }
 
+/* Appends to the list (repeatable, separated by spaces or commas); an
+ * empty value clears it, defaults included. */
+static int parse_netranges(conf_ctx *x, const conf_key *k, const char *value, void *field)
+{
+	fatelf_netranges *l = field;
+	fatelf_diag sub = { 0 };
+
+	if (!*value) {
+		l->n = 0;
+		return 0;
+	}
+	if (fatelf_netranges_add(l, value, &sub) < 0)
+		return conf_error(x, k->name, "%s", sub.msg);
+	return 0;
+}
+
 #define FIELD(f) offsetof(engine_config, f)
 static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "AdminGroup", parse_group, FIELD(admin_group), 0, 0 },
@@ -342,6 +358,10 @@ static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "MaxConnectionsPerUser", parse_unsigned, FIELD(max_connections_per_uid),
 	  1, 65536 },
 	{ SECTION_DAEMON, "FetchTimeoutSec", parse_unsigned, FIELD(fetch_timeout), 1, 86400 },
+	{ SECTION_DAEMON, "FetchDeadlineSec", parse_unsigned, FIELD(fetch_deadline), 0, 604800 },
+	{ SECTION_DAEMON, "FetchMinRateBytes", parse_bytes, FIELD(fetch_min_rate), 0, 1u << 30 },
+	{ SECTION_DAEMON, "FetchLowSpeedSec", parse_unsigned, FIELD(fetch_low_speed), 1, 86400 },
+	{ SECTION_DAEMON, "FetchDenyNetworks", parse_netranges, FIELD(fetch_deny), 0, 0 },
 	{ SECTION_POLICY, "Policy", parse_policy, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "Targets", parse_targets, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "KeepFat", parse_keep_fat, FIELD(keep_fat), 0, 0 },
@@ -634,6 +654,10 @@ void engine_config_init(engine_config *c)
 	c->max_message = 1u << 20;
 	c->max_connections_per_uid = 64;
 	c->fetch_timeout = 60;
+	c->fetch_deadline = 3600;
+	c->fetch_min_rate = 1024;
+	c->fetch_low_speed = 30;
+	fatelf_netranges_default(&c->fetch_deny);
 }
 
 void engine_config_done(engine_config *c)

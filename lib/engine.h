@@ -28,6 +28,7 @@
 
 #include "bundle.h"
 #include "fatelf.h"
+#include "netrange.h"
 
 /* ------------------------------------------------------------ errors */
 /* Codes beyond FATELF_E_MAX, for fatelf_strerror/fatelf_error_name too. */
@@ -116,6 +117,11 @@ typedef struct engine_config {
 	uint64_t max_message;           /* MaxMessageSize= (Varlink), default 1 MiB */
 	unsigned max_connections_per_uid; /* MaxConnectionsPerUser=, default 64 */
 	unsigned fetch_timeout;         /* FetchTimeoutSec=: a source silent this long fails; default 60 */
+	/* A download that cannot hold the worker, nor reach inside. */
+	unsigned fetch_deadline;        /* FetchDeadlineSec=: the whole download; 0: none; default 3600 */
+	uint64_t fetch_min_rate;        /* FetchMinRateBytes=: bytes a second, at least; 0: off; default 1024 */
+	unsigned fetch_low_speed;       /* FetchLowSpeedSec=: ... over this long; default 30 */
+	fatelf_netranges fetch_deny;    /* FetchDenyNetworks=: no hop into these; default FATELF_NETRANGES_DEFAULT */
 } engine_config;
 
 void engine_config_init(engine_config *c);      /* the defaults */

@@ -14,10 +14,13 @@
  * transfer with a write error), so it would need a buffer the size of the
  * file, which is what this module exists to avoid.
  */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +31,7 @@
 
 #include "fetch.h"
 #include "macro.h"
+#include "text.h"
 
 /* How long one poll waits before the cancel flag is looked at again. */
 #define FETCH_POLL_MS 150
@@ -47,7 +51,7 @@ struct fatelf_fetch {
 	bool too_big;               /* the write callback saw max_bytes exceeded */
 	int status;                 /* 0 or the sticky error */
 	fatelf_diag diag;
-	char *shown;                /* the URL as messages quote it (no password) */
+	char *shown;                /* the URL as messages quote it (no credentials) */
 	char *path;                 /* file:// only: the decoded path */
 
 	/* The chunk curl delivered; handed out by read, valid until the next read. */
@@ -58,8 +62,23 @@ struct fatelf_fetch {
 	uint64_t max_bytes;
 	uint64_t length;            /* announced length, 0 when unknown */
 	unsigned timeout_sec;
+	unsigned deadline_sec;      /* 0: none */
+	uint64_t min_rate;          /* 0: none */
+	unsigned low_speed_sec;
+	uint64_t opened_ms;         /* CLOCK_MONOTONIC, for the deadline */
 	const atomic_int *cancel;
 	char errbuf[CURL_ERROR_SIZE];
+
+	/* The deny list, and the ranges of it that the first URL's host is
+	 * in (found on the connections made before the first response, which
+	 * can only be to that host). */
+	fatelf_netranges deny;
+	uint64_t exempt;
+	bool responded;
+	bool denied;                /* a connection was refused: why, below */
+	char denied_addr[INET6_ADDRSTRLEN];
+	char denied_range[FATELF_NETRANGE_TEXT_MAX];
+	char *denied_url;           /* the hop, without credentials */
 };
 
 static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
@@ -154,12 +173,64 @@ static size_t fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdat
 	return n;
 }
 
+/* The first header line of a response: from now on, every connection is
+ * for a redirect's hop. */
+static size_t fetch_header_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	fatelf_fetch *f = userdata;
+
+	(void)ptr;
+	f->responded = true;
+	return size * nmemb;
+}
+
+static void fetch_note_denied(fatelf_fetch *f, const struct curl_sockaddr *a, uint64_t hits)
+{
+	const void *addr = a->family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr
+						 : (const void *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
+	char *url = NULL;
+	unsigned i = 0;
+
+	if (f->denied)
+		return;
+	f->denied = true;
+	if (!inet_ntop(a->family, addr, f->denied_addr, sizeof(f->denied_addr)))
+		snprintf(f->denied_addr, sizeof(f->denied_addr), "?");
+	while (i + 1 < FATELF_NETRANGES_MAX && !(hits & ((uint64_t)1 << i)))
+		i++;
+	fatelf_netrange_format(&f->deny.v[i], f->denied_range);
+	/* curl has moved to the hop's URL before it connects. */
+	if (curl_easy_getinfo(f->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
+		f->denied_url = fatelf_text_url_redact(url);
+}
+
+/* Every connection curl makes, to the address it resolved: the deny list
+ * is checked here rather than on names, so a name that resolves to
+ * another address by the time of the connection (DNS rebinding) gains
+ * nothing. */
+static curl_socket_t fetch_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	fatelf_fetch *f = clientp;
+
+	if (purpose == CURLSOCKTYPE_IPCXN && f->deny.n) {
+		uint64_t hits = fatelf_netranges_match(&f->deny, &a->addr, a->addrlen);
+
+		if (!f->responded) {
+			f->exempt |= hits;
+		} else if (hits & ~f->exempt) {
+			fetch_note_denied(f, a, hits & ~f->exempt);
+			return CURL_SOCKET_BAD;
+		}
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, char **ret_url,
 			   fatelf_diag *d)
 {
 	_cleanup_(curl_urlp) CURLU *u = curl_url();
-	_cleanup_(curl_freep) char *scheme = NULL, *full = NULL, *shown = NULL, *host = NULL,
-				   *path = NULL;
+	_cleanup_(curl_freep) char *scheme = NULL, *full = NULL, *host = NULL, *path = NULL;
+	_cleanup_free_ char *shown = NULL;
 	const char *accepted = allow_file ? "only http, https and file URLs are accepted"
 					  : "only http and https URLs are accepted";
 	char quoted[FETCH_URL_SHOWN + 1];
@@ -172,16 +243,20 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 	if (uc == CURLUE_OK)
 		uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
 	if (uc != CURLUE_OK) {
-		fetch_quote(quoted, sizeof(quoted), url);
+		_cleanup_free_ char *redacted = fatelf_text_url_redact(url);
+
+		if (!redacted)
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		fetch_quote(quoted, sizeof(quoted), redacted);
 		return fatelf_diag_set(d, -EINVAL, -1, "%s: %s (%s)", quoted, accepted,
 				       curl_url_strerror(uc));
 	}
 	if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 
-	/* Messages and logs quote the URL; a password in it must not end up there. */
-	curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-	if (curl_url_get(u, CURLUPART_URL, &shown, 0) != CURLUE_OK)
+	/* Messages and logs quote the URL; its credentials must not end up there. */
+	shown = fatelf_text_url_redact(full);
+	if (!shown)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 
 	/* curl lowercases the scheme. */
@@ -207,7 +282,7 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, shown, accepted);
 	}
 
-	f->shown = strdup(shown);
+	f->shown = TAKE_PTR(shown);
 	*ret_url = strdup(full);
 	if (!f->shown || !*ret_url)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -240,9 +315,24 @@ static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
 	SETOPT(CURLOPT_FAILONERROR, 1L);
 	/* A source that sends nothing for timeout_sec fails rather than hanging
 	 * the transaction forever. */
-	SETOPT(CURLOPT_LOW_SPEED_LIMIT, 1L);
-	SETOPT(CURLOPT_LOW_SPEED_TIME, (long)f->timeout_sec);
 	SETOPT(CURLOPT_CONNECTTIMEOUT, (long)f->timeout_sec);
+	if (f->min_rate) {
+		/* ... and one that drips bytes fails too: below the minimum
+		 * rate for low_speed_sec, or past the deadline whatever it sends. */
+		SETOPT(CURLOPT_LOW_SPEED_LIMIT, (long)MIN(f->min_rate, (uint64_t)LONG_MAX));
+		SETOPT(CURLOPT_LOW_SPEED_TIME, (long)f->low_speed_sec);
+	} else {
+		SETOPT(CURLOPT_LOW_SPEED_LIMIT, 1L);
+		SETOPT(CURLOPT_LOW_SPEED_TIME, (long)f->timeout_sec);
+	}
+	if (f->deadline_sec)
+		SETOPT(CURLOPT_TIMEOUT, (long)f->deadline_sec);
+	SETOPT(CURLOPT_HEADERFUNCTION, fetch_header_cb);
+	SETOPT(CURLOPT_HEADERDATA, f);
+	if (f->deny.n) {
+		SETOPT(CURLOPT_OPENSOCKETFUNCTION, fetch_open_socket);
+		SETOPT(CURLOPT_OPENSOCKETDATA, f);
+	}
 	/* The daemon is threaded; curl must not use signals for DNS timeouts. */
 	SETOPT(CURLOPT_NOSIGNAL, 1L);
 	if (f->max_bytes)
@@ -281,6 +371,12 @@ int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch 
 	f->fd = -1;
 	f->max_bytes = o->max_bytes;
 	f->timeout_sec = o->timeout_sec ? o->timeout_sec : 60;
+	f->deadline_sec = o->deadline_sec;
+	f->min_rate = o->min_rate;
+	f->low_speed_sec = o->low_speed_sec ? o->low_speed_sec : 30;
+	if (o->deny)
+		f->deny = *o->deny;
+	f->opened_ms = fetch_now_ms();
 	f->cancel = o->cancel;
 	fatelf_diag_clear(&f->diag);
 
@@ -300,6 +396,17 @@ static bool fetch_cancelled(const fatelf_fetch *f)
 	return f->cancel && atomic_load(f->cancel);
 }
 
+static bool fetch_past_deadline(const fatelf_fetch *f, uint64_t slack_ms)
+{
+	return f->deadline_sec && fetch_now_ms() - f->opened_ms + slack_ms >= (uint64_t)f->deadline_sec * 1000;
+}
+
+static int fetch_fail_deadline(fatelf_fetch *f)
+{
+	return fetch_fail(f, -EIO, "the download did not end within its deadline of %u s "
+			  "(%" PRIu64 " bytes received)", f->deadline_sec, f->bytes);
+}
+
 /* Turns curl's final word on the transfer into our status. */
 static void fetch_finish(fatelf_fetch *f, CURLcode res)
 {
@@ -312,6 +419,24 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 	if (f->too_big || res == CURLE_FILESIZE_EXCEEDED) {
 		fetch_fail(f, -EFBIG, "the download is larger than the limit of %" PRIu64 " bytes",
 			   f->max_bytes);
+		return;
+	}
+	/* A refused socket is curl's "could not connect"; a hop that had
+	 * another address to go to ended for another reason. */
+	if (f->denied && res == CURLE_COULDNT_CONNECT) {
+		fetch_fail(f, -EIO, "redirected to %.*s%s: %s is in a denied network (%s)",
+			   FETCH_URL_SHOWN / 2, f->denied_url ? f->denied_url : "?",
+			   f->denied_url && strlen(f->denied_url) > FETCH_URL_SHOWN / 2 ? "..." : "",
+			   f->denied_addr, f->denied_range);
+		return;
+	}
+	if (res == CURLE_OPERATION_TIMEDOUT && fetch_past_deadline(f, 1000)) {
+		fetch_fail_deadline(f);
+		return;
+	}
+	if (res == CURLE_OPERATION_TIMEDOUT && f->min_rate && strstr(f->errbuf, "too slow")) {
+		fetch_fail(f, -EIO, "slower than %" PRIu64 " bytes/s for %u s (%" PRIu64 " bytes received)",
+			   f->min_rate, f->low_speed_sec, f->bytes);
 		return;
 	}
 	curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &http);
@@ -427,6 +552,9 @@ static ssize_t fetch_read(void *ctx, const void **ret_buf)
 		 * holds the promise of fetch.h: no byte for timeout_sec fails. */
 		if (fetch_now_ms() - since >= (uint64_t)f->timeout_sec * 1000)
 			return fetch_fail(f, -EIO, "no data for %u seconds", f->timeout_sec);
+		/* curl's own timer does not run while the transfer is paused. */
+		if (fetch_past_deadline(f, 0))
+			return fetch_fail_deadline(f);
 		mc = curl_multi_poll(f->multi, NULL, 0, FETCH_POLL_MS, NULL);
 		if (mc != CURLM_OK)
 			return fetch_fail(f, -EIO, "%s", curl_multi_strerror(mc));
@@ -488,6 +616,7 @@ fatelf_fetch *fatelf_fetch_close(fatelf_fetch *f)
 	free(f->buf);
 	free(f->shown);
 	free(f->path);
+	free(f->denied_url);
 	free(f);
 	return NULL;
 }

@@ -3,9 +3,11 @@
  * with libcurl and handed to the bundle reader as it arrives, with no
  * temporary copy. The reader pulls (fatelf_bundle_source.read); the
  * fetcher drives a curl multi handle until it has bytes, so memory stays
- * bounded by curl's own buffer. A transfer that fails, ends early or
- * sends nothing for the timeout fails the read with -EIO and a message
- * that names the URL and what curl said.
+ * bounded by curl's own buffer. A transfer that fails, ends early, sends
+ * nothing for the timeout, runs past its deadline, stays below the minimum
+ * rate or connects into a denied network fails the read with -EIO and a
+ * message that names the URL (without credentials) and the rule or what
+ * curl said.
  */
 #ifndef FATELF_FETCH_H
 #define FATELF_FETCH_H
@@ -15,6 +17,7 @@
 #include <stdint.h>
 
 #include "bundle.h"
+#include "netrange.h"
 
 typedef struct fatelf_fetch fatelf_fetch;
 
@@ -23,6 +26,17 @@ typedef struct fatelf_fetch_opts {
 	unsigned timeout_sec;       /* no byte for this long fails the transfer; 0: 60 */
 	uint64_t max_bytes;         /* 0: no limit */
 	const atomic_int *cancel;   /* when non-NULL and set, the read fails with -ECANCELED */
+	/* A server that drips bytes: the transfer as a whole must end within
+	 * deadline_sec, and may not stay slower than min_rate bytes a second
+	 * for low_speed_sec (0: 30). 0: no deadline, no minimum rate. */
+	unsigned deadline_sec;
+	uint64_t min_rate;
+	unsigned low_speed_sec;
+	/* No connection into these networks, the redirects' included, except
+	 * into the ones that the first URL's host is in itself (so a URL on
+	 * 127.0.0.1 still works). Checked on the address each connection
+	 * goes to, after name resolution. NULL: none. */
+	const fatelf_netranges *deny;
 } fatelf_fetch_opts;
 
 /* Checks the URL (scheme http, https or, if allowed, file) and starts the

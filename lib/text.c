@@ -6,6 +6,7 @@
  * whoever made it, so every message that shows one goes through here.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "text.h"
@@ -111,4 +112,77 @@ const char *fatelf_text_quote_n(const char *s, size_t len, char buf[FATELF_TEXT_
 const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF])
 {
 	return fatelf_text_quote_n(s, strlen(s), buf);
+}
+
+/* ------------------------------------------------------------ URLs */
+
+/* Where a URL's authority starts: after "scheme:" and the slashes that
+ * follow it, or 0 when the text has no "scheme:/" (then it is all taken
+ * for an authority, so "user:pw@host" loses its credentials too). */
+static size_t url_authority_start(const char *url)
+{
+	size_t i = 0;
+
+	if (!fatelf_text_is_alpha(url[0]))
+		return 0;
+	while (fatelf_text_is_alpha(url[i]) || fatelf_text_is_digit(url[i]) || url[i] == '+' ||
+	       url[i] == '-' || url[i] == '.')
+		i++;
+	if (url[i] != ':' || (url[i + 1] != '/' && url[i + 1] != '\\'))
+		return 0;
+	i++;
+	while (url[i] == '/' || url[i] == '\\')
+		i++;
+	return i;
+}
+
+/* The end of the credentials in the authority at url + start (the index
+ * just past their '@'), or start when there are none. */
+static size_t url_userinfo_end(const char *url, size_t start)
+{
+	size_t end = start + strcspn(url + start, "/\\?#");
+	size_t stop = start + strcspn(url + start, "?#");
+	const char *colon, *bracket;
+	size_t at = start;
+
+	for (size_t i = start; i < end; i++)
+		if (url[i] == '@')
+			at = i + 1;
+	if (at > start)
+		return at;
+	/* A password with a raw '/' in it ("user:pa/ss@host") ends the
+	 * authority early: a ':' that is not followed by a port number
+	 * still means credentials, up to the last '@' before the query. */
+	bracket = memchr(url + start, ']', end - start);
+	colon = memchr(bracket ? bracket : url + start, ':', (size_t)(url + end - (bracket ? bracket : url + start)));
+	if (!colon || strspn(colon + 1, "0123456789") == (size_t)(url + end - colon - 1))
+		return start;
+	for (size_t i = end; i < stop; i++)
+		if (url[i] == '@')
+			at = i + 1;
+	return at;
+}
+
+char *fatelf_text_url_redact(const char *url)
+{
+	size_t start, skip, len, o = 0;
+	char *out;
+
+	if (!url)
+		return NULL;
+	len = strlen(url);
+	start = url_authority_start(url);
+	skip = url_userinfo_end(url, start);
+	out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)url[i];
+
+		if (i >= start && i < skip)
+			continue;
+		out[o++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	out[o] = '\0';
+	return out;
 }

@@ -1,8 +1,8 @@
 /*
  * Untrusted text (private to libfatelf): UTF-8 decoding, the control
- * characters a terminal or a log must never receive raw, and the quoting
+ * characters a terminal or a log must never receive raw, the quoting
  * of a hostile name (a manifest path, an archive member name) so that a
- * message can show it. ASCII classes are here too, without the locale,
+ * message can show it, and URLs stripped of their credentials. ASCII classes are here too, without the locale,
  * because every rule that uses them is about bytes.
  */
 #ifndef FATELF_TEXT_H
@@ -54,5 +54,14 @@ int fatelf_text_check(const char *s, size_t len, size_t *ret_at);
 /* Quoting for messages; both return buf. */
 const char *fatelf_text_quote_n(const char *s, size_t len, char buf[FATELF_TEXT_QUOTE_BUF]);
 const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF]);
+
+/*
+ * A URL as a log line, a reply, a history row or an error may show it:
+ * without the credentials of its authority ("user:password@", or
+ * "token@"), and with every byte that is not printable ASCII replaced by
+ * '?'. Also for text that does not parse as a URL. malloc'd (NULL: out of
+ * memory, or url is NULL).
+ */
+char *fatelf_text_url_redact(const char *url);
 
 #endif

@@ -76,6 +76,14 @@ static void assert_defaults(const engine_config *c)
 	ck_assert_uint_eq(c->max_message, 1u << 20);
 	ck_assert_uint_eq(c->max_connections_per_uid, 64);
 	ck_assert_uint_eq(c->fetch_timeout, 60);
+	ck_assert_uint_eq(c->fetch_deadline, 3600);
+	ck_assert_uint_eq(c->fetch_min_rate, 1024);
+	ck_assert_uint_eq(c->fetch_low_speed, 30);
+
+	char deny[FATELF_NETRANGES_MAX * FATELF_NETRANGE_TEXT_MAX];
+	ck_assert_int_eq(fatelf_netranges_format(&c->fetch_deny, deny, sizeof(deny)), 0);
+	ck_assert_str_eq(deny, "127.0.0.0/8,0.0.0.0/8,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,"
+			 "192.168.0.0/16,100.64.0.0/10,::1/128,::/128,fe80::/10,fc00::/7");
 }
 
 START_TEST(test_defaults)
@@ -107,7 +115,8 @@ START_TEST(test_shipped_file)
 	static const char *const keys[] = {
 		"AdminGroup", "TrustedKeys", "RequireSignature", "Durable", "RunLdconfig",
 		"LdconfigPath", "MaxEntries", "MaxPathLength", "MaxTotalSize", "MaxMessageSize",
-		"MaxConnectionsPerUser", "FetchTimeoutSec", "Policy", "Targets", "KeepFat",
+		"MaxConnectionsPerUser", "FetchTimeoutSec", "FetchDeadlineSec", "FetchMinRateBytes",
+		"FetchLowSpeedSec", "FetchDenyNetworks", "Policy", "Targets", "KeepFat",
 	};
 	const char *top = getenv("top_srcdir");
 	char shipped[4096];
@@ -171,6 +180,12 @@ START_TEST(test_every_key)
 		  "MaxMessageSize=256K\n"
 		  "MaxConnectionsPerUser=8\n"
 		  "FetchTimeoutSec=15\r\n"
+		  "FetchDeadlineSec=0\n"
+		  "FetchMinRateBytes=4K\n"
+		  "FetchLowSpeedSec=12\n"
+		  "FetchDenyNetworks=\n"
+		  "FetchDenyNetworks=127.0.0.2/32, 10.0.0.0/8\n"
+		  "FetchDenyNetworks=fe80::/10\n"
 		  "[Policy]\n"
 		  "Policy=targets\n"
 		  "Targets=x86_64, i386 aarch64\n"
@@ -187,6 +202,12 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c.max_message, 256u << 10);
 	ck_assert_uint_eq(c.max_connections_per_uid, 8);
 	ck_assert_uint_eq(c.fetch_timeout, 15);
+	ck_assert_uint_eq(c.fetch_deadline, 0);
+	ck_assert_uint_eq(c.fetch_min_rate, 4096);
+	ck_assert_uint_eq(c.fetch_low_speed, 12);
+	char deny[256];
+	ck_assert_int_eq(fatelf_netranges_format(&c.fetch_deny, deny, sizeof(deny)), 0);
+	ck_assert_str_eq(deny, "127.0.0.2/32,10.0.0.0/8,fe80::/10");
 	ck_assert_int_eq(c.policy.policy, ENGINE_POLICY_TARGETS);
 	ck_assert_uint_eq(c.policy.ntargets, 3);
 	ck_assert_str_eq(c.policy.targets[0], "x86_64");
@@ -402,6 +423,19 @@ START_TEST(test_errors)
 		{ "[Daemon]\nMaxConnectionsPerUser=0\n",
 		  "fatelfd.conf:2: MaxConnectionsPerUser: 0 is out of range (1 to 65536)" },
 		{ "[Daemon]\nFetchTimeoutSec=1.5\n", "fatelfd.conf:2: FetchTimeoutSec: '1.5' is not a whole number" },
+		{ "[Daemon]\nFetchDeadlineSec=604801\n",
+		  "fatelfd.conf:2: FetchDeadlineSec: 604801 is out of range (0 to 604800)" },
+		{ "[Daemon]\nFetchMinRateBytes=2G\n",
+		  "fatelfd.conf:2: FetchMinRateBytes: 2G is out of range (0 to 1073741824)" },
+		{ "[Daemon]\nFetchLowSpeedSec=0\n",
+		  "fatelfd.conf:2: FetchLowSpeedSec: 0 is out of range (1 to 86400)" },
+		{ "[Daemon]\nFetchDenyNetworks=10.0.0.0/8 example.org\n",
+		  "fatelfd.conf:2: FetchDenyNetworks: 'example.org' is not an IPv4 or IPv6 network" },
+		{ "[Daemon]\nFetchDenyNetworks=10.0.0.1/8\n",
+		  "fatelfd.conf:2: FetchDenyNetworks: '10.0.0.1/8': bits are set past the prefix length "
+		  "(the network is 10.0.0.0/8)" },
+		{ "[Daemon]\nFetchDenyNetworks=::/200\n",
+		  "fatelfd.conf:2: FetchDenyNetworks: '::/200': the prefix length is more than 128" },
 		{ "[Daemon]\nTrustedKeys=keys.d\n", "fatelfd.conf:2: TrustedKeys: 'keys.d' is not an absolute path" },
 		{ "[Daemon]\nLdconfigPath=ldconfig\n",
 		  "fatelfd.conf:2: LdconfigPath: 'ldconfig' is not an absolute path" },
@@ -423,6 +457,38 @@ START_TEST(test_errors)
 	ck_assert_int_eq(load(&c, "nul.conf", &d), -EINVAL);
 	ck_assert_str_eq(d.msg, "nul.conf:2: syntax: line holds a NUL byte");
 	engine_config_done(&c);
+}
+END_TEST
+
+/* FetchDenyNetworks= adds to the defaults; an empty value clears them. */
+START_TEST(test_deny_networks)
+{
+	engine_config c;
+	fatelf_netranges def;
+	char text[8192];
+	size_t n;
+
+	tu_tmpdir();
+	fatelf_netranges_default(&def);
+	load_text(&c, "[Daemon]\nFetchDenyNetworks=127.0.0.2/32\n");
+	ck_assert_uint_eq(c.fetch_deny.n, def.n + 1);
+	ck_assert_int_eq(memcmp(c.fetch_deny.v, def.v, def.n * sizeof(def.v[0])), 0);
+	engine_config_done(&c);
+
+	load_text(&c, "[Daemon]\nFetchDenyNetworks=\n");
+	ck_assert_uint_eq(c.fetch_deny.n, 0);
+	engine_config_done(&c);
+
+	/* 64 at most, defaults included */
+	n = (size_t)snprintf(text, sizeof(text), "[Daemon]\nFetchDenyNetworks=\nFetchDenyNetworks=");
+	for (int i = 0; i < FATELF_NETRANGES_MAX; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "10.%d.0.0/16 ", i);
+	snprintf(text + n, sizeof(text) - n, "\n");
+	load_text(&c, text);
+	ck_assert_uint_eq(c.fetch_deny.n, FATELF_NETRANGES_MAX);
+	engine_config_done(&c);
+	snprintf(text + n, sizeof(text) - n, "\nFetchDenyNetworks=11.0.0.0/8\n");
+	load_fails(text, "fatelfd.conf:4: FetchDenyNetworks: more than 64 networks");
 }
 END_TEST
 
@@ -592,6 +658,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(tc, test_keep_fat_lists);
 	tcase_add_test(tc, test_targets_policy);
 	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_deny_networks);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_failed_load_changes_nothing);
 	tcase_add_test(tc, test_keys);

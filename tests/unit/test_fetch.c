@@ -6,6 +6,7 @@
  * file:// handling and that chunks stay small. One test feeds a served
  * bundle to the bundle reader.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,9 @@
 
 #include "elfgen.h"
 #include "fetch.h"
+#include "netrange.h"
 #include "testutil.h"
+#include "text.h"
 
 /* ------------------------------------------------------------ server */
 
@@ -74,7 +77,10 @@ static void send_head(int fd, const char *status, long long length, const char *
  *   /404           404
  *   /redir         302 to /full
  *   /redir-file    302 to file:///etc/passwd
+ *   /redir-lo2     302 to http://127.0.0.2:PORT/full (nothing listens there)
+ *   /drip          200, Content-Length, then one byte every 200 ms
  */
+static int srv_port;
 static void srv_handle(int c, const uint8_t *body, size_t len)
 {
 	char req[8192], path[256] = "";
@@ -114,6 +120,17 @@ static void srv_handle(int c, const uint8_t *body, size_t len)
 		send_head(c, "302 Found", 0, "Location: /full\r\n");
 	} else if (strcmp(path, "/redir-file") == 0) {
 		send_head(c, "302 Found", 0, "Location: file:///etc/passwd\r\n");
+	} else if (strcmp(path, "/redir-lo2") == 0) {
+		char loc[128];
+
+		snprintf(loc, sizeof(loc), "Location: http://127.0.0.2:%d/full\r\n", srv_port);
+		send_head(c, "302 Found", 0, loc);
+	} else if (strcmp(path, "/drip") == 0) {
+		send_head(c, "200 OK", (long long)len, "");
+		for (size_t i = 0; i < len; i++) {
+			send_all(c, body + i, 1);
+			usleep(200000);
+		}
 	} else {
 		send_head(c, "404 Not Found", 9, "");
 		send_str(c, "not found");
@@ -132,6 +149,7 @@ static void srv_start(struct srv *s, const void *body, size_t len)
 	ck_assert_int_eq(listen(lfd, 8), 0);
 	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &salen), 0);
 	s->port = ntohs(sa.sin_port);
+	srv_port = s->port;
 	snprintf(s->base, sizeof(s->base), "http://127.0.0.1:%d", s->port);
 
 	s->pid = fork();
@@ -533,13 +551,319 @@ START_TEST(test_password_not_shown)
 	fatelf_fetch *f = open_ok(url, NULL);
 	drain(f, &r);
 	ck_assert_int_eq(fatelf_fetch_status(f, &d), -EIO);
-	ck_assert_msg(!strstr(d.msg, "s3cret"), "%s", d.msg);
-	ck_assert_msg(strstr(d.msg, "user@127.0.0.1"), "%s", d.msg);
+	ck_assert_msg(!strstr(d.msg, "s3cret") && !strstr(d.msg, "user"), "%s", d.msg);
+	ck_assert_msg(strstr(d.msg, "http://127.0.0.1:"), "%s", d.msg);
 	fatelf_fetch_close(f);
 	srv_stop(&s);
 
 	ck_assert_int_eq(fatelf_fetch_open("ftp://user:s3cret@h/x", NULL, &f, &d), -EINVAL);
-	ck_assert_msg(!strstr(d.msg, "s3cret"), "%s", d.msg);
+	ck_assert_msg(!strstr(d.msg, "s3cret") && strstr(d.msg, "ftp://h/x: "), "%s", d.msg);
+	/* A URL curl cannot parse is quoted without its credentials too. */
+	ck_assert_int_eq(fatelf_fetch_open("http://user:s3cret@h:99999999/x", NULL, &f, &d), -EINVAL);
+	ck_assert_msg(!strstr(d.msg, "s3cret") && strstr(d.msg, "http://h:99999999/x: "), "%s", d.msg);
+}
+END_TEST
+
+START_TEST(test_netrange_parse)
+{
+	static const char *const good[][2] = {
+		{ "10.0.0.0/8", "10.0.0.0/8" },
+		{ "127.0.0.2", "127.0.0.2/32" },
+		{ "0.0.0.0/0", "0.0.0.0/0" },
+		{ "172.16.0.0/12", "172.16.0.0/12" },
+		{ "fe80::/10", "fe80::/10" },
+		{ "::1", "::1/128" },
+		{ "FC00::/7", "fc00::/7" },
+		{ "::/0", "::/0" },
+		{ "192.168.1.128/25", "192.168.1.128/25" },
+	};
+	static const char *const bad[][2] = {
+		{ "", "is not an IPv4 or IPv6 network" },
+		{ "/8", "is not an IPv4 or IPv6 network" },
+		{ "10.0.0/8", "is not an IPv4 or IPv6 network" },
+		{ "10.0.0.0/", "the prefix length is not a number" },
+		{ "10.0.0.0/+8", "the prefix length is not a number" },
+		{ "10.0.0.0/8x", "the prefix length is not a number" },
+		{ "10.0.0.0/0008", "the prefix length is not a number" },
+		{ "10.0.0.0/33", "the prefix length is more than 32" },
+		{ "::/129", "the prefix length is more than 128" },
+		{ "10.0.0.1/8", "bits are set past the prefix length (the network is 10.0.0.0/8)" },
+		{ "fe80::1/10", "(the network is fe80::/10)" },
+		{ "192.168.1.129/25", "(the network is 192.168.1.128/25)" },
+		{ "localhost", "is not an IPv4 or IPv6 network" },
+		{ "1.2.3.4.5/8", "is not an IPv4 or IPv6 network" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/8",
+		  "is not an IPv4 or IPv6 network" },
+	};
+	fatelf_netrange r;
+	fatelf_diag d;
+	char buf[FATELF_NETRANGE_TEXT_MAX];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(fatelf_netrange_parse(good[i][0], strlen(good[i][0]), &r, &d) == 0, "%s: %s",
+			      good[i][0], d.msg);
+		ck_assert_str_eq(fatelf_netrange_format(&r, buf), good[i][1]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(fatelf_netrange_parse(bad[i][0], strlen(bad[i][0]), &r, &d) == -EINVAL, "%s",
+			      bad[i][0]);
+		ck_assert_msg(strstr(d.msg, bad[i][1]), "%s: %s", bad[i][0], d.msg);
+	}
+	/* The length bounds the text: no NUL is needed, none is read past. */
+	ck_assert_int_eq(fatelf_netrange_parse("10.0.0.0/8,junk", 10, &r, &d), 0);
+	ck_assert_str_eq(fatelf_netrange_format(&r, buf), "10.0.0.0/8");
+}
+END_TEST
+
+START_TEST(test_netranges_list)
+{
+	fatelf_netranges l = { 0 }, m;
+	fatelf_diag d;
+	char text[FATELF_NETRANGES_MAX * FATELF_NETRANGE_TEXT_MAX], small[12];
+
+	ck_assert_int_eq(fatelf_netranges_add(&l, " 10.0.0.0/8,\t::1  ,,127.0.0.2 ", &d), 0);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_int_eq(fatelf_netranges_format(&l, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "10.0.0.0/8,::1/128,127.0.0.2/32");
+	ck_assert_int_eq(fatelf_netranges_format(&l, small, sizeof(small)), -ENOBUFS);
+	/* Read back, it is the same list. */
+	m = (fatelf_netranges){ 0 };
+	ck_assert_int_eq(fatelf_netranges_add(&m, text, &d), 0);
+	ck_assert_int_eq(memcmp(&l, &m, sizeof(l)), 0);
+	/* A bad item changes nothing. */
+	ck_assert_int_eq(fatelf_netranges_add(&l, "192.168.0.0/16 nonsense", &d), -EINVAL);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_msg(strstr(d.msg, "'nonsense' is not an IPv4 or IPv6 network"), "%s", d.msg);
+	/* At most FATELF_NETRANGES_MAX. */
+	l.n = 0;
+	for (int i = 0; i < FATELF_NETRANGES_MAX; i++) {
+		char one[32];
+
+		snprintf(one, sizeof(one), "10.%d.0.0/16", i);
+		ck_assert_int_eq(fatelf_netranges_add(&l, one, &d), 0);
+	}
+	ck_assert_int_eq(fatelf_netranges_add(&l, "11.0.0.0/8", &d), -E2BIG);
+	ck_assert_uint_eq(l.n, FATELF_NETRANGES_MAX);
+	ck_assert_int_eq(fatelf_netranges_format(&l, text, sizeof(text)), 0);
+	/* The default list. */
+	fatelf_netranges_default(&l);
+	ck_assert_int_eq(fatelf_netranges_format(&l, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, "127.0.0.0/8,0.0.0.0/8,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,"
+			 "192.168.0.0/16,100.64.0.0/10,::1/128,::/128,fe80::/10,fc00::/7");
+}
+END_TEST
+
+static uint64_t match4(const fatelf_netranges *l, const char *a)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+
+	ck_assert_int_eq(inet_pton(AF_INET, a, &sa.sin_addr), 1);
+	return fatelf_netranges_match(l, (struct sockaddr *)&sa, sizeof(sa));
+}
+
+static uint64_t match6(const fatelf_netranges *l, const char *a)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+
+	ck_assert_int_eq(inet_pton(AF_INET6, a, &sa.sin6_addr), 1);
+	return fatelf_netranges_match(l, (struct sockaddr *)&sa, sizeof(sa));
+}
+
+START_TEST(test_netranges_match)
+{
+	fatelf_netranges l = { 0 };
+	struct sockaddr_un { sa_family_t f; char p[8]; } un = { AF_UNIX, "x" };
+	struct sockaddr_in shortsa = { .sin_family = AF_INET };
+	fatelf_diag d;
+
+	/* bits:          0            1               2              3         4 */
+	ck_assert_int_eq(fatelf_netranges_add(&l, "127.0.0.0/8 127.0.0.2/32 172.16.0.0/12 fe80::/10 0.0.0.0/0",
+					      &d), 0);
+	ck_assert_uint_eq(match4(&l, "127.0.0.1"), 0x1 | 0x10);
+	ck_assert_uint_eq(match4(&l, "127.0.0.2"), 0x1 | 0x2 | 0x10);
+	ck_assert_uint_eq(match4(&l, "172.31.255.255"), 0x4 | 0x10);
+	ck_assert_uint_eq(match4(&l, "172.32.0.0"), 0x10);
+	ck_assert_uint_eq(match4(&l, "128.0.0.1"), 0x10);
+	ck_assert_uint_eq(match6(&l, "fe80::1"), 0x8);
+	ck_assert_uint_eq(match6(&l, "febf:ffff::1"), 0x8);
+	ck_assert_uint_eq(match6(&l, "fec0::1"), 0);
+	/* IPv4-mapped IPv6 is IPv4. */
+	ck_assert_uint_eq(match6(&l, "::ffff:127.0.0.2"), 0x1 | 0x2 | 0x10);
+	ck_assert_uint_eq(match6(&l, "::ffff:8.8.8.8"), 0x10);
+	/* Not an IP address, or too short: no match. */
+	ck_assert_uint_eq(fatelf_netranges_match(&l, (struct sockaddr *)&un, sizeof(un)), 0);
+	ck_assert_uint_eq(fatelf_netranges_match(&l, (struct sockaddr *)&shortsa, 4), 0);
+	ck_assert_uint_eq(fatelf_netranges_match(&l, NULL, 0), 0);
+
+	/* The default list: loopback, link-local, private; not public. */
+	fatelf_netranges_default(&l);
+	ck_assert_uint_ne(match4(&l, "127.1.2.3"), 0);
+	ck_assert_uint_ne(match4(&l, "0.0.0.0"), 0);
+	ck_assert_uint_ne(match4(&l, "169.254.169.254"), 0);
+	ck_assert_uint_ne(match4(&l, "10.1.2.3"), 0);
+	ck_assert_uint_ne(match4(&l, "192.168.0.1"), 0);
+	ck_assert_uint_ne(match4(&l, "100.100.100.100"), 0);
+	ck_assert_uint_ne(match6(&l, "::1"), 0);
+	ck_assert_uint_ne(match6(&l, "::"), 0);
+	ck_assert_uint_ne(match6(&l, "fd12::1"), 0);
+	ck_assert_uint_ne(match6(&l, "::ffff:10.0.0.1"), 0);
+	ck_assert_uint_eq(match4(&l, "8.8.8.8"), 0);
+	ck_assert_uint_eq(match4(&l, "172.32.0.1"), 0);
+	ck_assert_uint_eq(match6(&l, "2001:db8::1"), 0);
+}
+END_TEST
+
+/* A redirect into a denied network is refused, before any connection,
+ * naming the hop and the range; the same redirect without the entry is
+ * followed (and fails to connect: nothing listens on 127.0.0.2). The
+ * first URL's own network (127.0.0.1 in 127.0.0.0/8) does not count. */
+START_TEST(test_redirect_denied)
+{
+	struct srv s;
+	struct drained r;
+	char url[128];
+	fatelf_diag d;
+	fatelf_netranges deny = { 0 };
+	fatelf_fetch_opts o = { .deny = &deny };
+	fatelf_fetch *f;
+
+	srv_start(&s, "x", 1);
+	snprintf(url, sizeof(url), "http://u:s3cret@127.0.0.1:%d/redir-lo2", s.port);
+	ck_assert_int_eq(fatelf_netranges_add(&deny, "127.0.0.2/32", &d), 0);
+	f = open_ok(url, &o);
+	drain(f, &r);
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), -EIO);
+	ck_assert_msg(strstr(d.msg, "/redir-lo2: redirected to http://127.0.0.2:") &&
+		      strstr(d.msg, "/full: 127.0.0.2 is in a denied network (127.0.0.2/32)") &&
+		      !strstr(d.msg, "s3cret"), "%s", d.msg);
+	fatelf_fetch_close(f);
+	free(r.buf);
+
+	/* The first URL in a denied network of its own: allowed, but a hop
+	 * into another denied range is not. */
+	deny.n = 0;
+	ck_assert_int_eq(fatelf_netranges_add(&deny, "127.0.0.1/32 127.0.0.2/32", &d), 0);
+	f = open_ok(url, &o);
+	drain(f, &r);
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), -EIO);
+	ck_assert_msg(strstr(d.msg, "127.0.0.2 is in a denied network (127.0.0.2/32)"), "%s", d.msg);
+	fatelf_fetch_close(f);
+	free(r.buf);
+
+	/* Both in one range that the first host is in: followed. */
+	fatelf_netranges_default(&deny);
+	f = open_ok(url, &o);
+	drain(f, &r);
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), -EIO);
+	ck_assert_msg(!strstr(d.msg, "denied"), "%s", d.msg);
+	fatelf_fetch_close(f);
+	free(r.buf);
+
+	/* The first URL alone, in the default list: served. */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/full", s.port);
+	f = open_ok(url, &o);
+	drain(f, &r);
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), 0);
+	ck_assert_uint_eq(r.len, 1);
+	fatelf_fetch_close(f);
+	free(r.buf);
+	srv_stop(&s);
+}
+END_TEST
+
+/* A server that sends a byte every 200 ms is cut at the deadline, or by
+ * the minimum rate, long before it would end (200 bytes: 40 s). */
+START_TEST(test_drip_deadline_and_rate)
+{
+	uint8_t *body = random_bytes(200, 5);
+	struct srv s;
+	struct drained r;
+	char url[128];
+	fatelf_diag d;
+	fatelf_fetch *f;
+	double t0, secs;
+
+	srv_start(&s, body, 200);
+	snprintf(url, sizeof(url), "%s/drip", s.base);
+
+	fatelf_fetch_opts o = { .timeout_sec = 30, .deadline_sec = 2 };
+	t0 = now_sec();
+	f = open_ok(url, &o);
+	drain(f, &r);
+	secs = now_sec() - t0;
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), -EIO);
+	ck_assert_msg(strstr(d.msg, "/drip: the download did not end within its deadline of 2 s ("),
+		      "%s", d.msg);
+	ck_assert_msg(secs >= 1.5 && secs < 10, "cut after %.1f s", secs);
+	ck_assert_uint_lt(r.len, 200);
+	fatelf_fetch_close(f);
+	free(r.buf);
+
+	/* The server serves one connection at a time: a fresh one. */
+	srv_stop(&s);
+	srv_start(&s, body, 200);
+	snprintf(url, sizeof(url), "%s/drip", s.base);
+	o = (fatelf_fetch_opts){ .timeout_sec = 30, .min_rate = 1000, .low_speed_sec = 2 };
+	t0 = now_sec();
+	f = open_ok(url, &o);
+	drain(f, &r);
+	secs = now_sec() - t0;
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), -EIO);
+	ck_assert_msg(strstr(d.msg, "/drip: slower than 1000 bytes/s for 2 s ("), "%s", d.msg);
+	ck_assert_msg(secs >= 1.5 && secs < 10, "cut after %.1f s", secs);
+	ck_assert_uint_gt(r.len, 0);
+	fatelf_fetch_close(f);
+	free(r.buf);
+
+	srv_stop(&s);
+	srv_start(&s, body, 200);
+
+	/* A fast download is not cut by either. */
+	snprintf(url, sizeof(url), "%s/full", s.base);
+	o = (fatelf_fetch_opts){ .deadline_sec = 20, .min_rate = 1000, .low_speed_sec = 2 };
+	f = open_ok(url, &o);
+	drain(f, &r);
+	ck_assert_int_eq(fatelf_fetch_status(f, &d), 0);
+	ck_assert_uint_eq(r.len, 200);
+	fatelf_fetch_close(f);
+	free(r.buf);
+	srv_stop(&s);
+	free(body);
+}
+END_TEST
+
+START_TEST(test_url_redact)
+{
+	static const char *const cases[][2] = {
+		{ "http://user:secret@host/x", "http://host/x" },
+		{ "https://token@host:8443/a/b?q=1#f", "https://host:8443/a/b?q=1#f" },
+		{ "HTTP://u:p@[::1]:80/x", "HTTP://[::1]:80/x" },
+		{ "http://a@b:c@host/x", "http://host/x" },         /* the last '@' ends them */
+		{ "http://user:secret@host", "http://host" },
+		{ "http://user:secret@host?x", "http://host?x" },
+		{ "http://host/path@with-at", "http://host/path@with-at" },
+		{ "http://host:8080/~user@x", "http://host:8080/~user@x" },
+		{ "https://registry/@scope/pkg", "https://registry/@scope/pkg" },
+		{ "http://user:pa/ss@host/x", "http://host/x" },    /* a raw '/' in the password */
+		{ "http:\\\\user:pw@host/x", "http:\\\\host/x" },
+		{ "user:secret@host/x", "host/x" },                 /* no scheme */
+		{ "file:///srv/a@b.fatbundle", "file:///srv/a@b.fatbundle" },
+		{ "http://host/a\nb\x7f\xc3\xa9", "http://host/a?b???" },
+		{ "http://u:p\n@host/", "http://host/" },
+		{ "", "" },
+		{ "@", "" },
+		{ "http://@host/", "http://host/" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *r = fatelf_text_url_redact(cases[i][0]);
+
+		ck_assert_ptr_nonnull(r);
+		ck_assert_msg(strcmp(r, cases[i][1]) == 0, "%s: got %s, want %s", cases[i][0], r,
+			      cases[i][1]);
+		free(r);
+	}
+	ck_assert_ptr_null(fatelf_text_url_redact(NULL));
 }
 END_TEST
 
@@ -793,6 +1117,12 @@ static Suite *fetch_suite(void)
 	tcase_add_test(tc, test_file_url);
 	tcase_add_test(tc, test_refused_urls);
 	tcase_add_test(tc, test_password_not_shown);
+	tcase_add_test(tc, test_url_redact);
+	tcase_add_test(tc, test_netrange_parse);
+	tcase_add_test(tc, test_netranges_list);
+	tcase_add_test(tc, test_netranges_match);
+	tcase_add_test(tc, test_redirect_denied);
+	tcase_add_test(tc, test_drip_deadline_and_rate);
 	tcase_add_test(tc, test_cancel_mid_transfer);
 	tcase_add_test(tc, test_cancel_while_stalled);
 	tcase_add_test(tc, test_max_bytes);

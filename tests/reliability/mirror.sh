@@ -1,0 +1,289 @@
+#!/bin/bash
+# What a mirror can do to fatelfd's downloads, and what a URL's
+# credentials must never reach.
+#
+#  - Secrets: an install from http://fatelf:PASSWORD@127.0.0.1:PORT/...
+#    (nginx with basic auth) works, and a failing one (404, 401, a URL
+#    that does not parse) is refused; PASSWORD appears in no reply
+#    (FetchFailed's url and message), no fatelfctl output, no line of the
+#    daemon's log, no history row (History, fatelfctl history, the SQLite
+#    files themselves), and not on the download helper's command line.
+#  - A server that drips one byte a second is cut by FetchMinRateBytes=
+#    over FetchLowSpeedSec=, or by FetchDeadlineSec=, and the worker runs
+#    the next job; so is a passed pipe that drips, by FetchDeadlineSec=.
+#  - FetchDenyNetworks=127.0.0.2/32 with nginx on 127.0.0.1 redirecting to
+#    127.0.0.2: the hop is refused, naming it and the network, and nothing
+#    reaches 127.0.0.2; with the list empty the redirect is followed; with
+#    the default list (127.0.0.0/8 among others) it is followed too, since
+#    the first URL's host is already in that network; with 127.0.0.1/32
+#    and 127.0.0.2/32 only the first URL's own range is allowed.
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+export top_srcdir
+. "$top_srcdir/tests/reliability/lib.sh" || exit 99
+
+rl_init mirror
+t_require_tool python3 nginx sqlite3
+VLC=$top_srcdir/tests/reliability/vlclient.py
+SECRET=s3cretpw
+OTHER_PIDS=()
+cleanup() {
+	local p
+	rl_stop_all
+	for p in "${OTHER_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$RL_SOCKDIR"
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_for() { # SECONDS CMD...
+	local n=$(($1 * 20)) i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+connects() { # HOST PORT
+	python3 -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$1" "$2" \
+		2>/dev/null
+}
+vlc() {
+	timeout 120 python3 "$VLC" "$@"
+}
+# no_secret DESC TEXT: TEXT does not hold the password.
+no_secret() {
+	if printf '%s' "$2" | grep -aq -- "$SECRET"; then
+		fail "$1: no '$SECRET'" "$(printf '%s' "$2" | grep -a -- "$SECRET" | head -5)"
+	else
+		pass "$1: no '$SECRET'"
+	fi
+}
+
+# ---------------------------------------------------------------- servers
+mkdir -p tree-app/opt/app www/pub www/auth ngx/tmp ngx/logs
+printf 'app 1\n' >tree-app/opt/app/README
+check "bundle app 1" rl_bundle www/pub/app-1.fatbundle app 1 tree-app
+cp www/pub/app-1.fatbundle www/auth/app-1.fatbundle
+printf 'fatelf:{PLAIN}%s\n' "$SECRET" >ngx/htpasswd
+chmod -R go+rX www ngx
+PORT=$(free_port)
+cat >ngx/nginx.conf <<EOF
+worker_processes 1;
+master_process off;
+error_log $T_WORK/ngx/logs/error.log;
+pid $T_WORK/ngx/nginx.pid;
+events { worker_connections 64; }
+http {
+	access_log $T_WORK/ngx/logs/access.log;
+	client_body_temp_path $T_WORK/ngx/tmp/body;
+	proxy_temp_path $T_WORK/ngx/tmp/proxy;
+	server {
+		listen 127.0.0.1:$PORT;
+		root $T_WORK/www;
+		location /auth/ {
+			auth_basic "fatelf";
+			auth_basic_user_file $T_WORK/ngx/htpasswd;
+		}
+		location = /hop/app-1.fatbundle {
+			return 302 http://127.0.0.2:$PORT/pub/app-1.fatbundle;
+		}
+	}
+	server {
+		listen 127.0.0.2:$PORT;
+		root $T_WORK/www;
+		access_log $T_WORK/ngx/logs/lo2.log;
+	}
+}
+EOF
+nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
+OTHER_PIDS+=($!)
+if ! wait_for 10 connects 127.0.0.1 "$PORT" || ! wait_for 10 connects 127.0.0.2 "$PORT"; then
+	fail "nginx answers on 127.0.0.1:$PORT and 127.0.0.2:$PORT" "$(cat ngx/logs/stderr ngx/logs/error.log)"
+	t_done
+fi
+BASE=http://127.0.0.1:$PORT
+AUTH=http://fatelf:$SECRET@127.0.0.1:$PORT
+
+# One byte a second, for ever, after headers that announce a megabyte.
+DPORT=$(free_port)
+cat >drip.py <<'EOF'
+import socket, sys, threading, time
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(16)
+print("ready", flush=True)
+def serve(c):
+    try:
+        c.recv(65536)
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+        while True:
+            c.sendall(b"x")
+            time.sleep(1)
+    except OSError:
+        pass
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF
+python3 drip.py "$DPORT" >drip.out 2>&1 &
+OTHER_PIDS+=($!)
+wait_for 10 grep -q ready drip.out || fail "the dripping server starts" "$(cat drip.out)"
+
+# ================================================================ secrets
+rl_prepare secrets
+rl_start secrets || { fail "fatelfd starts (default config)" "$(tail -20 "$DLOG")"; t_done; }
+
+run rl_ctl install "$AUTH/auth/app-1.fatbundle"
+check_eq "install from a URL with user:password@ (basic auth) works" "0 app 1" \
+	"$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+no_secret "... its output" "$RUN_OUT $RUN_ERR"
+rl_ctl remove app >/dev/null 2>&1
+
+run rl_ctl install "$AUTH/auth/missing.fatbundle"
+check_eq "a 404 with user:password@: exit 1" 1 "$RC"
+check_match "... one line naming the URL without credentials and the 404" \
+	"^fatelfctl: install: download failed: http://127.0.0.1:$PORT/auth/missing\\.fatbundle: .*404" "$RUN_ERR"
+no_secret "... fatelfctl's words" "$RUN_OUT $RUN_ERR"
+run rl_ctl --json install "$AUTH/auth/missing.fatbundle"
+no_secret "... fatelfctl --json" "$RUN_OUT $RUN_ERR"
+
+run vlc call "$SOCK" "{\"method\":\"io.fatelf.Manager.Install\",\"parameters\":{\"url\":\"$AUTH/auth/missing.fatbundle\"}}"
+check_eq "the FetchFailed reply's url has no credentials" \
+	"io.fatelf.Manager.FetchFailed $BASE/auth/missing.fatbundle" \
+	"$(tail -1 <<<"$RUN_OUT" | jq -r '"\(.error) \(.parameters.url)"' 2>&1)"
+no_secret "... the whole reply" "$RUN_OUT"
+
+run rl_ctl install "http://fatelf:${SECRET}XX@127.0.0.1:$PORT/auth/app-1.fatbundle"
+check_match "a wrong password: download failed (401)" "download failed: .*401" "$RUN_ERR"
+no_secret "... its words" "$RUN_OUT $RUN_ERR"
+run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:99999999/x.fatbundle"
+check_eq "a URL that does not parse, with credentials: exit 1" 1 "$RC"
+no_secret "... its words" "$RUN_OUT $RUN_ERR"
+run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:$DPORT/drip" --no-wait
+# The helper runs now: its command line is readable by every local user.
+HELPER_CMDLINES=
+for ((i = 0; i < 100; i++)); do
+	HELPER_CMDLINES=$(for p in $(pgrep -P "$DPID"); do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done 2>/dev/null)
+	[ -n "$HELPER_CMDLINES" ] && break
+	sleep 0.05
+done
+check_match "a running download's helper is seen" 'fatelf-fetch' "$HELPER_CMDLINES"
+no_secret "... its command line (in /proc, for every user)" "$HELPER_CMDLINES"
+rl_ctl cancel >/dev/null 2>&1
+wait_for 20 sh -c "! \"$FATELFCTL\" --socket \"$SOCK\" --json status | jq -e '.running != null' >/dev/null"
+
+run rl_ctl history
+no_secret "fatelfctl history" "$RUN_OUT $RUN_ERR"
+run rl_ctl --json history --limit 1000
+no_secret "History" "$RUN_OUT"
+run rl_ctl --json status
+no_secret "Status" "$RUN_OUT"
+# state_files WHEN: the database, its WAL and SHM, the lock.
+state_files() {
+	no_secret "the state directory's files $1 ($(ls "$DDIR/state" | tr '\n' ' '))" \
+		"$(grep -al -- "$SECRET" "$DDIR"/state/* 2>&1)"
+}
+state_files "while the daemon runs"
+rl_stop
+state_files "after it stopped"
+no_secret "every line of the daemon's log ($(wc -l <"$DLOG") lines)" "$(cat "$DLOG")"
+check_match "... which logs the jobs, URLs without credentials" "install http://127.0.0.1:$PORT/auth/" "$(cat "$DLOG")"
+check_match "... whose history holds the failed installs" 'failed' \
+	"$(sqlite3 "$DDIR/state/fatelf.db" 'SELECT state FROM transactions' 2>&1)"
+echo "# history: $(sqlite3 "$DDIR/state/fatelf.db" 'SELECT state, error FROM transactions' 2>&1 | tr '\n' ';')"
+echo "# log: $(grep -a 'job' "$DLOG" | head -8 | tr '\n' ';')"
+
+# ================================================================ a dripping server
+# Each limit alone: the minimum rate (100 bytes/s over 3 s), the deadline (4 s).
+drip_case() { # DIR MAXSEC ERE CONFIG...
+	local d=$1 max=$2 ere=$3 t0 secs
+	shift 3
+	rl_prepare "$d" "$@"
+	rl_start "$d" || { fail "fatelfd starts ($*)" "$(tail -20 "$DLOG")"; return; }
+	t0=$(date +%s%N)
+	timeout 60 "$FATELFCTL" --socket "$SOCK" install "http://127.0.0.1:$DPORT/drip" >drip-ctl.out 2>&1 &
+	local cpid=$!
+	# The next job waits behind it.
+	wait_for 10 sh -c "\"$FATELFCTL\" --socket \"$SOCK\" --json status | jq -e '.running != null' >/dev/null"
+	timeout 90 "$FATELFCTL" --socket "$SOCK" install "$BASE/pub/app-1.fatbundle" >next.out 2>&1 &
+	local npid=$!
+	wait "$cpid"
+	RC=$?
+	secs=$((($(date +%s%N) - t0) / 1000000000))
+	check_eq "a server dripping 1 byte/s ($*): exit 1" 1 "$RC"
+	check_match "... saying why" "$ere" "$(cat drip-ctl.out)"
+	if [ "$secs" -le "$max" ]; then
+		pass "... within $max s ($secs s)"
+	else
+		fail "... within $max s" "after $secs s"
+	fi
+	wait "$npid"
+	check_eq "... and the job queued behind it runs: app installed" "0 app 1" \
+		"$? $(cat "$ROOT/opt/app/README" 2>&1)"
+	rl_stop
+}
+drip_case rate 20 'download failed: http://127.0.0.1:[0-9]+/drip: slower than 100 bytes/s for 3 s' \
+	"FetchMinRateBytes=100" "FetchLowSpeedSec=3" "FetchDeadlineSec=0"
+drip_case deadline 20 'download failed: http://127.0.0.1:[0-9]+/drip: the download did not end within its deadline of 4 s' \
+	"FetchMinRateBytes=0" "FetchDeadlineSec=4"
+
+# A pipe that drips ("curl URL | fatelfctl install -") meets the deadline too.
+rl_prepare pipedrip "FetchMinRateBytes=0" "FetchDeadlineSec=4"
+if rl_start pipedrip; then
+	mkfifo drip.fifo
+	(for ((i = 0; i < 60; i++)); do printf x || exit 0; sleep 1; done) >drip.fifo 2>/dev/null &
+	OTHER_PIDS+=($!)
+	t0=$(date +%s%N)
+	run timeout 60 "$FATELFCTL" --socket "$SOCK" install - <drip.fifo
+	secs=$((($(date +%s%N) - t0) / 1000000000))
+	check_eq "a pipe dripping 1 byte/s (FetchDeadlineSec=4): exit 1" 1 "$RC"
+	check_match "... saying why" 'fd: the bundle did not arrive within the deadline of 4 s' "$RUN_ERR"
+	if [ "$secs" -le 20 ]; then pass "... within 20 s ($secs s)"; else fail "... within 20 s" "after $secs s"; fi
+	run rl_ctl install "$BASE/pub/app-1.fatbundle"
+	check_eq "... and the next job runs" 0 "$RC"
+	rl_stop
+else
+	fail "fatelfd starts (FetchDeadlineSec=4)" "$(tail -20 "$DLOG")"
+fi
+
+# ================================================================ redirects into a denied network
+# hop_case DIR EXPECT DESC CONFIG...: EXPECT is "refused" or "followed".
+hop_case() {
+	local d=$1 want=$2 desc=$3 before after
+	shift 3
+	rl_prepare "$d" "$@"
+	rl_start "$d" || { fail "fatelfd starts ($*)" "$(tail -20 "$DLOG")"; return; }
+	before=$(wc -l <ngx/logs/lo2.log 2>/dev/null || echo 0)
+	run rl_ctl install "$BASE/hop/app-1.fatbundle"
+	after=$(wc -l <ngx/logs/lo2.log 2>/dev/null || echo 0)
+	if [ "$want" = refused ]; then
+		check_eq "$desc: refused (exit 1)" 1 "$RC"
+		check_eq "... one line naming the hop and the denied network" \
+			"fatelfctl: install: download failed: $BASE/hop/app-1.fatbundle: redirected to http://127.0.0.2:$PORT/pub/app-1.fatbundle: 127.0.0.2 is in a denied network (127.0.0.2/32)" \
+			"$RUN_ERR"
+		check_eq "... no request reached 127.0.0.2" "$before" "$after"
+		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+		run vlc call "$SOCK" "{\"method\":\"io.fatelf.Manager.Install\",\"parameters\":{\"url\":\"$BASE/hop/app-1.fatbundle\"}}"
+		check_eq "... FetchFailed{url} over Varlink" "io.fatelf.Manager.FetchFailed $BASE/hop/app-1.fatbundle" \
+			"$(tail -1 <<<"$RUN_OUT" | jq -r '"\(.error) \(.parameters.url)"' 2>&1)"
+	else
+		check_eq "$desc: followed, app installed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		check_eq "... from 127.0.0.2" "$((before + 1))" "$after"
+	fi
+	rl_stop
+}
+hop_case deny2 refused "FetchDenyNetworks=127.0.0.2/32, redirect 127.0.0.1 -> 127.0.0.2" \
+	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.2/32"
+hop_case deny12 refused "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32 (the first host's own range only)" \
+	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32"
+hop_case denynone followed "an empty FetchDenyNetworks=" "FetchDenyNetworks="
+hop_case denydefault followed "the default list (127.0.0.0/8 holds the first host too)"
+
+t_done
