@@ -160,11 +160,12 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 			const char *entry = ctl_json_str(p, "entry", NULL);
 			const char *m = ctl_json_str(p, "message", "rejected");
 
-			/* Name the entry once, when the message does not already. */
-			if (entry && strncmp(m, entry, strlen(entry)) == 0)
+			/* fatelfd's message names the entry; an older daemon's
+			 * may not, and then the entry goes in front. */
+			if (entry && strstr(m, entry))
 				entry = NULL;
-			snprintf(msg, size, "invalid bundle: %s%s%s%s", entry ? entry : "", entry ? ": " : "",
-				 m, code_suffix(p, code));
+			snprintf(msg, size, "invalid bundle: %s%s%s%s%s", entry ? "entry '" : "",
+				 entry ? entry : "", entry ? "': " : "", m, code_suffix(p, code));
 			return EXIT_FAILED;
 		}
 		if (strcmp(name, "SignatureRequired") == 0) {

@@ -139,6 +139,23 @@ static int prefix_path(fatelf_diag *d, int code, const char *path)
 	return code;
 }
 
+/* Puts "entry 'PATH': " in front of a rule the manifest's own data broke,
+ * and makes the entry the subject, as the bundle reader does. */
+static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
+{
+	char msg[sizeof(d->msg)];
+
+	if (!d)
+		return code;
+	if (snprintf(msg, sizeof(msg), "entry '%s': %s", be->path,
+		     d->msg[0] ? d->msg : engine_strerror(code)) < 0)
+		return code;
+	memcpy(d->msg, msg, sizeof(msg));
+	snprintf(d->subject, sizeof(d->subject), "%s", be->path);
+	d->code = code;
+	return code;
+}
+
 static char *path_join(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -352,8 +369,9 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
 		fatelf_header hdr;
 		q = engine_entry_header(be, &hdr, d);
-		if (q >= 0)
-			q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
+		if (q < 0)
+			return prefix_entry(d, q, be);
+		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
 						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
 						 &ie->keep, &ie->form, d);
 		if (q < 0)
@@ -363,7 +381,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	if (be->type == FATELF_ENTRY_FILE) {
 		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
 		if (q < 0)
-			return prefix_path(d, q, ie->path);
+			return prefix_entry(d, q, be);
 		x->bytes_total += ie->installed_size;
 	}
 	x->files++;

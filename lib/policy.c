@@ -288,12 +288,10 @@ int engine_entry_header(const fatelf_bundle_entry *e, fatelf_header *ret, fatelf
 	fatelf_header h;
 
 	if (e->type != FATELF_ENTRY_FILE || e->kind != FATELF_KIND_FATELF)
-		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "entry '%.256s' is not a FatELF file",
-				       e->path ? e->path : "");
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "not a FatELF file");
 	if (e->nrecords == 0 || e->nrecords > FATELF_MAX_RECORDS || !e->records)
-		return fatelf_diag_set(d, -FATELF_E_RECORDS, -1,
-				       "entry '%.256s': %u records (1 to %u allowed)",
-				       e->path ? e->path : "", e->nrecords, FATELF_MAX_RECORDS);
+		return fatelf_diag_set(d, -FATELF_E_RECORDS, -1, "%u records (1 to %u allowed)",
+				       e->nrecords, FATELF_MAX_RECORDS);
 	fatelf_header_init(&h);
 	h.nrecords = (uint8_t)e->nrecords;
 	for (unsigned i = 0; i < e->nrecords; i++) {
