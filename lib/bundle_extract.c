@@ -6,9 +6,11 @@
  * no file of the bundle behind.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bundle.h"
 #include "macro.h"
@@ -33,31 +35,41 @@ struct extract {
 	/* files waiting for the final rename */
 	struct staged *staged;
 	size_t nstaged, cap;
+	/* directories this extract created (tmp unused), removed again when
+	 * it fails, so that a failed extract leaves nothing of the bundle */
+	struct staged *made;
+	size_t nmade, made_cap;
 };
 
-static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *base)
+static int list_add(struct staged **list, size_t *n, size_t *cap, int dirfd, const char *tmp,
+		    const char *base)
 {
-	if (x->nstaged == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 64;
-		struct staged *n = realloc(x->staged, cap * sizeof(*n));
-		if (!n)
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct staged *l = realloc(*list, c * sizeof(*l));
+		if (!l)
 			return -ENOMEM;
-		x->staged = n;
-		x->cap = cap;
+		*list = l;
+		*cap = c;
 	}
-	struct staged *s = &x->staged[x->nstaged];
+	struct staged *s = &(*list)[*n];
 	s->dirfd = dup(dirfd);
-	s->tmp = strdup(tmp);
+	s->tmp = tmp ? strdup(tmp) : NULL;
 	s->base = strdup(base);
-	if (s->dirfd < 0 || !s->tmp || !s->base) {
+	if (s->dirfd < 0 || (tmp && !s->tmp) || !s->base) {
 		if (s->dirfd >= 0)
 			close(s->dirfd);
 		free(s->tmp);
 		free(s->base);
 		return -ENOMEM;
 	}
-	x->nstaged++;
+	(*n)++;
 	return 0;
+}
+
+static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *base)
+{
+	return list_add(&x->staged, &x->nstaged, &x->cap, dirfd, tmp, base);
 }
 
 static int make_tmpname(struct extract *x, const char *base)
@@ -106,7 +118,14 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 		return dirfd;
 	if (e->type == FATELF_ENTRY_DIR) {
 		struct stat st;
-		if (mkdirat(dirfd, x->base, 0700) < 0 && errno != EEXIST) {
+		if (mkdirat(dirfd, x->base, 0700) == 0) {
+			q = list_add(&x->made, &x->nmade, &x->made_cap, dirfd, NULL, x->base);
+			if (q < 0) {
+				unlinkat(dirfd, x->base, AT_REMOVEDIR);
+				close(dirfd);
+				return q;
+			}
+		} else if (errno != EEXIST) {
 			q = -errno;
 			close(dirfd);
 			return fatelf_diag_set(d, q, -1, "entry '%s': cannot create the directory: %s",
@@ -200,6 +219,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		.ctx = &x,
 	};
 	fatelf_pattern pat;
+	bool made_dir = false;
 	int q;
 
 	fatelf_diag_clear(d);
@@ -219,7 +239,9 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		x.target = target;
 	}
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0755) == 0) {
+		made_dir = true;
+	} else if (errno != EEXIST) {
 		q = -errno;
 		snprintf(d->subject, sizeof(d->subject), "%s", dir);
 		return fatelf_diag_set(d, q, -1, "cannot create the directory: %s", fatelf_strerror(q));
@@ -227,6 +249,8 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	x.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x.rootfd < 0) {
 		q = -errno;
+		if (made_dir)
+			rmdir(dir);
 		snprintf(d->subject, sizeof(d->subject), "%s", dir);
 		return fatelf_diag_set(d, q, -1, "cannot open the directory: %s", fatelf_strerror(q));
 	}
@@ -252,6 +276,17 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		unlinkat(x.dirfd, x.tmp, 0);
 		close(x.dirfd);
 	}
+	/* Children before parents; a directory someone else filled stays. */
+	for (size_t i = x.nmade; i-- > 0;) {
+		struct staged *s = &x.made[i];
+		if (q < 0)
+			unlinkat(s->dirfd, s->base, AT_REMOVEDIR);
+		close(s->dirfd);
+		free(s->base);
+	}
+	free(x.made);
 	close(x.rootfd);
+	if (q < 0 && made_dir)
+		rmdir(dir);
 	return q;
 }

@@ -514,7 +514,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 			return -ENOMEM;
 		if (be->setid && !x->o->allow_setid)
 			return path_fail(d, -ENGINE_E_SETID, ie->path,
-					 "%s is setuid or setgid and this caller may not install it",
+					 "%s is setuid or setgid, and only root may install such a file",
 					 ie->path);
 		q = be->type == FATELF_ENTRY_DIR ? plan_dir(x, be, ie, d) : plan_file(x, be, ie, d);
 		if (q < 0)

@@ -376,12 +376,12 @@ static int p_name(struct pctx *c, const struct field *f, json_object *v, void *d
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
-	char q[FATELF_TEXT_QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF], why_buf[160];
+	const char *why = fatelf_pkg_name_problem(s, len, why_buf, sizeof(why_buf));
 
-	if (strlen(s) != len || !fatelf_pkg_name_valid(s))
-		return fail(c, -FATELF_E_PKG_NAME, -1,
-			    "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
-			    fatelf_text_quote_n(s, len, q), PKG_NAME_MAX);
+	if (why)
+		return fail(c, -FATELF_E_PKG_NAME, -1, "name '%s' %s",
+			    fatelf_text_quote_n(s, len, q), why);
 	(void)f;
 	*(char **)dst = strdup(s);
 	return *(char **)dst ? 0 : -ENOMEM;

@@ -78,4 +78,61 @@ for f in 32-payload-tampered 33-record-hash 21-member-missing; do
 	check_eq "fatelf bundle verify $f: one entry named" 1 \
 		"$(grep -o "entry '[^']*'" <<<"$RUN_ERR" | sort -u | wc -l)"
 done
+# ================================================================ messages that must be right
+# install from an empty standard input or a device: the source, in words
+run rl_ctl install - </dev/null
+check_eq "install - </dev/null exits 1" 1 "$RC"
+check_eq "... says standard input is a device, not a bundle" \
+	"fatelfctl: install: standard input is a character device, not a bundle (a bundle comes from a file or a pipe)" \
+	"$RUN_ERR"
+: >empty.fatbundle
+run rl_ctl install - <empty.fatbundle
+check_eq "install - <an empty file: standard input is empty" \
+	"1 fatelfctl: install: standard input is empty, not a bundle" "$RC $RUN_ERR"
+run rl_ctl install empty.fatbundle
+check_eq "install of an empty file: names it, empty" \
+	"1 fatelfctl: install: empty.fatbundle is empty, not a bundle" "$RC $RUN_ERR"
+
+# a package name of one character: the rule it breaks is its length
+mkdir -p tree-h/opt/h && echo h >tree-h/opt/h/f
+run "$FATELF" bundle create -o h.fatbundle --name h --version 1.0 tree-h
+check_eq "bundle create --name h exits 1" 1 "$RC"
+check_match "... names the length rule, and the whole rule" \
+	"package name 'h' is 1 character long; a package name has 2 to 255 characters: lowercase letters, digits, and \+ \. - after the first\$" \
+	"$RUN_ERR"
+run "$FATELF" bundle create -o h.fatbundle --name Hx --version 1.0 tree-h
+check_match "bundle create --name Hx: names the character" "package name 'Hx' has 'H' at position 1; " \
+	"$RUN_ERR"
+
+# a public key where a secret key goes, and the other way round
+run "$FATELF" bundle create -o h.fatbundle --name hh --version 1.0 --sign "$RL_PUB" tree-h
+check_eq "bundle create --sign PUBLIC-KEY exits 1" 1 "$RC"
+check_match "... says it is a public key, not a secret key" \
+	"this is a minisign public key, not a secret key" "$RUN_ERR"
+check_eq "... and not 'wrong length'" "" "$(grep -o 'wrong length' <<<"$RUN_ERR")"
+check "bundle create hh" rl_bundle hh.fatbundle hh 1.0 tree-h
+run "$FATELF" bundle verify --key "$RL_KEY" hh.fatbundle
+check_match "bundle verify --key SECRET-KEY: says it is a secret key, not a public key" \
+	"this is a minisign secret key, not a public key" "$RUN_ERR"
+
+# a setuid file in a tree: the option that keeps it
+mkdir -p tree-su/opt/su && cp tree-h/opt/h/f tree-su/opt/su/tool && chmod 4755 tree-su/opt/su/tool
+run "$FATELF" bundle create -o su.fatbundle --name su --version 1.0 tree-su
+check_eq "bundle create of a setuid file exits 1" 1 "$RC"
+check_match "... and names --allow-setid, which keeps it" \
+	"opt/su/tool: has the setuid or setgid bit \(mode 4755\); it is bundled only with --allow-setid\$" \
+	"$RUN_ERR"
+check "... which does" "$FATELF" bundle create -o su.fatbundle --name su --version 1.0 --allow-setid tree-su
+
+# extract --target with no record for it: nothing of the bundle is left
+run "$FATELF" bundle extract --target riscv64 hostile/00-valid.fatbundle ex-new
+check_eq "bundle extract --target riscv64 (no such record) exits 1" 1 "$RC"
+check_eq "... and leaves no directory it made" "absent" "$([ -e ex-new ] && find ex-new || echo absent)"
+mkdir ex-old
+run "$FATELF" bundle extract --target riscv64 hostile/00-valid.fatbundle ex-old
+check_eq "... into an existing directory: it stays, empty" "" "$(find ex-old -mindepth 1)"
+check "bundle extract --target x86_64 still extracts" \
+	"$FATELF" bundle extract --target x86_64 hostile/00-valid.fatbundle ex-ok
+check_eq "... every directory and file" 8 "$(find ex-ok -mindepth 1 | wc -l)"
+
 t_done
