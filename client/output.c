@@ -45,15 +45,73 @@ static void error_line(const char *msg)
 		fprintf(stderr, "fatelfctl: %s%s%s\n", color ? ANSI_RED : "", msg, color ? ANSI_RESET : "");
 }
 
-int ctl_error(int status, const char *fmt, ...)
+/* With --json, an error of fatelfctl's own as an object on stdout, in the
+ * shape of a daemon's error reply; params (taken) gains the message. */
+static void error_json(const char *name, json_object *params, const char *msg)
+{
+	json_object *o;
+
+	if (!ctl_arg.json) {
+		json_object_put(params);
+		return;
+	}
+	if (!params)
+		params = json_object_new_object();
+	o = json_object_new_object();
+	if (o && params) {
+		json_object_object_add(params, "message", json_object_new_string(msg));
+		json_object_object_add(o, "error", json_object_new_string(name));
+		json_object_object_add(o, "parameters", params);
+		params = NULL;
+		ctl_json_line(o);
+	}
+	json_object_put(params);
+	json_object_put(o);
+}
+
+static const char *local_error_name(int status)
+{
+	switch (status) {
+	case EXIT_USAGE:
+		return CTL_ERROR_USAGE;
+	case EXIT_SYSTEM:
+		return CTL_ERROR_SYSTEM;
+	case EXIT_DENIED:
+		return CTL_ERROR_DENIED;
+	}
+	return CTL_ERROR_FAILED;
+}
+
+static int error_va(int status, const char *name, json_object *params, const char *fmt,
+		    va_list ap) __attribute__((format(printf, 4, 0)));
+static int error_va(int status, const char *name, json_object *params, const char *fmt,
+		    va_list ap)
 {
 	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	error_json(name ? name : local_error_name(status), params, msg);
+	error_line(msg);
+	return status;
+}
+
+int ctl_error(int status, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	status = error_va(status, NULL, NULL, fmt, ap);
 	va_end(ap);
-	error_line(msg);
+	return status;
+}
+
+int ctl_error_data(int status, const char *name, json_object *params, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	status = error_va(status, name, params, fmt, ap);
+	va_end(ap);
 	return status;
 }
 
@@ -65,6 +123,7 @@ int ctl_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	error_json(CTL_ERROR_USAGE, NULL, msg);
 	if (ctl_arg.verb)
 		fprintf(stderr, "fatelfctl: %s: %s (see 'fatelfctl %s --help')\n", ctl_arg.verb, msg,
 			ctl_arg.verb);
@@ -95,7 +154,7 @@ int ctl_help(const char *usage)
 	      CTL_DEFAULT_SOCKET "), --json.\n"
 	      "Exit status: 0 success; 1 refused or failed (verify: problems found);\n"
 	      "2 usage error; 3 cannot reach the daemon, protocol or system error;\n"
-	      "4 permission denied.\n", stdout);
+	      "4 permission denied; 130 interrupted (Ctrl-C) while waiting.\n", stdout);
 	return EXIT_OK;
 }
 

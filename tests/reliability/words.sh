@@ -135,4 +135,81 @@ check "bundle extract --target x86_64 still extracts" \
 	"$FATELF" bundle extract --target x86_64 hostile/00-valid.fatbundle ex-ok
 check_eq "... every directory and file" 8 "$(find ex-ok -mindepth 1 | wc -l)"
 
+# ================================================================ exit statuses
+# --json: every error is one JSON object on stdout, even one that never
+# reached the daemon.
+run "$FATELFCTL" --socket "$RL_SOCKDIR/nothing-here" --json status
+check_eq "unreachable daemon: exit 3" 3 "$RC"
+check_eq "... --json: the error object on stdout, with the socket and errno" \
+	"fatelfctl.Unreachable $RL_SOCKDIR/nothing-here ENOENT" \
+	"$(jq -r '"\(.error) \(.parameters.socket) \(.parameters.errno)"' <<<"$RUN_OUT" 2>&1)"
+check_match "... and the line on stderr" "^fatelfctl: status: cannot reach fatelfd at " "$RUN_ERR"
+run rl_ctl --json info nosuchpkg
+check_eq "a daemon error with --json: the error object on stdout" \
+	"1 io.fatelf.Manager.PackageNotFound nosuchpkg" \
+	"$RC $(jq -r '"\(.error) \(.parameters.package)"' <<<"$RUN_OUT" 2>&1)"
+run rl_ctl --json install - </dev/null
+check_eq "a refusal of fatelfctl's own with --json: an error object on stdout" \
+	"1 fatelfctl.Failed" "$RC $(jq -r .error <<<"$RUN_OUT" 2>&1)"
+run rl_ctl --json nosuchverb
+check_eq "a usage error with --json: an error object on stdout" \
+	"2 fatelfctl.UsageError" "$RC $(jq -r .error <<<"$RUN_OUT" 2>&1)"
+
+# Ctrl-C while an install waits: exit 130, and the transaction goes on. A
+# server that answers with headers and then one byte a second keeps the
+# install in its fetch for as long as the test needs.
+cat >slow.py <<'PY'
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    try:
+        c.recv(65536)
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+        for _ in range(60):
+            c.sendall(b"x")
+            time.sleep(1)
+    except OSError:
+        pass
+    c.close()
+PY
+python3 slow.py >slow.port &
+SLOW_PID=$!
+for ((i = 0; i < 100; i++)); do [ -s slow.port ] && break; sleep 0.05; done
+port=$(cat slow.port)
+for json in "" --json; do
+	"$FATELFCTL" --socket "$SOCK" $json install "http://127.0.0.1:$port/slow.fatbundle" \
+		>int.out 2>int.err &
+	cpid=$!
+	# until the daemon has taken the job
+	for ((i = 0; i < 100; i++)); do
+		rl_ctl status 2>/dev/null | grep -q 'slow.fatbundle\|running\|fetching' && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -INT "$cpid"
+	wait "$cpid"
+	rc=$?
+	check_eq "Ctrl-C during install ${json:-(words)}: exit 130" 130 "$rc"
+	check_match "... says the transaction goes on in fatelfd" \
+		"^fatelfctl: install: interrupted; a transaction already started goes on in fatelfd" \
+		"$(cat int.err)"
+	if [ -n "$json" ]; then
+		check_eq "... --json: the last line is the error object, SIGINT" \
+			"fatelfctl.Interrupted SIGINT" \
+			"$(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
+	fi
+	rl_ctl cancel >/dev/null 2>&1
+	for ((i = 0; i < 100; i++)); do
+		rl_ctl status 2>/dev/null | grep -q 'slow.fatbundle' || break
+		sleep 0.1
+	done
+done
+kill "$SLOW_PID" 2>/dev/null
+wait "$SLOW_PID" 2>/dev/null
+
 t_done
