@@ -664,21 +664,63 @@ void ctl_progress_clear(void)
 
 /* ------------------------------------------------------------ results */
 
+/* An install's change in words: the past, or what a dry run would do. */
+static const char *change_words(const char *change, bool dry)
+{
+	static const struct { const char *change, *done, *would; } words[] = {
+		{ "install", "installed", "would install" },
+		{ "upgrade", "upgraded", "would upgrade" },
+		{ "reinstall", "reinstalled", "would reinstall" },
+		{ "downgrade", "downgraded", "would downgrade" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcmp(change, words[i].change) == 0)
+			return dry ? words[i].would : words[i].done;
+	return NULL;
+}
+
+/* The words of an install warning's reason; unknown reasons keep their name. */
+static void warning_print(json_object *w, bool dry)
+{
+	const char *path = ctl_json_str(w, "path", "?");
+	const char *reason = ctl_json_str(w, "reason", "?");
+
+	if (strcmp(reason, "fat-shared-library") == 0)
+		printf("warning: %s %s fat: no dynamic linker loads a FatELF shared library "
+		       "(policy native or compatible thins it)\n", path, dry ? "would stay" : "stays");
+	else if (strcmp(reason, "no-binfmt-handler") == 0)
+		printf("warning: %s %s fat and cannot run here: the FatELF binfmt_misc handler "
+		       "(fatelf-run) is not registered\n", path, dry ? "would stay" : "stays");
+	else
+		printf("warning: %s: %s\n", path, reason);
+}
+
 void ctl_result_print(json_object *r)
 {
 	const char *kind = ctl_json_str(r, "kind", "?");
+	const char *change = ctl_json_str(r, "change", NULL);
 	const char *pkg = ctl_json_str(r, "package", NULL);
 	const char *oldv = ctl_json_str(r, "old_version", NULL);
 	const char *newv = ctl_json_str(r, "new_version", NULL);
 	bool dry = ctl_json_bool(r, "dry_run");
 	int64_t files = ctl_json_int(r, "files");
 	json_object *kept = ctl_json_array(r, "config_kept");
+	json_object *taken = ctl_json_array(r, "taken");
+	json_object *emptied = ctl_json_array(r, "emptied");
+	json_object *warnings = ctl_json_array(r, "warnings");
 	const char *files_word = files == 1 ? "file" : "files";
+	const char *cw = change ? change_words(change, dry) : NULL;
 	char what[512], written[32], saved[32];
 
 	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_written"), written);
 	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_saved"), saved);
-	if (strcmp(kind, "install") == 0)
+	if (cw && (strcmp(change, "upgrade") == 0 || strcmp(change, "downgrade") == 0))
+		snprintf(what, sizeof(what), "%s %s %s -> %s", cw, pkg ? pkg : "?", oldv ? oldv : "?",
+			 newv ? newv : "?");
+	else if (cw)
+		snprintf(what, sizeof(what), "%s %s %s", cw, pkg ? pkg : "?", newv ? newv : "?");
+	else if (strcmp(kind, "install") == 0)
 		snprintf(what, sizeof(what), "%s %s %s", dry ? "would install" : "installed", pkg ? pkg : "?",
 			 newv ? newv : "?");
 	else if (strcmp(kind, "upgrade") == 0)
@@ -701,18 +743,40 @@ void ctl_result_print(json_object *r)
 		printf("%s: %lld %s, %s %s\n", what, (long long)files, files_word, saved,
 		       dry ? "would be saved" : "saved");
 	else
-		printf("%s: %lld %s, %s %s, %s saved by thinning\n", what, (long long)files, files_word,
-		       written, dry ? "to write" : "written", saved);
+		printf("%s: %lld %s, %s %s, %s %s by thinning\n", what, (long long)files, files_word,
+		       written, dry ? "to write" : "written", saved, dry ? "would be saved" : "saved");
 
 	for (size_t i = 0; kept && i < json_object_array_length(kept); i++) {
 		json_object *e = json_object_array_get_idx(kept, i);
 		const char *path = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
 
 		if (strcmp(kind, "remove") == 0)
-			printf("kept your changed %s\n", path);
+			printf("%s your changed %s\n", dry ? "would keep" : "kept", path);
 		else
-			printf("kept your changed %s; the new version is %s.fatelf-new\n", path, path);
+			printf("%s your changed %s; the new version %s %s.fatelf-new\n",
+			       dry ? "would keep" : "kept", path, dry ? "would be" : "is", path);
 	}
+	/* As dpkg says what --force-overwrite replaced, and from whom. */
+	for (size_t i = 0; taken && i < json_object_array_length(taken); i++) {
+		json_object *t = json_object_array_get_idx(taken, i);
+		const char *from = ctl_json_str(t, "from", NULL);
+
+		if (from)
+			printf("%s %s from package %s (--force)\n", dry ? "would take over" : "took over",
+			       ctl_json_str(t, "path", "?"), from);
+		else
+			printf("%s %s, which no package owned (--force)\n",
+			       dry ? "would replace" : "replaced", ctl_json_str(t, "path", "?"));
+	}
+	for (size_t i = 0; emptied && i < json_object_array_length(emptied); i++) {
+		json_object *e = json_object_array_get_idx(emptied, i);
+		const char *name = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
+
+		printf("package %s %s installed with no files left ('fatelfctl remove %s' removes it)\n",
+		       name, dry ? "would stay" : "stays", name);
+	}
+	for (size_t i = 0; warnings && i < json_object_array_length(warnings); i++)
+		warning_print(json_object_array_get_idx(warnings, i), dry);
 }
 
 int ctl_split_list(const char *s, json_object **ret)

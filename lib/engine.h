@@ -165,9 +165,35 @@ typedef struct engine_progress {
 } engine_progress;
 typedef int (*engine_progress_cb)(const engine_progress *p, void *userdata);
 
+/* A path an install took over with force, and the package that owned it
+ * (NULL: a file on disk that no package owned). */
+typedef struct engine_taken {
+	char *path;
+	char *from;
+} engine_taken;
+
+/* A file installed fat that this machine cannot load as it is. */
+typedef struct engine_warning {
+	char *path;
+	const char *reason;             /* static: ENGINE_WARN_* */
+} engine_warning;
+
+/* The reasons of engine_warning, as they travel in replies. */
+#define ENGINE_WARN_FAT_LIBRARY "fat-shared-library"   /* no dynamic linker loads it */
+#define ENGINE_WARN_NO_BINFMT   "no-binfmt-handler"    /* the FatELF handler is not registered */
+
 typedef struct engine_result {
 	int64_t txid;                   /* history row (0 for a dry run) */
 	const char *kind;               /* "install", "upgrade", "remove", "thin" (static) */
+	/* for an install, what it did to the package: "install", "upgrade",
+	 * "reinstall" (the same version) or "downgrade" (static) */
+	const char *change;
+	engine_taken *taken;            /* paths taken over with force */
+	size_t ntaken;
+	char **emptied;                 /* other packages that --force left owning no file */
+	size_t nemptied;
+	engine_warning *warnings;
+	size_t nwarnings;
 	char *package;                  /* malloc'd; NULL for a thin of several */
 	char *old_version;
 	char *new_version;

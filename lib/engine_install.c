@@ -61,6 +61,9 @@ struct install {
 	struct ient *ents;
 	size_t nents;
 	struct strv taken;              /* rows taken over from other packages (force) */
+	struct strv forced, forced_from; /* every path force takes, and its owner ("" for none) */
+	const char *change;             /* install, upgrade, reinstall or downgrade */
+	struct strv emptied;            /* owners force leaves with no file */
 	struct strv removes;            /* files of the old version the new one lacks */
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
@@ -264,6 +267,48 @@ out:
 	return q;
 }
 
+static int count_file(const store_file *f, void *userdata)
+{
+	(void)f;
+	(*(uint64_t *)userdata)++;
+	return 0;
+}
+
+/* The packages that force takes every file from: as dpkg says of them,
+ * they are left installed with no files. */
+static int plan_emptied(struct install *x, fatelf_diag *d)
+{
+	for (size_t i = 0; i < x->forced_from.n; i++) {
+		const char *owner = x->forced_from.v[i];
+		uint64_t total = 0, taken = 0;
+		bool seen = false;
+		int q;
+
+		if (!owner[0])
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(x->forced_from.v[j], owner) == 0;
+		if (seen)
+			continue;
+		for (size_t j = i; j < x->forced_from.n; j++)
+			taken += strcmp(x->forced_from.v[j], owner) == 0;
+		q = store_files_of(x->e->st, owner, count_file, &total, d);
+		if (q < 0 && q != -ENOENT)
+			return q;
+		if (total <= taken && (q = strv_push(&x->emptied, owner)) < 0)
+			return q;
+	}
+	return 0;
+}
+
+/* A path force takes over, and from whom (NULL: no package). */
+static int forced_add(struct install *x, const char *path, const char *owner)
+{
+	int q = strv_push(&x->forced, path);
+
+	return q < 0 ? q : strv_push(&x->forced_from, owner ? owner : "");
+}
+
 static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		    fatelf_diag *d)
 {
@@ -325,6 +370,8 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 				return q;
 			}
 			q = strv_push(&x->taken, ie->path);
+			if (q >= 0)
+				q = forced_add(x, ie->path, owner);
 			if (q < 0) {
 				store_file_done(&row);
 				return q;
@@ -333,6 +380,10 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	} else if (on_disk && !x->o->force) {
 		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				 "%s exists on disk and belongs to no package", ie->path);
+	} else if (on_disk) {
+		q = forced_add(x, ie->path, NULL);
+		if (q < 0)
+			return q;
 	}
 
 	/* A config file the admin changed stays; the new one goes beside it. */
@@ -476,6 +527,12 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		return q;
 	x->have_old = q == 0;
 	x->kind = x->have_old ? "upgrade" : "install";
+	if (!x->have_old)
+		x->change = "install";
+	else {
+		int cmp = fatelf_pkg_version_compare(m->version, x->old.version);
+		x->change = cmp > 0 ? "upgrade" : cmp == 0 ? "reinstall" : "downgrade";
+	}
 
 	if (!x->o->dry_run) {
 		q = eng_tx_start(x->e, x->kind, m->name, x->have_old ? x->old.version : NULL,
@@ -526,6 +583,9 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 			return q;
 	}
 	q = check_space(x, d);
+	if (q < 0)
+		return q;
+	q = plan_emptied(x, d);
 	if (q < 0)
 		return q;
 	q = progress(x, "preflight", NULL);     /* now with the totals */
@@ -838,6 +898,21 @@ static int finish_result(struct install *x, engine_result *ret)
 	for (size_t i = 0; i < x->kept.n; i++)
 		r.config_kept[i] = TAKE_PTR(x->kept.v[i]);
 	r.nconfig_kept = x->kept.n;
+	r.change = x->change;
+	r.taken = calloc(x->forced.n + 1, sizeof(*r.taken));
+	r.emptied = calloc(x->emptied.n + 1, sizeof(char *));
+	if (!r.taken || !r.emptied) {
+		engine_result_done(&r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < x->forced.n; i++) {
+		r.taken[i].path = TAKE_PTR(x->forced.v[i]);
+		if (x->forced_from.v[i][0])
+			r.taken[i].from = TAKE_PTR(x->forced_from.v[i]);
+		r.ntaken++;
+	}
+	for (size_t i = 0; i < x->emptied.n; i++)
+		r.emptied[r.nemptied++] = TAKE_PTR(x->emptied.v[i]);
 	*ret = r;
 	return 0;
 }
@@ -878,6 +953,9 @@ static void install_free(struct install *x)
 	free(x->vendor);
 	free(x->ents);
 	strv_free(&x->taken);
+	strv_free(&x->forced);
+	strv_free(&x->forced_from);
+	strv_free(&x->emptied);
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);

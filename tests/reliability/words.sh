@@ -135,6 +135,53 @@ check "bundle extract --target x86_64 still extracts" \
 	"$FATELF" bundle extract --target x86_64 hostile/00-valid.fatbundle ex-ok
 check_eq "... every directory and file" 8 "$(find ex-ok -mindepth 1 | wc -l)"
 
+# ================================================================ install words
+mkdir -p tree-w1/opt/ww tree-w2/opt/ww
+echo one >tree-w1/opt/ww/data && echo two >tree-w2/opt/ww/data
+check "bundle ww 1.0" rl_bundle ww1.fatbundle ww 1.0 tree-w1
+check "bundle ww 2.0" rl_bundle ww2.fatbundle ww 2.0 tree-w2
+run rl_ctl install ww1.fatbundle
+check_match "first install: installed" "^installed ww 1\.0: 1 file" "$RUN_OUT"
+run rl_ctl install --dry-run ww1.fatbundle
+check_match "dry run of the same version: would reinstall, future tense" \
+	"^would reinstall ww 1\.0: 1 file, .* to write, .* would be saved by thinning\$" "$RUN_OUT"
+run rl_ctl install ww1.fatbundle
+check_match "the same version again: reinstalled" "^reinstalled ww 1\.0: 1 file" "$RUN_OUT"
+check_eq "... the result says so as data" "reinstall" \
+	"$(rl_ctl --json install ww1.fatbundle | tail -1 | jq -r .result.change 2>&1)"
+run rl_ctl install ww2.fatbundle
+check_match "a newer version: upgraded" "^upgraded ww 1\.0 -> 2\.0: " "$RUN_OUT"
+run rl_ctl install --allow-downgrade --dry-run ww1.fatbundle
+check_match "dry run of an older version: would downgrade" "^would downgrade ww 2\.0 -> 1\.0: " "$RUN_OUT"
+run rl_ctl install --allow-downgrade ww1.fatbundle
+check_match "an older version: downgraded" "^downgraded ww 2\.0 -> 1\.0: " "$RUN_OUT"
+
+# --force names each path it takes and where it came from; an owner left
+# with no file is named too.
+mkdir -p tree-o1/opt/ow tree-o2/opt/ow
+echo a >tree-o1/opt/ow/a && echo b >tree-o1/opt/ow/b
+echo a2 >tree-o2/opt/ow/a && echo b2 >tree-o2/opt/ow/b && echo c >tree-o2/opt/ow/c
+check "bundle ow-one" rl_bundle ow1.fatbundle ow-one 1.0 tree-o1
+check "bundle ow-two" rl_bundle ow2.fatbundle ow-two 1.0 tree-o2
+check "install ow-one" rl_ctl install ow1.fatbundle
+echo planted >"$ROOT/opt/ow/c"
+run rl_ctl install --force --dry-run ow2.fatbundle
+check_eq "--force --dry-run: the paths it would take, and from whom" \
+	"would take over /opt/ow/a from package ow-one (--force)
+would take over /opt/ow/b from package ow-one (--force)
+would replace /opt/ow/c, which no package owned (--force)
+package ow-one would stay installed with no files left ('fatelfctl remove ow-one' removes it)" \
+	"$(grep -v '^would install' <<<"$RUN_OUT")"
+run rl_ctl install --force ow2.fatbundle
+check_eq "--force: the paths it took, and from whom" \
+	"took over /opt/ow/a from package ow-one (--force)
+took over /opt/ow/b from package ow-one (--force)
+replaced /opt/ow/c, which no package owned (--force)
+package ow-one stays installed with no files left ('fatelfctl remove ow-one' removes it)" \
+	"$(grep -v '^installed' <<<"$RUN_OUT")"
+check_eq "... ow-one is still installed and owns no file" "0" \
+	"$(rl_ctl --json files ow-one | jq '.files | length' 2>&1)"
+
 # ================================================================ exit statuses
 # --json: every error is one JSON object on stdout, even one that never
 # reached the daemon.
