@@ -81,6 +81,8 @@ int engine_policy_spec_parse(const char *text, engine_policy_spec *ret, fatelf_d
  * host's) when no record fits; FATELF_E_NO_MATCH for a target list that
  * names nothing in the file.
  */
+/* true when a KeepFat glob matches path: the file stays as shipped. */
+bool engine_policy_keep_fat(const char *const *keep_fat, size_t nkeep_fat, const char *path);
 int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fat, size_t nkeep_fat,
 			 const fatelf_host *host, const char *path, const fatelf_header *hdr,
 			 fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d);
@@ -213,6 +215,9 @@ typedef struct engine_install_opts {
 	bool allow_downgrade;
 	bool allow_setid;               /* install setuid/setgid files (root callers) */
 	bool dry_run;                   /* preflight only: report, write nothing */
+	/* the FatELF binfmt_misc handler is registered and enabled, so a fat
+	 * executable runs as it is (else one installed fat gets a warning) */
+	bool fat_executables_run;
 	engine_progress_cb progress;
 	void *userdata;
 } engine_install_opts;

@@ -64,6 +64,8 @@ struct install {
 	struct strv forced, forced_from; /* every path force takes, and its owner ("" for none) */
 	const char *change;             /* install, upgrade, reinstall or downgrade */
 	struct strv emptied;            /* owners force leaves with no file */
+	engine_warning *warnings;       /* fat files this machine cannot load as installed */
+	size_t nwarnings;
 	struct strv removes;            /* files of the old version the new one lacks */
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
@@ -689,6 +691,111 @@ static const uint8_t *kept_record_sha(const fatelf_bundle_entry *be, const fatel
 	return be->sha256;
 }
 
+static int warn_add(struct install *x, const char *path, const char *reason)
+{
+	engine_warning *w = realloc(x->warnings, (x->nwarnings + 1) * sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	x->warnings = w;
+	w[x->nwarnings].path = strdup(path);
+	w[x->nwarnings].reason = reason;
+	if (!w[x->nwarnings].path)
+		return -ENOMEM;
+	x->nwarnings++;
+	return 0;
+}
+
+/* Moves record rec of the staged fat file fd to its start, as a plain ELF:
+ * the bytes only move towards the start, so one forward copy does it. */
+static int thin_staged(int fd, const fatelf_record *rec)
+{
+	uint8_t buf[65536];
+
+	for (uint64_t done = 0; done < rec->size;) {
+		size_t want = (size_t)MIN((uint64_t)sizeof(buf), rec->size - done);
+		ssize_t n = pread(fd, buf, want, (off_t)(rec->offset + done));
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t m = pwrite(fd, buf + w, (size_t)(n - w), (off_t)(done + (uint64_t)w));
+			if (m < 0)
+				return -errno;
+			w += m;
+		}
+		done += (uint64_t)n;
+	}
+	return ftruncate(fd, (off_t)rec->size) < 0 ? -errno : 0;
+}
+
+/*
+ * A file staged as a FatELF: no stock dynamic linker loads a fat shared
+ * library, so policy compatible (which keeps several records only so that
+ * each can be exec'd) thins one to the record the kernel would pick; any
+ * other fat file that this machine cannot load as it is, a library kept
+ * fat or an executable without the FatELF binfmt_misc handler, gets a
+ * warning in the result. The ELF type is read from the staged file's
+ * first record, which the reader has checked already.
+ */
+static int settle_fat(struct install *x, struct ient *ie, const fatelf_bundle_entry *be, int fd,
+		      fatelf_diag *d)
+{
+	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+	fatelf_header hdr;
+	fatelf_source src;
+	fatelf_elfinfo info;
+	ssize_t n;
+
+	if (be->kind != FATELF_KIND_FATELF)
+		return 0;
+	n = pread(fd, table, FATELF_HEADER_SIZE, 0);
+	if (n != FATELF_HEADER_SIZE || !fatelf_is_fatelf(table, (size_t)n))
+		return 0; /* thinned to a plain ELF */
+	n = pread(fd, table, FATELF_TABLE_SIZE(table[6]), 0);
+	if (n < 0 || fatelf_header_decode(table, (size_t)n, &hdr, NULL) < 0 || hdr.nrecords == 0 ||
+	    fatelf_source_fd(&src, fd) < 0 ||
+	    fatelf_record_check_elf(&src, hdr.records[0].offset, &hdr.records[0], 0, &info, NULL) < 0)
+		return 0;
+
+	if (FATELF_ELF_IS_SHARED_LIBRARY(&info)) {
+		const engine_config *cfg = &x->e->cfg;
+		int native;
+
+		if (x->policy->policy != ENGINE_POLICY_COMPATIBLE ||
+		    engine_policy_keep_fat((const char *const *)cfg->keep_fat, cfg->nkeep_fat, ie->path))
+			return warn_add(x, ie->path, ENGINE_WARN_FAT_LIBRARY);
+		native = fatelf_host_select(&x->e->host, &hdr, NULL);
+		if (native < 0)
+			return warn_add(x, ie->path, ENGINE_WARN_FAT_LIBRARY);
+		for (unsigned k = 0; k < be->nrecords; k++) {
+			int q;
+
+			if (!fatelf_target_equal(&be->records[k].target, &hdr.records[native].target))
+				continue;
+			q = thin_staged(fd, &hdr.records[native]);
+			if (q < 0)
+				return path_fail(d, q, ie->path, "%s: cannot thin the staged library: %s",
+						 ie->path, fatelf_strerror(q));
+			ie->thinned = true;
+			fatelf_keep_clear(&ie->keep);
+			fatelf_keep_add(&ie->keep, k);
+			ie->form = FATELF_FORM_ELF;
+			ie->installed_size = hdr.records[native].size;
+			if (x->hashing) {
+				/* the digest of the fat form is not the file's any more */
+				uint8_t unused[32];
+				fatelf_sha256_final(x->h, unused);
+				x->hashing = false;
+			}
+			return 0;
+		}
+		return warn_add(x, ie->path, ENGINE_WARN_FAT_LIBRARY);
+	}
+	if ((info.type == 2 || info.type == 3) && !x->o->fat_executables_run)
+		return warn_add(x, ie->path, ENGINE_WARN_NO_BINFMT);
+	return 0;
+}
+
 static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf_diag *d)
 {
 	struct install *x = ctx;
@@ -699,6 +806,8 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 		int fd = TAKE_FD(x->fd);
 		uint8_t md[32];
 
+		if (status == 0)
+			status = q = settle_fat(x, ie, be, fd, d);
 		if (x->hashing)
 			fatelf_sha256_final(x->h, md);
 		else if (ie->thinned)
@@ -913,6 +1022,9 @@ static int finish_result(struct install *x, engine_result *ret)
 	}
 	for (size_t i = 0; i < x->emptied.n; i++)
 		r.emptied[r.nemptied++] = TAKE_PTR(x->emptied.v[i]);
+	r.warnings = TAKE_PTR(x->warnings);
+	r.nwarnings = x->nwarnings;
+	x->nwarnings = 0;
 	*ret = r;
 	return 0;
 }
@@ -956,6 +1068,9 @@ static void install_free(struct install *x)
 	strv_free(&x->forced);
 	strv_free(&x->forced_from);
 	strv_free(&x->emptied);
+	for (size_t i = 0; i < x->nwarnings; i++)
+		free(x->warnings[i].path);
+	free(x->warnings);
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);

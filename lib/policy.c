@@ -239,6 +239,14 @@ static int select_targets(const engine_policy_spec *p, const fatelf_header *hdr,
 	return 0;
 }
 
+bool engine_policy_keep_fat(const char *const *keep_fat, size_t nkeep_fat, const char *path)
+{
+	for (size_t i = 0; path && i < nkeep_fat; i++)
+		if (keep_fat[i] && fnmatch(keep_fat[i], path, 0) == 0)
+			return true;
+	return false;
+}
+
 int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fat, size_t nkeep_fat,
 			 const fatelf_host *host, const char *path, const fatelf_header *hdr,
 			 fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
@@ -248,9 +256,8 @@ int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fa
 
 	/* KeepFat wins over every policy, even for a file this host cannot
 	 * run at all: that is what a tree shared between machines needs. */
-	for (size_t i = 0; path && i < nkeep_fat; i++)
-		if (keep_fat[i] && fnmatch(keep_fat[i], path, 0) == 0)
-			return 0;
+	if (engine_policy_keep_fat(keep_fat, nkeep_fat, path))
+		return 0;
 
 	fatelf_keep_clear(&k);
 	switch (p->policy) {

@@ -182,6 +182,55 @@ package ow-one stays installed with no files left ('fatelfctl remove ow-one' rem
 check_eq "... ow-one is still installed and owns no file" "0" \
 	"$(rl_ctl --json files ow-one | jq '.files | length' 2>&1)"
 
+# ================================================================ fat files that cannot run here
+# A daemon that sees no FatELF binfmt_misc handler (an empty binfmt_misc
+# directory): a fat executable installed fat is named in a warning, and so
+# is a fat shared library, which no dynamic linker loads.
+mkdir -p nobinfmt && : >nobinfmt/register
+main_daemon=("$DPID" "$SOCK" "$ROOT" "$DDIR" "$DLOG" "$DSTATUS")
+rl_prepare fat
+rl_start fat FATELF_BINFMT_MISC_DIR="$T_WORK/nobinfmt" ||
+	fail "a fatelfd with no binfmt handler answers" "$(tail -20 "$DLOG")"
+mkdir -p tree-fat/opt/fat/lib tree-fat/opt/fat/bin
+"$MKFIXTURE" -o so.x86_64 --machine x86_64 --type dyn --size 6000 --seed 31 &&
+	"$MKFIXTURE" -o so.i386 --machine i386 --class 32 --type dyn --size 5000 --seed 32 &&
+	"$MKFIXTURE" --fat -o tree-fat/opt/fat/lib/libfat.so so.x86_64 so.i386 &&
+	"$MKFIXTURE" -o exe.x86_64 --machine x86_64 --type exec --size 6000 --seed 33 &&
+	"$MKFIXTURE" -o exe.i386 --machine i386 --class 32 --type exec --size 5000 --seed 34 &&
+	"$MKFIXTURE" --fat -o tree-fat/opt/fat/bin/tool exe.x86_64 exe.i386 ||
+	fail "mkfixture makes the fat library and executable" ""
+chmod 0755 tree-fat/opt/fat/lib/libfat.so tree-fat/opt/fat/bin/tool
+check "bundle fat" rl_bundle fat.fatbundle fatpkg 1.0 tree-fat
+run rl_ctl install --policy keep fat.fatbundle
+check_eq "policy keep: installed, and one warning line per file that cannot load" \
+	"installed fatpkg 1.0: 2 files
+warning: /opt/fat/bin/tool stays fat and cannot run here: the FatELF binfmt_misc handler (fatelf-run) is not registered
+warning: /opt/fat/lib/libfat.so stays fat: no dynamic linker loads a FatELF shared library (policy native or compatible thins it)" \
+	"$(sed 's/: 2 files,.*/: 2 files/' <<<"$RUN_OUT")"
+check_eq "... the warnings are data: path and reason" \
+	"/opt/fat/bin/tool no-binfmt-handler
+/opt/fat/lib/libfat.so fat-shared-library" \
+	"$(rl_ctl --json install --policy keep fat.fatbundle | tail -1 |
+		jq -r '.result.warnings[] | "\(.path) \(.reason)"' 2>&1)"
+if rl_ctl status 2>/dev/null | grep -q 'i386'; then
+	run rl_ctl install --policy compatible fat.fatbundle
+	check_cmp "policy compatible: the fat library is thinned to its x86_64 record" \
+		so.x86_64 "$ROOT/opt/fat/lib/libfat.so"
+	check_cmp "... the fat executable keeps both records" \
+		tree-fat/opt/fat/bin/tool "$ROOT/opt/fat/bin/tool"
+	check_eq "... and only the executable is warned about" \
+		"warning: /opt/fat/bin/tool stays fat and cannot run here: the FatELF binfmt_misc handler (fatelf-run) is not registered" \
+		"$(grep '^warning' <<<"$RUN_OUT")"
+	run rl_ctl verify fatpkg
+	check_eq "... and verify agrees with what is on disk" 0 "$RC"
+else
+	echo "# this host does not run i386: policy compatible keeps one record anyway"
+fi
+rl_stop
+# back to the suite's main daemon, which kept running
+DPID=${main_daemon[0]} SOCK=${main_daemon[1]} ROOT=${main_daemon[2]}
+DDIR=${main_daemon[3]} DLOG=${main_daemon[4]} DSTATUS=${main_daemon[5]}
+
 # ================================================================ exit statuses
 # --json: every error is one JSON object on stdout, even one that never
 # reached the daemon.
