@@ -706,6 +706,17 @@ static int warn_add(struct install *x, const char *path, const char *reason)
 	return 0;
 }
 
+bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr)
+{
+	fatelf_source src;
+	fatelf_elfinfo info;
+
+	return hdr->nrecords > 0 && fatelf_source_fd(&src, fd) == 0 &&
+	       fatelf_record_check_elf(&src, hdr->records[0].offset, &hdr->records[0], 0, &info,
+				       NULL) == 0 &&
+	       FATELF_ELF_IS_SHARED_LIBRARY(&info);
+}
+
 /* Moves record rec of the staged fat file fd to its start, as a plain ELF:
  * the bytes only move towards the start, so one forward copy does it. */
 static int thin_staged(int fd, const fatelf_record *rec)
@@ -757,7 +768,7 @@ static int settle_fat(struct install *x, struct ient *ie, const fatelf_bundle_en
 	    fatelf_record_check_elf(&src, hdr.records[0].offset, &hdr.records[0], 0, &info, NULL) < 0)
 		return 0;
 
-	if (FATELF_ELF_IS_SHARED_LIBRARY(&info)) {
+	if (eng_fat_is_shared_library(fd, &hdr)) {
 		const engine_config *cfg = &x->e->cfg;
 		int native;
 

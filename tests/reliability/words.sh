@@ -188,7 +188,7 @@ check_eq "... ow-one is still installed and owns no file" "0" \
 # is a fat shared library, which no dynamic linker loads.
 mkdir -p nobinfmt && : >nobinfmt/register
 main_daemon=("$DPID" "$SOCK" "$ROOT" "$DDIR" "$DLOG" "$DSTATUS")
-rl_prepare fat
+rl_prepare fat "[Policy]" "Policy=compatible"
 rl_start fat FATELF_BINFMT_MISC_DIR="$T_WORK/nobinfmt" ||
 	fail "a fatelfd with no binfmt handler answers" "$(tail -20 "$DLOG")"
 mkdir -p tree-fat/opt/fat/lib tree-fat/opt/fat/bin
@@ -213,6 +213,12 @@ check_eq "... the warnings are data: path and reason" \
 	"$(rl_ctl --json install --policy keep fat.fatbundle | tail -1 |
 		jq -r '.result.warnings[] | "\(.path) \(.reason)"' 2>&1)"
 if rl_ctl status 2>/dev/null | grep -q 'i386'; then
+	# thin by the configured policy (compatible): the same rule
+	run rl_ctl thin fatpkg
+	check_cmp "thin under policy compatible: the fat library becomes its x86_64 record" \
+		so.x86_64 "$ROOT/opt/fat/lib/libfat.so"
+	check_cmp "... the fat executable keeps both records" \
+		tree-fat/opt/fat/bin/tool "$ROOT/opt/fat/bin/tool"
 	run rl_ctl install --policy compatible fat.fatbundle
 	check_cmp "policy compatible: the fat library is thinned to its x86_64 record" \
 		so.x86_64 "$ROOT/opt/fat/lib/libfat.so"
