@@ -289,7 +289,7 @@ for json in "" --json; do
 	cpid=$!
 	# until the daemon has taken the job
 	for ((i = 0; i < 100; i++)); do
-		rl_ctl status 2>/dev/null | grep -q 'slow.fatbundle\|running\|fetching' && break
+		rl_ctl status 2>/dev/null | grep -Eq 'fetching|slow\.fatbundle|^running: [^n]' && break
 		sleep 0.1
 	done
 	sleep 0.5
