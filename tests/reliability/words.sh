@@ -4,8 +4,16 @@
 #
 #  - BundleInvalid names the entry (its "entry" field, and the message
 #    names that same entry, once) for every reader error about one entry;
-#  - the messages of the tools name the right thing;
-#  - fatelfctl's exit statuses and --json errors.
+#  - the messages of the tools name the right thing: an empty or device
+#    source, a package name's broken rule, a key of the other kind, the
+#    option that keeps setuid bits, an HTTP status once, and a failed
+#    extract leaves no directory behind;
+#  - an install says installed, upgraded, reinstalled or downgraded (in
+#    the future tense for a dry run), names what --force took and from
+#    whom, and the packages left with no file;
+#  - fat files that cannot load here: policy compatible thins a fat shared
+#    library (install and thin), and what stays fat gets a warning;
+#  - fatelfctl's exit statuses (130 on Ctrl-C) and --json errors.
 . "$(dirname "$0")/lib.sh" || exit 99
 
 : "${MKHOSTILE:=$top_builddir/tests/fixtures/mkhostile}"
@@ -14,6 +22,8 @@ VLC=$top_srcdir/tests/reliability/vlclient.py
 rl_init words
 t_require_exec "$MKHOSTILE" "$MKFIXTURE"
 t_require_tool python3 jq
+# --force, --policy, URL installs and --allow-downgrade are root's alone.
+[ "$(id -u)" -eq 0 ] || t_skip "the install words need root's options (--force, --policy, URLs)"
 
 vlc() {
 	timeout 60 python3 "$VLC" "$@"
