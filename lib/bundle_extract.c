@@ -83,6 +83,27 @@ static int make_tmpname(struct extract *x, const char *base)
 		       ? 0 : -ENAMETOOLONG;
 }
 
+/* --target named a machine: the rule is that machine's, not this host's. */
+static int no_record_for(const struct extract *x, const fatelf_header *hdr, fatelf_diag *d)
+{
+	char offers[512], name[FATELF_TARGET_NAME_MAX];
+	size_t len = 0;
+
+	offers[0] = '\0';
+	for (unsigned i = 0; i < hdr->nrecords && len < sizeof(offers); i++) {
+		int n;
+
+		fatelf_target_format(&hdr->records[i].target, name);
+		n = snprintf(offers + len, sizeof(offers) - len, "%s%s", i ? ", " : "", name);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1,
+			       "no record runs on a %s machine; the file offers: %s", x->target,
+			       hdr->nrecords ? offers : "nothing");
+}
+
 static int ex_select(void *ctx, const fatelf_bundle_entry *e, const fatelf_header *hdr,
 		     fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
 {
@@ -94,6 +115,8 @@ static int ex_select(void *ctx, const fatelf_bundle_entry *e, const fatelf_heade
 		return 0;
 	case KEEP_HOST:
 		idx = fatelf_host_select(&x->host, hdr, d);
+		if (idx == -FATELF_E_NO_HOST_RECORD && x->target)
+			return no_record_for(x, hdr, d);
 		if (idx < 0)
 			return idx;
 		fatelf_keep_add(ret_keep, (unsigned)idx);
@@ -231,6 +254,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	} else if (target && fatelf_host_from_uname(target, FATELF_HOST_ARM32, &x.host) == 0) {
 		/* An architecture name: keep what that machine's kernel would run. */
 		x.how = KEEP_HOST;
+		x.target = target;
 	} else if (target) {
 		q = fatelf_pattern_parse(target, &pat, d);
 		if (q < 0)

@@ -137,6 +137,9 @@ check "... which does" "$FATELF" bundle create -o su.fatbundle --name su --versi
 # extract --target with no record for it: nothing of the bundle is left
 run "$FATELF" bundle extract --target riscv64 hostile/00-valid.fatbundle ex-new
 check_eq "bundle extract --target riscv64 (no such record) exits 1" 1 "$RC"
+check_match "... naming the machine asked for, not this host" \
+	"entry 'opt/game/game': no record runs on a riscv64 machine; the file offers: x86_64:64bits:le:sysv:osabiver0, aarch64:64bits:le:sysv:osabiver0\$" \
+	"$RUN_ERR"
 check_eq "... and leaves no directory it made" "absent" "$([ -e ex-new ] && find ex-new || echo absent)"
 mkdir ex-old
 run "$FATELF" bundle extract --target riscv64 hostile/00-valid.fatbundle ex-old
