@@ -62,10 +62,16 @@ static int conn_open(int *ret_fd)
 		return ctl_error(EXIT_SYSTEM, "cannot create a socket: %s", strerror(errno));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
+		json_object *p = json_object_new_object();
 
 		close(fd);
-		return ctl_error(EXIT_SYSTEM, "cannot reach fatelfd at %s: %s", ctl_arg.socket,
-				 strerror(e));
+		if (p) {
+			json_object_object_add(p, "socket", json_object_new_string(ctl_arg.socket));
+			json_object_object_add(p, "errno", json_object_new_string(strerrorname_np(e) ?
+									   strerrorname_np(e) : "EUNKNOWN"));
+		}
+		return ctl_error_data(EXIT_SYSTEM, CTL_ERROR_UNREACHABLE, p,
+				      "cannot reach fatelfd at %s: %s", ctl_arg.socket, strerror(e));
 	}
 	*ret_fd = fd;
 	return EXIT_OK;
@@ -110,10 +116,20 @@ static int conn_send(int fd, const char *buf, size_t len, const int *fds, size_t
 	return 0;
 }
 
+/* Exits as a shell reports a program the signal ended (130 for Ctrl-C),
+ * saying what became of the transaction, which is the daemon's. */
 static int interrupted_report(void)
 {
-	return ctl_error(EXIT_FAILED, "interrupted; a transaction already started goes on in "
-			 "fatelfd ('fatelfctl cancel' rolls it back)");
+	json_object *p = json_object_new_object();
+	int sig = interrupted;
+
+	if (p)
+		json_object_object_add(p, "signal", json_object_new_string(sig == SIGINT ? "SIGINT" :
+									    sig == SIGTERM ? "SIGTERM" :
+									    "signal"));
+	return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
+			      "interrupted; a transaction already started goes on in fatelfd "
+			      "('fatelfctl cancel' rolls it back)");
 }
 
 int ctl_call(const char *method, json_object *params, unsigned flags,
@@ -181,8 +197,8 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 			r = vl_reply_parse(m, mlen, &resp, &d);
 			if (r < 0) {
 				ctl_progress_clear();
-				status = ctl_error(EXIT_SYSTEM, "protocol error: %s",
-						   d.msg[0] ? d.msg : strerror(-r));
+				status = ctl_error_data(EXIT_SYSTEM, CTL_ERROR_PROTOCOL, NULL,
+							"protocol error: %s", d.msg[0] ? d.msg : strerror(-r));
 				done = true;
 				break;
 			}
@@ -201,8 +217,8 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 		}
 		if (!done && r < 0) {
 			ctl_progress_clear();
-			status = ctl_error(EXIT_SYSTEM, "protocol error: %s",
-					   r == -EMSGSIZE ? "a reply is too long" : strerror(-r));
+			status = ctl_error_data(EXIT_SYSTEM, CTL_ERROR_PROTOCOL, NULL, "protocol error: %s",
+						r == -EMSGSIZE ? "a reply is too long" : strerror(-r));
 			break;
 		}
 	}

@@ -60,7 +60,8 @@ static void main_usage(FILE *f)
 	      "Options (before or after the verb):\n"
 	      "  --socket PATH  talk to the fatelfd listening on PATH (default $FATELF_SOCKET,\n"
 	      "                 else " CTL_DEFAULT_SOCKET ")\n"
-	      "  --json         print the daemon's replies as JSON (JSON lines for streams)\n"
+	      "  --json         print the daemon's replies, and every error, as JSON\n"
+	      "                 (JSON lines for streams)\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n"
 	      "\n"
@@ -71,7 +72,11 @@ static void main_usage(FILE *f)
 	      "  1  the daemon refused or the operation failed, or verify found problems\n"
 	      "  2  usage error\n"
 	      "  3  cannot reach the daemon, protocol or system error\n"
-	      "  4  permission denied\n", f);
+	      "  4  permission denied\n"
+	      "  130 interrupted (Ctrl-C) while waiting; the transaction goes on\n"
+	      "\n"
+	      "With --json, every error is also a JSON object on stdout:\n"
+	      "{\"error\": NAME, \"parameters\": {...}}.\n", f);
 }
 
 static int verb_help(int argc, char **argv)
@@ -130,6 +135,10 @@ int main(int argc, char **argv)
 
 	if (env && env[0])
 		ctl_arg.socket = env;
+	/* Known before anything can fail, so that every error is JSON too. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			ctl_arg.json = true;
 	rest = calloc((size_t)argc + 1, sizeof(*rest));
 	if (!rest) {
 		fputs("fatelfctl: out of memory\n", stderr);

@@ -25,6 +25,7 @@ enum {
 	EXIT_USAGE = 2,         /* bad command line */
 	EXIT_SYSTEM = 3,        /* cannot reach the daemon, protocol or system error */
 	EXIT_DENIED = 4,        /* permission denied */
+	EXIT_SIGNAL = 128,      /* + the signal that interrupted a wait (130 for SIGINT) */
 };
 
 #define CTL_DEFAULT_SOCKET "/run/fatelfd/io.fatelf.Manager"
@@ -99,8 +100,25 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 
 /* Output (output.c) */
 
-/* One error line "fatelfctl: VERB: MESSAGE" on stderr; returns status. */
+/*
+ * The names of fatelfctl's own errors, for --json: with --json every error
+ * is also one object {"error": NAME, "parameters": {..., "message": ...}}
+ * on stdout, whether the daemon sent it or fatelfctl found it.
+ */
+#define CTL_ERROR_UNREACHABLE "fatelfctl.Unreachable"   /* socket, errno */
+#define CTL_ERROR_INTERRUPTED "fatelfctl.Interrupted"   /* signal */
+#define CTL_ERROR_PROTOCOL    "fatelfctl.ProtocolError"
+#define CTL_ERROR_USAGE       "fatelfctl.UsageError"
+#define CTL_ERROR_SYSTEM      "fatelfctl.SystemError"
+#define CTL_ERROR_DENIED      "fatelfctl.PermissionDenied"
+#define CTL_ERROR_FAILED      "fatelfctl.Failed"
+
+/* One error line "fatelfctl: VERB: MESSAGE" on stderr (and, with --json,
+ * the object above, named after the status); returns status. */
 int ctl_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a given name and parameters (taken; NULL for none). */
+int ctl_error_data(int status, const char *name, json_object *params, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* A usage error for the running verb; returns EXIT_USAGE. */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* For getopt_long's '?' and ':' (with opterr = 0 and a leading ':'). */

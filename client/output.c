@@ -45,15 +45,73 @@ static void error_line(const char *msg)
 		fprintf(stderr, "fatelfctl: %s%s%s\n", color ? ANSI_RED : "", msg, color ? ANSI_RESET : "");
 }
 
-int ctl_error(int status, const char *fmt, ...)
+/* With --json, an error of fatelfctl's own as an object on stdout, in the
+ * shape of a daemon's error reply; params (taken) gains the message. */
+static void error_json(const char *name, json_object *params, const char *msg)
+{
+	json_object *o;
+
+	if (!ctl_arg.json) {
+		json_object_put(params);
+		return;
+	}
+	if (!params)
+		params = json_object_new_object();
+	o = json_object_new_object();
+	if (o && params) {
+		json_object_object_add(params, "message", json_object_new_string(msg));
+		json_object_object_add(o, "error", json_object_new_string(name));
+		json_object_object_add(o, "parameters", params);
+		params = NULL;
+		ctl_json_line(o);
+	}
+	json_object_put(params);
+	json_object_put(o);
+}
+
+static const char *local_error_name(int status)
+{
+	switch (status) {
+	case EXIT_USAGE:
+		return CTL_ERROR_USAGE;
+	case EXIT_SYSTEM:
+		return CTL_ERROR_SYSTEM;
+	case EXIT_DENIED:
+		return CTL_ERROR_DENIED;
+	}
+	return CTL_ERROR_FAILED;
+}
+
+static int error_va(int status, const char *name, json_object *params, const char *fmt,
+		    va_list ap) __attribute__((format(printf, 4, 0)));
+static int error_va(int status, const char *name, json_object *params, const char *fmt,
+		    va_list ap)
 {
 	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	error_json(name ? name : local_error_name(status), params, msg);
+	error_line(msg);
+	return status;
+}
+
+int ctl_error(int status, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	status = error_va(status, NULL, NULL, fmt, ap);
 	va_end(ap);
-	error_line(msg);
+	return status;
+}
+
+int ctl_error_data(int status, const char *name, json_object *params, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	status = error_va(status, name, params, fmt, ap);
+	va_end(ap);
 	return status;
 }
 
@@ -65,6 +123,7 @@ int ctl_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	error_json(CTL_ERROR_USAGE, NULL, msg);
 	if (ctl_arg.verb)
 		fprintf(stderr, "fatelfctl: %s: %s (see 'fatelfctl %s --help')\n", ctl_arg.verb, msg,
 			ctl_arg.verb);
@@ -95,7 +154,7 @@ int ctl_help(const char *usage)
 	      CTL_DEFAULT_SOCKET "), --json.\n"
 	      "Exit status: 0 success; 1 refused or failed (verify: problems found);\n"
 	      "2 usage error; 3 cannot reach the daemon, protocol or system error;\n"
-	      "4 permission denied.\n", stdout);
+	      "4 permission denied; 130 interrupted (Ctrl-C) while waiting.\n", stdout);
 	return EXIT_OK;
 }
 
@@ -160,11 +219,12 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 			const char *entry = ctl_json_str(p, "entry", NULL);
 			const char *m = ctl_json_str(p, "message", "rejected");
 
-			/* Name the entry once, when the message does not already. */
-			if (entry && strncmp(m, entry, strlen(entry)) == 0)
+			/* fatelfd's message names the entry; an older daemon's
+			 * may not, and then the entry goes in front. */
+			if (entry && strstr(m, entry))
 				entry = NULL;
-			snprintf(msg, size, "invalid bundle: %s%s%s%s", entry ? entry : "", entry ? ": " : "",
-				 m, code_suffix(p, code));
+			snprintf(msg, size, "invalid bundle: %s%s%s%s%s", entry ? "entry '" : "",
+				 entry ? entry : "", entry ? "': " : "", m, code_suffix(p, code));
 			return EXIT_FAILED;
 		}
 		if (strcmp(name, "SignatureRequired") == 0) {
@@ -637,21 +697,63 @@ void ctl_progress_clear(void)
 
 /* ------------------------------------------------------------ results */
 
+/* An install's change in words: the past, or what a dry run would do. */
+static const char *change_words(const char *change, bool dry)
+{
+	static const struct { const char *change, *done, *would; } words[] = {
+		{ "install", "installed", "would install" },
+		{ "upgrade", "upgraded", "would upgrade" },
+		{ "reinstall", "reinstalled", "would reinstall" },
+		{ "downgrade", "downgraded", "would downgrade" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcmp(change, words[i].change) == 0)
+			return dry ? words[i].would : words[i].done;
+	return NULL;
+}
+
+/* The words of an install warning's reason; unknown reasons keep their name. */
+static void warning_print(json_object *w, bool dry)
+{
+	const char *path = ctl_json_str(w, "path", "?");
+	const char *reason = ctl_json_str(w, "reason", "?");
+
+	if (strcmp(reason, "fat-shared-library") == 0)
+		printf("warning: %s %s fat: no dynamic linker loads a FatELF shared library "
+		       "(policy native or compatible thins it)\n", path, dry ? "would stay" : "stays");
+	else if (strcmp(reason, "no-binfmt-handler") == 0)
+		printf("warning: %s %s fat and cannot run here: the FatELF binfmt_misc handler "
+		       "(fatelf-run) is not registered\n", path, dry ? "would stay" : "stays");
+	else
+		printf("warning: %s: %s\n", path, reason);
+}
+
 void ctl_result_print(json_object *r)
 {
 	const char *kind = ctl_json_str(r, "kind", "?");
+	const char *change = ctl_json_str(r, "change", NULL);
 	const char *pkg = ctl_json_str(r, "package", NULL);
 	const char *oldv = ctl_json_str(r, "old_version", NULL);
 	const char *newv = ctl_json_str(r, "new_version", NULL);
 	bool dry = ctl_json_bool(r, "dry_run");
 	int64_t files = ctl_json_int(r, "files");
 	json_object *kept = ctl_json_array(r, "config_kept");
+	json_object *taken = ctl_json_array(r, "taken");
+	json_object *emptied = ctl_json_array(r, "emptied");
+	json_object *warnings = ctl_json_array(r, "warnings");
 	const char *files_word = files == 1 ? "file" : "files";
+	const char *cw = change ? change_words(change, dry) : NULL;
 	char what[512], written[32], saved[32];
 
 	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_written"), written);
 	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_saved"), saved);
-	if (strcmp(kind, "install") == 0)
+	if (cw && (strcmp(change, "upgrade") == 0 || strcmp(change, "downgrade") == 0))
+		snprintf(what, sizeof(what), "%s %s %s -> %s", cw, pkg ? pkg : "?", oldv ? oldv : "?",
+			 newv ? newv : "?");
+	else if (cw)
+		snprintf(what, sizeof(what), "%s %s %s", cw, pkg ? pkg : "?", newv ? newv : "?");
+	else if (strcmp(kind, "install") == 0)
 		snprintf(what, sizeof(what), "%s %s %s", dry ? "would install" : "installed", pkg ? pkg : "?",
 			 newv ? newv : "?");
 	else if (strcmp(kind, "upgrade") == 0)
@@ -674,8 +776,8 @@ void ctl_result_print(json_object *r)
 		printf("%s: %lld %s, %s %s\n", what, (long long)files, files_word, saved,
 		       dry ? "would be saved" : "saved");
 	else
-		printf("%s: %lld %s, %s %s, %s saved by thinning\n", what, (long long)files, files_word,
-		       written, dry ? "to write" : "written", saved);
+		printf("%s: %lld %s, %s %s, %s %s by thinning\n", what, (long long)files, files_word,
+		       written, dry ? "to write" : "written", saved, dry ? "would be saved" : "saved");
 
 	if (strcmp(ctl_json_str(r, "signature", ""), "unverified") == 0)
 		printf("signature not verified: signed by key %s, which is not trusted; %s as unsigned\n",
@@ -685,10 +787,32 @@ void ctl_result_print(json_object *r)
 		const char *path = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
 
 		if (strcmp(kind, "remove") == 0)
-			printf("kept your changed %s\n", path);
+			printf("%s your changed %s\n", dry ? "would keep" : "kept", path);
 		else
-			printf("kept your changed %s; the new version is %s.fatelf-new\n", path, path);
+			printf("%s your changed %s; the new version %s %s.fatelf-new\n",
+			       dry ? "would keep" : "kept", path, dry ? "would be" : "is", path);
 	}
+	/* As dpkg says what --force-overwrite replaced, and from whom. */
+	for (size_t i = 0; taken && i < json_object_array_length(taken); i++) {
+		json_object *t = json_object_array_get_idx(taken, i);
+		const char *from = ctl_json_str(t, "from", NULL);
+
+		if (from)
+			printf("%s %s from package %s (--force)\n", dry ? "would take over" : "took over",
+			       ctl_json_str(t, "path", "?"), from);
+		else
+			printf("%s %s, which no package owned (--force)\n",
+			       dry ? "would replace" : "replaced", ctl_json_str(t, "path", "?"));
+	}
+	for (size_t i = 0; emptied && i < json_object_array_length(emptied); i++) {
+		json_object *e = json_object_array_get_idx(emptied, i);
+		const char *name = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
+
+		printf("package %s %s installed with no files left ('fatelfctl remove %s' removes it)\n",
+		       name, dry ? "would stay" : "stays", name);
+	}
+	for (size_t i = 0; warnings && i < json_object_array_length(warnings); i++)
+		warning_print(json_object_array_get_idx(warnings, i), dry);
 }
 
 int ctl_split_list(const char *s, json_object **ret)

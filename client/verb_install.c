@@ -63,27 +63,59 @@ static int add_bool(json_object *params, const char *key, bool v)
 	return json_object_object_add(params, key, json_object_new_boolean(1));
 }
 
+static const char *file_type_word(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a file";
+}
+
+/*
+ * Whether what fd reads can be a bundle, by fatelfd's own rule (a file, a
+ * pipe or a socket, and a file has bytes), so that the user reads why in
+ * words naming the source rather than fatelfd's refusal of a parameter.
+ * 0 or an exit status.
+ */
+static int source_check(int fd, const char *name)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return ctl_error(EXIT_SYSTEM, "cannot read %s: %s", name, strerror(errno));
+	if (!(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return ctl_error(EXIT_FAILED, "%s is %s, not a bundle (a bundle comes from a file or "
+				 "a pipe)", name, file_type_word(st.st_mode));
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return ctl_error(EXIT_FAILED, "%s is empty, not a bundle", name);
+	return 0;
+}
+
 /* Opens a local bundle with the caller's rights; 0 or an exit status. */
 static int source_open(const char *file, int *ret_fd)
 {
-	struct stat st;
-	int fd;
+	int fd, status;
 
 	if (strcmp(file, "-") == 0) {
 		/* A terminal is never a bundle: the user forgot the redirection. */
 		if (isatty(STDIN_FILENO))
 			return ctl_usage_error("'-' reads the bundle from standard input, which is a terminal");
+		status = source_check(STDIN_FILENO, "standard input");
+		if (status != 0)
+			return status;
 		*ret_fd = STDIN_FILENO;
 		return 0;
 	}
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return ctl_error(EXIT_SYSTEM, "cannot open %s: %s", file, strerror(errno));
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
-
+	status = source_check(fd, file);
+	if (status != 0) {
 		close(fd);
-		return ctl_error(EXIT_SYSTEM, "cannot open %s: %s", file, strerror(e));
+		return status;
 	}
 	*ret_fd = fd;
 	return 0;

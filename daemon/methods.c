@@ -101,6 +101,29 @@ json_object *json_result(const engine_result *r)
 		json_set_str(o, "signature", r->signature);
 		json_set_str(o, "signer", r->signer[0] ? r->signer : NULL);
 	}
+	if (r->change)
+		json_set_str(o, "change", r->change);
+	if (r->taken || r->warnings) {
+		json_object *taken = json_object_new_array(), *warnings = json_object_new_array();
+
+		for (size_t i = 0; taken && i < r->ntaken; i++) {
+			json_object *t = json_object_new_object();
+
+			json_set_str(t, "path", r->taken[i].path);
+			json_set_str(t, "from", r->taken[i].from);
+			json_object_array_add(taken, t);
+		}
+		for (size_t i = 0; warnings && i < r->nwarnings; i++) {
+			json_object *w = json_object_new_object();
+
+			json_set_str(w, "path", r->warnings[i].path);
+			json_set_str(w, "reason", r->warnings[i].reason);
+			json_object_array_add(warnings, w);
+		}
+		json_set(o, "taken", taken);
+		json_set(o, "emptied", json_strv((const char *const *)r->emptied, r->nemptied));
+		json_set(o, "warnings", warnings);
+	}
 	return o;
 }
 

@@ -46,6 +46,7 @@
 
 #include "fatelfd.h"
 #include "macro.h"
+#include "run.h"
 
 struct worker {
 	server *srv;
@@ -590,6 +591,20 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 	return r;
 }
 
+/* Whether the kernel hands fat executables to a FatELF handler: an enabled
+ * binfmt_misc entry with the FatELF magic (fatelf-run). Read at each
+ * install, since an admin may register it at any time. */
+static bool fat_executables_run(void)
+{
+	_cleanup_free_ fatelf_binfmt_entry *list = NULL;
+	int n = fatelf_binfmt_list(NULL, &list);
+
+	for (int i = 0; i < n; i++)
+		if (list[i].enabled && fatelf_binfmt_is_fatelf(&list[i]))
+			return true;
+	return false;
+}
+
 static int job_install(worker *w, job *j)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
@@ -600,6 +615,7 @@ static int job_install(worker *w, job *j)
 		.allow_downgrade = j->allow_downgrade,
 		.allow_setid = j->allow_setid,
 		.dry_run = j->dry_run,
+		.fat_executables_run = fat_executables_run(),
 		.progress = job_progress,
 		.userdata = j,
 	};

@@ -198,6 +198,11 @@ const fatelf_bundle_entry *fatelf_manifest_find(const fatelf_manifest *m, const 
 
 /* Package rules */
 bool fatelf_pkg_name_valid(const char *name);
+/* NULL when the len bytes of name are a valid package name; else which
+ * rule they break and the whole rule, as a phrase that follows the name
+ * ("is 1 character long; a package name has 2 to 255 ..."), in buf or a
+ * constant. */
+const char *fatelf_pkg_name_problem(const char *name, size_t len, char *buf, size_t size);
 /* A version as dpkg accepts it: [epoch:]upstream[-revision]. */
 bool fatelf_pkg_version_valid(const char *version);
 /* dpkg's ordering: <0, 0, >0. */

@@ -6,9 +6,11 @@
  * no file of the bundle behind.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bundle.h"
 #include "macro.h"
@@ -33,31 +35,41 @@ struct extract {
 	/* files waiting for the final rename */
 	struct staged *staged;
 	size_t nstaged, cap;
+	/* directories this extract created (tmp unused), removed again when
+	 * it fails, so that a failed extract leaves nothing of the bundle */
+	struct staged *made;
+	size_t nmade, made_cap;
 };
 
-static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *base)
+static int list_add(struct staged **list, size_t *n, size_t *cap, int dirfd, const char *tmp,
+		    const char *base)
 {
-	if (x->nstaged == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 64;
-		struct staged *n = realloc(x->staged, cap * sizeof(*n));
-		if (!n)
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct staged *l = realloc(*list, c * sizeof(*l));
+		if (!l)
 			return -ENOMEM;
-		x->staged = n;
-		x->cap = cap;
+		*list = l;
+		*cap = c;
 	}
-	struct staged *s = &x->staged[x->nstaged];
+	struct staged *s = &(*list)[*n];
 	s->dirfd = dup(dirfd);
-	s->tmp = strdup(tmp);
+	s->tmp = tmp ? strdup(tmp) : NULL;
 	s->base = strdup(base);
-	if (s->dirfd < 0 || !s->tmp || !s->base) {
+	if (s->dirfd < 0 || (tmp && !s->tmp) || !s->base) {
 		if (s->dirfd >= 0)
 			close(s->dirfd);
 		free(s->tmp);
 		free(s->base);
 		return -ENOMEM;
 	}
-	x->nstaged++;
+	(*n)++;
 	return 0;
+}
+
+static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *base)
+{
+	return list_add(&x->staged, &x->nstaged, &x->cap, dirfd, tmp, base);
 }
 
 static int make_tmpname(struct extract *x, const char *base)
@@ -71,6 +83,27 @@ static int make_tmpname(struct extract *x, const char *base)
 		       ? 0 : -ENAMETOOLONG;
 }
 
+/* --target named a machine: the rule is that machine's, not this host's. */
+static int no_record_for(const struct extract *x, const fatelf_header *hdr, fatelf_diag *d)
+{
+	char offers[512], name[FATELF_TARGET_NAME_MAX];
+	size_t len = 0;
+
+	offers[0] = '\0';
+	for (unsigned i = 0; i < hdr->nrecords && len < sizeof(offers); i++) {
+		int n;
+
+		fatelf_target_format(&hdr->records[i].target, name);
+		n = snprintf(offers + len, sizeof(offers) - len, "%s%s", i ? ", " : "", name);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1,
+			       "no record runs on a %s machine; the file offers: %s", x->target,
+			       hdr->nrecords ? offers : "nothing");
+}
+
 static int ex_select(void *ctx, const fatelf_bundle_entry *e, const fatelf_header *hdr,
 		     fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
 {
@@ -82,6 +115,8 @@ static int ex_select(void *ctx, const fatelf_bundle_entry *e, const fatelf_heade
 		return 0;
 	case KEEP_HOST:
 		idx = fatelf_host_select(&x->host, hdr, d);
+		if (idx == -FATELF_E_NO_HOST_RECORD && x->target)
+			return no_record_for(x, hdr, d);
 		if (idx < 0)
 			return idx;
 		fatelf_keep_add(ret_keep, (unsigned)idx);
@@ -106,7 +141,14 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 		return dirfd;
 	if (e->type == FATELF_ENTRY_DIR) {
 		struct stat st;
-		if (mkdirat(dirfd, x->base, 0700) < 0 && errno != EEXIST) {
+		if (mkdirat(dirfd, x->base, 0700) == 0) {
+			q = list_add(&x->made, &x->nmade, &x->made_cap, dirfd, NULL, x->base);
+			if (q < 0) {
+				unlinkat(dirfd, x->base, AT_REMOVEDIR);
+				close(dirfd);
+				return q;
+			}
+		} else if (errno != EEXIST) {
 			q = -errno;
 			close(dirfd);
 			return fatelf_diag_set(d, q, -1, "entry '%s': cannot create the directory: %s",
@@ -200,6 +242,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		.ctx = &x,
 	};
 	fatelf_pattern pat;
+	bool made_dir = false;
 	int q;
 
 	fatelf_diag_clear(d);
@@ -211,6 +254,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	} else if (target && fatelf_host_from_uname(target, FATELF_HOST_ARM32, &x.host) == 0) {
 		/* An architecture name: keep what that machine's kernel would run. */
 		x.how = KEEP_HOST;
+		x.target = target;
 	} else if (target) {
 		q = fatelf_pattern_parse(target, &pat, d);
 		if (q < 0)
@@ -219,7 +263,9 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		x.target = target;
 	}
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0755) == 0) {
+		made_dir = true;
+	} else if (errno != EEXIST) {
 		q = -errno;
 		snprintf(d->subject, sizeof(d->subject), "%s", dir);
 		return fatelf_diag_set(d, q, -1, "cannot create the directory: %s", fatelf_strerror(q));
@@ -227,6 +273,8 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	x.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x.rootfd < 0) {
 		q = -errno;
+		if (made_dir)
+			rmdir(dir);
 		snprintf(d->subject, sizeof(d->subject), "%s", dir);
 		return fatelf_diag_set(d, q, -1, "cannot open the directory: %s", fatelf_strerror(q));
 	}
@@ -252,6 +300,17 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		unlinkat(x.dirfd, x.tmp, 0);
 		close(x.dirfd);
 	}
+	/* Children before parents; a directory someone else filled stays. */
+	for (size_t i = x.nmade; i-- > 0;) {
+		struct staged *s = &x.made[i];
+		if (q < 0)
+			unlinkat(s->dirfd, s->base, AT_REMOVEDIR);
+		close(s->dirfd);
+		free(s->base);
+	}
+	free(x.made);
 	close(x.rootfd);
+	if (q < 0 && made_dir)
+		rmdir(dir);
 	return q;
 }

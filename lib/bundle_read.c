@@ -7,6 +7,7 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -70,6 +71,29 @@ static int archive_fail(struct reader *r, const char *what)
 	const char *msg = archive_error_string(r->a);
 	return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "%s: %s", what,
 			       msg ? msg : "damaged or truncated archive");
+}
+
+/*
+ * An error about one manifest entry (or one member, for a member no entry
+ * lists): the message starts with "entry 'PATH': " and the diag's subject
+ * is PATH, so that every layer above names the same entry as the message.
+ */
+static int __attribute__((format(printf, 5, 6)))
+entry_fail(struct reader *r, const char *path, int code, int record, const char *fmt, ...)
+{
+	char rule[sizeof(r->d->msg)];
+	va_list ap;
+
+	if (code > 0)
+		code = -code;
+	if (!r->d)
+		return code;
+	va_start(ap, fmt);
+	vsnprintf(rule, sizeof(rule), fmt, ap);
+	va_end(ap);
+	fatelf_diag_set(r->d, code, record, "entry '%s': %s", path, rule);
+	snprintf(r->d->subject, sizeof(r->d->subject), "%s", path);
+	return code;
 }
 
 /* Reads a whole small member into a malloc'd buffer of at most max bytes. */
@@ -253,9 +277,9 @@ static int check_digests(struct reader *r, const struct pending *p, const fatelf
 			char name[FATELF_TARGET_NAME_MAX], hex[65];
 			fatelf_target_format(&b->target, name);
 			fatelf_hex(h->ranges[k], 32, hex);
-			q = fatelf_diag_set(r->d, FATELF_E_RECORD_HASH, p->order[k],
-					    "entry '%s': record %u (%s): SHA-256 is %s, the manifest says otherwise",
-					    e->path, p->order[k], name, hex);
+			q = entry_fail(r, e->path, FATELF_E_RECORD_HASH, p->order[k],
+				       "record %u (%s): SHA-256 is %s, the manifest says otherwise",
+				       p->order[k], name, hex);
 			break;
 		}
 	}
@@ -263,8 +287,8 @@ static int check_digests(struct reader *r, const struct pending *p, const fatelf
 		char hex[65], want[65];
 		fatelf_hex(h->file, 32, hex);
 		fatelf_hex(e->sha256, 32, want);
-		q = fatelf_diag_set(r->d, FATELF_E_HASH, -1,
-				    "entry '%s': SHA-256 is %s, the manifest says %s", e->path, hex, want);
+		q = entry_fail(r, e->path, FATELF_E_HASH, -1, "SHA-256 is %s, the manifest says %s",
+			       hex, want);
 	}
 	if (q < 0)
 		r->digest_failed = true;
@@ -413,36 +437,34 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 {
 	char path[4200];
 	size_t plen;
-	char q_name[FATELF_TEXT_QUOTE_BUF];
+	char q_name[FATELF_TEXT_QUOTE_BUF], q_name2[FATELF_TEXT_QUOTE_BUF];
 	int type, q;
 
 	/* A member name comes from whoever made the archive: it is quoted
 	 * so that no control byte of it reaches a terminal. */
 	if (strncmp(name, FATELF_PAYLOAD_PREFIX, strlen(FATELF_PAYLOAD_PREFIX)) != 0)
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1,
-				       "member '%s' is not under " FATELF_PAYLOAD_PREFIX,
-				       fatelf_text_quote(name, q_name));
+		return entry_fail(r, fatelf_text_quote(name, q_name), FATELF_E_MEMBER_UNKNOWN, -1,
+				  "the member is not under " FATELF_PAYLOAD_PREFIX);
 	plen = strlen(name + strlen(FATELF_PAYLOAD_PREFIX));
 	if (plen >= sizeof(path))
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1, "member name too long");
+		return entry_fail(r, fatelf_text_quote(name, q_name), FATELF_E_MEMBER_UNKNOWN, -1,
+				  "the member's name is too long");
 	memcpy(path, name + strlen(FATELF_PAYLOAD_PREFIX), plen + 1);
 	if (plen > 0 && path[plen - 1] == '/')
 		path[--plen] = '\0'; /* directory members end in '/' */
 
 	const fatelf_bundle_entry *e = fatelf_manifest_find(r->m, path);
 	if (!e)
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_UNKNOWN, -1,
-				       "member '%s' is not listed in the manifest",
-				       fatelf_text_quote(name, q_name));
+		return entry_fail(r, fatelf_text_quote(path, q_name), FATELF_E_MEMBER_UNKNOWN, -1,
+				  "member '%s' is not listed in the manifest",
+				  fatelf_text_quote(name, q_name2));
 	size_t idx = (size_t)(e - r->m->entries);
 	if (r->seen[idx])
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_DUPLICATE, -1,
-				       "entry '%s': a second member", e->path);
+		return entry_fail(r, e->path, FATELF_E_MEMBER_DUPLICATE, -1, "a second member");
 	r->seen[idx] = true;
 
 	if (archive_entry_hardlink(ae))
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-				       "entry '%s': hard links are not allowed", e->path);
+		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "hard links are not allowed");
 	switch (archive_entry_filetype(ae)) {
 	case AE_IFREG:
 		type = FATELF_ENTRY_FILE;
@@ -455,36 +477,30 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 		break;
 	case AE_IFCHR:
 	case AE_IFBLK:
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-				       "entry '%s': device nodes are not allowed", e->path);
+		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "device nodes are not allowed");
 	case AE_IFIFO:
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-				       "entry '%s': FIFOs are not allowed", e->path);
+		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "FIFOs are not allowed");
 	case AE_IFSOCK:
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-				       "entry '%s': sockets are not allowed", e->path);
+		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "sockets are not allowed");
 	default:
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-				       "entry '%s': member type %o is not allowed", e->path,
-				       (unsigned)archive_entry_filetype(ae));
+		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1,
+				  "member type %o is not allowed", (unsigned)archive_entry_filetype(ae));
 	}
 	if (type != e->type)
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-				       "entry '%s': the member is a %s, the manifest says %s",
-				       e->path, entry_type_name(type), entry_type_name(e->type));
+		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1,
+				  "the member is a %s, the manifest says %s", entry_type_name(type),
+				  entry_type_name(e->type));
 	if (type == FATELF_ENTRY_SYMLINK) {
 		const char *t = archive_entry_symlink(ae);
 		if (!t || strcmp(t, e->link_target) != 0)
-			return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
-					       "entry '%s': the member's symlink target differs from the manifest's",
-					       e->path);
+			return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1,
+					  "the member's symlink target differs from the manifest's");
 	}
 	if (type == FATELF_ENTRY_FILE && archive_entry_size_is_set(ae) &&
 	    (uint64_t)archive_entry_size(ae) != e->size)
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
-				       "entry '%s': the member is %lld bytes, the manifest declares %llu",
-				       e->path, (long long)archive_entry_size(ae),
-				       (unsigned long long)e->size);
+		return entry_fail(r, e->path, FATELF_E_MEMBER_SIZE, -1,
+				  "the member is %lld bytes, the manifest declares %llu",
+				  (long long)archive_entry_size(ae), (unsigned long long)e->size);
 
 	r->e = e;
 	if (r->ops->begin) {
@@ -493,11 +509,14 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 			return q;
 	}
 	q = type == FATELF_ENTRY_FILE ? file_member(r) : 0;
-	if (q < 0 && r->d && !strstr(r->d->msg, e->path)) {
-		/* Name the entry in front of the rule. */
-		char msg[sizeof(r->d->msg)];
-		if (snprintf(msg, sizeof(msg), "entry '%s': %s", e->path, r->d->msg) > 0)
-			memcpy(r->d->msg, msg, sizeof(msg));
+	if (q < 0 && r->d && !r->d->subject[0]) {
+		/* A rule of a lower layer, broken by this member: name it in
+		 * front. An error with a subject is already about its own
+		 * entry or path (a digest that finished late names an earlier
+		 * member, never this one). */
+		char rule[sizeof(r->d->msg)];
+		memcpy(rule, r->d->msg, sizeof(rule));
+		entry_fail(r, e->path, q, r->d->record, "%s", rule[0] ? rule : fatelf_strerror(q));
 	}
 	if (r->ops->end) {
 		int q2 = r->ops->end(r->ops->ctx, e, q, r->d);
@@ -634,9 +653,8 @@ static int read_all(struct reader *r)
 		return q;
 	for (size_t i = 0; i < r->m->nentries; i++)
 		if (!r->seen[i])
-			return fatelf_diag_set(r->d, FATELF_E_MEMBER_MISSING, -1,
-					       "entry '%s' has no member in the archive",
-					       r->m->entries[i].path);
+			return entry_fail(r, r->m->entries[i].path, FATELF_E_MEMBER_MISSING, -1,
+					  "no member of the archive holds it");
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 
 #include "bundle.h"
 #include "macro.h"
+#include "text.h"
 
 /*
  * Reads are 64 KiB: the buffer stays in the L2 cache while the kernel
@@ -182,7 +183,7 @@ static int add_item(struct creator *c, int dirfd, const char *name, const char *
 	if (it.type != FATELF_ENTRY_SYMLINK && (st->st_mode & (S_ISUID | S_ISGID)) &&
 	    !c->o->allow_setid)
 		return fatelf_diag_set(c->d, -FATELF_E_MODE, -1,
-				       "%s: has the setuid or setgid bit (mode %04o); refused unless setid bits are allowed",
+				       "%s: has the setuid or setgid bit (mode %04o); it is bundled only with --allow-setid",
 				       path, (unsigned)it.mode);
 	if (it.type == FATELF_ENTRY_FILE && c->out_is_file && st->st_dev == c->out.st_dev &&
 	    st->st_ino == c->out.st_ino)
@@ -801,14 +802,16 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 	fatelf_manifest *m = NULL;
 	_cleanup_free_ char *json = NULL, *sig = NULL, *comment = NULL;
 	size_t json_len = 0;
+	char why_buf[160], q_name[FATELF_TEXT_QUOTE_BUF];
 	int q;
 
 	fatelf_diag_clear(d);
 	if (!o || !o->name || !o->version || !tree)
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "a bundle needs a name and a version");
-	if (!fatelf_pkg_name_valid(o->name))
-		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1,
-				       "package name '%.100s' breaks [a-z0-9][a-z0-9+.-]*", o->name);
+	const char *why = fatelf_pkg_name_problem(o->name, strlen(o->name), why_buf, sizeof(why_buf));
+	if (why)
+		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1, "package name '%s' %s",
+				       fatelf_text_quote(o->name, q_name), why);
 	if (!fatelf_pkg_version_valid(o->version))
 		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
 				       "package version '%.100s' is not a valid dpkg version",

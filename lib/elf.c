@@ -18,6 +18,7 @@
 #define PHDR64_SIZE     56u
 #define PN_XNUM         0xffffu
 #define PT_LOAD         1u
+#define PT_INTERP       3u
 #define EV_CURRENT      1u
 
 /* Program headers are read in batches this big: the table itself may be
@@ -52,8 +53,9 @@ static const char *record_prefix(int record, const char *recname, char *buf, siz
 
 static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size, int record,
 			 bool is64, int msb, uint64_t phoff, uint16_t phnum, uint64_t *ret_max_align,
-			 fatelf_diag *d)
+			 bool *ret_has_interp, fatelf_diag *d)
 {
+	bool has_interp = false;
 	const unsigned entsize = is64 ? PHDR64_SIZE : PHDR32_SIZE;
 	uint8_t buf[PH_BATCH * PHDR64_SIZE];
 	uint64_t max_align = 0;
@@ -72,6 +74,8 @@ static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size,
 			const uint8_t *ph = buf + (size_t)k * entsize;
 			uint64_t off, filesz, align;
 
+			if (get_e32(ph, msb) == PT_INTERP)
+				has_interp = true;
 			if (get_e32(ph, msb) != PT_LOAD)
 				continue;
 			if (is64) {
@@ -94,6 +98,7 @@ static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size,
 		}
 	}
 	*ret_max_align = max_align;
+	*ret_has_interp = has_interp;
 	return 0;
 }
 
@@ -192,7 +197,7 @@ int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
 					       (unsigned long long)phoff, (unsigned long long)tabsize,
 					       (unsigned long long)size);
 		r = inspect_phdrs(src, base, size, record, is64, msb, phoff, info.phnum,
-				  &info.max_align, d);
+				  &info.max_align, &info.has_interp, d);
 		if (r < 0)
 			return r;
 	}

@@ -319,6 +319,17 @@ void engine_result_done(engine_result *r)
 	for (size_t i = 0; i < r->nconfig_kept; i++)
 		free(r->config_kept[i]);
 	free(r->config_kept);
+	for (size_t i = 0; i < r->ntaken; i++) {
+		free(r->taken[i].path);
+		free(r->taken[i].from);
+	}
+	free(r->taken);
+	for (size_t i = 0; i < r->nemptied; i++)
+		free(r->emptied[i]);
+	free(r->emptied);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i].path);
+	free(r->warnings);
 	memset(r, 0, sizeof(*r));
 }
 

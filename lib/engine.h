@@ -82,6 +82,8 @@ int engine_policy_spec_parse(const char *text, engine_policy_spec *ret, fatelf_d
  * host's) when no record fits; FATELF_E_NO_MATCH for a target list that
  * names nothing in the file.
  */
+/* true when a KeepFat glob matches path: the file stays as shipped. */
+bool engine_policy_keep_fat(const char *const *keep_fat, size_t nkeep_fat, const char *path);
 int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fat, size_t nkeep_fat,
 			 const fatelf_host *host, const char *path, const fatelf_header *hdr,
 			 fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d);
@@ -178,9 +180,35 @@ typedef struct engine_progress {
 } engine_progress;
 typedef int (*engine_progress_cb)(const engine_progress *p, void *userdata);
 
+/* A path an install took over with force, and the package that owned it
+ * (NULL: a file on disk that no package owned). */
+typedef struct engine_taken {
+	char *path;
+	char *from;
+} engine_taken;
+
+/* A file installed fat that this machine cannot load as it is. */
+typedef struct engine_warning {
+	char *path;
+	const char *reason;             /* static: ENGINE_WARN_* */
+} engine_warning;
+
+/* The reasons of engine_warning, as they travel in replies. */
+#define ENGINE_WARN_FAT_LIBRARY "fat-shared-library"   /* no dynamic linker loads it */
+#define ENGINE_WARN_NO_BINFMT   "no-binfmt-handler"    /* the FatELF handler is not registered */
+
 typedef struct engine_result {
 	int64_t txid;                   /* history row (0 for a dry run) */
 	const char *kind;               /* "install", "upgrade", "remove", "thin" (static) */
+	/* for an install, what it did to the package: "install", "upgrade",
+	 * "reinstall" (the same version) or "downgrade" (static) */
+	const char *change;
+	engine_taken *taken;            /* paths taken over with force */
+	size_t ntaken;
+	char **emptied;                 /* other packages that --force left owning no file */
+	size_t nemptied;
+	engine_warning *warnings;
+	size_t nwarnings;
 	char *package;                  /* malloc'd; NULL for a thin of several */
 	char *old_version;
 	char *new_version;
@@ -208,6 +236,9 @@ typedef struct engine_install_opts {
 	bool allow_downgrade;
 	bool allow_setid;               /* install setuid/setgid files (root callers) */
 	bool dry_run;                   /* preflight only: report, write nothing */
+	/* the FatELF binfmt_misc handler is registered and enabled, so a fat
+	 * executable runs as it is (else one installed fat gets a warning) */
+	bool fat_executables_run;
 	engine_progress_cb progress;
 	void *userdata;
 } engine_install_opts;

@@ -62,6 +62,11 @@ struct install {
 	struct ient *ents;
 	size_t nents;
 	struct strv taken;              /* rows taken over from other packages (force) */
+	struct strv forced, forced_from; /* every path force takes, and its owner ("" for none) */
+	const char *change;             /* install, upgrade, reinstall or downgrade */
+	struct strv emptied;            /* owners force leaves with no file */
+	engine_warning *warnings;       /* fat files this machine cannot load as installed */
+	size_t nwarnings;
 	struct strv removes;            /* files of the old version the new one lacks */
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
@@ -136,6 +141,23 @@ static int prefix_path(fatelf_diag *d, int code, const char *path)
 		return code;
 	memcpy(d->msg, msg, sizeof(msg));
 	snprintf(d->subject, sizeof(d->subject), "%s", path);
+	d->code = code;
+	return code;
+}
+
+/* Puts "entry 'PATH': " in front of a rule the manifest's own data broke,
+ * and makes the entry the subject, as the bundle reader does. */
+static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
+{
+	char msg[sizeof(d->msg)];
+
+	if (!d)
+		return code;
+	if (snprintf(msg, sizeof(msg), "entry '%s': %s", be->path,
+		     d->msg[0] ? d->msg : engine_strerror(code)) < 0)
+		return code;
+	memcpy(d->msg, msg, sizeof(msg));
+	snprintf(d->subject, sizeof(d->subject), "%s", be->path);
 	d->code = code;
 	return code;
 }
@@ -248,6 +270,48 @@ out:
 	return q;
 }
 
+static int count_file(const store_file *f, void *userdata)
+{
+	(void)f;
+	(*(uint64_t *)userdata)++;
+	return 0;
+}
+
+/* The packages that force takes every file from: as dpkg says of them,
+ * they are left installed with no files. */
+static int plan_emptied(struct install *x, fatelf_diag *d)
+{
+	for (size_t i = 0; i < x->forced_from.n; i++) {
+		const char *owner = x->forced_from.v[i];
+		uint64_t total = 0, taken = 0;
+		bool seen = false;
+		int q;
+
+		if (!owner[0])
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(x->forced_from.v[j], owner) == 0;
+		if (seen)
+			continue;
+		for (size_t j = i; j < x->forced_from.n; j++)
+			taken += strcmp(x->forced_from.v[j], owner) == 0;
+		q = store_files_of(x->e->st, owner, count_file, &total, d);
+		if (q < 0 && q != -ENOENT)
+			return q;
+		if (total <= taken && (q = strv_push(&x->emptied, owner)) < 0)
+			return q;
+	}
+	return 0;
+}
+
+/* A path force takes over, and from whom (NULL: no package). */
+static int forced_add(struct install *x, const char *path, const char *owner)
+{
+	int q = strv_push(&x->forced, path);
+
+	return q < 0 ? q : strv_push(&x->forced_from, owner ? owner : "");
+}
+
 static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		    fatelf_diag *d)
 {
@@ -309,6 +373,8 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 				return q;
 			}
 			q = strv_push(&x->taken, ie->path);
+			if (q >= 0)
+				q = forced_add(x, ie->path, owner);
 			if (q < 0) {
 				store_file_done(&row);
 				return q;
@@ -317,6 +383,10 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	} else if (on_disk && !x->o->force) {
 		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				 "%s exists on disk and belongs to no package", ie->path);
+	} else if (on_disk) {
+		q = forced_add(x, ie->path, NULL);
+		if (q < 0)
+			return q;
 	}
 
 	/* A config file the admin changed stays; the new one goes beside it. */
@@ -353,8 +423,9 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
 		fatelf_header hdr;
 		q = engine_entry_header(be, &hdr, d);
-		if (q >= 0)
-			q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
+		if (q < 0)
+			return prefix_entry(d, q, be);
+		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
 						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
 						 &ie->keep, &ie->form, d);
 		if (q < 0)
@@ -364,7 +435,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	if (be->type == FATELF_ENTRY_FILE) {
 		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
 		if (q < 0)
-			return prefix_path(d, q, ie->path);
+			return prefix_entry(d, q, be);
 		x->bytes_total += ie->installed_size;
 	}
 	x->files++;
@@ -459,6 +530,12 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		return q;
 	x->have_old = q == 0;
 	x->kind = x->have_old ? "upgrade" : "install";
+	if (!x->have_old)
+		x->change = "install";
+	else {
+		int cmp = fatelf_pkg_version_compare(m->version, x->old.version);
+		x->change = cmp > 0 ? "upgrade" : cmp == 0 ? "reinstall" : "downgrade";
+	}
 
 	if (!x->o->dry_run) {
 		q = eng_tx_start(x->e, x->kind, m->name, x->have_old ? x->old.version : NULL,
@@ -497,7 +574,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 			return -ENOMEM;
 		if (be->setid && !x->o->allow_setid)
 			return path_fail(d, -ENGINE_E_SETID, ie->path,
-					 "%s is setuid or setgid and this caller may not install it",
+					 "%s is setuid or setgid, and only root may install such a file",
 					 ie->path);
 		q = be->type == FATELF_ENTRY_DIR ? plan_dir(x, be, ie, d) : plan_file(x, be, ie, d);
 		if (q < 0)
@@ -509,6 +586,9 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 			return q;
 	}
 	q = check_space(x, d);
+	if (q < 0)
+		return q;
+	q = plan_emptied(x, d);
 	if (q < 0)
 		return q;
 	q = progress(x, "preflight", NULL);     /* now with the totals */
@@ -612,6 +692,122 @@ static const uint8_t *kept_record_sha(const fatelf_bundle_entry *be, const fatel
 	return be->sha256;
 }
 
+static int warn_add(struct install *x, const char *path, const char *reason)
+{
+	engine_warning *w = realloc(x->warnings, (x->nwarnings + 1) * sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	x->warnings = w;
+	w[x->nwarnings].path = strdup(path);
+	w[x->nwarnings].reason = reason;
+	if (!w[x->nwarnings].path)
+		return -ENOMEM;
+	x->nwarnings++;
+	return 0;
+}
+
+bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr)
+{
+	fatelf_source src;
+	fatelf_elfinfo info;
+
+	return hdr->nrecords > 0 && fatelf_source_fd(&src, fd) == 0 &&
+	       fatelf_record_check_elf(&src, hdr->records[0].offset, &hdr->records[0], 0, &info,
+				       NULL) == 0 &&
+	       FATELF_ELF_IS_SHARED_LIBRARY(&info);
+}
+
+/* Moves record rec of the staged fat file fd to its start, as a plain ELF:
+ * the bytes only move towards the start, so one forward copy does it. */
+static int thin_staged(int fd, const fatelf_record *rec)
+{
+	uint8_t buf[65536];
+
+	for (uint64_t done = 0; done < rec->size;) {
+		size_t want = (size_t)MIN((uint64_t)sizeof(buf), rec->size - done);
+		ssize_t n = pread(fd, buf, want, (off_t)(rec->offset + done));
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t m = pwrite(fd, buf + w, (size_t)(n - w), (off_t)(done + (uint64_t)w));
+			if (m < 0)
+				return -errno;
+			w += m;
+		}
+		done += (uint64_t)n;
+	}
+	return ftruncate(fd, (off_t)rec->size) < 0 ? -errno : 0;
+}
+
+/*
+ * A file staged as a FatELF: no stock dynamic linker loads a fat shared
+ * library, so policy compatible (which keeps several records only so that
+ * each can be exec'd) thins one to the record the kernel would pick; any
+ * other fat file that this machine cannot load as it is, a library kept
+ * fat or an executable without the FatELF binfmt_misc handler, gets a
+ * warning in the result. The ELF type is read from the staged file's
+ * first record, which the reader has checked already.
+ */
+static int settle_fat(struct install *x, struct ient *ie, const fatelf_bundle_entry *be, int fd,
+		      fatelf_diag *d)
+{
+	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+	fatelf_header hdr;
+	fatelf_source src;
+	fatelf_elfinfo info;
+	ssize_t n;
+
+	if (be->kind != FATELF_KIND_FATELF)
+		return 0;
+	n = pread(fd, table, FATELF_HEADER_SIZE, 0);
+	if (n != FATELF_HEADER_SIZE || !fatelf_is_fatelf(table, (size_t)n))
+		return 0; /* thinned to a plain ELF */
+	n = pread(fd, table, FATELF_TABLE_SIZE(table[6]), 0);
+	if (n < 0 || fatelf_header_decode(table, (size_t)n, &hdr, NULL) < 0 || hdr.nrecords == 0 ||
+	    fatelf_source_fd(&src, fd) < 0 ||
+	    fatelf_record_check_elf(&src, hdr.records[0].offset, &hdr.records[0], 0, &info, NULL) < 0)
+		return 0;
+
+	if (eng_fat_is_shared_library(fd, &hdr)) {
+		const engine_config *cfg = &x->e->cfg;
+		int native;
+
+		if (x->policy->policy != ENGINE_POLICY_COMPATIBLE ||
+		    engine_policy_keep_fat((const char *const *)cfg->keep_fat, cfg->nkeep_fat, ie->path))
+			return warn_add(x, ie->path, ENGINE_WARN_FAT_LIBRARY);
+		native = fatelf_host_select(&x->e->host, &hdr, NULL);
+		if (native < 0)
+			return warn_add(x, ie->path, ENGINE_WARN_FAT_LIBRARY);
+		for (unsigned k = 0; k < be->nrecords; k++) {
+			int q;
+
+			if (!fatelf_target_equal(&be->records[k].target, &hdr.records[native].target))
+				continue;
+			q = thin_staged(fd, &hdr.records[native]);
+			if (q < 0)
+				return path_fail(d, q, ie->path, "%s: cannot thin the staged library: %s",
+						 ie->path, fatelf_strerror(q));
+			ie->thinned = true;
+			fatelf_keep_clear(&ie->keep);
+			fatelf_keep_add(&ie->keep, k);
+			ie->form = FATELF_FORM_ELF;
+			ie->installed_size = hdr.records[native].size;
+			if (x->hashing) {
+				/* the digest of the fat form is not the file's any more */
+				uint8_t unused[32];
+				fatelf_sha256_final(x->h, unused);
+				x->hashing = false;
+			}
+			return 0;
+		}
+		return warn_add(x, ie->path, ENGINE_WARN_FAT_LIBRARY);
+	}
+	if ((info.type == 2 || info.type == 3) && !x->o->fat_executables_run)
+		return warn_add(x, ie->path, ENGINE_WARN_NO_BINFMT);
+	return 0;
+}
+
 static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf_diag *d)
 {
 	struct install *x = ctx;
@@ -622,6 +818,8 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 		int fd = TAKE_FD(x->fd);
 		uint8_t md[32];
 
+		if (status == 0)
+			status = q = settle_fat(x, ie, be, fd, d);
 		if (x->hashing)
 			fatelf_sha256_final(x->h, md);
 		else if (ie->thinned)
@@ -823,6 +1021,24 @@ static int finish_result(struct install *x, engine_result *ret)
 	for (size_t i = 0; i < x->kept.n; i++)
 		r.config_kept[i] = TAKE_PTR(x->kept.v[i]);
 	r.nconfig_kept = x->kept.n;
+	r.change = x->change;
+	r.taken = calloc(x->forced.n + 1, sizeof(*r.taken));
+	r.emptied = calloc(x->emptied.n + 1, sizeof(char *));
+	if (!r.taken || !r.emptied) {
+		engine_result_done(&r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < x->forced.n; i++) {
+		r.taken[i].path = TAKE_PTR(x->forced.v[i]);
+		if (x->forced_from.v[i][0])
+			r.taken[i].from = TAKE_PTR(x->forced_from.v[i]);
+		r.ntaken++;
+	}
+	for (size_t i = 0; i < x->emptied.n; i++)
+		r.emptied[r.nemptied++] = TAKE_PTR(x->emptied.v[i]);
+	r.warnings = TAKE_PTR(x->warnings);
+	r.nwarnings = x->nwarnings;
+	x->nwarnings = 0;
 	*ret = r;
 	return 0;
 }
@@ -864,6 +1080,12 @@ static void install_free(struct install *x)
 	free(x->vendor);
 	free(x->ents);
 	strv_free(&x->taken);
+	strv_free(&x->forced);
+	strv_free(&x->forced_from);
+	strv_free(&x->emptied);
+	for (size_t i = 0; i < x->nwarnings; i++)
+		free(x->warnings[i].path);
+	free(x->warnings);
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);

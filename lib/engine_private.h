@@ -137,6 +137,10 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
  * does not undo the transaction. */
 int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d);
 /* Calls the progress callback; returns -ENGINE_E_CANCELLED if it asked to stop. */
+/* The first record of the FatELF file fd (header hdr, already read) is a
+ * shared library, which no dynamic linker loads fat. */
+bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr);
+
 int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
 		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
 		 const char *path);

@@ -315,6 +315,18 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 				 &e->host, path, hdr, &f.keep, &f.form, d);
 	if (r <= 0)
 		goto fail;
+	/* As an install does: no dynamic linker loads a fat shared library,
+	 * so compatible keeps only the record the kernel would pick. */
+	if (spec->policy == ENGINE_POLICY_COMPATIBLE && fatelf_keep_count(&f.keep) > 1 &&
+	    eng_fat_is_shared_library(fd, hdr)) {
+		int native = fatelf_host_select(&e->host, hdr, NULL);
+
+		if (native >= 0) {
+			fatelf_keep_clear(&f.keep);
+			fatelf_keep_add(&f.keep, (unsigned)native);
+			f.form = FATELF_FORM_ELF;
+		}
+	}
 	r = fatelf_plan_make(hdr, &f.keep, f.form, &plan, d);
 	if (r < 0)
 		goto fail;

@@ -233,7 +233,12 @@ typedef struct fatelf_elfinfo {
 	uint16_t phnum;
 	uint64_t max_align;     /* largest PT_LOAD p_align, 0 when none */
 	uint64_t entry;
+	bool has_interp;        /* a PT_INTERP names a dynamic linker (an executable) */
 } fatelf_elfinfo;
+
+/* ET_DYN with no PT_INTERP: a shared library, which only a dynamic linker
+ * loads (a PIE executable is ET_DYN with a PT_INTERP). */
+#define FATELF_ELF_IS_SHARED_LIBRARY(info) ((info)->type == 3 && !(info)->has_interp)
 
 /*
  * Checks the ELF image of `size` bytes starting at `base` in src: ident,

@@ -407,6 +407,25 @@ static int fetch_fail_deadline(fatelf_fetch *f)
 			  "(%" PRIu64 " bytes received)", f->deadline_sec, f->bytes);
 }
 
+/* The reason phrase of the statuses a mirror commonly answers. */
+static const char *http_reason(long status)
+{
+	switch (status) {
+	case 400: return " Bad Request";
+	case 401: return " Unauthorized";
+	case 403: return " Forbidden";
+	case 404: return " Not Found";
+	case 410: return " Gone";
+	case 416: return " Range Not Satisfiable";
+	case 429: return " Too Many Requests";
+	case 500: return " Internal Server Error";
+	case 502: return " Bad Gateway";
+	case 503: return " Service Unavailable";
+	case 504: return " Gateway Timeout";
+	}
+	return "";
+}
+
 /* Turns curl's final word on the transfer into our status. */
 static void fetch_finish(fatelf_fetch *f, CURLcode res)
 {
@@ -440,7 +459,11 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 		return;
 	}
 	curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &http);
-	if (http >= 300)
+	/* curl's own text for this ("The requested URL returned error: 404")
+	 * only repeats the status. */
+	if (res == CURLE_HTTP_RETURNED_ERROR && http >= 400)
+		fetch_fail(f, -EIO, "the server answered HTTP %ld%s", http, http_reason(http));
+	else if (http >= 300)
 		fetch_fail(f, -EIO, "%s (HTTP %ld)", f->errbuf[0] ? f->errbuf : curl_easy_strerror(res),
 			   http);
 	else

@@ -224,6 +224,30 @@ static const struct machine machines[] = {
 	{ 262, "56800ef", "NXP 56800EF Digital Signal Controller (DSC)" },
 };
 
+/*
+ * Spellings from the historical fatelf-* tools' machine table that differ
+ * from the names above. They are accepted so that their command lines keep
+ * working; a record is still printed with its name above.
+ */
+static const struct machine historical_machines[] = {
+	{ 3, "386", NULL },
+	{ 4, "68k", NULL },
+	{ 5, "88k", NULL },
+	{ 7, "860", NULL },
+	{ 10, "mips-rs3", NULL },
+	{ 15, "pa-risc", NULL },
+	{ 19, "960", NULL },
+	{ 46, "h8-300", NULL },
+	{ 47, "h8-300h", NULL },
+	{ 49, "h8-500", NULL },
+	{ 51, "mipsx", NULL },
+	{ 69, "68hc16", NULL },
+	{ 70, "68hc11", NULL },
+	{ 71, "68hc08", NULL },
+	{ 72, "68hc05", NULL },
+	{ 93, "arc_a5", NULL },
+};
+
 struct osabi {
 	uint8_t id;
 	const char *name;
@@ -321,6 +345,11 @@ int fatelf_machine_from_name(const char *name, uint16_t *ret)
 			*ret = machines[i].id;
 			return 0;
 		}
+	for (size_t i = 0; i < ARRAY_SIZE(historical_machines); i++)
+		if (strcasecmp(name, historical_machines[i].name) == 0) {
+			*ret = historical_machines[i].id;
+			return 0;
+		}
 	if (number_with_prefix(name, "em", UINT16_MAX, &v)) {
 		*ret = (uint16_t)v;
 		return 0;
@@ -350,6 +379,12 @@ int fatelf_osabi_from_name(const char *name, uint8_t *ret)
 	/* GNU renamed ELFOSABI_LINUX to ELFOSABI_GNU; both mean 3. */
 	if (strcasecmp(name, "gnu") == 0) {
 		*ret = FATELF_OSABI_LINUX;
+		return 0;
+	}
+	/* The historical tools' name for 5, which the gABI no longer assigns;
+	 * such a record still prints as "osabi5". */
+	if (strcasecmp(name, "86open") == 0) {
+		*ret = 5;
 		return 0;
 	}
 	if (number_with_prefix(name, "osabi", UINT8_MAX, &v)) {

@@ -251,7 +251,31 @@ static int fail(struct pctx *c, int code, int record, const char *fmt, ...)
 			len--;
 		full[len] = '\0';
 	}
-	return fatelf_diag_set(c->d, code, record, "%s", full);
+	code = fatelf_diag_set(c->d, code, record, "%s", full);
+	if (c->d && c->at == AT_ENTRY) {
+		char q[FATELF_TEXT_QUOTE_BUF];
+
+		snprintf(c->d->subject, sizeof(c->d->subject), "%s",
+			 fatelf_text_quote(c->entry_path, q));
+	}
+	return code;
+}
+
+/* An error about entry path found by a check over the whole list. */
+static int __attribute__((format(printf, 4, 5)))
+entry_list_fail(struct pctx *c, int code, const char *path, const char *fmt, ...)
+{
+	char rule[sizeof(((fatelf_diag *)0)->msg)];
+	char q[FATELF_TEXT_QUOTE_BUF];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rule, sizeof(rule), fmt, ap);
+	va_end(ap);
+	code = fatelf_diag_set(c->d, code, -1, "entry '%s': %s", fatelf_text_quote(path, q), rule);
+	if (c->d)
+		snprintf(c->d->subject, sizeof(c->d->subject), "%s", q);
+	return code;
 }
 
 struct field;
@@ -352,12 +376,12 @@ static int p_name(struct pctx *c, const struct field *f, json_object *v, void *d
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
-	char q[FATELF_TEXT_QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF], why_buf[160];
+	const char *why = fatelf_pkg_name_problem(s, len, why_buf, sizeof(why_buf));
 
-	if (strlen(s) != len || !fatelf_pkg_name_valid(s))
-		return fail(c, -FATELF_E_PKG_NAME, -1,
-			    "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
-			    fatelf_text_quote_n(s, len, q), PKG_NAME_MAX);
+	if (why)
+		return fail(c, -FATELF_E_PKG_NAME, -1, "name '%s' %s",
+			    fatelf_text_quote_n(s, len, q), why);
 	(void)f;
 	*(char **)dst = strdup(s);
 	return *(char **)dst ? 0 : -ENOMEM;
@@ -865,7 +889,7 @@ static int entries_check(struct pctx *c)
 {
 	const fatelf_manifest *m = c->m;
 	_cleanup_free_ const fatelf_bundle_entry **sorted = NULL;
-	char q[FATELF_TEXT_QUOTE_BUF], q2[FATELF_TEXT_QUOTE_BUF];
+	char q2[FATELF_TEXT_QUOTE_BUF];
 
 	c->at = AT_TOP;
 	/* Duplicates first, so that a repeated path is named as such even
@@ -878,14 +902,12 @@ static int entries_check(struct pctx *c)
 	qsort(sorted, m->nentries, sizeof(*sorted), entry_ptr_cmp);
 	for (size_t i = 1; i < m->nentries; i++)
 		if (strcmp(sorted[i - 1]->path, sorted[i]->path) == 0)
-			return fatelf_diag_set(c->d, -FATELF_E_PATH_DUPLICATE, -1,
-					       "entry '%s': listed twice",
-					       fatelf_text_quote(sorted[i]->path, q));
+			return entry_list_fail(c, -FATELF_E_PATH_DUPLICATE, sorted[i]->path,
+					       "listed twice");
 	for (size_t i = 1; i < m->nentries; i++)
 		if (strcmp(m->entries[i - 1].path, m->entries[i].path) > 0)
-			return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_SCHEMA, -1,
-					       "entry '%s': comes after '%s' (entries are sorted by path, byte by byte)",
-					       fatelf_text_quote(m->entries[i].path, q),
+			return entry_list_fail(c, -FATELF_E_MANIFEST_SCHEMA, m->entries[i].path,
+					       "comes after '%s' (entries are sorted by path, byte by byte)",
 					       fatelf_text_quote(m->entries[i - 1].path, q2));
 
 	for (size_t i = 0; i < m->nentries; i++) {
@@ -898,19 +920,16 @@ static int entries_check(struct pctx *c)
 			const fatelf_bundle_entry *p = manifest_find_n(m, path, n);
 
 			if (p && p->type == FATELF_ENTRY_SYMLINK)
-				return fatelf_diag_set(c->d, -FATELF_E_PATH_SYMLINK, -1,
-						       "entry '%s': passes through symlink '%s' of the bundle",
-						       fatelf_text_quote(path, q),
+				return entry_list_fail(c, -FATELF_E_PATH_SYMLINK, path,
+						       "passes through symlink '%s' of the bundle",
 						       fatelf_text_quote(p->path, q2));
 			if (!p)
-				return fatelf_diag_set(c->d, -FATELF_E_PATH_PARENT, -1,
-						       "entry '%s': parent '%s' is not listed as a dir",
-						       fatelf_text_quote(path, q),
+				return entry_list_fail(c, -FATELF_E_PATH_PARENT, path,
+						       "parent '%s' is not listed as a dir",
 						       fatelf_text_quote_n(path, n, q2));
 			if (p->type != FATELF_ENTRY_DIR)
-				return fatelf_diag_set(c->d, -FATELF_E_PATH_PARENT, -1,
-						       "entry '%s': parent '%s' is a file, not a dir",
-						       fatelf_text_quote(path, q),
+				return entry_list_fail(c, -FATELF_E_PATH_PARENT, path,
+						       "parent '%s' is a file, not a dir",
 						       fatelf_text_quote(p->path, q2));
 		}
 	}

@@ -231,13 +231,14 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 	struct jw w = { 0 };
 	size_t ntargets;
 	uint64_t total = 0;
-	char q[FATELF_TEXT_QUOTE_BUF];
+	char q[FATELF_TEXT_QUOTE_BUF], why_buf[160];
 	int r;
 
-	if (!fatelf_pkg_name_valid(m->name))
-		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1,
-				       "name '%s' is not a package name ([a-z0-9][a-z0-9+.-]*, 2 to %d characters)",
-				       m->name ? fatelf_text_quote(m->name, q) : "", PKG_NAME_MAX);
+	const char *why = fatelf_pkg_name_problem(m->name, m->name ? strlen(m->name) : 0, why_buf,
+						  sizeof(why_buf));
+	if (why)
+		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1, "name '%s' %s",
+				       m->name ? fatelf_text_quote(m->name, q) : "", why);
 	if (!fatelf_pkg_version_valid(m->version))
 		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
 				       "version '%s' is not a dpkg version ([epoch:]upstream[-revision])",

@@ -339,6 +339,18 @@ static int ed25519_public_from_seed(const uint8_t seed[32], uint8_t pk[32])
 
 /* ------------------------------------------------------------ public keys */
 
+/* Whether a key line of the wrong length is the other kind of key, which
+ * is what a mixed-up --sign or --key argument most often is. */
+static bool key_line_is(const char *line, size_t n, size_t want)
+{
+	uint8_t raw[SECKEY_BYTES];
+	const char *why;
+
+	return want <= sizeof(raw) && b64_decode_exact(line, n, raw, want, &why) == 0 &&
+	       memcmp(raw, ALG_ED25519, 2) == 0;
+}
+
+
 void fatelf_ms_keyid_format(const uint8_t keyid[FATELF_MS_KEYID_SIZE], char buf[17])
 {
 	/* Exactly as minisign shows ids, so that users can match them: a
@@ -369,6 +381,11 @@ int fatelf_ms_pubkey_parse(const char *text, size_t len, fatelf_ms_pubkey *ret, 
 	if (has_prefix(line, n, UNTRUSTED_PREFIX) && !line_next(&c, &line, &n))
 		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
 				       "public key: the key line after the comment is missing");
+	if (b64_decode_exact(line, n, raw, sizeof(raw), &why) < 0 &&
+	    key_line_is(line, n, SECKEY_BYTES))
+		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+				       "this is a minisign secret key, not a public key (trust "
+				       "the public key file, minisign's .pub)");
 	if (b64_decode_exact(line, n, raw, sizeof(raw), &why) < 0)
 		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
 				       "public key: the key line %s (want %zu bytes)", why,
@@ -444,6 +461,11 @@ static int seckey_decode(const char *text, size_t len, uint8_t raw[SECKEY_BYTES]
 	if (has_prefix(line, n, UNTRUSTED_PREFIX) && !line_next(&c, &line, &n))
 		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
 				       "secret key: the key line after the comment is missing");
+	if (b64_decode_exact(line, n, raw, SECKEY_BYTES, &why) < 0 &&
+	    key_line_is(line, n, PUBKEY_BYTES))
+		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+				       "this is a minisign public key, not a secret key (sign with "
+				       "the secret key file, minisign's .key)");
 	if (b64_decode_exact(line, n, raw, SECKEY_BYTES, &why) < 0)
 		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
 				       "secret key: the key line %s (want %d bytes)", why,

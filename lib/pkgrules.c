@@ -5,6 +5,7 @@
  * those rules are checked against. The manifest parser and serializer
  * enforce them; the bundle writer checks paths with them too.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "bundle.h"
@@ -23,26 +24,48 @@ void fatelf_bundle_limits_default(fatelf_bundle_limits *ret)
 
 /* Package rules */
 
-bool fatelf_pkg_name_valid(const char *name)
+/* The whole rule, as every message states it. */
+_Static_assert(PKG_NAME_MAX == 255, "the package name rule states 255");
+#define PKG_NAME_RULE "2 to 255 characters: lowercase letters, digits, and + . - after the first"
+
+const char *fatelf_pkg_name_problem(const char *name, size_t len, char *buf, size_t size)
 {
-	size_t len;
-
-	if (!name)
-		return false;
-	len = strlen(name);
 	/* Debian policy: at least two characters, starting alphanumeric. */
-	if (len < 2 || len > PKG_NAME_MAX)
-		return false;
+	if (!name || len == 0)
+		return "is empty; a package name has " PKG_NAME_RULE;
+	if (len < 2) {
+		snprintf(buf, size, "is 1 character long; a package name has " PKG_NAME_RULE);
+		return buf;
+	}
+	if (len > PKG_NAME_MAX) {
+		snprintf(buf, size, "is %zu characters long; a package name has " PKG_NAME_RULE, len);
+		return buf;
+	}
 	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
+		unsigned char c = (unsigned char)name[i];
 
-		if ((c >= 'a' && c <= 'z') || fatelf_text_is_digit(c))
+		if ((c >= 'a' && c <= 'z') || fatelf_text_is_digit((char)c))
 			continue;
 		if (i > 0 && (c == '+' || c == '.' || c == '-'))
 			continue;
-		return false;
+		if (i == 0 && (c == '+' || c == '.' || c == '-'))
+			snprintf(buf, size, "starts with '%c'; a package name has " PKG_NAME_RULE, c);
+		else if (c >= 0x21 && c < 0x7f)
+			snprintf(buf, size, "has '%c' at position %zu; a package name has " PKG_NAME_RULE,
+				 c, i + 1);
+		else
+			snprintf(buf, size, "has byte 0x%02x at position %zu; a package name has "
+				 PKG_NAME_RULE, c, i + 1);
+		return buf;
 	}
-	return true;
+	return NULL;
+}
+
+bool fatelf_pkg_name_valid(const char *name)
+{
+	char why[160];
+
+	return name && !fatelf_pkg_name_problem(name, strlen(name), why, sizeof(why));
 }
 
 /* A version cut into its parts; the parts are not NUL-terminated. */

@@ -239,6 +239,14 @@ static int select_targets(const engine_policy_spec *p, const fatelf_header *hdr,
 	return 0;
 }
 
+bool engine_policy_keep_fat(const char *const *keep_fat, size_t nkeep_fat, const char *path)
+{
+	for (size_t i = 0; path && i < nkeep_fat; i++)
+		if (keep_fat[i] && fnmatch(keep_fat[i], path, 0) == 0)
+			return true;
+	return false;
+}
+
 int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fat, size_t nkeep_fat,
 			 const fatelf_host *host, const char *path, const fatelf_header *hdr,
 			 fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
@@ -248,9 +256,8 @@ int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fa
 
 	/* KeepFat wins over every policy, even for a file this host cannot
 	 * run at all: that is what a tree shared between machines needs. */
-	for (size_t i = 0; path && i < nkeep_fat; i++)
-		if (keep_fat[i] && fnmatch(keep_fat[i], path, 0) == 0)
-			return 0;
+	if (engine_policy_keep_fat(keep_fat, nkeep_fat, path))
+		return 0;
 
 	fatelf_keep_clear(&k);
 	switch (p->policy) {
@@ -288,12 +295,10 @@ int engine_entry_header(const fatelf_bundle_entry *e, fatelf_header *ret, fatelf
 	fatelf_header h;
 
 	if (e->type != FATELF_ENTRY_FILE || e->kind != FATELF_KIND_FATELF)
-		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "entry '%.256s' is not a FatELF file",
-				       e->path ? e->path : "");
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "not a FatELF file");
 	if (e->nrecords == 0 || e->nrecords > FATELF_MAX_RECORDS || !e->records)
-		return fatelf_diag_set(d, -FATELF_E_RECORDS, -1,
-				       "entry '%.256s': %u records (1 to %u allowed)",
-				       e->path ? e->path : "", e->nrecords, FATELF_MAX_RECORDS);
+		return fatelf_diag_set(d, -FATELF_E_RECORDS, -1, "%u records (1 to %u allowed)",
+				       e->nrecords, FATELF_MAX_RECORDS);
 	fatelf_header_init(&h);
 	h.nrecords = (uint8_t)e->nrecords;
 	for (unsigned i = 0; i < e->nrecords; i++) {

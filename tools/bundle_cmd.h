@@ -21,6 +21,10 @@ int cmd_bundle_extract(int argc, char **argv);
 /* Opens a bundle read-only; a negative code with d filled on failure. */
 int bundle_open(const char *path, fatelf_diag *d);
 
+/* Reports an error of reading the bundle at path: "fatelf: PATH: MESSAGE",
+ * where the message names the entry. Returns the exit status. */
+int bundle_report(const char *path, const fatelf_diag *d, int r);
+
 /* Trusted public keys, one per --key option */
 #define BUNDLE_MAX_KEYS 16
 

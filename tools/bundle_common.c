@@ -20,6 +20,18 @@ int bundle_open(const char *path, fatelf_diag *d)
 	return fd;
 }
 
+int bundle_report(const char *path, const fatelf_diag *d, int r)
+{
+	fatelf_diag named;
+
+	if (!d)
+		return cmd_report(path, NULL, r);
+	/* The message already names the entry; the line names the bundle. */
+	named = *d;
+	named.subject[0] = '\0';
+	return cmd_report(path, &named, r);
+}
+
 int bundle_keys_add(struct bundle_keys *k, const char *arg)
 {
 	fatelf_diag d;

@@ -56,7 +56,7 @@ int cmd_bundle_extract(int argc, char **argv)
 		return cmd_report(path, &d, fd);
 	r = fatelf_bundle_extract(fd, dir, target, &o, &d);
 	if (r < 0)
-		return cmd_report(path, &d, r);
+		return bundle_report(path, &d, r);
 	printf("%s: extracted into %s%s%s\n", path, dir, target ? ", thinned to " : "",
 	       target ? target : "");
 	return EXIT_OK;

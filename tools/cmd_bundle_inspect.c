@@ -402,7 +402,7 @@ int cmd_bundle_inspect(int argc, char **argv)
 		return cmd_report(path, &d, fd);
 	r = fatelf_bundle_read_fd(fd, NULL, NULL, &d);
 	if (r < 0)
-		return cmd_report(path, &d, r);
+		return bundle_report(path, &d, r);
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return cmd_report(path, NULL, -errno);
 	fatelf_diag_clear(&d);

@@ -13,9 +13,8 @@
 
 enum { OPT_KEY = 0x100 };
 
-/* Follows the entry being read, so an error can name it. */
+/* Counts the entries read, and keeps the signer. */
 struct track {
-	char entry[4096];
 	size_t nentries;
 	const fatelf_ms_pubkey *signer;
 	fatelf_ms_pubkey signer_copy;
@@ -33,43 +32,13 @@ static int track_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_p
 	return 0;
 }
 
-static int track_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
-{
-	struct track *t = ctx;
-
-	snprintf(t->entry, sizeof(t->entry), "%s", e->path);
-	return 0;
-}
-
 static int track_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d)
 {
 	struct track *t = ctx;
 
-	if (status >= 0) {
-		t->entry[0] = '\0';
+	if (status >= 0)
 		t->nentries++;
-	}
 	return 0;
-}
-
-/* The entry an error is about: the one being read, else the one the
- * message names ("entry 'x': ..."), else none. */
-static const char *error_entry(const struct track *t, const fatelf_diag *d, char buf[4096])
-{
-	const char *p, *q;
-
-	if (t->entry[0])
-		return t->entry;
-	p = strstr(d->msg, "entry '");
-	if (!p)
-		return NULL;
-	p += 7;
-	q = strchr(p, '\'');
-	if (!q || (size_t)(q - p) >= 4096)
-		return NULL;
-	memcpy(buf, p, (size_t)(q - p));
-	buf[q - p] = '\0';
-	return buf;
 }
 
 int cmd_bundle_verify(int argc, char **argv)
@@ -85,13 +54,12 @@ int cmd_bundle_verify(int argc, char **argv)
 	struct track t = { 0 };
 	fatelf_bundle_reader_ops ops = {
 		.manifest = track_manifest,
-		.begin = track_begin,
 		.end = track_end,
 		.ctx = &t,
 	};
 	_cleanup_close_ int fd = -1;
 	const char *path;
-	char id[17], ebuf[4096];
+	char id[17];
 	fatelf_diag d;
 	int c, r;
 
@@ -133,9 +101,10 @@ int cmd_bundle_verify(int argc, char **argv)
 		}
 		if (r < 0) {
 			struct json_object *e = cmd_json_error(&d, r);
-			const char *entry = error_entry(&t, &d, ebuf);
+			/* The reader makes every error about one entry that
+			 * entry's subject, the same entry its message names. */
 			json_object_object_del(e, "record");
-			json_object_object_add(e, "entry", entry ? json_object_new_string(entry) : NULL);
+			json_object_object_add(e, "entry", d.subject[0] ? json_object_new_string(d.subject) : NULL);
 			json_object_object_add(j, "error", e);
 		} else {
 			json_object_object_add(j, "error", NULL);
@@ -144,7 +113,7 @@ int cmd_bundle_verify(int argc, char **argv)
 		return cmd_exit_code(r);
 	}
 	if (r < 0)
-		return cmd_report(path, &d, r);
+		return bundle_report(path, &d, r);
 	if (t.signer) {
 		fatelf_ms_keyid_format(t.signer->keyid, id);
 		printf("%s: valid, %zu entries, signed by key %s\n", path, t.nentries, id);

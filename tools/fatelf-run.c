@@ -85,6 +85,29 @@ static int fail(int status, const char *path, const char *fmt, ...)
 }
 
 /*
+ * Whether the caller may read the file behind fd. With binfmt_misc's O
+ * flag the kernel opens the file itself, so an execute-only file reaches
+ * us readable; asking about the descriptor's inode (faccessat2 with
+ * AT_EMPTY_PATH, or the /proc magic link on kernels before 5.8) checks the
+ * caller's own rights, ACLs included, without a path that could change.
+ */
+static int caller_can_read(int fd)
+{
+	char proc[64];
+
+	if (faccessat(fd, "", R_OK, AT_EMPTY_PATH | AT_EACCESS) == 0)
+		return 1;
+	if (errno == EACCES || errno == EPERM)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (faccessat(AT_FDCWD, proc, R_OK, AT_EACCESS) == 0)
+		return 1;
+	if (errno == EACCES || errno == EPERM)
+		return 0;
+	return -errno;
+}
+
+/*
  * Every rule, on the file as it is now, before a record is chosen: it
  * reads only the header table, ELF headers and program headers, and no
  * cache entry is ever written from a file that breaks one.
@@ -346,6 +369,17 @@ int main(int argc, char **argv)
 			    (r.st.st_mode & S_ISUID) ? "setuid" : "setgid",
 			    (unsigned)(r.st.st_mode & 07777),
 			    (r.st.st_mode & S_ISUID) ? "setuid" : "setgid");
+	e = caller_can_read(r.fd);
+	if (e < 0)
+		return fail(RUN_EXIT_CANNOT_EXECUTE, r.path,
+			    "cannot tell whether the caller may read the file: %s", strerror(-e));
+	if (e == 0)
+		return fail(RUN_EXIT_CANNOT_EXECUTE, r.path,
+			    "refused: an execute-only fat executable (mode %04o) does not run: its "
+			    "record would be copied into the caller's cache, where the caller could "
+			    "read it; give the caller read permission, or thin it (fatelf thin) to a "
+			    "plain ELF the kernel runs execute-only",
+			    (unsigned)(r.st.st_mode & 07777));
 
 	e = validate(&r);
 	if (e)

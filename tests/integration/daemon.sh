@@ -528,6 +528,9 @@ EOF
 	run ctl install "http://127.0.0.1:$port/nosuch.fatbundle"
 	check_eq "a 404 exits 1" 1 "$RC"
 	check_match "... saying the fetch failed" '^fatelfctl: install: .*(fetch|download|404)' "$RUN_ERR"
+	check_match "... naming the status once, with its reason" \
+		'^fatelfctl: install: download failed: http://[^ ]*/nosuch\.fatbundle: the server answered HTTP 404 Not Found$' \
+		"$RUN_ERR"
 	kill "$NGPID" 2>/dev/null
 	wait "$NGPID" 2>/dev/null
 	check "remove web" ctl remove web

@@ -401,8 +401,18 @@ as_nobody() {
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 check_exit 1 "uid 65534 cannot read the execute-only file" as_nobody cat xo/hello
+check_exit 126 "uid 65534: the execute-only fat file (mode 0111) is refused with 126" \
+	as_nobody ./xo/hello a
+check_match "the message says why" \
+	"^fatelf-run: \\./xo/hello: refused: an execute-only fat executable \\(mode 0111\\) does not run: its record would be copied into the caller's cache" \
+	"$RUN_ERR"
+check_eq "the refused program did not run" "" "$RUN_OUT"
+check_eq "uid 65534: nothing of it reached a cache" "" \
+	"$(find "$W/home65" -type f 2>&1)"
+check_exit 126 "uid 65534: --which refuses it too" as_nobody "$FATELF_RUN" --which ./xo/hello
+chmod 0755 xo/hello
 run as_nobody ./xo/hello a
-check_eq "uid 65534 runs the execute-only fat file (mode 0111)" \
+check_eq "uid 65534 runs it once it may read it (mode 0755)" \
 	$'arch x86_64\nargv0 ./xo/hello\narg 1 a' "$RUN_OUT"
 run as_nobody ./xo/hello exe
 check_match "uid 65534: its entry is in \$XDG_CACHE_HOME/fatelf" \

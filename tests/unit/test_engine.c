@@ -1121,6 +1121,124 @@ START_TEST(test_no_host_record_and_keep_fat)
 END_TEST
 
 /* A symlink planted in the root must not carry a write outside it. */
+static int print_problem(const char *package, const char *path, int problem, const char *detail,
+			 void *userdata)
+{
+	(void)userdata;
+	fprintf(stderr, "verify %s: %s: %d %s\n", package, path, problem, detail ? detail : "");
+	return 0;
+}
+
+/* An x86_64 + i386 FatELF of images of type etype (elfgen's, no PT_INTERP). */
+static struct img make_fat_pair(uint16_t etype, uint32_t seed, struct img *ret_x86)
+{
+	elfgen_opts o;
+	elfgen_image imgs[2];
+	struct img a, b, f;
+
+	elfgen_defaults(&o, 62, FATELF_CLASS64, FATELF_DATA2LSB);
+	o.type = etype;
+	o.seed = seed;
+	a.buf = elfgen_make(&o, &a.len);
+	elfgen_defaults(&o, 3, FATELF_CLASS32, FATELF_DATA2LSB);
+	o.type = etype;
+	o.seed = seed + 1;
+	b.buf = elfgen_make(&o, &b.len);
+	ck_assert(a.buf && b.buf);
+	imgs[0] = (elfgen_image) { .data = a.buf, .len = a.len };
+	imgs[1] = (elfgen_image) { .data = b.buf, .len = b.len };
+	f.buf = elfgen_fat(imgs, 2, &f.len, NULL);
+	ck_assert_ptr_nonnull(f.buf);
+	free(b.buf);
+	*ret_x86 = a;
+	return f;
+}
+
+/*
+ * Policy compatible keeps every record the host runs, so that each can be
+ * exec'd; no dynamic linker loads a fat shared library, so a library is
+ * thinned to the record the kernel would pick. A fat file that stays fat
+ * and that this machine cannot load as it is is named in the result's
+ * warnings: an executable without the FatELF binfmt handler, a library
+ * kept fat by policy keep.
+ */
+START_TEST(test_compatible_thins_fat_libraries)
+{
+	engine_policy_spec compat = { .policy = ENGINE_POLICY_COMPATIBLE };
+	engine_policy_spec keep = { .policy = ENGINE_POLICY_KEEP };
+	engine_install_opts o = { .policy = &compat };
+	struct img so_x86, exe_x86, so, exe;
+	fatelf_keepset k;
+	fatelf_header hdr;
+	engine_result res;
+	struct recs rs = { 0 };
+	store_file f;
+	fatelf_diag d;
+	engine *e;
+
+	setup();
+	so = make_fat_pair(ELFGEN_ET_DYN, 10, &so_x86);
+	exe = make_fat_pair(ELFGEN_ET_EXEC, 20, &exe_x86);
+	ck_assert_int_eq(mkdir("tree-lib", 0755), 0);
+	mkdir_at("tree-lib", "opt");
+	mkdir_at("tree-lib", "opt/lib");
+	write_at("tree-lib", "opt/lib/libz.so", so.buf, so.len, 0755);
+	write_at("tree-lib", "opt/lib/tool", exe.buf, exe.len, 0755);
+	make_bundle("tree-lib", "libz", "1.0", &sk, FATELF_COMPRESS_ZSTD, "libz.fatbundle");
+	e = open_engine(NULL);
+	ck_assert_int_eq(fatelf_header_decode(exe.buf, exe.len, &hdr, &d), 0);
+	if (fatelf_keep_from_host(&hdr, engine_host(e), &k, NULL) < 0 || fatelf_keep_count(&k) != 2) {
+		fprintf(stderr, "# this host does not run both x86_64 and i386: compatible not tested\n");
+		goto out;
+	}
+
+	install_ok(e, "libz.fatbundle", &o, &res);
+	/* the library: its x86_64 record alone, a plain ELF */
+	ck_assert(root_file_is("/opt/lib/libz.so", so_x86.buf, so_x86.len));
+	/* the executable: both records, still fat */
+	ck_assert(root_file_is("/opt/lib/tool", exe.buf, exe.len));
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/lib/libz.so", &f, NULL, &d), 0);
+	ck_assert_str_eq(f.installed_form, "thinned");
+	ck_assert_uint_eq(f.installed_size, so_x86.len);
+	store_file_done(&f);
+	ck_assert_int_eq(store_records_of(engine_store(e), "/opt/lib/libz.so", rec_cb, &rs, &d), 2);
+	ck_assert_int_eq(rs.kept[0], 1);
+	ck_assert_int_eq(rs.kept[1], 0);
+	ck_assert_int_eq(res.bytes_written, so_x86.len + exe.len);
+	/* no binfmt handler: the fat executable is named */
+	ck_assert_uint_eq(res.nwarnings, 1);
+	ck_assert_str_eq(res.warnings[0].path, "/opt/lib/tool");
+	ck_assert_str_eq(res.warnings[0].reason, ENGINE_WARN_NO_BINFMT);
+	engine_result_done(&res);
+	/* what the store says is what is on disk: verify finds nothing */
+	uint64_t problems = 1;
+	ck_assert_int_eq(engine_verify(e, "libz", print_problem, NULL, &problems, &d), 2);
+	ck_assert_uint_eq(problems, 0);
+
+	/* with the handler registered, a fat executable runs: no warning */
+	o.fat_executables_run = true;
+	install_ok(e, "libz.fatbundle", &o, &res);
+	ck_assert_uint_eq(res.nwarnings, 0);
+	engine_result_done(&res);
+
+	/* policy keep: the library stays fat, and is named */
+	o.policy = &keep;
+	install_ok(e, "libz.fatbundle", &o, &res);
+	ck_assert(root_file_is("/opt/lib/libz.so", so.buf, so.len));
+	ck_assert_uint_eq(res.nwarnings, 1);
+	ck_assert_str_eq(res.warnings[0].path, "/opt/lib/libz.so");
+	ck_assert_str_eq(res.warnings[0].reason, ENGINE_WARN_FAT_LIBRARY);
+	engine_result_done(&res);
+out:
+	free(so.buf);
+	free(so_x86.buf);
+	free(exe.buf);
+	free(exe_x86.buf);
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_symlink_in_root_refused)
 {
 	engine_result res;
@@ -1430,6 +1548,7 @@ int main(void)
 	tcase_add_test(tc, test_lock_and_errors);
 	tcase_add_test(tc, test_reinstall_same_version);
 	tcase_add_test(tc, test_no_host_record_and_keep_fat);
+	tcase_add_test(tc, test_compatible_thins_fat_libraries);
 	tcase_add_test(tc, test_symlink_in_root_refused);
 	tcase_add_test(tc, test_write_failure_rolls_back);
 	tcase_add_test(tc, test_recover_rolls_back);

@@ -354,6 +354,78 @@ START_TEST(test_historical_any_order)
 }
 END_TEST
 
+/*
+ * Every name in the historical fatelf-* tools' machine and osabi tables
+ * parses, alone and in a full target name, to that table's number; the
+ * numbers still print with today's names. (That table also listed a few
+ * pre-gABI numbers under the names of 41, 87, 88, 22 and 89; those names
+ * mean the gABI numbers here.)
+ */
+START_TEST(test_historical_table)
+{
+	static const struct { uint16_t id; const char *name; } machines[] = {
+		{ 0, "none" }, { 1, "m32" }, { 2, "sparc" }, { 3, "386" }, { 3, "i386" }, { 4, "68k" },
+		{ 5, "88k" }, { 7, "860" }, { 8, "mips" }, { 9, "s370" }, { 10, "mips-rs3" },
+		{ 15, "pa-risc" }, { 17, "vpp500" }, { 18, "sparc32plus" }, { 19, "960" }, { 20, "ppc" },
+		{ 21, "ppc64" }, { 22, "s390" }, { 36, "v800" }, { 37, "fr20" }, { 38, "rh32" },
+		{ 39, "rce" }, { 40, "arm" }, { 41, "alpha" }, { 42, "sh" }, { 43, "sparcv9" },
+		{ 44, "tricore" }, { 45, "arc" }, { 46, "h8-300" }, { 47, "h8-300h" }, { 48, "h8s" },
+		{ 49, "h8-500" }, { 50, "ia64" }, { 51, "mipsx" }, { 52, "coldfire" }, { 53, "m68hc12" },
+		{ 54, "mma" }, { 55, "pcp" }, { 56, "ncpu" }, { 57, "ndr1" }, { 58, "starcore" },
+		{ 59, "me16" }, { 60, "st100" }, { 61, "tinyj" }, { 62, "x86_64" }, { 63, "pdsp" },
+		{ 64, "pdp10" }, { 65, "pdp11" }, { 66, "fx66" }, { 67, "st9plus" }, { 68, "st7" },
+		{ 69, "68hc16" }, { 70, "68hc11" }, { 71, "68hc08" }, { 72, "68hc05" }, { 73, "svx" },
+		{ 74, "st19" }, { 75, "vax" }, { 76, "cris" }, { 77, "javelin" }, { 78, "firepath" },
+		{ 79, "zsp" }, { 80, "mmix" }, { 81, "huany" }, { 82, "prism" }, { 83, "avr" },
+		{ 84, "fr30" }, { 85, "d10v" }, { 86, "d30v" }, { 87, "v850" }, { 88, "m32r" },
+		{ 89, "mn10300" }, { 90, "mn10200" }, { 91, "pj" }, { 92, "openrisc" }, { 93, "arc_a5" },
+		{ 94, "xtensa" }, { 95, "videocore" }, { 96, "tmm_gpp" }, { 97, "ns32k" }, { 98, "tpc" },
+		{ 99, "snp1k" }, { 100, "st200" }, { 101, "ip2k" }, { 102, "max" }, { 103, "cr" },
+		{ 104, "f2mc16" }, { 105, "msp430" }, { 106, "blackfin" }, { 107, "se_c33" },
+		{ 108, "sep" }, { 109, "arca" }, { 110, "unicore" },
+	};
+	static const struct { uint8_t id; const char *name; } osabis[] = {
+		{ 0, "sysv" }, { 1, "hpux" }, { 2, "netbsd" }, { 3, "linux" }, { 4, "hurd" },
+		{ 5, "86open" }, { 6, "solaris" }, { 7, "aix" }, { 8, "irix" }, { 9, "freebsd" },
+		{ 10, "tru64" }, { 11, "modesto" }, { 12, "openbsd" }, { 13, "openvms" }, { 14, "nsk" },
+		{ 15, "aros" }, { 97, "armabi" }, { 255, "standalone" },
+	};
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++) {
+		uint16_t m = 0xffff;
+
+		ck_assert_msg(fatelf_machine_from_name(machines[i].name, &m) == 0 &&
+			      m == machines[i].id, "'%s' is not machine %u", machines[i].name,
+			      machines[i].id);
+		fatelf_pattern p = parse_ok(machines[i].name);
+		ck_assert_uint_eq(p.want, FATELF_WANT_MACHINE);
+		ck_assert_uint_eq(p.target.machine, machines[i].id);
+		snprintf(name, sizeof(name), "%s:32bits:be:sysv:osabiver0", machines[i].name);
+		p = parse_ok(name);
+		ck_assert_uint_eq(p.want, FATELF_WANT_ALL);
+		ck_assert_uint_eq(p.target.machine, machines[i].id);
+		ck_assert_ptr_nonnull(fatelf_machine_name(machines[i].id));
+	}
+	for (size_t i = 0; i < sizeof(osabis) / sizeof(osabis[0]); i++) {
+		uint8_t o = 0;
+
+		ck_assert_msg(fatelf_osabi_from_name(osabis[i].name, &o) == 0 &&
+			      o == osabis[i].id, "'%s' is not osabi %u", osabis[i].name,
+			      osabis[i].id);
+		snprintf(name, sizeof(name), "x86_64:%s", osabis[i].name);
+		fatelf_pattern p = parse_ok(name);
+		ck_assert_uint_eq(p.want, FATELF_WANT_MACHINE | FATELF_WANT_OSABI);
+		ck_assert_uint_eq(p.target.osabi, osabis[i].id);
+	}
+	/* printing keeps today's names */
+	ck_assert_str_eq(fatelf_machine_name(4), "m68k");
+	ck_assert_str_eq(fatelf_machine_name(15), "parisc");
+	ck_assert_str_eq(fatelf_machine_name(93), "arc_compact");
+	ck_assert_ptr_null(fatelf_osabi_name(5));
+}
+END_TEST
+
 START_TEST(test_conflicts)
 {
 	static const struct { const char *name, *a, *b; } bad[] = {
@@ -828,6 +900,7 @@ static Suite *target_suite(void)
 	tcase_add_test(tc, test_osabi_table);
 	tcase_add_test(tc, test_aliases);
 	tcase_add_test(tc, test_historical_any_order);
+	tcase_add_test(tc, test_historical_table);
 	tcase_add_test(tc, test_conflicts);
 	tcase_add_test(tc, test_syntax_errors);
 	tcase_add_test(tc, test_case_insensitive);
