@@ -45,6 +45,7 @@
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
 #define PROGRESS_INTERVAL_USEC 100000   /* at most ~10 progress replies a second */
+#define SHUTDOWN_GRACE_USEC 3500000     /* SIGTERM: threads get this long to end */
 #define FETCH_HELPER_NAME "fatelf-fetch"
 #define FETCH_HELPER_ENV "FATELF_FETCH_HELPER" /* overrides where the helper is */
 #define FETCH_STDERR_MAX 4096           /* the helper's message kept, at most */
@@ -102,6 +103,8 @@ struct server {
 	int signal_fd;
 	int event_fd;           /* the worker's and verify threads' wake-up */
 	bool listen_owned;      /* we bound the socket: unlink it at exit */
+	dev_t listen_dev;       /* ... if the path still names this inode */
+	ino_t listen_ino;
 	bool accept_paused;     /* out of fds: the listening socket is out of epoll */
 	bool quit;
 	uint64_t started_usec;  /* CLOCK_MONOTONIC */
@@ -151,6 +154,16 @@ void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url
 json_object *json_result(const engine_result *r);
 json_object *json_progress(const engine_progress *p);
 extern const char fatelfd_interface_text[];
+
+/* ------------------------------------------------------------ fetch_helper.c */
+/* The download helper's path: $FATELF_FETCH_HELPER, next to fatelfd, or
+ * the installed one. */
+void fetch_helper_path(char *buf, size_t size);
+/* The uid downloads run as: nobody when the daemon is root, else its own. */
+uid_t fetch_helper_uid(void);
+/* 0 when helper is a file that fetch_helper_uid() may execute, else the
+ * negative errno that says why not. */
+int fetch_helper_check(const char *helper);
 
 /* ------------------------------------------------------------ worker.c */
 enum job_kind {
@@ -225,10 +238,12 @@ typedef struct job_info {
 bool worker_running(worker *w, job_info *ret);
 /* The newest pending history row's id on the read-only store, or 0. */
 int64_t worker_pending_txid(server *s);
-/* Cancels the running job and waits for it and for Verify threads; the
- * jobs that ended are answered by the next worker_dispatch. */
-void worker_stop(worker *w);
-/* worker_stop, then drops the queue and frees everything. */
+/* Cancels the running job and waits for it and for Verify threads until
+ * deadline_usec (CLOCK_MONOTONIC); the jobs that ended are answered by
+ * the next worker_dispatch. false: some thread is still busy. */
+bool worker_stop(worker *w, uint64_t deadline_usec);
+/* worker_stop, then drops the queue and frees everything; leaves w alone
+ * when a thread is still busy (the process is about to exit). */
 worker *worker_free(worker *w);
 
 #endif

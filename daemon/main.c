@@ -202,6 +202,7 @@ int main(int argc, char **argv)
 	engine *rw = NULL;
 	fatelf_diag d = { 0 };
 	unsigned recovered = 0;
+	bool ended;
 	int c, r, n;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -325,12 +326,33 @@ int main(int argc, char **argv)
 		if (!socket_path)
 			goto fail;
 		r = server_listen(&s, socket_path);
+		if (r == -EADDRINUSE) {
+			log_error("fatelfd: %s: already in use by a running fatelfd", socket_path);
+			goto fail;
+		}
+		if (r == -EEXIST) {
+			log_error("fatelfd: %s: exists and is not a socket", socket_path);
+			goto fail;
+		}
 		if (r < 0) {
 			log_error("fatelfd: %s: %s", socket_path, strerror(-r));
 			goto fail;
 		}
 	}
 	s.socket_path = socket_path;
+	{
+		char helper[4096];
+
+		fetch_helper_path(helper, sizeof(helper));
+		r = fetch_helper_check(helper);
+		if (r < 0)
+			log_error("fatelfd: download helper %s: uid %u cannot execute it: %s; "
+				  "installs from URLs will fail", helper, (unsigned)fetch_helper_uid(),
+				  strerror(-r));
+		else
+			log_info("download helper %s: executable by uid %u", helper,
+				 (unsigned)fetch_helper_uid());
+	}
 	s.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s.event_fd < 0) {
 		log_error("fatelfd: eventfd: %s", strerror(errno));
@@ -361,9 +383,18 @@ int main(int argc, char **argv)
 
 	/* Cancel the running transaction (rolled back), wait for it, and
 	 * tell its caller (and any Verify caller) how it ended. */
-	worker_stop(s.worker);
+	ended = worker_stop(s.worker, now_usec() + SHUTDOWN_GRACE_USEC);
 	worker_dispatch(s.worker);
 	server_flush(&s);
+	if (!ended) {
+		/* A thread that does not end still uses the engines: exit
+		 * without freeing them. Like a crash, a transaction cut off
+		 * here is finished or undone at the next start. */
+		server_done(&s);
+		log_info("stopped, leaving busy threads behind");
+		fflush(stderr);
+		_exit(r < 0 ? 1 : 0);
+	}
 	s.worker = worker_free(s.worker);
 	server_done(&s);
 	engine_close(s.ro);

@@ -61,6 +61,29 @@ static int mkdir_parents(const char *path)
 	return 0;
 }
 
+/* 1 when a process listens on the socket at sa, 0 when none does (a
+ * socket left behind), or a negative errno when that cannot be told. */
+static int socket_listened(const struct sockaddr_un *sa)
+{
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		return 1;
+	switch (errno) {
+	case ECONNREFUSED:
+	case ENOENT:
+		return 0;
+	case EAGAIN:
+	case EINPROGRESS:
+		/* A listener whose backlog is full is still a listener. */
+		return 1;
+	default:
+		return -errno;
+	}
+}
+
 int server_listen(server *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -77,13 +100,20 @@ int server_listen(server *s, const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	/* A socket left by a daemon that died; anything else is refused. */
+	/* A socket left by a daemon that died is replaced. One that a
+	 * daemon still listens on is not ours to take, nor is anything that
+	 * is not a socket. */
 	{
 		struct stat st;
 
 		if (lstat(path, &st) == 0) {
 			if (!S_ISSOCK(st.st_mode))
 				return -EEXIST;
+			r = socket_listened(&sa);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				return -EADDRINUSE;
 			if (unlink(path) < 0)
 				return -errno;
 		}
@@ -95,9 +125,32 @@ int server_listen(server *s, const char *path)
 		return -errno;
 	if (listen(fd, SOMAXCONN) < 0)
 		return -errno;
+	/* The inode we bound: at exit only that one is unlinked, never a
+	 * socket another daemon put at the same path since. */
+	{
+		struct stat st;
+
+		if (lstat(path, &st) < 0)
+			return -errno;
+		s->listen_dev = st.st_dev;
+		s->listen_ino = st.st_ino;
+	}
 	s->listen_fd = TAKE_FD(fd);
 	s->listen_owned = true;
 	return 0;
+}
+
+/* Unlinks the socket we bound, if the path still names it. */
+static void server_unlink_socket(server *s)
+{
+	struct stat st;
+
+	if (!s->listen_owned || !s->socket_path)
+		return;
+	if (lstat(s->socket_path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != s->listen_dev ||
+	    st.st_ino != s->listen_ino)
+		return;
+	(void)unlink(s->socket_path);
 }
 
 static void conn_update_events(conn *c)
@@ -583,8 +636,7 @@ void server_done(server *s)
 	server_reap(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	if (s->listen_owned && s->socket_path)
-		unlink(s->socket_path);
+	server_unlink_socket(s);
 	if (s->signal_fd >= 0)
 		close(s->signal_fd);
 	if (s->epoll_fd >= 0)
