@@ -42,6 +42,7 @@
 /* Limits of one connection. */
 #define CONN_FDS_MAX PARAMS_FDS_MAX     /* passed fds held at once */
 #define CONN_OUTPUT_MAX ((size_t)16 << 20) /* unread replies before the peer is dropped */
+#define CONN_OUTPUT_KEEP ((size_t)64 << 10) /* a larger output buffer is freed once empty */
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
 #define PROGRESS_INTERVAL_USEC 100000   /* at most ~10 progress replies a second */
@@ -86,6 +87,7 @@ struct conn {
 	bool dead;              /* closed; freed at the end of the loop round */
 	bool oneway;            /* the call being handled wants no reply */
 	unsigned events;        /* the epoll mask registered */
+	size_t held;            /* bytes counted in the server's held_total */
 	conn *prev, *next;
 };
 
@@ -111,6 +113,8 @@ struct server {
 	conn *conns;
 	conn *dead;             /* closed connections not yet freed */
 	unsigned nconns;
+	size_t held_total;      /* unread replies and partial messages of every peer */
+	uint64_t shed_logged_usec; /* the last "closing ... over the limit" line */
 	/* Status's totals are sums over every file: they are computed once
 	 * per change of the store. The worker bumps store_gen after each job;
 	 * the main thread recomputes when it differs from usage_gen. */
@@ -130,7 +134,9 @@ int server_loop(server *s);
 void server_flush(server *s);
 void server_done(server *s);
 /* Queues a reply (already serialized, with its NUL) on c; consumes buf.
- * A peer whose unread output passes CONN_OUTPUT_MAX is dropped. */
+ * A peer whose unread output passes CONN_OUTPUT_MAX is dropped, and when
+ * one uid's peers or all peers together would hold more than
+ * MaxBufferedPerUser= or MaxBufferedTotal=, those holding the most are. */
 void conn_send(conn *c, char *buf, size_t len);
 void conn_reply(conn *c, json_object *params, bool continues);
 void conn_error(conn *c, const char *name, json_object *params);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -280,6 +281,11 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Peers' buffers come and go in megabytes. A fixed threshold keeps
+	 * each one in its own mapping, returned to the system when freed;
+	 * glibc's sliding one would move them to the heap, which keeps what
+	 * it once held. */
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	{
 		/* Room for SERVER_CONNECTIONS_MAX peers and their passed fds. */
 		struct rlimit rl;

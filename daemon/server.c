@@ -10,6 +10,12 @@
  * connection is not read, so a pipelining client cannot queue work
  * without bound. A peer that breaks the protocol, sends an oversized
  * message or stops reading its replies is dropped; nobody else notices.
+ *
+ * What the daemon holds for its peers (replies not yet read, a message
+ * still arriving) is bounded per connection, per uid and for everyone
+ * together: past the uid's or the global bound, the connections that hold
+ * the most are closed, so a flood of peers that never read costs a fixed
+ * amount of memory and the others go on being served.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -153,6 +159,73 @@ static void server_unlink_socket(server *s)
 	(void)unlink(s->socket_path);
 }
 
+static void conn_free(conn *c);
+
+static size_t conn_held(const conn *c)
+{
+	return (c->out_len - c->out_off) + (c->in.len - c->in.start);
+}
+
+/* Brings the server's total up to date with what c holds now. */
+static void conn_account(conn *c)
+{
+	size_t h = c->dead ? 0 : conn_held(c);
+
+	c->srv->held_total = c->srv->held_total - c->held + h;
+	c->held = h;
+}
+
+/*
+ * Makes room for need more bytes on c: while c's uid, or everyone, would
+ * then hold more than the limit, closes the connection (of that uid, or
+ * anyone's) that holds the most. Returns false when that was c itself.
+ */
+static bool server_make_room(server *s, conn *c, size_t need)
+{
+	uint64_t per_uid = s->cfg.max_buffered_per_uid, total = s->cfg.max_buffered_total;
+	uint64_t lowest = per_uid && (!total || per_uid < total) ? per_uid : total;
+
+	for (;;) {
+		uint64_t sum_all = 0, sum_uid = 0;
+		conn *big_all = c, *big_uid = c, *victim;
+		const char *which;
+
+		/* Almost always: everyone together is under both limits. */
+		if (!lowest || (uint64_t)s->held_total + need <= lowest)
+			return true;
+		for (conn *o = s->conns; o; o = o->next) {
+			size_t h = conn_held(o);
+
+			sum_all += h;
+			if (h > conn_held(big_all))
+				big_all = o;
+			if (o->uid == c->uid) {
+				sum_uid += h;
+				if (h > conn_held(big_uid))
+					big_uid = o;
+			}
+		}
+		if (per_uid && sum_uid + need > per_uid) {
+			victim = big_uid;
+			which = "MaxBufferedPerUser=";
+		} else if (total && sum_all + need > total) {
+			victim = big_all;
+			which = "MaxBufferedTotal=";
+		} else {
+			return true;
+		}
+		/* One line a second at most: the peers choose how often. */
+		if (now_usec() - s->shed_logged_usec >= 1000000u) {
+			s->shed_logged_usec = now_usec();
+			log_info("closing a connection of uid %u (pid %d) holding %zu bytes: over %s",
+				 (unsigned)victim->uid, (int)victim->pid, conn_held(victim), which);
+		}
+		conn_free(victim);
+		if (victim == c)
+			return false;
+	}
+}
+
 static void conn_update_events(conn *c)
 {
 	unsigned ev = 0;
@@ -190,6 +263,7 @@ static void conn_free(conn *c)
 	if (c->dead)
 		return;
 	c->dead = true;
+	conn_account(c);
 	/* A queued or running job goes on; its replies are dropped. */
 	if (c->job)
 		c->job->conn = NULL;
@@ -326,8 +400,16 @@ static bool conn_flush(conn *c)
 		}
 		c->out_off += (size_t)n;
 	}
-	if (c->out_off == c->out_len)
+	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
+		/* A big reply's buffer goes back once it is read. */
+		if (c->out_cap > CONN_OUTPUT_KEEP) {
+			free(c->out);
+			c->out = NULL;
+			c->out_cap = 0;
+		}
+	}
+	conn_account(c);
 	/* A peer that shut its side gets its last reply, then the close. */
 	if (c->eof && !c->job && c->out_len == 0) {
 		conn_free(c);
@@ -350,6 +432,8 @@ void conn_send(conn *c, char *buf, size_t len)
 		conn_free(c);
 		goto out;
 	}
+	if (!server_make_room(c->srv, c, len))
+		goto out;
 	if (c->out_off > 0 && c->out_len + len > c->out_cap) {
 		memmove(c->out, c->out + c->out_off, pending);
 		c->out_len = pending;
@@ -520,11 +604,15 @@ static void conn_read(conn *c)
 		conn_update_events(c);
 		return;
 	}
+	if (!server_make_room(c->srv, c, (size_t)n))
+		return;
 	if (vl_buffer_append(&c->in, buf, (size_t)n) < 0) {
 		conn_free(c);
 		return;
 	}
-	conn_process(c);
+	conn_account(c);
+	if (conn_process(c))
+		conn_account(c);
 }
 
 static void server_signal(server *s)

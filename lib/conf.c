@@ -341,6 +341,10 @@ static const conf_key conf_keys[] = {
 	  CONF_MESSAGE_MIN, CONF_MESSAGE_MAX },
 	{ SECTION_DAEMON, "MaxConnectionsPerUser", parse_unsigned, FIELD(max_connections_per_uid),
 	  1, 65536 },
+	{ SECTION_DAEMON, "MaxBufferedPerUser", parse_bytes, FIELD(max_buffered_per_uid),
+	  64u << 10, (uint64_t)1 << 40 },
+	{ SECTION_DAEMON, "MaxBufferedTotal", parse_bytes, FIELD(max_buffered_total),
+	  64u << 10, (uint64_t)1 << 40 },
 	{ SECTION_DAEMON, "FetchTimeoutSec", parse_unsigned, FIELD(fetch_timeout), 1, 86400 },
 	{ SECTION_POLICY, "Policy", parse_policy, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "Targets", parse_targets, FIELD(policy), 0, 0 },
@@ -633,6 +637,8 @@ void engine_config_init(engine_config *c)
 	fatelf_bundle_limits_default(&c->limits);
 	c->max_message = 1u << 20;
 	c->max_connections_per_uid = 64;
+	c->max_buffered_per_uid = (uint64_t)16 << 20;
+	c->max_buffered_total = (uint64_t)32 << 20;
 	c->fetch_timeout = 60;
 }
 

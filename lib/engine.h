@@ -115,6 +115,11 @@ typedef struct engine_config {
 	fatelf_bundle_limits limits;    /* MaxEntries=, MaxPathLength=, MaxTotalSize= */
 	uint64_t max_message;           /* MaxMessageSize= (Varlink), default 1 MiB */
 	unsigned max_connections_per_uid; /* MaxConnectionsPerUser=, default 64 */
+	/* Bytes the daemon holds for clients (unread replies, messages still
+	 * arriving): MaxBufferedPerUser= (16 MiB) for one uid's connections
+	 * together, MaxBufferedTotal= (32 MiB) for everyone's. */
+	uint64_t max_buffered_per_uid;
+	uint64_t max_buffered_total;
 	unsigned fetch_timeout;         /* FetchTimeoutSec=: a source silent this long fails; default 60 */
 } engine_config;
 
