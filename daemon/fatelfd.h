@@ -36,7 +36,10 @@
 
 #define FATELFD_INTERFACE "io.fatelf.Manager"
 #define FATELFD_DEFAULT_SOCKET "/run/fatelfd/io.fatelf.Manager"
-#define FATELFD_DEFAULT_CONFIG "/etc/fatelf/fatelfd.conf"
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define FATELFD_DEFAULT_CONFIG SYSCONFDIR "/fatelf/fatelfd.conf"
 #define FATELFD_URL "https://github.com/fatelf/fatelf"
 
 /* Limits of one connection. */

@@ -50,8 +50,8 @@ static void usage(FILE *f)
 		"  --state-dir DIR     keep the database in DIR (default /var/lib/fatelf)\n"
 		"  --config FILE       read FILE and FILE.d/*.conf (default " FATELFD_DEFAULT_CONFIG ")\n"
 		"  --check-interface   compare the method table with the interface file, exit\n"
-		"  --version           print the version, exit\n"
-		"  --help              print this help, exit\n");
+		"  -V, --version       print the version, exit\n"
+		"  -h, --help          print this help, exit\n");
 }
 
 /* The methods of io.fatelf.Manager that the interface text declares and
@@ -185,15 +185,15 @@ static char *socket_path_of(int fd)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SOCKET = 256, OPT_ROOT, OPT_STATE, OPT_CONFIG, OPT_CHECK, OPT_VERSION, OPT_HELP };
+	enum { OPT_SOCKET = 256, OPT_ROOT, OPT_STATE, OPT_CONFIG, OPT_CHECK };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "root", required_argument, NULL, OPT_ROOT },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "check-interface", no_argument, NULL, OPT_CHECK },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *opt_socket = NULL, *opt_root = NULL, *opt_state = NULL;
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 	bool ended;
 	int c, r, n;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SOCKET:
 			opt_socket = optarg;
@@ -222,10 +222,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_CHECK:
 			return check_interface() ? 1 : 0;
-		case OPT_VERSION:
+		case 'V':
 			printf("fatelfd %s\n", PACKAGE_VERSION);
 			return 0;
-		case OPT_HELP:
+		case 'h':
 			usage(stdout);
 			return 0;
 		default:

@@ -629,7 +629,7 @@ void engine_config_init(engine_config *c)
 	c->state_dir = strdup("/var/lib/fatelf");
 	c->policy.policy = ENGINE_POLICY_NATIVE;
 	c->require_signature = true;
-	c->trusted_keys = strdup("/etc/fatelf/keys.d");
+	c->trusted_keys = strdup(SYSCONFDIR "/fatelf/keys.d");
 	c->admin_group = NULL;
 	c->durable = true;
 	c->ldconfig = true;

@@ -107,7 +107,7 @@ typedef struct engine_config {
 	char **keep_fat;                /* KeepFat= globs (repeatable, space-separated) */
 	size_t nkeep_fat;
 	bool require_signature;         /* RequireSignature=, default yes */
-	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default /etc/fatelf/keys.d */
+	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default SYSCONFDIR/fatelf/keys.d */
 	char *admin_group;              /* AdminGroup=, default NULL (root only) */
 	bool durable;                   /* Durable=, default yes: fsync/syncfs before each commit */
 	bool ldconfig;                  /* RunLdconfig=, default yes */
