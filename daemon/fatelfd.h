@@ -46,6 +46,7 @@
 #define CONN_FDS_MAX PARAMS_FDS_MAX     /* passed fds held at once */
 #define CONN_OUTPUT_MAX ((size_t)16 << 20) /* unread replies before the peer is dropped */
 #define CONN_OUTPUT_KEEP ((size_t)64 << 10) /* a larger output buffer is freed once empty */
+#define CONN_CALLS_PER_TURN 16          /* calls of one peer served per loop round */
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
 #define PROGRESS_INTERVAL_USEC 100000   /* at most ~10 progress replies a second */
@@ -91,6 +92,7 @@ struct conn {
 	bool oneway;            /* the call being handled wants no reply */
 	unsigned events;        /* the epoll mask registered */
 	size_t held;            /* bytes counted in the server's held_total */
+	bool backlog;           /* calls buffered wait for the next turn */
 	conn *prev, *next;
 };
 
@@ -117,6 +119,7 @@ struct server {
 	conn *dead;             /* closed connections not yet freed */
 	unsigned nconns;
 	size_t held_total;      /* unread replies and partial messages of every peer */
+	bool backlog;           /* some connection has calls waiting for a turn */
 	uint64_t shed_logged_usec; /* the last "closing ... over the limit" line */
 	/* Status's totals are sums over every file: they are computed once
 	 * per change of the store. The worker bumps store_gen after each job;

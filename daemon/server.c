@@ -233,8 +233,9 @@ static void conn_update_events(conn *c)
 
 	if (c->dead)
 		return;
-	/* Read only when no call is in flight and the peer still writes. */
-	if (!c->job && !c->eof)
+	/* Read only when no call is in flight or waiting for its turn, and
+	 * the peer still writes. */
+	if (!c->job && !c->backlog && !c->eof)
 		ev |= EPOLLIN;
 	if (c->out_len > c->out_off)
 		ev |= EPOLLOUT;
@@ -514,16 +515,28 @@ int conn_take_fd(conn *c, int64_t index)
 
 /*
  * Serves the complete calls buffered on c, in order, until one is in
- * flight. Returns false when c was freed. The conn pointer may be freed by
- * a handler (a reply that overflowed), so each step looks it up again.
+ * flight, or CONN_CALLS_PER_TURN of them: the rest wait for the next
+ * round of the loop (c->backlog), so that a peer that pipelines calls
+ * with large replies delays the others by one turn at most. Returns false
+ * when c was freed. The conn pointer may be freed by a handler (a reply
+ * that overflowed), so each step looks it up again.
  */
 static bool conn_process(conn *c)
 {
+	unsigned served = 0;
+
+	c->backlog = false;
 	while (!c->dead && !c->job) {
 		const char *msg;
 		size_t len;
-		int r = vl_buffer_next(&c->in, &msg, &len);
+		int r;
 
+		if (served++ == CONN_CALLS_PER_TURN) {
+			c->backlog = true;
+			c->srv->backlog = true;
+			break;
+		}
+		r = vl_buffer_next(&c->in, &msg, &len);
 		if (r == 0)
 			break;
 		if (r < 0) {
@@ -658,12 +671,26 @@ int server_run(server *s)
 	return 0;
 }
 
+/* One more turn for each connection whose calls wait for it. */
+static void server_serve_backlog(server *s)
+{
+	if (!s->backlog)
+		return;
+	s->backlog = false;
+	for (conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->backlog && !c->job)
+			conn_process(c);
+	}
+}
+
 /* The loop proper; returns when a signal asked us to stop. */
 int server_loop(server *s)
 {
 	while (!s->quit) {
 		struct epoll_event ev[64];
-		int n = epoll_wait(s->epoll_fd, ev, (int)ARRAY_SIZE(ev), -1);
+		/* Waiting calls: look at the sockets, but do not sleep. */
+		int n = epoll_wait(s->epoll_fd, ev, (int)ARRAY_SIZE(ev), s->backlog ? 0 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -695,7 +722,8 @@ int server_loop(server *s)
 					conn_read(c);
 					continue;
 				}
-				if (ev[i].events & (EPOLLHUP | EPOLLERR)) {
+				/* Calls that wait for their turn are served first. */
+				if ((ev[i].events & (EPOLLHUP | EPOLLERR)) && !c->backlog) {
 					conn_free(c);
 					continue;
 				}
@@ -703,6 +731,7 @@ int server_loop(server *s)
 					conn_flush(c);
 			}
 		}
+		server_serve_backlog(s);
 		server_reap(s);
 	}
 	return 0;
