@@ -928,8 +928,12 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 
 	if (!w)
 		return true;
-	if (w->stopped)
-		return w->joined && w->nverify == 0;
+	if (w->stopped) {
+		pthread_mutex_lock(&w->lock);
+		ended = w->joined && w->nverify == 0;
+		pthread_mutex_unlock(&w->lock);
+		return ended;
+	}
 	w->stopped = true;
 	txid = worker_pending_txid(w->srv);
 	pthread_mutex_lock(&w->lock);

@@ -272,7 +272,9 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	}
 
 	snprintf(path, sizeof(path), "%s/fatelf.db", e->cfg.state_dir);
-	q = store_open(path, 0, &e->st, d);
+	/* The daemon opens the write engine before any other connection to
+	 * the store: the time to fix the files' modes. */
+	q = store_open(path, flags & ENGINE_OPEN_READONLY ? 0 : STORE_OPEN_SECURE, &e->st, d);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 		goto fail;

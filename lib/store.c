@@ -353,14 +353,20 @@ static int db_migrate(sqlite3 *db, fatelf_diag *d)
  * the database's mode, so the database is created 0600 here, before
  * SQLite opens it; files an older version left readable by others are
  * tightened through their descriptor. A missing -wal or -shm is fine.
+ * See STORE_OPEN_SECURE for when this may run.
  */
 static int store_secure_file(const char *path, bool create, fatelf_diag *d)
 {
-	_cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-						    (create ? O_CREAT : 0), 0600);
+	_cleanup_close_ int fd = -1;
 	struct stat st;
 	int q;
 
+	/* Right already (every start but the first): no descriptor opened,
+	 * so none closed under SQLite's locks. */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 0077))
+		return 0;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (create ? O_CREAT : 0),
+		  0600);
 	if (fd < 0 && errno == ENOENT && !create)
 		return 0;
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -401,12 +407,12 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 	int64_t v, fk;
 	int rc, r;
 
-	if (flags & ~(unsigned)STORE_OPEN_NOCREATE)
+	if (flags & ~(unsigned)(STORE_OPEN_NOCREATE | STORE_OPEN_SECURE))
 		return fatelf_diag_set(d, -EINVAL, -1, "unknown store open flags 0x%x", flags);
 	if (!(flags & STORE_OPEN_NOCREATE))
 		open_flags |= SQLITE_OPEN_CREATE;
 	/* ":memory:" and "" (a temporary database) are not files. */
-	if (path[0] && strcmp(path, ":memory:") != 0) {
+	if ((flags & STORE_OPEN_SECURE) && path[0] && strcmp(path, ":memory:") != 0) {
 		r = store_secure_files(path, !(flags & STORE_OPEN_NOCREATE), d);
 		if (r < 0)
 			return r;
