@@ -264,9 +264,18 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		if (flock(e->lockfd, LOCK_EX | LOCK_NB) < 0) {
 			q = errno == EWOULDBLOCK ? -ENGINE_E_LOCKED : -errno;
 			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
-					? "another process holds the lock on the state directory"
-					: fatelf_strerror(q));
+			if (q == -ENGINE_E_LOCKED && (st.st_mode & 0077))
+				/* Opened by anyone until now: the holder may be
+				 * another user rather than a daemon. */
+				fatelf_diag_set(d, q, -1,
+						"another process holds the lock on the state directory, and "
+						"%s was open to other users (mode %04o): if no fatelfd runs, "
+						"remove it and start again", path,
+						(unsigned)(st.st_mode & 07777));
+			else
+				fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
+						? "another process holds the lock on the state directory"
+						: fatelf_strerror(q));
 			goto fail;
 		}
 	}

@@ -112,7 +112,27 @@ kill "$GRAB" 2>/dev/null
 wait "$GRAB" 2>/dev/null
 rl_stop
 
-# An older install: a 0755 directory and 0644 files are tightened.
+# An older install: a 0755 directory and 0644 files. A user who took the
+# lock then (the daemon stopped) is not taken for a daemon silently.
+chmod 0755 "$D/state"
+chmod 0644 "$D/state"/lock "$D/state"/fatelf.db*
+rm -f grab.out
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$RL_SOCKDIR/grab.py" \
+	"$D/state" 30 >grab.out 2>&1 &
+GRAB=$!
+for ((i = 0; i < 200; i++)); do
+	[ -s grab.out ] && break
+	sleep 0.05
+done
+sleep 0.3
+n=$(grep -c . "$DLOG")
+rl_start "$D"
+check_eq "a lock taken by another user while it was open to all stops the start" 1 "$?"
+check_match "... with a message naming the lock file and what to do" \
+	"$D/state/lock was open to other users \(mode 0644\): if no fatelfd runs, remove it and start again" \
+	"$(tail -n +"$((n + 1))" "$DLOG")"
+kill "$GRAB" 2>/dev/null
+wait "$GRAB" 2>/dev/null
 chmod 0755 "$D/state"
 chmod 0644 "$D/state"/lock "$D/state"/fatelf.db*
 rl_start "$D"
