@@ -36,15 +36,21 @@
 
 #define FATELFD_INTERFACE "io.fatelf.Manager"
 #define FATELFD_DEFAULT_SOCKET "/run/fatelfd/io.fatelf.Manager"
-#define FATELFD_DEFAULT_CONFIG "/etc/fatelf/fatelfd.conf"
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define FATELFD_DEFAULT_CONFIG SYSCONFDIR "/fatelf/fatelfd.conf"
 #define FATELFD_URL "https://github.com/fatelf/fatelf"
 
 /* Limits of one connection. */
 #define CONN_FDS_MAX PARAMS_FDS_MAX     /* passed fds held at once */
 #define CONN_OUTPUT_MAX ((size_t)16 << 20) /* unread replies before the peer is dropped */
+#define CONN_OUTPUT_KEEP ((size_t)64 << 10) /* a larger output buffer is freed once empty */
+#define CONN_CALLS_PER_TURN 16          /* calls of one peer served per loop round */
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
 #define PROGRESS_INTERVAL_USEC 100000   /* at most ~10 progress replies a second */
+#define SHUTDOWN_GRACE_USEC 3500000     /* SIGTERM: threads get this long to end */
 #define FETCH_HELPER_NAME "fatelf-fetch"
 #define FETCH_HELPER_ENV "FATELF_FETCH_HELPER" /* overrides where the helper is */
 #define FETCH_STDERR_MAX 4096           /* the helper's message kept, at most */
@@ -85,6 +91,8 @@ struct conn {
 	bool dead;              /* closed; freed at the end of the loop round */
 	bool oneway;            /* the call being handled wants no reply */
 	unsigned events;        /* the epoll mask registered */
+	size_t held;            /* bytes counted in the server's held_total */
+	bool backlog;           /* calls buffered wait for the next turn */
 	conn *prev, *next;
 };
 
@@ -102,12 +110,17 @@ struct server {
 	int signal_fd;
 	int event_fd;           /* the worker's and verify threads' wake-up */
 	bool listen_owned;      /* we bound the socket: unlink it at exit */
+	dev_t listen_dev;       /* ... if the path still names this inode */
+	ino_t listen_ino;
 	bool accept_paused;     /* out of fds: the listening socket is out of epoll */
 	bool quit;
 	uint64_t started_usec;  /* CLOCK_MONOTONIC */
 	conn *conns;
 	conn *dead;             /* closed connections not yet freed */
 	unsigned nconns;
+	size_t held_total;      /* unread replies and partial messages of every peer */
+	bool backlog;           /* some connection has calls waiting for a turn */
+	uint64_t shed_logged_usec; /* the last "closing ... over the limit" line */
 	/* Status's totals are sums over every file: they are computed once
 	 * per change of the store. The worker bumps store_gen after each job;
 	 * the main thread recomputes when it differs from usage_gen. */
@@ -127,7 +140,9 @@ int server_loop(server *s);
 void server_flush(server *s);
 void server_done(server *s);
 /* Queues a reply (already serialized, with its NUL) on c; consumes buf.
- * A peer whose unread output passes CONN_OUTPUT_MAX is dropped. */
+ * A peer whose unread output passes CONN_OUTPUT_MAX is dropped, and when
+ * one uid's peers or all peers together would hold more than
+ * MaxBufferedPerUser= or MaxBufferedTotal=, those holding the most are. */
 void conn_send(conn *c, char *buf, size_t len);
 void conn_reply(conn *c, json_object *params, bool continues);
 void conn_error(conn *c, const char *name, json_object *params);
@@ -157,6 +172,16 @@ void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url
 json_object *json_result(const engine_result *r);
 json_object *json_progress(const engine_progress *p);
 extern const char fatelfd_interface_text[];
+
+/* ------------------------------------------------------------ fetch_helper.c */
+/* The download helper's path: $FATELF_FETCH_HELPER, next to fatelfd, or
+ * the installed one. */
+void fetch_helper_path(char *buf, size_t size);
+/* The uid downloads run as: nobody when the daemon is root, else its own. */
+uid_t fetch_helper_uid(void);
+/* 0 when helper is a file that fetch_helper_uid() may execute, else the
+ * negative errno that says why not. */
+int fetch_helper_check(const char *helper);
 
 /* ------------------------------------------------------------ worker.c */
 enum job_kind {
@@ -255,10 +280,12 @@ typedef struct job_info {
 bool worker_running(worker *w, job_info *ret);
 /* The newest pending history row's id on the read-only store, or 0. */
 int64_t worker_pending_txid(server *s);
-/* Cancels the running job and waits for it and for Verify threads; the
- * jobs that ended are answered by the next worker_dispatch. */
-void worker_stop(worker *w);
-/* worker_stop, then drops the queue and frees everything. */
+/* Cancels the running job and waits for it and for Verify threads until
+ * deadline_usec (CLOCK_MONOTONIC); the jobs that ended are answered by
+ * the next worker_dispatch. false: some thread is still busy. */
+bool worker_stop(worker *w, uint64_t deadline_usec);
+/* worker_stop, then drops the queue and frees everything; leaves w alone
+ * when a thread is still busy (the process is about to exit). */
 worker *worker_free(worker *w);
 
 #endif

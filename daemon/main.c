@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,8 +50,8 @@ static void usage(FILE *f)
 		"  --state-dir DIR     keep the database in DIR (default /var/lib/fatelf)\n"
 		"  --config FILE       read FILE and FILE.d/*.conf (default " FATELFD_DEFAULT_CONFIG ")\n"
 		"  --check-interface   compare the method table with the interface file, exit\n"
-		"  --version           print the version, exit\n"
-		"  --help              print this help, exit\n");
+		"  -V, --version       print the version, exit\n"
+		"  -h, --help          print this help, exit\n");
 }
 
 /* The methods of io.fatelf.Manager that the interface text declares and
@@ -184,15 +185,15 @@ static char *socket_path_of(int fd)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SOCKET = 256, OPT_ROOT, OPT_STATE, OPT_CONFIG, OPT_CHECK, OPT_VERSION, OPT_HELP };
+	enum { OPT_SOCKET = 256, OPT_ROOT, OPT_STATE, OPT_CONFIG, OPT_CHECK };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "root", required_argument, NULL, OPT_ROOT },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "check-interface", no_argument, NULL, OPT_CHECK },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *opt_socket = NULL, *opt_root = NULL, *opt_state = NULL;
@@ -202,9 +203,10 @@ int main(int argc, char **argv)
 	engine *rw = NULL;
 	fatelf_diag d = { 0 };
 	unsigned recovered = 0;
+	bool ended;
 	int c, r, n;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SOCKET:
 			opt_socket = optarg;
@@ -220,10 +222,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_CHECK:
 			return check_interface() ? 1 : 0;
-		case OPT_VERSION:
+		case 'V':
 			printf("fatelfd %s\n", PACKAGE_VERSION);
 			return 0;
-		case OPT_HELP:
+		case 'h':
 			usage(stdout);
 			return 0;
 		default:
@@ -279,6 +281,11 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Peers' buffers come and go in megabytes. A fixed threshold keeps
+	 * each one in its own mapping, returned to the system when freed;
+	 * glibc's sliding one would move them to the heap, which keeps what
+	 * it once held. */
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	{
 		/* Room for SERVER_CONNECTIONS_MAX peers and their passed fds. */
 		struct rlimit rl;
@@ -325,12 +332,33 @@ int main(int argc, char **argv)
 		if (!socket_path)
 			goto fail;
 		r = server_listen(&s, socket_path);
+		if (r == -EADDRINUSE) {
+			log_error("fatelfd: %s: already in use by a running fatelfd", socket_path);
+			goto fail;
+		}
+		if (r == -EEXIST) {
+			log_error("fatelfd: %s: exists and is not a socket", socket_path);
+			goto fail;
+		}
 		if (r < 0) {
 			log_error("fatelfd: %s: %s", socket_path, strerror(-r));
 			goto fail;
 		}
 	}
 	s.socket_path = socket_path;
+	{
+		char helper[4096];
+
+		fetch_helper_path(helper, sizeof(helper));
+		r = fetch_helper_check(helper);
+		if (r < 0)
+			log_error("fatelfd: download helper %s: uid %u cannot execute it: %s; "
+				  "installs from URLs will fail", helper, (unsigned)fetch_helper_uid(),
+				  strerror(-r));
+		else
+			log_info("download helper %s: executable by uid %u", helper,
+				 (unsigned)fetch_helper_uid());
+	}
 	s.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s.event_fd < 0) {
 		log_error("fatelfd: eventfd: %s", strerror(errno));
@@ -361,9 +389,18 @@ int main(int argc, char **argv)
 
 	/* Cancel the running transaction (rolled back), wait for it, and
 	 * tell its caller (and any Verify caller) how it ended. */
-	worker_stop(s.worker);
+	ended = worker_stop(s.worker, now_usec() + SHUTDOWN_GRACE_USEC);
 	worker_dispatch(s.worker);
 	server_flush(&s);
+	if (!ended) {
+		/* A thread that does not end still uses the engines: exit
+		 * without freeing them. Like a crash, a transaction cut off
+		 * here is finished or undone at the next start. */
+		server_done(&s);
+		log_info("stopped, leaving busy threads behind");
+		fflush(stderr);
+		_exit(r < 0 ? 1 : 0);
+	}
 	s.worker = worker_free(s.worker);
 	server_done(&s);
 	engine_close(s.ro);

@@ -10,6 +10,12 @@
  * connection is not read, so a pipelining client cannot queue work
  * without bound. A peer that breaks the protocol, sends an oversized
  * message or stops reading its replies is dropped; nobody else notices.
+ *
+ * What the daemon holds for its peers (replies not yet read, a message
+ * still arriving) is bounded per connection, per uid and for everyone
+ * together: past the uid's or the global bound, the connections that hold
+ * the most are closed, so a flood of peers that never read costs a fixed
+ * amount of memory and the others go on being served.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +67,29 @@ static int mkdir_parents(const char *path)
 	return 0;
 }
 
+/* 1 when a process listens on the socket at sa, 0 when none does (a
+ * socket left behind), or a negative errno when that cannot be told. */
+static int socket_listened(const struct sockaddr_un *sa)
+{
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		return 1;
+	switch (errno) {
+	case ECONNREFUSED:
+	case ENOENT:
+		return 0;
+	case EAGAIN:
+	case EINPROGRESS:
+		/* A listener whose backlog is full is still a listener. */
+		return 1;
+	default:
+		return -errno;
+	}
+}
+
 int server_listen(server *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -77,13 +106,20 @@ int server_listen(server *s, const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	/* A socket left by a daemon that died; anything else is refused. */
+	/* A socket left by a daemon that died is replaced. One that a
+	 * daemon still listens on is not ours to take, nor is anything that
+	 * is not a socket. */
 	{
 		struct stat st;
 
 		if (lstat(path, &st) == 0) {
 			if (!S_ISSOCK(st.st_mode))
 				return -EEXIST;
+			r = socket_listened(&sa);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				return -EADDRINUSE;
 			if (unlink(path) < 0)
 				return -errno;
 		}
@@ -95,9 +131,99 @@ int server_listen(server *s, const char *path)
 		return -errno;
 	if (listen(fd, SOMAXCONN) < 0)
 		return -errno;
+	/* The inode we bound: at exit only that one is unlinked, never a
+	 * socket another daemon put at the same path since. */
+	{
+		struct stat st;
+
+		if (lstat(path, &st) < 0)
+			return -errno;
+		s->listen_dev = st.st_dev;
+		s->listen_ino = st.st_ino;
+	}
 	s->listen_fd = TAKE_FD(fd);
 	s->listen_owned = true;
 	return 0;
+}
+
+/* Unlinks the socket we bound, if the path still names it. */
+static void server_unlink_socket(server *s)
+{
+	struct stat st;
+
+	if (!s->listen_owned || !s->socket_path)
+		return;
+	if (lstat(s->socket_path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != s->listen_dev ||
+	    st.st_ino != s->listen_ino)
+		return;
+	(void)unlink(s->socket_path);
+}
+
+static void conn_free(conn *c);
+
+static size_t conn_held(const conn *c)
+{
+	return (c->out_len - c->out_off) + (c->in.len - c->in.start);
+}
+
+/* Brings the server's total up to date with what c holds now. */
+static void conn_account(conn *c)
+{
+	size_t h = c->dead ? 0 : conn_held(c);
+
+	c->srv->held_total = c->srv->held_total - c->held + h;
+	c->held = h;
+}
+
+/*
+ * Makes room for need more bytes on c: while c's uid, or everyone, would
+ * then hold more than the limit, closes the connection (of that uid, or
+ * anyone's) that holds the most. Returns false when that was c itself.
+ */
+static bool server_make_room(server *s, conn *c, size_t need)
+{
+	uint64_t per_uid = s->cfg.max_buffered_per_uid, total = s->cfg.max_buffered_total;
+	uint64_t lowest = per_uid && (!total || per_uid < total) ? per_uid : total;
+
+	for (;;) {
+		uint64_t sum_all = 0, sum_uid = 0;
+		conn *big_all = c, *big_uid = c, *victim;
+		const char *which;
+
+		/* Almost always: everyone together is under both limits. */
+		if (!lowest || (uint64_t)s->held_total + need <= lowest)
+			return true;
+		for (conn *o = s->conns; o; o = o->next) {
+			size_t h = conn_held(o);
+
+			sum_all += h;
+			if (h > conn_held(big_all))
+				big_all = o;
+			if (o->uid == c->uid) {
+				sum_uid += h;
+				if (h > conn_held(big_uid))
+					big_uid = o;
+			}
+		}
+		if (per_uid && sum_uid + need > per_uid) {
+			victim = big_uid;
+			which = "MaxBufferedPerUser=";
+		} else if (total && sum_all + need > total) {
+			victim = big_all;
+			which = "MaxBufferedTotal=";
+		} else {
+			return true;
+		}
+		/* One line a second at most: the peers choose how often. */
+		if (now_usec() - s->shed_logged_usec >= 1000000u) {
+			s->shed_logged_usec = now_usec();
+			log_info("closing a connection of uid %u (pid %d) holding %zu bytes: over %s",
+				 (unsigned)victim->uid, (int)victim->pid, conn_held(victim), which);
+		}
+		conn_free(victim);
+		if (victim == c)
+			return false;
+	}
 }
 
 static void conn_update_events(conn *c)
@@ -107,8 +233,9 @@ static void conn_update_events(conn *c)
 
 	if (c->dead)
 		return;
-	/* Read only when no call is in flight and the peer still writes. */
-	if (!c->job && !c->eof)
+	/* Read only when no call is in flight or waiting for its turn, and
+	 * the peer still writes. */
+	if (!c->job && !c->backlog && !c->eof)
 		ev |= EPOLLIN;
 	if (c->out_len > c->out_off)
 		ev |= EPOLLOUT;
@@ -137,6 +264,7 @@ static void conn_free(conn *c)
 	if (c->dead)
 		return;
 	c->dead = true;
+	conn_account(c);
 	/* A queued or running job goes on; its replies are dropped. */
 	if (c->job)
 		c->job->conn = NULL;
@@ -273,8 +401,16 @@ static bool conn_flush(conn *c)
 		}
 		c->out_off += (size_t)n;
 	}
-	if (c->out_off == c->out_len)
+	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
+		/* A big reply's buffer goes back once it is read. */
+		if (c->out_cap > CONN_OUTPUT_KEEP) {
+			free(c->out);
+			c->out = NULL;
+			c->out_cap = 0;
+		}
+	}
+	conn_account(c);
 	/* A peer that shut its side gets its last reply, then the close. */
 	if (c->eof && !c->job && c->out_len == 0) {
 		conn_free(c);
@@ -297,6 +433,8 @@ void conn_send(conn *c, char *buf, size_t len)
 		conn_free(c);
 		goto out;
 	}
+	if (!server_make_room(c->srv, c, len))
+		goto out;
 	if (c->out_off > 0 && c->out_len + len > c->out_cap) {
 		memmove(c->out, c->out + c->out_off, pending);
 		c->out_len = pending;
@@ -377,16 +515,28 @@ int conn_take_fd(conn *c, int64_t index)
 
 /*
  * Serves the complete calls buffered on c, in order, until one is in
- * flight. Returns false when c was freed. The conn pointer may be freed by
- * a handler (a reply that overflowed), so each step looks it up again.
+ * flight, or CONN_CALLS_PER_TURN of them: the rest wait for the next
+ * round of the loop (c->backlog), so that a peer that pipelines calls
+ * with large replies delays the others by one turn at most. Returns false
+ * when c was freed. The conn pointer may be freed by a handler (a reply
+ * that overflowed), so each step looks it up again.
  */
 static bool conn_process(conn *c)
 {
+	unsigned served = 0;
+
+	c->backlog = false;
 	while (!c->dead && !c->job) {
 		const char *msg;
 		size_t len;
-		int r = vl_buffer_next(&c->in, &msg, &len);
+		int r;
 
+		if (served++ == CONN_CALLS_PER_TURN) {
+			c->backlog = true;
+			c->srv->backlog = true;
+			break;
+		}
+		r = vl_buffer_next(&c->in, &msg, &len);
 		if (r == 0)
 			break;
 		if (r < 0) {
@@ -467,11 +617,15 @@ static void conn_read(conn *c)
 		conn_update_events(c);
 		return;
 	}
+	if (!server_make_room(c->srv, c, (size_t)n))
+		return;
 	if (vl_buffer_append(&c->in, buf, (size_t)n) < 0) {
 		conn_free(c);
 		return;
 	}
-	conn_process(c);
+	conn_account(c);
+	if (conn_process(c))
+		conn_account(c);
 }
 
 static void server_signal(server *s)
@@ -520,12 +674,26 @@ int server_run(server *s)
 	return 0;
 }
 
+/* One more turn for each connection whose calls wait for it. */
+static void server_serve_backlog(server *s)
+{
+	if (!s->backlog)
+		return;
+	s->backlog = false;
+	for (conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->backlog && !c->job)
+			conn_process(c);
+	}
+}
+
 /* The loop proper; returns when a signal asked us to stop. */
 int server_loop(server *s)
 {
 	while (!s->quit) {
 		struct epoll_event ev[64];
-		int n = epoll_wait(s->epoll_fd, ev, (int)ARRAY_SIZE(ev), -1);
+		/* Waiting calls: look at the sockets, but do not sleep. */
+		int n = epoll_wait(s->epoll_fd, ev, (int)ARRAY_SIZE(ev), s->backlog ? 0 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -557,7 +725,8 @@ int server_loop(server *s)
 					conn_read(c);
 					continue;
 				}
-				if (ev[i].events & (EPOLLHUP | EPOLLERR)) {
+				/* Calls that wait for their turn are served first. */
+				if ((ev[i].events & (EPOLLHUP | EPOLLERR)) && !c->backlog) {
 					conn_free(c);
 					continue;
 				}
@@ -565,6 +734,7 @@ int server_loop(server *s)
 					conn_flush(c);
 			}
 		}
+		server_serve_backlog(s);
 		server_reap(s);
 	}
 	return 0;
@@ -586,8 +756,7 @@ void server_done(server *s)
 	server_reap(s);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	if (s->listen_owned && s->socket_path)
-		unlink(s->socket_path);
+	server_unlink_socket(s);
 	if (s->signal_fd >= 0)
 		close(s->signal_fd);
 	if (s->epoll_fd >= 0)

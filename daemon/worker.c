@@ -61,6 +61,8 @@ struct worker {
 	unsigned nverify;
 	uint64_t seq;
 	bool stop;
+	bool exited;                    /* the worker thread is past its loop */
+	bool joined;                    /* main thread: ... and was joined */
 	bool stopped;                   /* main thread: worker_stop ran */
 	atomic_int cancel;
 	pid_t fetch_pid;                /* the running download's helper, 0: none */
@@ -259,46 +261,36 @@ static ssize_t fd_source_read(void *ctx, const void **ret_buf)
 
 /* ------------------------------------------------------------ downloads */
 
-/* The helper: $FATELF_FETCH_HELPER (tests), else next to our own binary
- * (the build tree), else the installed one. */
-static void fetch_helper_path(char *buf, size_t size)
-{
-	const char *env = getenv(FETCH_HELPER_ENV);
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (env && env[0]) {
-		snprintf(buf, size, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, size, "%s/%s", self, FETCH_HELPER_NAME) < size &&
-			    access(buf, X_OK) == 0)
-				return;
-		}
-	}
-	snprintf(buf, size, "%s/%s", PKGLIBEXECDIR, FETCH_HELPER_NAME);
-}
-
 struct fetch_child {
 	pid_t pid;
 	int out;                        /* the body */
 	int err;                        /* the helper's message */
 };
 
-/* Child side of fetch_spawn, between fork and exec: async-signal-safe
- * calls only (the daemon is threaded). Never returns. */
-static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int in, int out,
-				       int err, bool drop, pid_t parent)
+/* The child's one-line message: prefix, then errno's text and name.
+ * strerrordesc_np and strerrorname_np only read a static table (no
+ * locale, no lock), unlike strerror, so a child of a threaded process may
+ * call them. */
+static void child_say_errno(const char *prefix, int e)
 {
-	static const char cannot[] = "cannot run the download helper ";
+	const char *desc = strerrordesc_np(e), *name = strerrorname_np(e);
+
+	(void)!write(2, prefix, strlen(prefix));
+	(void)!write(2, desc ? desc : "unknown error", strlen(desc ? desc : "unknown error"));
+	if (name) {
+		(void)!write(2, " (", 2);
+		(void)!write(2, name, strlen(name));
+		(void)!write(2, ")", 1);
+	}
+	(void)!write(2, "\n", 1);
+}
+
+/* Child side of fetch_spawn, between fork and exec: async-signal-safe
+ * calls only (the daemon is threaded). cannot is the message prefix for a
+ * failure, made before the fork. Never returns. */
+static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int in, int out,
+				       int err, bool drop, pid_t parent, const char *cannot)
+{
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t none;
 	int fds[3];
@@ -320,11 +312,9 @@ static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], i
 	if (chdir("/") < 0)
 		_exit(3);
 	if (drop) {
-		static const char msg[] = "cannot drop privileges for the download\n";
-
 		if (setgroups(0, NULL) < 0 || setgid(FETCH_UNPRIVILEGED_ID) < 0 ||
 		    setuid(FETCH_UNPRIVILEGED_ID) < 0) {
-			(void)!write(2, msg, sizeof(msg) - 1);
+			child_say_errno(cannot, errno);
 			_exit(3);
 		}
 	}
@@ -337,9 +327,7 @@ static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], i
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	execv(helper, argv);
-	(void)!write(2, cannot, sizeof(cannot) - 1);
-	(void)!write(2, helper, strlen(helper));
-	(void)!write(2, "\n", 1);
+	child_say_errno(cannot, errno);
 	_exit(3);
 }
 
@@ -404,7 +392,7 @@ static int fetch_url_memfd(const char *url)
 static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
-	char helper[PATH_MAX], timeout[32];
+	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128];
 	struct fetch_limit_args limits;
 	char *argv[16];
 	size_t argc = 0;
@@ -419,6 +407,8 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	int e;
 
 	fetch_helper_path(helper, sizeof(helper));
+	snprintf(cannot, sizeof(cannot), "cannot run the download helper %s as uid %u: ", helper,
+		 drop ? (unsigned)FETCH_UNPRIVILEGED_ID : (unsigned)geteuid());
 	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	argv[argc++] = helper;
 	if (j->allow_file_url)
@@ -447,7 +437,7 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	pid = fork();
 	e = errno;
 	if (pid == 0)
-		fetch_child_exec(helper, argv, in, out[1], err[1], drop, parent);
+		fetch_child_exec(helper, argv, in, out[1], err[1], drop, parent, cannot);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		goto fail;
@@ -820,6 +810,8 @@ static void *worker_main(void *arg)
 		w->done_tail = j;
 		worker_wake(w);
 	}
+	w->exited = true;
+	pthread_cond_broadcast(&w->verify_cond);
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
@@ -847,7 +839,15 @@ worker *worker_new(server *s, engine *rw)
 		log_info("%d queued transaction%s of the last run marked cancelled", r, r == 1 ? "" : "s");
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	pthread_cond_init(&w->verify_cond, NULL);
+	{
+		/* worker_stop waits on it against the monotonic clock. */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w->verify_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
@@ -1225,6 +1225,19 @@ static void *verify_main(void *arg)
 	engine *e = NULL;
 	int r;
 
+#ifdef FATELF_FAILPOINTS
+	/* Test builds: the first Verify thread gets stuck in a call that no
+	 * signal ends (every signal is blocked here), for the shutdown's
+	 * time bound. */
+	{
+		static atomic_int hits;
+		const char *fp = getenv("FATELF_FAILPOINT");
+
+		if (fp && strcmp(fp, "verify-stuck") == 0 && atomic_fetch_add(&hits, 1) == 0)
+			for (;;)
+				pause();
+	}
+#endif
 	r = engine_open(&j->cfg, NULL, 0, ENGINE_OPEN_READONLY, &e, NULL, &j->diag);
 	if (r >= 0) {
 		json_object *o = json_object_new_object();
@@ -1294,12 +1307,21 @@ int worker_verify(worker *w, job *j)
 	return 0;
 }
 
-void worker_stop(worker *w)
+bool worker_stop(worker *w, uint64_t deadline_usec)
 {
+	struct timespec ts = { .tv_sec = (time_t)(deadline_usec / 1000000u),
+			       .tv_nsec = (long)(deadline_usec % 1000000u) * 1000 };
+	bool ended;
 	int64_t txid;
 
-	if (!w || w->stopped)
-		return;
+	if (!w)
+		return true;
+	if (w->stopped) {
+		pthread_mutex_lock(&w->lock);
+		ended = w->joined && w->nverify == 0;
+		pthread_mutex_unlock(&w->lock);
+		return ended;
+	}
 	w->stopped = true;
 	txid = worker_pending_txid(w->srv);
 	pthread_mutex_lock(&w->lock);
@@ -1311,10 +1333,25 @@ void worker_stop(worker *w)
 		log_info("job %llu: cancelled by shutdown", (unsigned long long)w->running->seq);
 	}
 	pthread_cond_signal(&w->cond);
+	/* A thread may be stuck where no cancel reaches it (a read that
+	 * never returns, an open of a FIFO): past the deadline, give up on
+	 * it rather than hang the stop. */
+	while (!(w->exited && w->nverify == 0))
+		if (pthread_cond_timedwait(&w->verify_cond, &w->lock, &ts) == ETIMEDOUT)
+			break;
+	ended = w->exited && w->nverify == 0;
+	if (!ended)
+		log_error("stopping: %s%u Verify thread%s still busy; not waiting for them",
+			  w->exited ? "" : "the running job and ", w->nverify, w->nverify == 1 ? "" : "s");
 	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	if (w->exited) {
+		pthread_join(w->thread, NULL);
+		w->joined = true;
+	}
 
-	/* The queue never runs: its callers are told, its rows say so. */
+	/* The queue never runs: its callers are told, its rows say so. The
+	 * lock keeps a worker thread that is still stuck off the queue. */
+	pthread_mutex_lock(&w->lock);
 	while (w->queue) {
 		job *j = w->queue;
 
@@ -1333,11 +1370,8 @@ void worker_stop(worker *w)
 		w->done_tail = j;
 	}
 	w->queue_tail = NULL;
-
-	pthread_mutex_lock(&w->lock);
-	while (w->nverify > 0)
-		pthread_cond_wait(&w->verify_cond, &w->lock);
 	pthread_mutex_unlock(&w->lock);
+	return ended;
 }
 
 worker *worker_free(worker *w)
@@ -1346,7 +1380,10 @@ worker *worker_free(worker *w)
 
 	if (!w)
 		return NULL;
-	worker_stop(w);
+	if (!worker_stop(w, now_usec() + SHUTDOWN_GRACE_USEC)) {
+		/* Its threads still use it: leave it to the exit. */
+		return NULL;
+	}
 
 	while ((j = w->queue)) {
 		w->queue = j->next;

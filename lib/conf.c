@@ -357,6 +357,10 @@ static const conf_key conf_keys[] = {
 	  CONF_MESSAGE_MIN, CONF_MESSAGE_MAX },
 	{ SECTION_DAEMON, "MaxConnectionsPerUser", parse_unsigned, FIELD(max_connections_per_uid),
 	  1, 65536 },
+	{ SECTION_DAEMON, "MaxBufferedPerUser", parse_bytes, FIELD(max_buffered_per_uid),
+	  64u << 10, (uint64_t)1 << 40 },
+	{ SECTION_DAEMON, "MaxBufferedTotal", parse_bytes, FIELD(max_buffered_total),
+	  64u << 10, (uint64_t)1 << 40 },
 	{ SECTION_DAEMON, "FetchTimeoutSec", parse_unsigned, FIELD(fetch_timeout), 1, 86400 },
 	{ SECTION_DAEMON, "FetchDeadlineSec", parse_unsigned, FIELD(fetch_deadline), 0, 604800 },
 	{ SECTION_DAEMON, "FetchMinRateBytes", parse_bytes, FIELD(fetch_min_rate), 0, 1u << 30 },
@@ -645,7 +649,7 @@ void engine_config_init(engine_config *c)
 	c->state_dir = strdup("/var/lib/fatelf");
 	c->policy.policy = ENGINE_POLICY_NATIVE;
 	c->require_signature = true;
-	c->trusted_keys = strdup("/etc/fatelf/keys.d");
+	c->trusted_keys = strdup(SYSCONFDIR "/fatelf/keys.d");
 	c->admin_group = NULL;
 	c->durable = true;
 	c->ldconfig = true;
@@ -653,6 +657,8 @@ void engine_config_init(engine_config *c)
 	fatelf_bundle_limits_default(&c->limits);
 	c->max_message = 1u << 20;
 	c->max_connections_per_uid = 64;
+	c->max_buffered_per_uid = (uint64_t)16 << 20;
+	c->max_buffered_total = (uint64_t)32 << 20;
 	c->fetch_timeout = 60;
 	c->fetch_deadline = 3600;
 	c->fetch_min_rate = 1024;

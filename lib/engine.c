@@ -129,7 +129,7 @@ static int config_copy(engine_config *dst, const engine_config *src)
 	return 0;
 }
 
-/* mkdir -p, each new level with mode 0755. */
+/* mkdir -p, each new parent with mode 0755 and the last level 0700. */
 static int mkdir_parents(const char *path)
 {
 	char buf[4096];
@@ -142,7 +142,7 @@ static int mkdir_parents(const char *path)
 		if (*p == '/' || *p == '\0') {
 			char c = *p;
 			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			if (mkdir(buf, c == '\0' ? 0700 : 0755) < 0 && errno != EEXIST)
 				return -errno;
 			*p = c;
 			if (c == '\0')
@@ -154,12 +154,48 @@ static int mkdir_parents(const char *path)
 
 /* ------------------------------------------------------------ open/close */
 
+/*
+ * The state directory holds the store and the lock: whoever may open a
+ * file there may also lock it, and block every transaction or the start
+ * itself. So it must belong to us and be writable by nobody else; a mode
+ * looser than 0700 (an older install's 0755) is tightened through the
+ * descriptor. Returns that descriptor.
+ */
+static int state_dir_open(const char *path, int *ret_fd, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	int q;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		q = -errno;
+		return fatelf_diag_set(d, q, -1, "state directory %s: %s", path, fatelf_strerror(q));
+	}
+	if (st.st_uid != geteuid())
+		return fatelf_diag_set(d, -EPERM, -1,
+				       "state directory %s is owned by uid %u, not by uid %u: refusing it",
+				       path, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return fatelf_diag_set(d, -EPERM, -1,
+				       "state directory %s is writable by %s (mode %04o): refusing it",
+				       path, st.st_mode & S_IWOTH ? "others" : "its group",
+				       (unsigned)(st.st_mode & 07777));
+	if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0) {
+		q = -errno;
+		return fatelf_diag_set(d, q, -1, "state directory %s: cannot make it mode 0700: %s", path,
+				       fatelf_strerror(q));
+	}
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
 		engine **ret, unsigned *ret_recovered, fatelf_diag *d)
 {
 	char path[4096];
 	unsigned recovered = 0;
 	fatelf_diag local;
+	_cleanup_close_ int statefd = -1;
 	engine *e;
 	int q;
 
@@ -192,29 +228,62 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		goto fail;
 	}
 
+	q = state_dir_open(e->cfg.state_dir, &statefd, d);
+	if (q < 0) {
+		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.state_dir);
+		goto fail;
+	}
+
 	/* The lock comes before the store, so that two daemons never both
 	 * migrate or recover. */
 	if (!(flags & ENGINE_OPEN_READONLY)) {
+		struct stat st;
+
 		snprintf(path, sizeof(path), "%s/lock", e->cfg.state_dir);
-		e->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (e->lockfd < 0) {
+		e->lockfd = openat(statefd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+				   0600);
+		if (e->lockfd < 0 || fstat(e->lockfd, &st) < 0) {
 			q = -errno;
 			snprintf(d->subject, sizeof(d->subject), "%s", path);
 			fatelf_diag_set(d, q, -1, "cannot open the lock file: %s", fatelf_strerror(q));
 			goto fail;
 		}
+		if (!S_ISREG(st.st_mode)) {
+			q = -EINVAL;
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			fatelf_diag_set(d, q, -1, "the lock file %s is not a regular file", path);
+			goto fail;
+		}
+		if ((st.st_mode & 0777) != 0600 && fchmod(e->lockfd, 0600) < 0) {
+			q = -errno;
+			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			fatelf_diag_set(d, q, -1, "the lock file %s: cannot make it mode 0600: %s", path,
+					fatelf_strerror(q));
+			goto fail;
+		}
 		if (flock(e->lockfd, LOCK_EX | LOCK_NB) < 0) {
 			q = errno == EWOULDBLOCK ? -ENGINE_E_LOCKED : -errno;
 			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
-					? "another process holds the lock on the state directory"
-					: fatelf_strerror(q));
+			if (q == -ENGINE_E_LOCKED && (st.st_mode & 0077))
+				/* Opened by anyone until now: the holder may be
+				 * another user rather than a daemon. */
+				fatelf_diag_set(d, q, -1,
+						"another process holds the lock on the state directory, and "
+						"%s was open to other users (mode %04o): if no fatelfd runs, "
+						"remove it and start again", path,
+						(unsigned)(st.st_mode & 07777));
+			else
+				fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
+						? "another process holds the lock on the state directory"
+						: fatelf_strerror(q));
 			goto fail;
 		}
 	}
 
 	snprintf(path, sizeof(path), "%s/fatelf.db", e->cfg.state_dir);
-	q = store_open(path, 0, &e->st, d);
+	/* The daemon opens the write engine before any other connection to
+	 * the store: the time to fix the files' modes. */
+	q = store_open(path, flags & ENGINE_OPEN_READONLY ? 0 : STORE_OPEN_SECURE, &e->st, d);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 		goto fail;

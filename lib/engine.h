@@ -110,7 +110,7 @@ typedef struct engine_config {
 	char **keep_fat;                /* KeepFat= globs (repeatable, space-separated) */
 	size_t nkeep_fat;
 	bool require_signature;         /* RequireSignature=, default yes */
-	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default /etc/fatelf/keys.d */
+	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default SYSCONFDIR/fatelf/keys.d */
 	char *admin_group;              /* AdminGroup=, default NULL (root only) */
 	bool durable;                   /* Durable=, default yes: fsync/syncfs before each commit */
 	bool ldconfig;                  /* RunLdconfig=, default yes */
@@ -118,6 +118,11 @@ typedef struct engine_config {
 	fatelf_bundle_limits limits;    /* MaxEntries=, MaxPathLength=, MaxTotalSize= */
 	uint64_t max_message;           /* MaxMessageSize= (Varlink), default 1 MiB */
 	unsigned max_connections_per_uid; /* MaxConnectionsPerUser=, default 64 */
+	/* Bytes the daemon holds for clients (unread replies, messages still
+	 * arriving): MaxBufferedPerUser= (16 MiB) for one uid's connections
+	 * together, MaxBufferedTotal= (32 MiB) for everyone's. */
+	uint64_t max_buffered_per_uid;
+	uint64_t max_buffered_total;
 	unsigned fetch_timeout;         /* FetchTimeoutSec=: a source silent this long fails; default 60 */
 	/* A download that cannot hold the worker, nor reach inside. */
 	unsigned fetch_deadline;        /* FetchDeadlineSec=: the whole download; 0: none; default 3600 */

@@ -6,10 +6,13 @@
  * errno codes with sqlite's message in the diagnostic.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "store.h"
@@ -361,6 +364,60 @@ static int db_migrate(sqlite3 *db, fatelf_diag *d)
 	return 0;
 }
 
+/*
+ * The store's files are their owner's alone: anyone who may open the
+ * database or its -shm file, even read-only, may take SQLite's locks on
+ * it and stall every writer. SQLite creates the -wal and -shm files with
+ * the database's mode, so the database is created 0600 here, before
+ * SQLite opens it; files an older version left readable by others are
+ * tightened through their descriptor. A missing -wal or -shm is fine.
+ * See STORE_OPEN_SECURE for when this may run.
+ */
+static int store_secure_file(const char *path, bool create, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int q;
+
+	/* Right already (every start but the first): no descriptor opened,
+	 * so none closed under SQLite's locks. */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 0077))
+		return 0;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (create ? O_CREAT : 0),
+		  0600);
+	if (fd < 0 && errno == ENOENT && !create)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		q = -errno;
+		return fatelf_diag_set(d, q, -1, "%s: %s", path, fatelf_strerror(q));
+	}
+	if (!S_ISREG(st.st_mode))
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a regular file", path);
+	if ((st.st_mode & 0077) && fchmod(fd, st.st_mode & 0600) < 0) {
+		q = -errno;
+		return fatelf_diag_set(d, q, -1, "%s: cannot make it mode 0600: %s", path, fatelf_strerror(q));
+	}
+	return 0;
+}
+
+static int store_secure_files(const char *path, bool create, fatelf_diag *d)
+{
+	static const char *const suffix[] = { "-wal", "-shm" };
+	char buf[4096];
+	int r = store_secure_file(path, create, d);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
+		if ((size_t)snprintf(buf, sizeof(buf), "%s%s", path, suffix[i]) >= sizeof(buf))
+			return fatelf_diag_set(d, -ENAMETOOLONG, -1, "%s: path too long", path);
+		r = store_secure_file(buf, false, d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 {
 	_cleanup_(sqlite_closep) sqlite3 *db = NULL;
@@ -368,10 +425,16 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 	int64_t v, fk;
 	int rc, r;
 
-	if (flags & ~(unsigned)STORE_OPEN_NOCREATE)
+	if (flags & ~(unsigned)(STORE_OPEN_NOCREATE | STORE_OPEN_SECURE))
 		return fatelf_diag_set(d, -EINVAL, -1, "unknown store open flags 0x%x", flags);
 	if (!(flags & STORE_OPEN_NOCREATE))
 		open_flags |= SQLITE_OPEN_CREATE;
+	/* ":memory:" and "" (a temporary database) are not files. */
+	if ((flags & STORE_OPEN_SECURE) && path[0] && strcmp(path, ":memory:") != 0) {
+		r = store_secure_files(path, !(flags & STORE_OPEN_NOCREATE), d);
+		if (r < 0)
+			return r;
+	}
 
 	rc = sqlite3_open_v2(path, &db, open_flags, NULL);
 	if (rc != SQLITE_OK)

@@ -30,6 +30,11 @@ typedef struct store store;
 /* Opening and closing */
 enum {
 	STORE_OPEN_NOCREATE = 1 << 0, /* -ENOENT when the file does not exist */
+	/* Create the database 0600 and tighten looser modes of it and its
+	 * -wal and -shm files. Only while no other connection of this process
+	 * has them open: closing a descriptor drops every POSIX lock the
+	 * process holds on the file, SQLite's included. */
+	STORE_OPEN_SECURE = 1 << 1,
 };
 /* Opens (or creates) the database, sets WAL, foreign keys and durable
  * commits, and applies pending migrations, each in its own transaction.

@@ -29,6 +29,10 @@
 #       sends the call again and again and never reads a reply, until the
 #       daemon drops the connection (prints dropped=1 calls=N) or MAXSEC
 #       passed (dropped=0).
+#   hoard SOCK N JSON MAXSEC
+#       keeps N connections that send the call again and again and never
+#       read a reply, opening a new one for each the daemon drops, for
+#       MAXSEC; prints opened=N dropped=N refused=N calls=N.
 #   slowinstall SOCK BUNDLE FIRSTBYTES PHASE SWAPCMD [JSONPARAMS]
 #       Install{fd} from a pipe: writes the first FIRSTBYTES of BUNDLE,
 #       polls Status on a second connection until the running
@@ -230,6 +234,50 @@ def cmd_noread(sock, args):
     print("dropped=0 calls=%d" % calls)
 
 
+def cmd_hoard(sock, args):
+    n, msg, maxsec = int(args[0]), json.dumps(json.loads(args[1])).encode() + b"\0", float(args[2])
+    batch = msg * max(1, 65536 // len(msg))
+    per_batch = max(1, 65536 // len(msg))
+    st = {"opened": 0, "dropped": 0, "refused": 0, "calls": 0}
+    out = {}
+
+    def open_one():
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sock)
+            s.setblocking(False)
+        except OSError:
+            st["refused"] += 1
+            return
+        st["opened"] += 1
+        out[s] = b""
+
+    for _ in range(n):
+        open_one()
+    end = time.time() + maxsec
+    while time.time() < end:
+        if len(out) < n:
+            open_one()
+        if not out:
+            time.sleep(0.05)
+            continue
+        _, writable, _ = select.select([], list(out), [], 0.1)
+        for s in writable:
+            if not out[s]:
+                out[s] = batch
+                st["calls"] += per_batch
+            try:
+                k = s.send(out[s])
+                out[s] = out[s][k:]
+            except BlockingIOError:
+                pass
+            except OSError:
+                st["dropped"] += 1
+                del out[s]
+                s.close()
+    print(" ".join("%s=%d" % (k, st[k]) for k in ("opened", "dropped", "refused", "calls")))
+
+
 def status_phase(sock):
     s = connect(sock, 10)
     send(s, {"method": "io.fatelf.Manager.Status"})
@@ -279,6 +327,7 @@ def main():
         "hold": cmd_hold,
         "noread": cmd_noread,
         "slowinstall": cmd_slowinstall,
+        "hoard": cmd_hoard,
     }
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         sys.stderr.write("usage: vlclient.py {%s} SOCKET [ARGS...]\n" % "|".join(cmds))

@@ -65,7 +65,7 @@ static void assert_defaults(const engine_config *c)
 	ck_assert_uint_eq(c->nkeep_fat, 0);
 	ck_assert_ptr_null(c->keep_fat);
 	ck_assert(c->require_signature);
-	ck_assert_str_eq(c->trusted_keys, "/etc/fatelf/keys.d");
+	ck_assert_str_eq(c->trusted_keys, SYSCONFDIR "/fatelf/keys.d");
 	ck_assert_ptr_null(c->admin_group);
 	ck_assert(c->durable);
 	ck_assert(c->ldconfig);
@@ -117,8 +117,10 @@ START_TEST(test_shipped_file)
 		"LdconfigPath", "MaxEntries", "MaxPathLength", "MaxTotalSize", "MaxMessageSize",
 		"MaxConnectionsPerUser", "FetchTimeoutSec", "FetchDeadlineSec", "FetchMinRateBytes",
 		"FetchLowSpeedSec", "FetchDenyNetworks", "Policy", "Targets", "KeepFat",
+		"MaxBufferedPerUser", "MaxBufferedTotal",
 	};
-	const char *top = getenv("top_srcdir");
+	/* The file as installed: data/fatelfd.conf.in with the build's paths. */
+	const char *top = getenv("top_builddir");
 	char shipped[4096];
 	engine_config c;
 	fatelf_diag d;
@@ -126,7 +128,7 @@ START_TEST(test_shipped_file)
 	size_t len, out = 0;
 	char *active;
 
-	ck_assert_msg(top != NULL, "top_srcdir is not set (run through make check)");
+	ck_assert_msg(top != NULL, "top_builddir is not set (run through make check)");
 	snprintf(shipped, sizeof(shipped), "%s/data/fatelfd.conf", top);
 	tu_tmpdir();
 	engine_config_init(&c);
