@@ -43,6 +43,8 @@ enum engine_error {
 	ENGINE_E_SETID,                 /* setuid/setgid file and the caller may not install it */
 	ENGINE_E_STORE,                 /* the store failed (SQLite) */
 	ENGINE_E_LOCKED,                /* another process holds the state directory */
+	ENGINE_E_DIR_UNSAFE,            /* an existing directory another uid owns or may write in */
+	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
 	ENGINE_E_MAX
 };
 const char *engine_strerror(int code);      /* any code: engine, fatelf or errno */
@@ -251,6 +253,10 @@ typedef int (*engine_problem_cb)(const char *package, const char *path, int prob
  * content: the admin may change them. */
 int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *userdata,
 		  uint64_t *ret_problems, fatelf_diag *d);
+
+/* The owner and mode of path (inside the root) as it is now, without
+ * following a symlink: the data of an ENGINE_E_DIR_UNSAFE refusal. */
+int engine_path_owner(engine *e, const char *path, uint32_t *ret_uid, uint32_t *ret_mode);
 
 /* ------------------------------------------------------------ test hooks */
 /*

@@ -374,19 +374,39 @@ static int check_content(struct verify *v, const struct vfile *f, fatelf_diag *d
 	_cleanup_free_ struct vrecs *vr = NULL;
 	fatelf_hash_result res;
 	const char *base;
+	struct stat st;
 	uint64_t size = 0;
 	bool parsed = false;
 	char hex[65];
 	int nr = 0, r;
 
 	dfd = eng_open_parent(v->e, f->path, &base, d);
+	if (dfd == -ENOENT || dfd == -ENOTDIR)
+		return problem(v, f, ENGINE_PROBLEM_MISSING, "no such file");
+	if (dfd == -ELOOP)
+		return problem(v, f, ENGINE_PROBLEM_TYPE, "a directory on its path is a symlink");
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* The path was a regular file when it was looked at, but anyone who
+	 * can write in its directory may have swapped in a FIFO since, whose
+	 * open would wait for a writer forever: never block, and judge what
+	 * was opened. */
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
+		if (r == -ENOENT)
+			return problem(v, f, ENGINE_PROBLEM_MISSING, "no such file");
+		if (r == -ELOOP)
+			return problem(v, f, ENGINE_PROBLEM_TYPE, "expected a regular file, found a symlink");
 		return fatelf_diag_set(d, r, -1, "cannot open the file: %s", fatelf_strerror(r));
 	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		return fatelf_diag_set(d, r, -1, "cannot stat the file: %s", fatelf_strerror(r));
+	}
+	if (!S_ISREG(st.st_mode))
+		return problem(v, f, ENGINE_PROBLEM_TYPE, "expected a regular file, found %s",
+			       type_name(st.st_mode));
 	if (f->thinned) {
 		vr = calloc(1, sizeof(*vr));
 		if (!vr)

@@ -54,6 +54,7 @@ enum stmt_id {
 	STMT_JOURNAL_ADD,
 	STMT_JOURNAL_OF,
 	STMT_JOURNAL_SET_STATE,
+	STMT_JOURNAL_SET_TEMP,
 	STMT_JOURNAL_CLEAR,
 	STMT_JOURNAL_NEXT_TXID,
 	_STMT_MAX,
@@ -158,6 +159,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"SELECT txid, seq, op, path, temp_path, backup_path, state FROM journal "
 		"WHERE txid = ?1 ORDER BY seq",
 	[STMT_JOURNAL_SET_STATE] = "UPDATE journal SET state = ?3 WHERE txid = ?1 AND seq = ?2",
+	[STMT_JOURNAL_SET_TEMP] = "UPDATE journal SET temp_path = ?3 WHERE txid = ?1 AND seq = ?2",
 	[STMT_JOURNAL_CLEAR] = "DELETE FROM journal WHERE txid = ?1",
 	[STMT_JOURNAL_NEXT_TXID] = "SELECT min(txid) FROM journal WHERE txid > ?1",
 };
@@ -1391,6 +1393,28 @@ int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *st
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
 	bind_text(st, 3, state);
 	r = stmt_done(s, st, "updating a journal entry", d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1,
+				       "transaction %lld: journal entry %llu is not stored",
+				       (long long)txid, (unsigned long long)seq);
+	return 0;
+}
+
+int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
+			   fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_JOURNAL_SET_TEMP, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, txid);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
+	bind_text(st, 3, temp_path);
+	r = stmt_done(s, st, "renaming a journal entry's temp", d);
 	if (r < 0)
 		return r;
 	if (sqlite3_changes(s->db) == 0)

@@ -218,6 +218,9 @@ int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata
 		     fatelf_diag *d);
 int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
 			    fatelf_diag *d);
+/* Names another temp for one entry (its first name was taken on disk). */
+int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
+			   fatelf_diag *d);
 /* Deletes a transaction's journal rows. */
 int store_journal_clear(store *s, int64_t txid, fatelf_diag *d);
 /* Calls cb(txid) for each transaction that has journal rows, ascending. */

@@ -1204,13 +1204,22 @@ START_TEST(test_recover_rolls_back)
 	ck_assert_int_ge(eng_tx_add(&tx, ENG_OP_MKDIR, "/opt/crash", 0755, &d), 0);
 	op = eng_tx_add(&tx, ENG_OP_CREATE, "/opt/crash/file", 0644, &d);
 	ck_assert_int_ge(op, 0);
-	char want[64];
-	snprintf(want, sizeof(want), "/opt/crash/.fatelf.%lld.%d", (long long)tx.id, op);
-	ck_assert_str_eq(tx.ops[op].temp, want);
+	/* Hidden, named for the transaction, and unguessable. */
+	char want[64], first[256];
+	snprintf(want, sizeof(want), "/opt/crash/.fatelf.%lld.%d.", (long long)tx.id, op);
+	ck_assert_uint_eq(strlen(tx.ops[op].temp), strlen(want) + 16);
+	ck_assert_int_eq(strncmp(tx.ops[op].temp, want, strlen(want)), 0);
+	ck_assert_uint_eq(strspn(tx.ops[op].temp + strlen(want), "0123456789abcdef"), 16);
 	ck_assert_int_eq(eng_tx_journal(&tx, &d), 0);
 	ck_assert_int_eq(eng_tx_mkdirs(&tx, &d), 0);
+	/* A file planted under the temp's name is neither written through
+	 * nor dropped: staging takes a new name, journaled before it is made. */
+	snprintf(first, sizeof(first), "%s", tx.ops[op].temp);
+	tu_write_file(rpath(first), "planted\n", 8);
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);
-	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fd >= 0, "%s", d.msg);
+	ck_assert_str_ne(tx.ops[op].temp, first);
+	ck_assert(root_file_is(first, "planted\n", 8));
 	ck_assert_int_eq(write(fd, "x", 1), 1);
 	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, &d), 0);
 	ck_assert(exists(tx.ops[op].temp));
@@ -1220,6 +1229,11 @@ START_TEST(test_recover_rolls_back)
 
 	e = open_engine(&recovered);
 	ck_assert_uint_eq(recovered, 1);
+	/* The temp it made is gone; the planted file is not the engine's. */
+	ck_assert(root_file_is(first, "planted\n", 8));
+	ck_assert_int_eq(unlink(rpath(first)), 0);
+	ck_assert_int_eq(rmdir(rpath("/opt/crash")), 0);
+	ck_assert_int_eq(rmdir(rpath("/opt")), 0);
 	ck_assert_uint_eq(root_entries(), 0);
 	struct hist h = last_tx(e);
 	ck_assert_str_eq(h.state, "rolled-back");
