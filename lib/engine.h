@@ -241,13 +241,15 @@ enum engine_problem {
 	ENGINE_PROBLEM_MODE,
 	ENGINE_PROBLEM_CONTENT,         /* sha256 differs from the installed hash */
 	ENGINE_PROBLEM_RECORD,          /* a kept record's bytes differ from the vendor's */
+	ENGINE_PROBLEM_OWNER,           /* a directory root does not own any more */
 };
 const char *engine_problem_name(int problem);   /* "missing", "type", ... */
 typedef int (*engine_problem_cb)(const char *package, const char *path, int problem,
 				 const char *detail, void *userdata);
 /* Checks each file of package (NULL: all) against the store: existence,
  * type, mode, content, and for thinned fat files each kept record against
- * the vendor's record hash. cb gets each problem (a negative return stops
+ * the vendor's record hash; then each of its directories: a directory
+ * (not a symlink), owned by the engine's uid, with its mode as installed. cb gets each problem (a negative return stops
  * the walk and is returned); returns the number of files checked
  * (*ret_problems: problems found). Config files are not checked for
  * content: the admin may change them. */

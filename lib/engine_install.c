@@ -33,6 +33,7 @@ struct ient {
 	char *op_path;                  /* where it lands: path, or PATH.fatelf-new */
 	bool keep_admin;                /* a config file the admin changed */
 	bool take_dir;                  /* force: an unsafe existing directory to take over */
+	int dir_mode;                   /* a directory's mode once installed */
 	char *old_installed_sha256;     /* keep_admin: what the row keeps */
 	uint64_t old_installed_size;
 	bool thinned;
@@ -262,6 +263,7 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	struct stat st;
 	int q = eng_lstat(x->e, ie->path, &st, d);
 
+	ie->dir_mode = (int)(be->mode & 07777);
 	if (q == -ENOENT) {
 		ie->op_kind = ENG_OP_MKDIR;
 		ie->op_path = strdup(ie->path);
@@ -282,6 +284,8 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	/* A directory someone else made, or may write in, would let them
 	 * swap root's files inside it: refused unless it is taken over. A
 	 * directory of root's that a package already owns keeps its mode. */
+	/* A directory that stays as it is is recorded as it is. */
+	ie->dir_mode = (int)(st.st_mode & 07777);
 	if (st.st_uid == geteuid()) {
 		uint64_t owners = 0;
 		q = store_dir_other_owners(x->e->st, ie->path, 0, &owners, d);
@@ -294,6 +298,8 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	if (q < 0 && !x->o->force)
 		return q;
 	ie->take_dir = q < 0;
+	if (ie->take_dir)
+		ie->dir_mode = (int)(be->mode & 07777);
 	return 0;
 }
 
@@ -876,7 +882,7 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 		const fatelf_bundle_entry *be = &ie->ent;
 
 		if (be->type == FATELF_ENTRY_DIR)
-			q = store_dir_add(e->st, ie->path, id, d);
+			q = store_dir_add_mode(e->st, ie->path, id, ie->dir_mode, d);
 		else
 			q = add_file_row(x, id, be, ie, d);
 		if (q < 0) {

@@ -15,7 +15,7 @@
 #    entry (another package's file, an unowned file);
 #  - a directory a user made in advance (uid 65534, 0777) where the bundle
 #    declares one is refused, naming its owner and mode; --force takes it
-#    over.
+#    over; verify then checks each directory's type, mode and owner.
 #
 # FSRACE_CYCLES sets the number of install/remove cycles (default 300).
 . "$(dirname "$0")/lib.sh" || exit 99
@@ -142,7 +142,7 @@ ok=0 refused=0 other=0 start=$SECONDS
 for ((c = 0; c < FSRACE_CYCLES; c++)); do
 	if rl_ctl install "$T_WORK/race.fatbundle" >/dev/null 2>"$T_WORK/race.err"; then
 		ok=$((ok + 1))
-	elif grep -qE 'symlink|replaced|no such directory|not a directory|conflict' "$T_WORK/race.err"; then
+	elif grep -qE 'symlink|replaced|no such directory|No such file|not a directory|conflict|ELOOP' "$T_WORK/race.err"; then
 		refused=$((refused + 1))
 	else
 		other=$((other + 1))
@@ -350,6 +350,29 @@ check_eq "... app is not installed" 1 "$(rl_ctl info app >/dev/null 2>&1; echo $
 check "--force (root) takes it over" rl_ctl install --force "$T_WORK/app.fatbundle"
 check_eq "... owner root, the bundle's mode" "755 0 0" "$(stat -c '%a %u %g' "$ROOT/opt/app")"
 check_cmp "... and the file is installed" tree-app/opt/app/bin/app "$ROOT/opt/app/bin/app"
+run rl_ctl --json verify app
+check_eq "verify app is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+
+# Verify checks the directories too: type, mode and owner.
+chown 65534:65534 "$ROOT/opt/app"
+chmod 0777 "$ROOT/opt/app"
+run rl_ctl --json verify app
+check_eq "verify: a directory given to uid 65534 and opened to all: owner and mode problems" \
+	"1 /opt/app mode|/opt/app owner|" \
+	"$RC $(jq -r '.problems | sort_by(.problem) | .[] | "\(.path) \(.problem)"' <<<"$RUN_OUT" | tr '\n' '|')"
+run rl_ctl verify app
+check_match "... in words" '^/opt/app: owner changed: expected owner uid 0, found uid 65534' "$RUN_OUT"
+chown 0:0 "$ROOT/opt/app"
+chmod 0755 "$ROOT/opt/app"
+mv "$ROOT/opt/app/bin" "$ROOT/opt/app/bin.real"
+ln -s bin.real "$ROOT/opt/app/bin"
+run rl_ctl --json verify app
+check_eq "verify: a directory swapped for a symlink is a type problem" "1 type" \
+	"$RC $(jq -r '.problems[] | select(.path == "/opt/app/bin") | .problem' <<<"$RUN_OUT")"
+rm "$ROOT/opt/app/bin"
+mv "$ROOT/opt/app/bin.real" "$ROOT/opt/app/bin"
+run rl_ctl --json verify app
+check_eq "... and clean again once it is back" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 rl_stop
 
 t_done
