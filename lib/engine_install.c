@@ -306,8 +306,8 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 /*
  * force: makes an existing directory root's, with the bundle's mode,
  * through a descriptor (whoever could write in it may have swapped it for
- * a symlink since the preflight). Done before anything is staged in it,
- * and not undone by a rollback.
+ * a symlink since the preflight). Done before anything is made or staged
+ * in it, and not undone by a rollback.
  */
 static int take_dir(struct install *x, const struct ient *ie, fatelf_diag *d)
 {
@@ -635,11 +635,16 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = eng_tx_journal(&x->tx, d);
 	if (q < 0)
 		return q;
-	q = eng_tx_mkdirs(&x->tx, d);
-	for (size_t i = 0; q >= 0 && i < x->nents; i++)
-		if (x->ents[i].take_dir)
-			q = take_dir(x, &x->ents[i], d);
-	return q;
+	/* Taken over before anything is made in them, parents first (the
+	 * manifest's order): from then on only root writes there. */
+	for (size_t i = 0; i < x->nents; i++) {
+		if (!x->ents[i].take_dir)
+			continue;
+		q = take_dir(x, &x->ents[i], d);
+		if (q < 0)
+			return q;
+	}
+	return eng_tx_mkdirs(&x->tx, d);
 }
 
 /* ------------------------------------------------------------ staging */

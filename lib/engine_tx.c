@@ -430,8 +430,9 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
  * Gives a directory just made (mode 0700) the bundle's mode. Through a
  * descriptor, never the name: whoever can write in the parent can swap
  * the new directory for a symlink, and a chmod by name would follow it
- * to any file on the system. The directory must still be the one made
- * here: a directory of root's (a stand-in made by someone else is theirs).
+ * to any file on the system. What the descriptor holds must be a
+ * directory of the engine's uid: a stand-in that someone else made in its
+ * place is theirs, and refused.
  */
 static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatelf_diag *d)
 {

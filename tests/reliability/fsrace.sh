@@ -48,7 +48,8 @@ mkdir -m 0777 "$W/io"          # what the swapper writes: its counts, the stop f
 # The swapper: uid 65534, in a loop, as fast as it can.
 #   dirs DIR N TARGET STOP OUT   exchanges each DIR/dN (N of them), as
 #       soon as it appears, with a symlink DIR/.lN to TARGET (renameat2
-#       RENAME_EXCHANGE), and back 2 ms later; counts the swaps.
+#       RENAME_EXCHANGE), and back 2 ms later; counts the swaps. OUT.ready
+#       appears once the symlinks are made.
 #   fifos DIR N STOP OUT         exchanges each DIR/fN with its FIFO twin
 #       DIR/.qN (renameat2 RENAME_EXCHANGE) over and over; at the end
 #       puts every regular file back.
@@ -81,6 +82,7 @@ if mode == "dirs":
             pass
     for a, b in pairs:
         tidy(a, b)
+    open(out + ".ready", "w").close()
     state = {a: "armed" for a, b in pairs}
     since = {}
     while True:
@@ -129,7 +131,7 @@ else:
         except OSError:
             pass
 with open(out, "w") as f:
-    f.write("%d\n" % swaps)
+    f.write("%d %d\n" % (swaps, loops))
 EOF
 
 # ============================================= new directories vs. symlinks
@@ -159,9 +161,14 @@ check "... and the remove takes everything but pub away" rl_ctl remove race
 mkdir -p "$ROOT/pub"
 chmod 0777 "$ROOT/pub"
 
-rm -f "$W/io/stop" "$W/io/swaps"
+rm -f "$W/io/stop" "$W/io/swaps" "$W/io/swaps.ready"
 nobody "$SYS_PYTHON" "$W/swapper.py" dirs "$ROOT/pub" "$NDIRS" "$SECRET" "$W/io/stop" "$W/io/swaps" &
 swapper=$!
+# Its symlinks must be in pub before the first remove, or pub goes with it.
+for ((i = 0; i < 200; i++)); do
+	[ -e "$W/io/swaps.ready" ] && break
+	sleep 0.05
+done
 ok=0 refused=0 at_mode=0 other=0 start=$SECONDS
 for ((c = 0; c < FSRACE_CYCLES;)); do
 	if rl_ctl install "$T_WORK/race.fatbundle" >/dev/null 2>"$T_WORK/race.err"; then
@@ -184,8 +191,8 @@ done
 elapsed=$((SECONDS - start))
 touch "$W/io/stop"
 wait "$swapper"
-swaps=$(cat "$W/io/swaps" 2>/dev/null || echo 0)
-echo "# figure: $c install/remove cycles in ${elapsed}s; $ok installed, $refused refused ($at_mode between mkdir and chmod), $swaps directories swapped for a symlink"
+read -r swaps loops <"$W/io/swaps" 2>/dev/null || swaps=0 loops=0
+echo "# figure: $c install/remove cycles in ${elapsed}s; $ok installed, $refused refused ($at_mode between mkdir and chmod), $swaps directories swapped for a symlink in $loops sweeps"
 check_eq "the root 0600 file outside the root keeps mode and owner through $c cycles" \
 	"600 0 0" "$(stat -c '%a %u %g' "$SECRET")"
 check_eq "... and its bytes" "secret" "$(cat "$SECRET")"
@@ -238,7 +245,7 @@ for ((v = 0; v < 100; v++)); do
 done
 touch "$W/io/stop"
 wait "$swapper"
-echo "# figure: $v verifies while $(cat "$W/io/swaps" 2>/dev/null) FIFO swaps ran: $typed with type problems, $clean clean, $hung hung"
+echo "# figure: $v verifies while $(cut -d' ' -f1 "$W/io/swaps" 2>/dev/null) FIFO swaps ran: $typed with type problems, $clean clean, $hung hung"
 check_eq "verify never hangs on a FIFO swapped in for a file" 0 "$hung"
 check_eq "... each verify is clean or reports a problem" "" "$bad"
 if [ "$typed" -gt 0 ]; then
