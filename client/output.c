@@ -265,6 +265,14 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 				snprintf(msg, size, "conflict: %s: %s", path, m);
 			return EXIT_FAILED;
 		}
+		if (strcmp(name, "DirectoryUnsafe") == 0) {
+			snprintf(msg, size, "unsafe directory: %s is owned by uid %lld with mode %04llo, "
+				 "so others could replace what is installed in it (--force as root "
+				 "takes it over)", ctl_json_str(p, "path", "?"),
+				 (long long)ctl_json_int(p, "uid"),
+				 (unsigned long long)ctl_json_int(p, "mode"));
+			return EXIT_FAILED;
+		}
 		if (strcmp(name, "Downgrade") == 0) {
 			snprintf(msg, size, "downgrade: %s %s is installed and the bundle has %s "
 				 "(--allow-downgrade allows it)", ctl_json_str(p, "package", "?"),

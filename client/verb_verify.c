@@ -1,7 +1,8 @@
 /*
  * fatelfctl verify: check installed files against the store (missing,
  * changed content, mode or type, thinned records that no longer match the
- * vendor's hashes), one line per problem, and exit 1 when there is any.
+ * vendor's hashes) and directories (type, mode, owner), one line per
+ * problem, and exit 1 when there is any.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,8 +16,9 @@ const char verb_verify_usage[] =
 	"\n"
 	"Check every file of PKG, or of every package, against what was installed:\n"
 	"missing files, changed content, mode or type, and thinned files whose\n"
-	"records no longer match the vendor's. Prints \"PATH: PROBLEM: DETAIL\" per\n"
-	"problem, then a count. Exits 1 when it found problems.\n"
+	"records no longer match the vendor's; and every directory: its type, mode,\n"
+	"and owner (root). Prints \"PATH: PROBLEM: DETAIL\" per problem, then a\n"
+	"count of the files checked. Exits 1 when it found problems.\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help  show this help\n";
@@ -33,6 +35,8 @@ static const char *problem_words(const char *p)
 		return "type changed";
 	if (strcmp(p, "record") == 0)
 		return "record does not match the vendor's";
+	if (strcmp(p, "owner") == 0)
+		return "owner changed";
 	return p;
 }
 

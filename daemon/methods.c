@@ -394,7 +394,17 @@ void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url
 	} else if (code == ENGINE_E_LOCKED) {
 		json_set_str(p, "message", msg);
 		reply_error(c, E("Busy"), p);
-	} else if (code >= FATELF_E_BASE && code < FATELF_E_MAX) {
+	} else if (code == ENGINE_E_DIR_UNSAFE) {
+		uint32_t uid = 0, mode = 0;
+
+		/* What the engine refused, as the root holds it now. */
+		(void)engine_path_owner(s->ro, subject, &uid, &mode);
+		json_set_str(p, "path", subject);
+		json_set_int(p, "uid", uid);
+		json_set_int(p, "mode", mode);
+		json_set_str(p, "message", msg);
+		reply_error(c, E("DirectoryUnsafe"), p);
+	} else if ((code >= FATELF_E_BASE && code < FATELF_E_MAX) || code == ENGINE_E_NAME_RESERVED) {
 		json_set_str(p, "code", engine_error_name(r));
 		json_set_str(p, "entry", *subject ? subject : NULL);
 		json_set_str(p, "message", msg);

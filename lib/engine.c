@@ -48,6 +48,10 @@ static const struct {
 		"the installed-file database failed" },
 	[ENGINE_E_LOCKED - ENGINE_E_BASE] = { "ENGINE_E_LOCKED",
 		"another process holds the state directory" },
+	[ENGINE_E_DIR_UNSAFE - ENGINE_E_BASE] = { "ENGINE_E_DIR_UNSAFE",
+		"an existing directory is owned or writable by someone other than root" },
+	[ENGINE_E_NAME_RESERVED - ENGINE_E_BASE] = { "ENGINE_E_NAME_RESERVED",
+		"an entry is named like the engine's temp files (.fatelf.*)" },
 };
 
 static bool engine_error_lookup(int code, const char **ret_name, const char **ret_text)
@@ -462,6 +466,39 @@ int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d)
 		return fatelf_diag_set(d, q, -1, "%s: %s", path, fatelf_strerror(q));
 	}
 	return 0;
+}
+
+int engine_path_owner(engine *e, const char *path, uint32_t *ret_uid, uint32_t *ret_mode)
+{
+	struct stat st;
+	int q = eng_lstat(e, path, &st, NULL);
+
+	if (q < 0)
+		return q;
+	*ret_uid = (uint32_t)st.st_uid;
+	*ret_mode = (uint32_t)(st.st_mode & 07777);
+	return 0;
+}
+
+int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_diag *d)
+{
+	/* Write bits the bundle does not give are what let someone else swap
+	 * root's files inside; a sticky directory (/tmp) keeps them out. */
+	mode_t extra = st->st_mode & ~want & (S_IWGRP | S_IWOTH);
+
+	if (st->st_mode & S_ISVTX)
+		extra = 0;
+	if (st->st_uid == geteuid() && !extra)
+		return 0;
+	if (d) {
+		fatelf_diag_set(d, -ENGINE_E_DIR_UNSAFE, -1,
+				"%s: the directory exists, owned by uid %u with mode %04o; the bundle "
+				"declares mode %04o owned by root (--force takes it over)",
+				path, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777),
+				(unsigned)(want & 07777));
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+	}
+	return -ENGINE_E_DIR_UNSAFE;
 }
 
 int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d)

@@ -44,6 +44,8 @@ enum engine_error {
 	ENGINE_E_SETID,                 /* setuid/setgid file and the caller may not install it */
 	ENGINE_E_STORE,                 /* the store failed (SQLite) */
 	ENGINE_E_LOCKED,                /* another process holds the state directory */
+	ENGINE_E_DIR_UNSAFE,            /* an existing directory another uid owns or may write in */
+	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
 	ENGINE_E_MAX
 };
 const char *engine_strerror(int code);      /* any code: engine, fatelf or errno */
@@ -296,18 +298,24 @@ enum engine_problem {
 	ENGINE_PROBLEM_MODE,
 	ENGINE_PROBLEM_CONTENT,         /* sha256 differs from the installed hash */
 	ENGINE_PROBLEM_RECORD,          /* a kept record's bytes differ from the vendor's */
+	ENGINE_PROBLEM_OWNER,           /* a directory root does not own any more */
 };
 const char *engine_problem_name(int problem);   /* "missing", "type", ... */
 typedef int (*engine_problem_cb)(const char *package, const char *path, int problem,
 				 const char *detail, void *userdata);
 /* Checks each file of package (NULL: all) against the store: existence,
  * type, mode, content, and for thinned fat files each kept record against
- * the vendor's record hash. cb gets each problem (a negative return stops
+ * the vendor's record hash; then each of its directories: a directory
+ * (not a symlink), owned by the engine's uid, with its mode as installed. cb gets each problem (a negative return stops
  * the walk and is returned); returns the number of files checked
  * (*ret_problems: problems found). Config files are not checked for
  * content: the admin may change them. */
 int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *userdata,
 		  uint64_t *ret_problems, fatelf_diag *d);
+
+/* The owner and mode of path (inside the root) as it is now, without
+ * following a symlink: the data of an ENGINE_E_DIR_UNSAFE refusal. */
+int engine_path_owner(engine *e, const char *path, uint32_t *ret_uid, uint32_t *ret_mode);
 
 /* ------------------------------------------------------------ test hooks */
 /*

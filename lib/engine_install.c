@@ -32,6 +32,8 @@ struct ient {
 	int op_kind;                    /* planned op kind, -1 for none */
 	char *op_path;                  /* where it lands: path, or PATH.fatelf-new */
 	bool keep_admin;                /* a config file the admin changed */
+	bool take_dir;                  /* force: an unsafe existing directory to take over */
+	int dir_mode;                   /* a directory's mode once installed */
 	char *old_installed_sha256;     /* keep_admin: what the row keeps */
 	uint64_t old_installed_size;
 	bool thinned;
@@ -227,6 +229,14 @@ static bool admin_changed(engine *e, const char *path, const char *installed_sha
 	return strcmp(hex, installed_sha256) != 0;
 }
 
+/* true when path is a regular file whose SHA-256 is sha256. */
+static bool file_is(engine *e, const char *path, const char *sha256)
+{
+	char hex[65];
+
+	return sha256 && eng_hash_file(e, path, hex, NULL, NULL) == 0 && strcmp(hex, sha256) == 0;
+}
+
 /* The old version's files and directories that the new one no longer has. */
 static int plan_stale(struct install *x, fatelf_diag *d)
 {
@@ -318,6 +328,7 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	struct stat st;
 	int q = eng_lstat(x->e, ie->path, &st, d);
 
+	ie->dir_mode = (int)(be->mode & 07777);
 	if (q == -ENOENT) {
 		ie->op_kind = ENG_OP_MKDIR;
 		ie->op_path = strdup(ie->path);
@@ -335,7 +346,105 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	if (!S_ISDIR(st.st_mode))
 		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				 "%s exists on disk and is not a directory", ie->path);
-	(void)be;
+	/* A directory someone else made, or may write in, would let them
+	 * swap root's files inside it: refused unless it is taken over. A
+	 * directory of root's that a package already owns keeps its mode. */
+	/* A directory that stays as it is is recorded as it is. */
+	ie->dir_mode = (int)(st.st_mode & 07777);
+	if (st.st_uid == geteuid()) {
+		uint64_t owners = 0;
+		q = store_dir_other_owners(x->e->st, ie->path, 0, &owners, d);
+		if (q < 0)
+			return q;
+		if (owners > 0)
+			return 0;
+	}
+	q = eng_dir_check(ie->path, &st, be->mode & 07777, d);
+	if (q < 0 && !x->o->force)
+		return q;
+	ie->take_dir = q < 0;
+	if (ie->take_dir)
+		ie->dir_mode = (int)(be->mode & 07777);
+	return 0;
+}
+
+/*
+ * force: makes an existing directory root's, with the bundle's mode,
+ * through a descriptor (whoever could write in it may have swapped it for
+ * a symlink since the preflight). Done before anything is made or staged
+ * in it, and not undone by a rollback.
+ */
+static int take_dir(struct install *x, const struct ient *ie, fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	const char *base;
+
+	dirfd = eng_open_parent(x->e, ie->path, &base, d);
+	if (dirfd < 0)
+		return prefix_path(d, dirfd, ie->path);
+	fd = openat(dirfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return path_fail(d, errno == ELOOP || errno == ENOTDIR ? -ENGINE_E_CONFLICT : -errno,
+				 ie->path, "%s: cannot open the directory to take it over: %s",
+				 ie->path, fatelf_strerror(-errno));
+	if (fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, ie->ent.mode & 07777) < 0)
+		return path_fail(d, -errno, ie->path, "%s: cannot take the directory over: %s",
+				 ie->path, fatelf_strerror(-errno));
+	return 0;
+}
+
+/*
+ * The sidecar a kept config file's new version goes to (PATH.fatelf-new)
+ * is a path the engine writes like any entry, so it meets the same
+ * conflict rules: another package's file is taken only with force, an
+ * unowned file on disk is overwritten only with force (unless it is the
+ * sidecar an earlier upgrade wrote, unchanged: last_shipped is its hash),
+ * and a path the bundle ships itself is never the sidecar's.
+ */
+static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shipped,
+			fatelf_diag *d)
+{
+	store_file row = { 0 };
+	_cleanup_free_ char *owner = NULL;
+	struct stat st;
+	bool on_disk;
+	int q;
+
+	if (fatelf_manifest_find(x->m, ie->op_path + 1))
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+				 "%s: the bundle ships this path, where the new version of the kept "
+				 "%s would go", ie->op_path, ie->path);
+	q = eng_lstat(x->e, ie->op_path, &st, d);
+	if (q < 0 && q != -ENOENT)
+		return prefix_path(d, q, ie->op_path);
+	on_disk = q == 0;
+	if (on_disk && S_ISDIR(st.st_mode))
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+				 "%s exists on disk as a directory", ie->op_path);
+	q = store_file_get(x->e->st, ie->op_path, &row, &owner, d);
+	if (q < 0 && q != -ENOENT)
+		return q;
+	if (q == 0) {
+		bool mine = owner && strcmp(owner, x->m->name) == 0;
+		store_file_done(&row);
+		/* This package's own file there is planned for removal, and one
+		 * path cannot be both. */
+		if (mine || !x->o->force)
+			return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+					 "%s belongs to package %s; the new version of the kept %s "
+					 "cannot go there", ie->op_path, owner ? owner : "?", ie->path);
+		q = strv_push(&x->taken, ie->op_path);
+		if (q < 0)
+			return q;
+	} else if (on_disk && !x->o->force && !file_is(x->e, ie->op_path, last_shipped)) {
+		/* The one exception: the new version an earlier upgrade put
+		 * there, untouched since (the bytes it last shipped). */
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+				 "%s exists on disk and belongs to no package; the new version of the "
+				 "kept %s would overwrite it (move it away, or --force)", ie->op_path,
+				 ie->path);
+	}
+	ie->op_kind = on_disk ? ENG_OP_REPLACE : ENG_OP_CREATE;
 	return 0;
 }
 
@@ -392,7 +501,6 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	/* A config file the admin changed stays; the new one goes beside it. */
 	if (owned_here && be->config && on_disk && S_ISREG(st.st_mode) &&
 	    admin_changed(x->e, ie->path, row.installed_sha256)) {
-		struct stat nst;
 		ie->keep_admin = true;
 		ie->old_installed_sha256 = strdup(row.installed_sha256);
 		ie->old_installed_size = row.installed_size;
@@ -401,13 +509,11 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 			store_file_done(&row);
 			return -ENOMEM;
 		}
-		q = eng_lstat(x->e, ie->op_path, &nst, d);
-		if (q == 0 && S_ISDIR(nst.st_mode)) {
+		q = plan_sidecar(x, ie, row.sha256, d);
+		if (q < 0) {
 			store_file_done(&row);
-			return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
-					 "%s exists on disk as a directory", ie->op_path);
+			return q;
 		}
-		ie->op_kind = q == 0 ? ENG_OP_REPLACE : ENG_OP_CREATE;
 		q = strv_push(&x->kept, ie->path);
 	} else {
 		ie->op_path = strdup(ie->path);
@@ -572,6 +678,11 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		ie->path = path_join("/", be->path);
 		if (!ie->path)
 			return -ENOMEM;
+		if (strncmp(strrchr(ie->path, '/') + 1, ENGINE_TEMP_PREFIX,
+			    strlen(ENGINE_TEMP_PREFIX)) == 0)
+			return path_fail(d, -ENGINE_E_NAME_RESERVED, be->path,
+					 "%s: names starting with \"" ENGINE_TEMP_PREFIX "\" are reserved "
+					 "for the installer's temp files", be->path);
 		if (be->setid && !x->o->allow_setid)
 			return path_fail(d, -ENGINE_E_SETID, ie->path,
 					 "%s is setuid or setgid, and only root may install such a file",
@@ -605,6 +716,15 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = eng_tx_journal(&x->tx, d);
 	if (q < 0)
 		return q;
+	/* Taken over before anything is made in them, parents first (the
+	 * manifest's order): from then on only root writes there. */
+	for (size_t i = 0; i < x->nents; i++) {
+		if (!x->ents[i].take_dir)
+			continue;
+		q = take_dir(x, &x->ents[i], d);
+		if (q < 0)
+			return q;
+	}
 	return eng_tx_mkdirs(&x->tx, d);
 }
 
@@ -966,7 +1086,7 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 		const fatelf_bundle_entry *be = &ie->ent;
 
 		if (be->type == FATELF_ENTRY_DIR)
-			q = store_dir_add(e->st, ie->path, id, d);
+			q = store_dir_add_mode(e->st, ie->path, id, ie->dir_mode, d);
 		else
 			q = add_file_row(x, id, be, ie, d);
 		if (q < 0) {

@@ -10,7 +10,8 @@
  *      eng_tx_journal writes the whole plan to the journal in one store
  *      commit, before any file is touched.
  *   3. Files are staged under their hidden temp names
- *      ("DIR/.fatelf.<txid>.<seq>"); directories are created (mkdir ops).
+ *      ("DIR/.fatelf.<txid>.<seq>.<random>", unguessable,
+ *      made with O_EXCL); directories are created (mkdir ops).
  *      Nothing visible has changed yet.
  *   4. eng_tx_commit: each file to remove is moved to its temp name, so
  *      an unwritable root fails here, before the commit point; syncfs
@@ -130,6 +131,12 @@ int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_d
 /* fstatat of path beneath the root, never following symlinks: 0, -ENOENT,
  * or another -errno. */
 int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d);
+/* The name every temp file starts with; no bundle entry may. */
+#define ENGINE_TEMP_PREFIX ".fatelf."
+/* An existing directory the bundle declares with mode want: refused
+ * (-ENGINE_E_DIR_UNSAFE, naming it, its owner and mode) unless the
+ * engine's uid owns it and nobody else may write in it. */
+int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_diag *d);
 /* SHA-256 of a file beneath the root, as 64 hex digits. */
 int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d);
 /* Runs ldconfig (with -r ROOT for another root) when any path is a shared

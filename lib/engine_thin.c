@@ -194,9 +194,13 @@ static int open_installed(engine *e, const char *path, struct stat *ret_st, fate
 	dfd = eng_open_parent(e, path, &base, d);
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* Never blocks: a FIFO swapped in for the file would otherwise hold
+	 * the open until someone writes to it. */
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
+		if (r == -ELOOP)
+			return fatelf_diag_set(d, r, -1, "%s: the installed file is now a symlink", path);
 		return fatelf_diag_set(d, r, -1, "cannot open the installed file: %s",
 				       fatelf_strerror(r));
 	}
@@ -206,7 +210,11 @@ static int open_installed(engine *e, const char *path, struct stat *ret_st, fate
 				       fatelf_strerror(r));
 	}
 	if (!S_ISREG(ret_st->st_mode))
-		return fatelf_diag_set(d, -EINVAL, -1, "the installed file is not a regular file");
+		return fatelf_diag_set(d, -EINVAL, -1,
+				       "%s: the installed file is not a regular file any more (%s)", path,
+				       S_ISFIFO(ret_st->st_mode) ? "a FIFO" :
+				       S_ISDIR(ret_st->st_mode) ? "a directory" :
+				       S_ISSOCK(ret_st->st_mode) ? "a socket" : "a device");
 	return TAKE_FD(fd);
 }
 
@@ -371,7 +379,7 @@ static int open_staged(eng_tx *t, size_t op, fatelf_diag *d)
 	dfd = eng_open_parent(t->e, t->ops[op].temp, &base, d);
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
 		return fatelf_diag_set(d, r, -1, "cannot read the staged file back: %s",

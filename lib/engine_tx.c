@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -57,6 +58,68 @@ static const char *base_of(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+/* Names tried for one temp before staging gives up: each is 64 random
+ * bits, so a second try only happens when someone planted the first. */
+#define TEMP_TRIES 8
+
+/*
+ * A temp name for path: hidden, in path's directory, and unguessable
+ * (".fatelf.<txid>.<seq>.<16 random hex digits>"), so nobody can plant a
+ * file or a link under it in advance. Bundle entries in the ".fatelf."
+ * namespace are refused, so no entry lands on a temp either.
+ */
+static char *temp_for(const char *path, int64_t txid, size_t seq)
+{
+	size_t dirlen = (size_t)(base_of(path) - path);
+	uint64_t rnd = 0;
+	char name[80];
+	char *temp;
+	int n;
+
+	for (size_t got = 0; got < sizeof(rnd);) {
+		ssize_t k = getrandom((char *)&rnd + got, sizeof(rnd) - got, 0);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		got += (size_t)k;
+	}
+	n = snprintf(name, sizeof(name), ENGINE_TEMP_PREFIX "%lld.%zu.%016llx", (long long)txid, seq,
+		     (unsigned long long)rnd);
+	temp = malloc(dirlen + (size_t)n + 1);
+	if (!temp)
+		return NULL;
+	memcpy(temp, path, dirlen);
+	memcpy(temp + dirlen, name, (size_t)n + 1);
+	return temp;
+}
+
+/*
+ * op's temp name was taken on disk: picks another and journals it before
+ * anything is made under it, so a crash still leaves recovery a journal
+ * that names every temp on disk.
+ */
+static int tx_retemp(eng_tx *t, size_t i, fatelf_diag *d)
+{
+	eng_op *op = &t->ops[i];
+	char *temp = temp_for(op->path, t->id, i);
+	int q;
+
+	if (!temp)
+		return fatelf_diag_set(d, -ENOMEM, -1, "%s: cannot make a temp name", op->path);
+	if (t->journaled) {
+		q = store_journal_set_temp(t->e->st, t->id, i, temp, d);
+		if (q < 0) {
+			free(temp);
+			return q;
+		}
+	}
+	free(op->temp);
+	op->temp = temp;
+	return 0;
 }
 
 /*
@@ -243,7 +306,17 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 			continue;
 		if (dirfd < 0)
 			return dirfd;
-		if (renameat(dirfd, base, dirfd, base_of(op->temp)) < 0) {
+		int r, q, tries = 0;
+		/* Never over a name someone else made: that one is not ours to drop. */
+		while ((r = renameat2(dirfd, base, dirfd, base_of(op->temp), RENAME_NOREPLACE)) < 0 &&
+		       errno == EEXIST && ++tries < TEMP_TRIES) {
+			q = tx_retemp(t, i, d);
+			if (q < 0)
+				return q;
+		}
+		if (r < 0 && errno == EINVAL) /* a file system without RENAME_NOREPLACE */
+			r = renameat(dirfd, base, dirfd, base_of(op->temp));
+		if (r < 0) {
 			if (errno == ENOENT)
 				continue;
 			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", op->path,
@@ -311,16 +384,11 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 	if (!op->path)
 		return -ENOMEM;
 	if (op_named(kind)) {
-		size_t dirlen = (size_t)(base_of(path) - path);
-		char name[64];
-		int n = snprintf(name, sizeof(name), ".fatelf.%lld.%zu", (long long)t->id, t->nops);
-		op->temp = malloc(dirlen + (size_t)n + 1);
+		op->temp = temp_for(path, t->id, t->nops);
 		if (!op->temp) {
 			free(op->path);
 			return -ENOMEM;
 		}
-		memcpy(op->temp, path, dirlen);
-		memcpy(op->temp + dirlen, name, (size_t)n + 1);
 	}
 	return (int)t->nops++;
 }
@@ -358,6 +426,42 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
+/*
+ * Gives a directory just made (mode 0700) the bundle's mode. Through a
+ * descriptor, never the name: whoever can write in the parent can swap
+ * the new directory for a symlink, and a chmod by name would follow it
+ * to any file on the system. What the descriptor holds must be a
+ * directory of the engine's uid: a stand-in that someone else made in its
+ * place is theirs, and refused.
+ */
+static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = openat(dirfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int q = -errno;
+		if (q == -ELOOP || q == -ENOTDIR || q == -ENOENT)
+			return fatelf_diag_set(d, q, -1,
+					       "%s: the new directory was replaced before its mode was set",
+					       op->path);
+		return fatelf_diag_set(d, q, -1, "%s: cannot open the new directory: %s", op->path,
+				       fatelf_strerror(q));
+	}
+	if (fstat(fd, &st) < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: %s", op->path, fatelf_strerror(-errno));
+	if (st.st_uid != geteuid())
+		return fatelf_diag_set(d, -EPERM, -1,
+				       "%s: the new directory was replaced before its mode was set",
+				       op->path);
+	/* mkdirat's mode goes through the umask; the bundle's does not. */
+	if (fchmod(fd, op->mode & 07777) < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: cannot set the directory's mode: %s",
+				       op->path, fatelf_strerror(-errno));
+	return 0;
+}
+
 int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 {
 	for (size_t i = 0; i < t->nops; i++) {
@@ -365,6 +469,7 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 		_cleanup_close_ int dirfd = -1;
 		const char *base;
 		struct stat st;
+		int q;
 
 		if (op->kind != ENG_OP_MKDIR)
 			continue;
@@ -373,20 +478,23 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 			return dirfd;
 		if (mkdirat(dirfd, base, 0700) == 0) {
 			op->staged = true;
-			/* mkdirat's mode goes through the umask; the bundle's does not. */
-			if (fchmodat(dirfd, base, op->mode & 07777, 0) < 0)
-				return fatelf_diag_set(d, -errno, -1, "%s: cannot set the directory's mode: %s",
-						       op->path, fatelf_strerror(-errno));
+			q = set_new_dir_mode(dirfd, base, op, d);
+			if (q < 0)
+				return q;
 			continue;
 		}
 		if (errno != EEXIST)
 			return fatelf_diag_set(d, -errno, -1, "%s: cannot create the directory: %s",
 					       op->path, fatelf_strerror(-errno));
-		/* Someone made it since the preflight: fine if it is a directory,
-		 * but it is not ours to remove on rollback. */
+		/* Someone made it since the preflight: fine if it is a directory
+		 * that only root can write in (it is not ours to remove on
+		 * rollback), refused as the preflight refuses one otherwise. */
 		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			return fatelf_diag_set(d, -ENOTDIR, -1, "%s: exists and is not a directory",
 					       op->path);
+		q = eng_dir_check(op->path, &st, op->mode, d);
+		if (q < 0)
+			return q;
 	}
 	tx_failpoint(t, "mkdirs");
 	return 0;
@@ -406,7 +514,15 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 	if (dirfd < 0)
 		return dirfd;
 	/* Read-write: a writer may read its output back to check it. */
-	fd = openat(dirfd, base_of(o->temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	for (int tries = 1;; tries++) {
+		fd = openat(dirfd, base_of(o->temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0 || errno != EEXIST || tries == TEMP_TRIES)
+			break;
+		int q = tx_retemp(t, op, d);
+		if (q < 0)
+			return q;
+	}
 	if (fd < 0)
 		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged file: %s", o->path,
 				       fatelf_strerror(-errno));
@@ -448,7 +564,16 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	dirfd = eng_open_parent(t->e, o->path, &base, d);
 	if (dirfd < 0)
 		return dirfd;
-	if (symlinkat(target, dirfd, base_of(o->temp)) < 0)
+	int r;
+	for (int tries = 1;; tries++) {
+		r = symlinkat(target, dirfd, base_of(o->temp));
+		if (r == 0 || errno != EEXIST || tries == TEMP_TRIES)
+			break;
+		int q = tx_retemp(t, op, d);
+		if (q < 0)
+			return q;
+	}
+	if (r < 0)
 		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged symlink: %s",
 				       o->path, fatelf_strerror(-errno));
 	o->staged = true;

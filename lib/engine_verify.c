@@ -36,6 +36,8 @@ const char *engine_problem_name(int problem)
 		return "content";
 	case ENGINE_PROBLEM_RECORD:
 		return "record";
+	case ENGINE_PROBLEM_OWNER:
+		return "owner";
 	}
 	return "unknown";
 }
@@ -59,6 +61,13 @@ struct vpkg {
 	char *name;
 };
 
+/* A directory row, copied out of the store's callback. */
+struct vdir {
+	char *path;
+	int64_t package_id;
+	int mode;               /* as installed, -1 when not recorded */
+};
+
 struct verify {
 	engine *e;
 	engine_problem_cb cb;
@@ -68,6 +77,8 @@ struct verify {
 	size_t nfiles, cap;
 	struct vpkg *pkgs;
 	size_t npkgs, pcap;
+	struct vdir *dirs;
+	size_t ndirs, dcap;
 	fatelf_hashq *q;
 	uint8_t *buf;
 };
@@ -82,6 +93,9 @@ static void verify_done(struct verify *v)
 	for (size_t i = 0; i < v->npkgs; i++)
 		free(v->pkgs[i].name);
 	free(v->pkgs);
+	for (size_t i = 0; i < v->ndirs; i++)
+		free(v->dirs[i].path);
+	free(v->dirs);
 	fatelf_hashq_free(v->q);
 	free(v->buf);
 }
@@ -119,6 +133,29 @@ static int collect_file(const store_file *f, void *userdata)
 		return -ENOMEM;
 	}
 	v->nfiles++;
+	return 0;
+}
+
+static int collect_dir(const store_dir *dir, void *userdata)
+{
+	struct verify *v = userdata;
+
+	if (v->ndirs == v->dcap) {
+		size_t ncap = v->dcap ? v->dcap * 2 : 32;
+		struct vdir *n = realloc(v->dirs, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		v->dirs = n;
+		v->dcap = ncap;
+	}
+	v->dirs[v->ndirs] = (struct vdir) {
+		.path = strdup(dir->path),
+		.package_id = dir->package_id,
+		.mode = dir->mode,
+	};
+	if (!v->dirs[v->ndirs].path)
+		return -ENOMEM;
+	v->ndirs++;
 	return 0;
 }
 
@@ -374,19 +411,39 @@ static int check_content(struct verify *v, const struct vfile *f, fatelf_diag *d
 	_cleanup_free_ struct vrecs *vr = NULL;
 	fatelf_hash_result res;
 	const char *base;
+	struct stat st;
 	uint64_t size = 0;
 	bool parsed = false;
 	char hex[65];
 	int nr = 0, r;
 
 	dfd = eng_open_parent(v->e, f->path, &base, d);
+	if (dfd == -ENOENT || dfd == -ENOTDIR)
+		return problem(v, f, ENGINE_PROBLEM_MISSING, "no such file");
+	if (dfd == -ELOOP)
+		return problem(v, f, ENGINE_PROBLEM_TYPE, "a directory on its path is a symlink");
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* The path was a regular file when it was looked at, but anyone who
+	 * can write in its directory may have swapped in a FIFO since, whose
+	 * open would wait for a writer forever: never block, and judge what
+	 * was opened. */
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
+		if (r == -ENOENT)
+			return problem(v, f, ENGINE_PROBLEM_MISSING, "no such file");
+		if (r == -ELOOP)
+			return problem(v, f, ENGINE_PROBLEM_TYPE, "expected a regular file, found a symlink");
 		return fatelf_diag_set(d, r, -1, "cannot open the file: %s", fatelf_strerror(r));
 	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		return fatelf_diag_set(d, r, -1, "cannot stat the file: %s", fatelf_strerror(r));
+	}
+	if (!S_ISREG(st.st_mode))
+		return problem(v, f, ENGINE_PROBLEM_TYPE, "expected a regular file, found %s",
+			       type_name(st.st_mode));
 	if (f->thinned) {
 		vr = calloc(1, sizeof(*vr));
 		if (!vr)
@@ -471,6 +528,39 @@ static int verify_file(struct verify *v, const struct vfile *f, fatelf_diag *d)
 	return check_content(v, f, d);
 }
 
+/*
+ * A directory of a package: still a directory, still root's (whoever owns
+ * it may replace what is installed in it), and as open as it was.
+ */
+static int verify_dir(struct verify *v, const struct vdir *dir, const char *package,
+		      fatelf_diag *d)
+{
+	const struct vfile f = { .path = dir->path, .package = package };
+	struct stat st;
+	int r;
+
+	r = eng_lstat(v->e, dir->path, &st, d);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return problem(v, &f, ENGINE_PROBLEM_MISSING, "no such directory");
+	if (r == -ELOOP)
+		return problem(v, &f, ENGINE_PROBLEM_TYPE, "a directory on its path is a symlink");
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(st.st_mode))
+		return problem(v, &f, ENGINE_PROBLEM_TYPE, "expected a directory, found %s",
+			       type_name(st.st_mode));
+	if (st.st_uid != geteuid()) {
+		r = problem(v, &f, ENGINE_PROBLEM_OWNER, "expected owner uid %u, found uid %u",
+			    (unsigned)geteuid(), (unsigned)st.st_uid);
+		if (r < 0)
+			return r;
+	}
+	if (dir->mode >= 0 && (int)(st.st_mode & 07777) != dir->mode)
+		return problem(v, &f, ENGINE_PROBLEM_MODE, "expected mode %04o, found %04o",
+			       (unsigned)dir->mode, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *userdata,
 		  uint64_t *ret_problems, fatelf_diag *d)
 {
@@ -478,7 +568,15 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 	int r;
 
 	if (package) {
+		store_package pk = { 0 };
+
 		r = store_files_of(e->st, package, collect_file, &v, d);
+		if (r >= 0)
+			r = store_package_get(e->st, package, &pk, d);
+		if (r >= 0) {
+			r = store_dirs_with_modes(e->st, pk.id, collect_dir, &v, d);
+			store_package_done(&pk);
+		}
 		if (r == -ENOENT) {
 			r = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1,
 					    "package %s is not installed", package);
@@ -489,6 +587,8 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 		r = store_package_list(e->st, collect_pkg, &v, d);
 		if (r >= 0)
 			r = store_files_all(e->st, collect_file, &v, d);
+		if (r >= 0)
+			r = store_dirs_with_modes(e->st, 0, collect_dir, &v, d);
 	}
 	if (r == -ENOMEM)
 		r = fatelf_diag_set(d, r, -1, "out of memory");
@@ -513,6 +613,16 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 		if (r < 0) {
 			if (d)
 				snprintf(d->subject, sizeof(d->subject), "%s", f->path);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < v.ndirs; i++) {
+		const struct vdir *dir = &v.dirs[i];
+
+		r = verify_dir(&v, dir, package ? package : package_name(&v, dir->package_id), d);
+		if (r < 0) {
+			if (d)
+				snprintf(d->subject, sizeof(d->subject), "%s", dir->path);
 			goto out;
 		}
 	}

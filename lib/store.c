@@ -45,6 +45,8 @@ enum stmt_id {
 	STMT_RECORD_SET_KEPT,
 	STMT_DIR_ADD,
 	STMT_DIRS_OF,
+	STMT_DIRS_MODES_OF,
+	STMT_DIRS_MODES_ALL,
 	STMT_DIR_OTHER_OWNERS,
 	STMT_DIRS_DELETE_PACKAGE,
 	STMT_TX_BEGIN,
@@ -62,6 +64,7 @@ enum stmt_id {
 	STMT_JOURNAL_ADD,
 	STMT_JOURNAL_OF,
 	STMT_JOURNAL_SET_STATE,
+	STMT_JOURNAL_SET_TEMP,
 	STMT_JOURNAL_CLEAR,
 	STMT_JOURNAL_NEXT_TXID,
 	_STMT_MAX,
@@ -136,9 +139,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	 * upgrade re-adds the directories it keeps. The upsert covers only
 	 * the key, so the path CHECK and the foreign key still refuse. */
 	[STMT_DIR_ADD] =
-		"INSERT INTO dirs (path, package_id) VALUES (?1, ?2) "
-		"ON CONFLICT (path, package_id) DO NOTHING",
+		"INSERT INTO dirs (path, package_id, mode) VALUES (?1, ?2, ?3) "
+		"ON CONFLICT (path, package_id) DO UPDATE SET mode = excluded.mode",
 	[STMT_DIRS_OF] = "SELECT path FROM dirs WHERE package_id = ?1 ORDER BY path DESC",
+	[STMT_DIRS_MODES_OF] =
+		"SELECT path, package_id, mode FROM dirs WHERE package_id = ?1 ORDER BY path",
+	[STMT_DIRS_MODES_ALL] = "SELECT path, package_id, mode FROM dirs ORDER BY path, package_id",
 	[STMT_DIR_OTHER_OWNERS] = "SELECT count(*) FROM dirs WHERE path = ?1 AND package_id <> ?2",
 	[STMT_DIRS_DELETE_PACKAGE] = "DELETE FROM dirs WHERE package_id = ?1",
 	[STMT_TX_BEGIN] =
@@ -178,6 +184,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"SELECT txid, seq, op, path, temp_path, backup_path, state FROM journal "
 		"WHERE txid = ?1 ORDER BY seq",
 	[STMT_JOURNAL_SET_STATE] = "UPDATE journal SET state = ?3 WHERE txid = ?1 AND seq = ?2",
+	[STMT_JOURNAL_SET_TEMP] = "UPDATE journal SET temp_path = ?3 WHERE txid = ?1 AND seq = ?2",
 	[STMT_JOURNAL_CLEAR] = "DELETE FROM journal WHERE txid = ?1",
 	[STMT_JOURNAL_NEXT_TXID] = "SELECT min(txid) FROM journal WHERE txid > ?1",
 };
@@ -1113,6 +1120,11 @@ int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fa
 /* Directories */
 int store_dir_add(store *s, const char *path, int64_t package_id, fatelf_diag *d)
 {
+	return store_dir_add_mode(s, path, package_id, -1, d);
+}
+
+int store_dir_add_mode(store *s, const char *path, int64_t package_id, int mode, fatelf_diag *d)
+{
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r, rc;
 
@@ -1121,6 +1133,10 @@ int store_dir_add(store *s, const char *path, int64_t package_id, fatelf_diag *d
 		return r;
 	bind_text(st, 1, path);
 	sqlite3_bind_int64(st, 2, package_id);
+	if (mode >= 0)
+		sqlite3_bind_int(st, 3, mode & 07777);
+	else
+		sqlite3_bind_null(st, 3);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package has id %lld", path,
@@ -1141,6 +1157,33 @@ int store_dirs_of(store *s, int64_t package_id, store_dir_cb cb, void *userdata,
 	sqlite3_bind_int64(st, 1, package_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r = cb(column_text(st, 0), userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing directories", d);
+	return n;
+}
+
+int store_dirs_with_modes(store *s, int64_t package_id, store_dir_mode_cb cb, void *userdata,
+			  fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, package_id > 0 ? STMT_DIRS_MODES_OF : STMT_DIRS_MODES_ALL, &st, d);
+	if (r < 0)
+		return r;
+	if (package_id > 0)
+		sqlite3_bind_int64(st, 1, package_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_dir dir = {
+			.path = column_text(st, 0),
+			.package_id = sqlite3_column_int64(st, 1),
+			.mode = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2),
+		};
+		r = cb(&dir, userdata);
 		if (r < 0)
 			return r;
 		n++;
@@ -1568,6 +1611,28 @@ int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *st
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
 	bind_text(st, 3, state);
 	r = stmt_done(s, st, "updating a journal entry", d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1,
+				       "transaction %lld: journal entry %llu is not stored",
+				       (long long)txid, (unsigned long long)seq);
+	return 0;
+}
+
+int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
+			   fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_JOURNAL_SET_TEMP, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, txid);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
+	bind_text(st, 3, temp_path);
+	r = stmt_done(s, st, "renaming a journal entry's temp", d);
 	if (r < 0)
 		return r;
 	if (sqlite3_changes(s->db) == 0)

@@ -157,7 +157,20 @@ int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fa
 
 /* Directories a package owns (several packages may own one directory) */
 int store_dir_add(store *s, const char *path, int64_t package_id, fatelf_diag *d);
+/* The same with the mode the directory had when installed (-1: unknown);
+ * adding it again updates the mode. */
+int store_dir_add_mode(store *s, const char *path, int64_t package_id, int mode, fatelf_diag *d);
 typedef int (*store_dir_cb)(const char *path, void *userdata);
+typedef struct store_dir {
+	const char *path;
+	int64_t package_id;
+	int mode;               /* as installed; -1 when not recorded */
+} store_dir;
+typedef int (*store_dir_mode_cb)(const store_dir *dir, void *userdata);
+/* Each directory of package_id (0: of every package) with its mode, by
+ * path; returns the count. */
+int store_dirs_with_modes(store *s, int64_t package_id, store_dir_mode_cb cb, void *userdata,
+			  fatelf_diag *d);
 /* Calls cb for each directory of the package, deepest first (path
  * descending), so a caller can rmdir in that order. */
 int store_dirs_of(store *s, int64_t package_id, store_dir_cb cb, void *userdata, fatelf_diag *d);
@@ -240,6 +253,9 @@ int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata
 		     fatelf_diag *d);
 int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
 			    fatelf_diag *d);
+/* Names another temp for one entry (its first name was taken on disk). */
+int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
+			   fatelf_diag *d);
 /* Deletes a transaction's journal rows. */
 int store_journal_clear(store *s, int64_t txid, fatelf_diag *d);
 /* Calls cb(txid) for each transaction that has journal rows, ascending. */

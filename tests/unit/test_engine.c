@@ -733,6 +733,136 @@ START_TEST(test_conflict_unowned_file)
 }
 END_TEST
 
+/* An entry named like the engine's temp files is refused before anything
+ * is written, naming the entry and the rule. */
+START_TEST(test_reserved_entry_name)
+{
+	engine_result res;
+	fatelf_diag d;
+	engine *e;
+	int q;
+
+	setup();
+	ck_assert_int_eq(mkdir("tree-tname", 0755), 0);
+	mkdir_at("tree-tname", "opt");
+	write_at("tree-tname", "opt/a", "a\n", 2, 0644);
+	write_at("tree-tname", "opt/.fatelf.2.1", "b\n", 2, 0644);
+	make_bundle("tree-tname", "tname", "1", &sk, FATELF_COMPRESS_ZSTD, "tname.fatbundle");
+	e = open_engine(NULL);
+	q = install_file(e, "tname.fatbundle", NULL, &res, &d);
+	ck_assert_int_eq(q, -ENGINE_E_NAME_RESERVED);
+	ck_assert_str_eq(d.subject, "opt/.fatelf.2.1");
+	ck_assert_msg(strstr(d.msg, "reserved"), "%s", d.msg);
+	ck_assert_uint_eq(root_entries(), 0);
+	ck_assert_str_eq(last_tx(e).state, "failed");
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
+/* A kept config file's PATH.fatelf-new where another package has a file
+ * is a conflict naming that path; force takes it over. */
+START_TEST(test_config_sidecar_conflict)
+{
+	engine_install_opts force = { .force = true };
+	engine_result res;
+	fatelf_diag d;
+	engine *e;
+	int q;
+
+	setup();
+	hello_bundle(1);
+	hello_bundle(2);
+	ck_assert_int_eq(mkdir("tree-side", 0755), 0);
+	mkdir_at("tree-side", "etc");
+	write_at("tree-side", "etc/hello.conf.fatelf-new", "side\n", 5, 0644);
+	make_bundle("tree-side", "side", "1", &sk, FATELF_COMPRESS_ZSTD, "side.fatbundle");
+	e = open_engine(NULL);
+	install_ok(e, hello_bundle(1), NULL, &res);
+	engine_result_done(&res);
+	install_ok(e, "side.fatbundle", NULL, &res);
+	engine_result_done(&res);
+	tu_write_file(rpath("/etc/hello.conf"), "greeting=mine\n", 14);
+
+	q = install_file(e, hello_bundle(2), NULL, &res, &d);
+	ck_assert_int_eq(q, -ENGINE_E_CONFLICT);
+	ck_assert_str_eq(d.subject, "/etc/hello.conf.fatelf-new");
+	ck_assert_msg(strstr(d.msg, "belongs to package side"), "%s", d.msg);
+	ck_assert(root_file_is("/etc/hello.conf.fatelf-new", "side\n", 5));
+	check_package(e, "hello", "1.0", NULL);
+
+	install_ok(e, hello_bundle(2), &force, &res);
+	engine_result_done(&res);
+	ck_assert(root_file_is("/etc/hello.conf.fatelf-new", "greeting=hello2\n", 16));
+	ck_assert(root_file_is("/etc/hello.conf", "greeting=mine\n", 14));
+	check_owner(e, "/etc/hello.conf.fatelf-new", NULL);
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
+static int count_problem(const char *package, const char *path, int problem, const char *detail,
+			 void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	(void)package;
+	(void)detail;
+	snprintf(buf + len, 512 - len, "%s %s;", path, engine_problem_name(problem));
+	return 0;
+}
+
+/* A directory someone else made where the bundle declares one is refused
+ * (its owner and mode named); force makes it root's with the bundle's
+ * mode, and verify then watches its owner and mode. */
+START_TEST(test_planted_directory)
+{
+	engine_install_opts force = { .force = true };
+	engine_result res;
+	uint32_t uid = 0, mode = 0;
+	uint64_t problems = 0;
+	char found[512] = "";
+	struct stat st;
+	fatelf_diag d;
+	engine *e;
+	int q;
+
+	if (geteuid() != 0)
+		return;         /* a directory of another uid needs chown */
+	setup();
+	hello_bundle(1);
+	mkdir_at(rootdir, "opt");
+	mkdir_at(rootdir, "opt/hello");
+	ck_assert_int_eq(chown(rpath("/opt/hello"), 65534, 65534), 0);
+	ck_assert_int_eq(chmod(rpath("/opt/hello"), 0777), 0);
+	e = open_engine(NULL);
+	q = install_file(e, hello_bundle(1), NULL, &res, &d);
+	ck_assert_int_eq(q, -ENGINE_E_DIR_UNSAFE);
+	ck_assert_str_eq(d.subject, "/opt/hello");
+	ck_assert_msg(strstr(d.msg, "uid 65534") && strstr(d.msg, "0777"), "%s", d.msg);
+	ck_assert_int_eq(engine_path_owner(e, "/opt/hello", &uid, &mode), 0);
+	ck_assert_uint_eq(uid, 65534);
+	ck_assert_uint_eq(mode, 0777);
+	ck_assert_uint_eq(root_entries(), 2);
+
+	install_ok(e, hello_bundle(1), &force, &res);
+	engine_result_done(&res);
+	ck_assert_int_eq(stat(rpath("/opt/hello"), &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0755);
+	ck_assert_int_ge(engine_verify(e, "hello", count_problem, found, &problems, &d), 0);
+	ck_assert_msg(problems == 0, "%s", found);
+
+	ck_assert_int_eq(chown(rpath("/opt/hello/share"), 65534, 0), 0);
+	ck_assert_int_eq(chmod(rpath("/opt/hello/bin"), 0775), 0);
+	ck_assert_int_ge(engine_verify(e, "hello", count_problem, found, &problems, &d), 0);
+	ck_assert_str_eq(found, "/opt/hello/bin mode;/opt/hello/share owner;");
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_signatures)
 {
 	engine_install_opts unsigned_ok = { .allow_unsigned = true };
@@ -1335,13 +1465,22 @@ START_TEST(test_recover_rolls_back)
 	ck_assert_int_ge(eng_tx_add(&tx, ENG_OP_MKDIR, "/opt/crash", 0755, &d), 0);
 	op = eng_tx_add(&tx, ENG_OP_CREATE, "/opt/crash/file", 0644, &d);
 	ck_assert_int_ge(op, 0);
-	char want[64];
-	snprintf(want, sizeof(want), "/opt/crash/.fatelf.%lld.%d", (long long)tx.id, op);
-	ck_assert_str_eq(tx.ops[op].temp, want);
+	/* Hidden, named for the transaction, and unguessable. */
+	char want[64], first[256];
+	snprintf(want, sizeof(want), "/opt/crash/.fatelf.%lld.%d.", (long long)tx.id, op);
+	ck_assert_uint_eq(strlen(tx.ops[op].temp), strlen(want) + 16);
+	ck_assert_int_eq(strncmp(tx.ops[op].temp, want, strlen(want)), 0);
+	ck_assert_uint_eq(strspn(tx.ops[op].temp + strlen(want), "0123456789abcdef"), 16);
 	ck_assert_int_eq(eng_tx_journal(&tx, &d), 0);
 	ck_assert_int_eq(eng_tx_mkdirs(&tx, &d), 0);
+	/* A file planted under the temp's name is neither written through
+	 * nor dropped: staging takes a new name, journaled before it is made. */
+	snprintf(first, sizeof(first), "%s", tx.ops[op].temp);
+	tu_write_file(rpath(first), "planted\n", 8);
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);
-	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fd >= 0, "%s", d.msg);
+	ck_assert_str_ne(tx.ops[op].temp, first);
+	ck_assert(root_file_is(first, "planted\n", 8));
 	ck_assert_int_eq(write(fd, "x", 1), 1);
 	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, &d), 0);
 	ck_assert(exists(tx.ops[op].temp));
@@ -1351,6 +1490,11 @@ START_TEST(test_recover_rolls_back)
 
 	e = open_engine(&recovered);
 	ck_assert_uint_eq(recovered, 1);
+	/* The temp it made is gone; the planted file is not the engine's. */
+	ck_assert(root_file_is(first, "planted\n", 8));
+	ck_assert_int_eq(unlink(rpath(first)), 0);
+	ck_assert_int_eq(rmdir(rpath("/opt/crash")), 0);
+	ck_assert_int_eq(rmdir(rpath("/opt")), 0);
 	ck_assert_uint_eq(root_entries(), 0);
 	struct hist h = last_tx(e);
 	ck_assert_str_eq(h.state, "rolled-back");
@@ -1538,6 +1682,9 @@ int main(void)
 	tcase_add_test(tc, test_config_kept_on_upgrade_and_remove);
 	tcase_add_test(tc, test_conflict_with_package);
 	tcase_add_test(tc, test_conflict_unowned_file);
+	tcase_add_test(tc, test_reserved_entry_name);
+	tcase_add_test(tc, test_config_sidecar_conflict);
+	tcase_add_test(tc, test_planted_directory);
 	tcase_add_test(tc, test_signatures);
 	tcase_add_test(tc, test_payload_hash_failure);
 	tcase_add_test(tc, test_dry_run);

@@ -755,6 +755,42 @@ START_TEST(test_dirs)
 }
 END_TEST
 
+static int collect_dir_mode(const store_dir *dir, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s %lld %d;", dir->path, (long long)dir->package_id,
+		 dir->mode);
+	return 0;
+}
+
+/* Each directory keeps the mode it was installed with; one recorded
+ * without (an older program) reads back as -1. */
+START_TEST(test_dir_modes)
+{
+	fatelf_diag d = { 0 };
+	char buf[512] = "";
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	int64_t b = add_package(s, "b", "1");
+	ck_assert_int_eq(store_dir_add_mode(s, "/opt", a, 0755, &d), 0);
+	ck_assert_int_eq(store_dir_add_mode(s, "/opt/a", a, 01777, &d), 0);
+	ck_assert_int_eq(store_dir_add(s, "/opt", b, &d), 0);
+	ck_assert_int_eq(store_dirs_with_modes(s, a, collect_dir_mode, buf, &d), 2);
+	ck_assert_str_eq(buf, "/opt 1 493;/opt/a 1 1023;");
+	/* Adding it again records the new mode. */
+	ck_assert_int_eq(store_dir_add_mode(s, "/opt/a", a, 0700, &d), 0);
+	buf[0] = '\0';
+	ck_assert_int_eq(store_dirs_with_modes(s, 0, collect_dir_mode, buf, &d), 3);
+	ck_assert_str_eq(buf, "/opt 1 493;/opt 2 -1;/opt/a 1 448;");
+	(void)b;
+	store_close(s);
+}
+END_TEST
+
 struct nested {
 	store *s;
 	int inner;
@@ -1241,6 +1277,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_file_delete_cascades);
 	tcase_add_test(tc, test_files_all);
 	tcase_add_test(tc, test_dirs);
+	tcase_add_test(tc, test_dir_modes);
 	tcase_add_test(tc, test_walk_not_reentrant);
 	tcase_add_test(tc, test_tx_get_history_pending);
 	tcase_add_test(tc, test_recovery_walks);

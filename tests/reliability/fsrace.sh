@@ -1,0 +1,420 @@
+#!/bin/bash
+# The install engine against a local user who can write somewhere in the
+# root (promise 2: nothing outside the root is ever written or changed),
+# each case through a private fatelfd:
+#
+#  - a directory the engine just made, swapped for a symlink to a root
+#    0600 file outside the root by uid 65534 in a tight loop while
+#    install/remove cycles run: the file's mode and owner never change;
+#  - installed files swapped for FIFOs while verify and thin read them:
+#    a type problem or an error naming the file, never a hang;
+#  - a bundle entry named like the engine's temp files is refused, naming
+#    it; files planted under the names the temp files used to have are
+#    neither written through nor removed;
+#  - a kept config file's PATH.fatelf-new meets the conflict rules of any
+#    entry (another package's file, an unowned file);
+#  - a directory a user made in advance (uid 65534, 0777) where the bundle
+#    declares one is refused, naming its owner and mode; --force takes it
+#    over; verify then checks each directory's type, mode and owner.
+#
+# FSRACE_CYCLES sets the number of install/remove cycles (default 300),
+# FSRACE_SECONDS the time they may take at most (default 45: a sanitizer
+# build runs as many as fit).
+. "$(dirname "$0")/lib.sh" || exit 99
+
+VLC=$top_srcdir/tests/reliability/vlclient.py
+: "${FSRACE_CYCLES:=300}"
+: "${FSRACE_SECONDS:=45}"
+
+rl_init fsrace
+t_require_tool python3 setpriv mkfifo
+[ "$(id -u)" -eq 0 ] || t_skip "the swapper runs as uid 65534 against root's daemon: needs root"
+
+# uid 65534 cannot run a python3 that lives in root's home (pyenv).
+SYS_PYTHON=/usr/bin/python3
+[ -x "$SYS_PYTHON" ] || SYS_PYTHON=$(command -v python3)
+nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+vlc() {
+	timeout 120 python3 "$VLC" "$@"
+}
+
+# Everything below lives where uid 65534 can reach it: the work directory
+# may be beneath a home it cannot enter.
+W=$RL_SOCKDIR
+mkdir -m 0777 "$W/io"          # what the swapper writes: its counts, the stop files
+
+# The swapper: uid 65534, in a loop, as fast as it can.
+#   dirs DIR N TARGET STOP OUT   exchanges each DIR/dN (N of them), as
+#       soon as it appears, with a symlink DIR/.lN to TARGET (renameat2
+#       RENAME_EXCHANGE), and back 2 ms later; counts the swaps. OUT.ready
+#       appears once the symlinks are made.
+#   fifos DIR N STOP OUT         exchanges each DIR/fN with its FIFO twin
+#       DIR/.qN (renameat2 RENAME_EXCHANGE) over and over; at the end
+#       puts every regular file back.
+cat >"$W/swapper.py" <<'EOF'
+import ctypes, os, sys, time
+mode, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+libc = ctypes.CDLL(None, use_errno=True)
+swaps, loops = 0, 0
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+def exchange(a, b):
+    return libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0
+if mode == "dirs":
+    # One syscall per swap: a new directory and a symlink made in advance
+    # trade places; 2 ms later they trade back, and the name is left
+    # alone until it is gone again (removed), so every directory the
+    # engine makes is attacked once, as soon as it appears.
+    target, stop, out = sys.argv[4], sys.argv[5], sys.argv[6]
+    pairs = [(os.path.join(d, "d%d" % i).encode(), os.path.join(d, ".l%d" % i).encode())
+             for i in range(n)]
+    def tidy(a, b):
+        # back to: no symlink at a, a symlink at b
+        try:
+            if os.path.islink(a):
+                os.unlink(a)
+            if not os.path.islink(b):
+                if os.path.isdir(b):
+                    os.rmdir(b)
+                os.symlink(target, b)
+        except OSError:
+            pass
+    for a, b in pairs:
+        tidy(a, b)
+    open(out + ".ready", "w").close()
+    state = {a: "armed" for a, b in pairs}
+    since = {}
+    while True:
+        loops += 1
+        if loops % 256 == 0 and os.path.exists(stop):
+            break
+        now = time.monotonic()
+        for a, b in pairs:
+            st = state[a]
+            if st == "armed":
+                # lstat walks the dcache without the directory's lock that
+                # every rename attempt takes: only a name that exists is
+                # worth one, and the engine's own mkdirs and rmdirs are not
+                # held up.
+                if os.path.lexists(a) and exchange(b, a):
+                    state[a], since[a] = "swapped", time.monotonic()
+                    swaps += 1
+            elif st == "swapped":
+                if now - since[a] > 0.002:
+                    exchange(b, a)
+                    tidy(a, b)
+                    state[a] = "waiting"
+            elif not os.path.lexists(a):
+                state[a] = "armed"
+    for a, b in pairs:
+        if state[a] == "swapped":
+            exchange(b, a)
+        tidy(a, b)
+        if os.path.islink(b):
+            os.unlink(b)
+else:
+    stop, out = sys.argv[4], sys.argv[5]
+    pairs = [(os.path.join(d, "f%d" % i).encode(), os.path.join(d, ".q%d" % i).encode())
+             for i in range(n)]
+    while True:
+        loops += 1
+        if loops % 64 == 0 and os.path.exists(stop):
+            break
+        for a, b in pairs:
+            if exchange(a, b):
+                swaps += 1
+    for a, b in pairs:
+        try:
+            if not os.path.isfile(a) or os.path.islink(a):
+                exchange(a, b)
+        except OSError:
+            pass
+with open(out, "w") as f:
+    f.write("%d %d\n" % (swaps, loops))
+EOF
+
+# ============================================= new directories vs. symlinks
+# The package declares pub (0777: anyone may write in it, as in a shared
+# tree), a file in it and NDIRS empty directories. Every mkdir of the
+# engine is a chance for the swapper.
+NDIRS=64
+mkdir -p tree-race/pub
+printf 'race\n' >tree-race/pub/f
+for ((i = 0; i < NDIRS; i++)); do
+	mkdir -p "tree-race/pub/d$i"
+done
+chmod 0777 tree-race/pub
+check "bundle race (pub 0777 and $NDIRS directories in it)" rl_bundle race.fatbundle race 1 tree-race
+
+SECRET=$W/secret            # stands in for /etc/shadow: root's, 0600, outside the root
+printf 'secret\n' >"$SECRET"
+chmod 0600 "$SECRET"
+# Durable=no: the race is in the file system calls, and 600 syncfs of a
+# shared disk would take most of the time.
+rl_prepare "$W/race" "Durable=no"
+chmod 0755 "$W/race"
+rl_start "$W/race" || { fail "fatelfd starts over the race root" "$(tail -5 "$DLOG")"; t_done; }
+check "the first install creates pub" rl_ctl install "$T_WORK/race.fatbundle"
+check "... and the remove takes everything but pub away" rl_ctl remove race
+# pub must outlive the removes for the swapper to work in it.
+mkdir -p "$ROOT/pub"
+chmod 0777 "$ROOT/pub"
+
+rm -f "$W/io/stop" "$W/io/swaps" "$W/io/swaps.ready"
+nobody "$SYS_PYTHON" "$W/swapper.py" dirs "$ROOT/pub" "$NDIRS" "$SECRET" "$W/io/stop" "$W/io/swaps" &
+swapper=$!
+# Its symlinks must be in pub before the first remove, or pub goes with it.
+for ((i = 0; i < 200; i++)); do
+	[ -e "$W/io/swaps.ready" ] && break
+	sleep 0.05
+done
+ok=0 refused=0 at_mode=0 other=0 start=$SECONDS
+for ((c = 0; c < FSRACE_CYCLES;)); do
+	if rl_ctl install "$T_WORK/race.fatbundle" >/dev/null 2>"$T_WORK/race.err"; then
+		ok=$((ok + 1))
+	elif grep -qE 'symlink|replaced|no such directory|No such file|not a directory|conflict|ELOOP' "$T_WORK/race.err"; then
+		refused=$((refused + 1))
+		grep -q 'replaced before its mode was set' "$T_WORK/race.err" && at_mode=$((at_mode + 1))
+	else
+		other=$((other + 1))
+		[ "$other" -eq 1 ] && first_other=$(cat "$T_WORK/race.err")
+	fi
+	rl_ctl remove race >/dev/null 2>&1
+	# What a refused install could not take back (a directory it made,
+	# moved aside while it rolled back) goes, so every cycle makes them all.
+	rmdir "$ROOT"/pub/d* 2>/dev/null
+	c=$((c + 1))
+	[ "$(stat -c '%a %u %g' "$SECRET")" = "600 0 0" ] || break
+	[ $((SECONDS - start)) -lt "$FSRACE_SECONDS" ] || break
+done
+elapsed=$((SECONDS - start))
+touch "$W/io/stop"
+wait "$swapper"
+read -r swaps loops <"$W/io/swaps" 2>/dev/null || swaps=0 loops=0
+echo "# figure: $c install/remove cycles in ${elapsed}s; $ok installed, $refused refused ($at_mode between mkdir and chmod), $swaps directories swapped for a symlink in $loops sweeps"
+check_eq "the root 0600 file outside the root keeps mode and owner through $c cycles" \
+	"600 0 0" "$(stat -c '%a %u %g' "$SECRET")"
+check_eq "... and its bytes" "secret" "$(cat "$SECRET")"
+check_eq "every cycle ended in an install or a refusal naming the swap" "0" "$other${first_other:+ ($first_other)}"
+if [ "$swaps" -gt 0 ]; then
+	pass "the swapper swapped $swaps new directories for a symlink"
+else
+	fail "the swapper swapped $swaps new directories for a symlink"
+fi
+check_eq "no temp file left in the root" "" "$(rl_temps "$ROOT")"
+check "fatelfd still serves" rl_ctl status
+rl_stop
+check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
+
+# ================================================== FIFOs swapped in for files
+# Verify and thin look at a path, then open it: a FIFO swapped in between
+# must not hold the open until a writer comes.
+NFIFO=40
+mkdir -p tree-fifo/pub
+for ((i = 0; i < NFIFO; i++)); do
+	printf 'file %d\n' "$i" >"tree-fifo/pub/f$i"
+done
+rl_fat_file tree-fifo/pub/fat 7 8192
+chmod 0777 tree-fifo/pub
+check "bundle fifo ($NFIFO files and a fat one in a 0777 directory)" rl_bundle fifo.fatbundle fifo 1 tree-fifo
+rl_prepare "$W/fifo"
+chmod 0755 "$W/fifo"
+rl_start "$W/fifo" || { fail "fatelfd starts over the fifo root" "$(tail -5 "$DLOG")"; t_done; }
+check "install fifo (the fat file kept fat)" rl_ctl install --policy keep "$T_WORK/fifo.fatbundle"
+for ((i = 0; i < NFIFO; i++)); do
+	nobody mkfifo "$ROOT/pub/.q$i"
+done
+
+rm -f "$W/io/stop" "$W/io/swaps"
+nobody "$SYS_PYTHON" "$W/swapper.py" fifos "$ROOT/pub" "$NFIFO" "$W/io/stop" "$W/io/swaps" &
+swapper=$!
+hung=0 typed=0 clean=0 bad=
+for ((v = 0; v < 100; v++)); do
+	run timeout 15 "$FATELFCTL" --socket "$SOCK" verify fifo
+	if [ "$RC" -eq 124 ]; then
+		hung=$((hung + 1))
+		break
+	elif [ "$RC" -eq 0 ]; then
+		clean=$((clean + 1))
+	elif [ "$RC" -eq 1 ] && grep -q 'type' <<<"$RUN_OUT$RUN_ERR"; then
+		typed=$((typed + 1))
+	else
+		bad="exit $RC: $RUN_OUT $RUN_ERR"
+	fi
+done
+touch "$W/io/stop"
+wait "$swapper"
+echo "# figure: $v verifies while $(cut -d' ' -f1 "$W/io/swaps" 2>/dev/null) FIFO swaps ran: $typed with type problems, $clean clean, $hung hung"
+check_eq "verify never hangs on a FIFO swapped in for a file" 0 "$hung"
+check_eq "... each verify is clean or reports a problem" "" "$bad"
+if [ "$typed" -gt 0 ]; then
+	pass "... and the swapped-in FIFOs were seen ($typed verifies)"
+else
+	fail "... and the swapped-in FIFOs were seen ($typed verifies)"
+fi
+run rl_ctl --json verify fifo
+check_eq "with every file back, verify is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+
+# A FIFO where the fat file was: verify names its type, and thin names the
+# file instead of waiting for a writer.
+rm -f "$ROOT/pub/fat"
+nobody mkfifo "$ROOT/pub/fat"
+run timeout 15 "$FATELFCTL" --socket "$SOCK" --json verify fifo
+check_eq "verify: a FIFO for the fat file is a type problem" "1 type" \
+	"$RC $(jq -r '.problems[] | select(.path == "/pub/fat") | .problem' <<<"$RUN_OUT")"
+run timeout 15 "$FATELFCTL" --socket "$SOCK" thin --all
+check_eq "thin of a FIFO returns (exit 1) instead of hanging" 1 "$RC"
+check_match "... naming the file and what it is" '/pub/fat.*FIFO' "$RUN_ERR"
+check "fatelfd still serves" rl_ctl status
+rl_stop
+check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
+
+# =============================================================== temp names
+rl_prepare "$W/temps"
+rl_start "$W/temps" || { fail "fatelfd starts over the temps root" "$(tail -5 "$DLOG")"; t_done; }
+
+# An entry named like a temp file: the engine's names are its own.
+mkdir -p tree-tname/opt/t
+printf 'the real a\n' >tree-tname/opt/t/a
+printf 'planted\n' >tree-tname/opt/t/.fatelf.2.1
+check "bundle tname (opt/t/a and opt/t/.fatelf.2.1)" rl_bundle tname.fatbundle tname 1 tree-tname
+before=$(rl_snapshot_root "$ROOT")
+run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/tname.fatbundle"
+check_eq "an entry in the temp namespace: BundleInvalid naming the entry and the rule" \
+	'io.fatelf.Manager.BundleInvalid {"code":"ENGINE_E_NAME_RESERVED","entry":"opt/t/.fatelf.2.1"}' \
+	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -c -r '"\(.error) \(.parameters | {code, entry} | tostring)"' 2>&1)"
+check_match "... whose message says the name is reserved" 'reserved' \
+	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r .parameters.message 2>&1)"
+run rl_ctl install "$T_WORK/tname.fatbundle"
+check_match "fatelfctl says so in one line" '^fatelfctl: install: invalid bundle: opt/t/\.fatelf\.2\.1: .*reserved' "$RUN_ERR"
+check_eq "... and the root is unchanged" "$before" "$(rl_snapshot_root "$ROOT")"
+
+# Files planted under every name the next transaction's temps used to
+# get (".fatelf.<txid>.<n>"), as symlinks to a file outside the root: an
+# upgrade that creates, replaces and removes files still succeeds, writes
+# the right bytes and leaves the planted names alone.
+mkdir -p tree-plant1/opt/p tree-plant2/opt/p
+for f in keep gone; do printf 'v1 %s\n' "$f" >"tree-plant1/opt/p/$f"; done
+printf 'v2 keep\n' >tree-plant2/opt/p/keep
+printf 'v2 new\n' >tree-plant2/opt/p/new
+check "bundles plant 1 (keep, gone) and 2 (keep, new)" \
+	eval 'rl_bundle plant1.fatbundle plant 1 tree-plant1 && rl_bundle plant2.fatbundle plant 2 tree-plant2'
+check "install plant 1" rl_ctl install "$T_WORK/plant1.fatbundle"
+printf 'outside\n' >"$W/outside"
+next=$(($(rl_ctl --json history --limit 1 | jq -r '.transactions[0].id') + 1))
+for ((t = next; t < next + 3; t++)); do
+	for ((n = 0; n < 8; n++)); do
+		ln -s "$W/outside" "$ROOT/opt/p/.fatelf.$t.$n"
+	done
+done
+planted=$(find "$ROOT/opt/p" -name '.fatelf.*' -printf '%f %l\n' | LC_ALL=C sort)
+run rl_ctl install "$T_WORK/plant2.fatbundle"
+check_eq "an upgrade with files planted under the old temp names succeeds" 0 "$RC"
+[ "$RC" -eq 0 ] || echo "# $RUN_ERR"
+check_eq "... the files are version 2's" "v2 keep|v2 new|absent" \
+	"$(cat "$ROOT/opt/p/keep")|$(cat "$ROOT/opt/p/new" 2>&1)|$([ -e "$ROOT/opt/p/gone" ] && echo present || echo absent)"
+check_eq "... the planted names are all still there, unchanged" "$planted" \
+	"$(find "$ROOT/opt/p" -name '.fatelf.*' -printf '%f %l\n' | LC_ALL=C sort)"
+check_eq "... and nothing was written through them" "outside" "$(cat "$W/outside")"
+run rl_ctl --json verify plant
+check_eq "... verify is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+find "$ROOT/opt/p" -name '.fatelf.*' -delete
+check_eq "no temp of the engine's left" "" "$(rl_temps "$ROOT")"
+rl_stop
+
+# ============================================== the sidecar of a kept config
+rl_prepare "$W/side"
+rl_start "$W/side" || { fail "fatelfd starts over the side root" "$(tail -5 "$DLOG")"; t_done; }
+mkdir -p tree-cfg1/etc/app tree-cfg2/etc/app tree-other/etc/app
+printf 'setting=1\n' >tree-cfg1/etc/app/app.conf
+printf 'setting=2\n' >tree-cfg2/etc/app/app.conf
+printf 'other package data\n' >tree-other/etc/app/app.conf.fatelf-new
+check "bundles cfg 1, cfg 2 (etc/app/app.conf) and other (etc/app/app.conf.fatelf-new)" \
+	eval 'rl_bundle cfg1.fatbundle cfg 1 tree-cfg1 && rl_bundle cfg2.fatbundle cfg 2 tree-cfg2 &&
+	      rl_bundle other.fatbundle other 1 tree-other --config "no/such/*"'
+check "install cfg 1 and other" eval 'rl_ctl install "$T_WORK/cfg1.fatbundle" && rl_ctl install "$T_WORK/other.fatbundle"'
+printf 'setting=mine\n' >"$ROOT/etc/app/app.conf"
+run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/cfg2.fatbundle"
+check_eq "the kept config's new version where another package has a file: Conflict naming both" \
+	'io.fatelf.Manager.Conflict /etc/app/app.conf.fatelf-new other' \
+	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r '"\(.error) \(.parameters.path) \(.parameters.owner)"' 2>&1)"
+check_eq "... other's file is unchanged" "other package data" "$(cat "$ROOT/etc/app/app.conf.fatelf-new")"
+check_eq "... and the admin's config too" "setting=mine" "$(cat "$ROOT/etc/app/app.conf")"
+check_eq "... cfg is still version 1" 1 "$(rl_ctl --json info cfg | jq -r .package.version)"
+run rl_ctl --json verify other
+check_eq "... verify of other is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+
+check "remove other" rl_ctl remove other
+printf 'the admin keeps this\n' >"$ROOT/etc/app/app.conf.fatelf-new"
+run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/cfg2.fatbundle"
+check_eq "... where an unowned file is: Conflict without an owner" \
+	'io.fatelf.Manager.Conflict /etc/app/app.conf.fatelf-new null' \
+	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r '"\(.error) \(.parameters.path) \(.parameters.owner)"' 2>&1)"
+check_eq "... the unowned file is unchanged" "the admin keeps this" "$(cat "$ROOT/etc/app/app.conf.fatelf-new")"
+run rl_ctl install "$T_WORK/cfg2.fatbundle"
+check_match "fatelfctl names the path and the rule" \
+	'^fatelfctl: install: conflict: /etc/app/app.conf.fatelf-new exists on disk and belongs to no package' "$RUN_ERR"
+check "--force overwrites it" rl_ctl install --force "$T_WORK/cfg2.fatbundle"
+check_eq "... with the new version, the admin's config kept" "setting=2|setting=mine" \
+	"$(cat "$ROOT/etc/app/app.conf.fatelf-new")|$(cat "$ROOT/etc/app/app.conf")"
+rl_stop
+
+# ======================================================= planted directories
+rl_prepare "$W/plant"
+chmod 0755 "$W/plant"
+rl_start "$W/plant" || { fail "fatelfd starts over the plant root" "$(tail -5 "$DLOG")"; t_done; }
+mkdir -p tree-app/opt/app/bin
+printf '#!/bin/sh\necho app\n' >tree-app/opt/app/bin/app
+chmod 0755 tree-app/opt/app/bin/app tree-app/opt/app tree-app/opt/app/bin
+check "bundle app (opt/app 0755, opt/app/bin/app)" rl_bundle app.fatbundle app 1 tree-app
+mkdir -p "$ROOT/opt"
+chmod 0777 "$ROOT/opt"
+nobody mkdir "$ROOT/opt/app"
+nobody chmod 0777 "$ROOT/opt/app"
+chmod 0755 "$ROOT/opt"
+before=$(rl_snapshot_root "$ROOT")
+run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/app.fatbundle"
+check_eq "a directory uid 65534 made (0777): DirectoryUnsafe with its path, owner and mode" \
+	'io.fatelf.Manager.DirectoryUnsafe /opt/app 65534 511' \
+	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r '"\(.error) \(.parameters.path) \(.parameters.uid) \(.parameters.mode)"' 2>&1)"
+run rl_ctl install "$T_WORK/app.fatbundle"
+check_eq "fatelfctl exits 1" 1 "$RC"
+check_match "... saying whose directory it is and how open" \
+	'^fatelfctl: install: unsafe directory: /opt/app is owned by uid 65534 with mode 0777' "$RUN_ERR"
+check_eq "... and nothing landed in it" "$before" "$(rl_snapshot_root "$ROOT")"
+check_eq "... app is not installed" 1 "$(rl_ctl info app >/dev/null 2>&1; echo $?)"
+check "--force (root) takes it over" rl_ctl install --force "$T_WORK/app.fatbundle"
+check_eq "... owner root, the bundle's mode" "755 0 0" "$(stat -c '%a %u %g' "$ROOT/opt/app")"
+check_cmp "... and the file is installed" tree-app/opt/app/bin/app "$ROOT/opt/app/bin/app"
+run rl_ctl --json verify app
+check_eq "verify app is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+
+# Verify checks the directories too: type, mode and owner.
+chown 65534:65534 "$ROOT/opt/app"
+chmod 0777 "$ROOT/opt/app"
+run rl_ctl --json verify app
+check_eq "verify: a directory given to uid 65534 and opened to all: owner and mode problems" \
+	"1 /opt/app mode|/opt/app owner|" \
+	"$RC $(jq -r '.problems | sort_by(.problem) | .[] | "\(.path) \(.problem)"' <<<"$RUN_OUT" | tr '\n' '|')"
+run rl_ctl verify app
+check_match "... in words" '^/opt/app: owner changed: expected owner uid 0, found uid 65534' "$RUN_OUT"
+chown 0:0 "$ROOT/opt/app"
+chmod 0755 "$ROOT/opt/app"
+mv "$ROOT/opt/app/bin" "$ROOT/opt/app/bin.real"
+ln -s bin.real "$ROOT/opt/app/bin"
+run rl_ctl --json verify app
+check_eq "verify: a directory swapped for a symlink is a type problem" "1 type" \
+	"$RC $(jq -r '.problems[] | select(.path == "/opt/app/bin") | .problem' <<<"$RUN_OUT")"
+rm "$ROOT/opt/app/bin"
+mv "$ROOT/opt/app/bin.real" "$ROOT/opt/app/bin"
+run rl_ctl --json verify app
+check_eq "... and clean again once it is back" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+rl_stop
+
+if grep -q 'AddressSanitizer\|runtime error:' "$W"/*/log; then
+	fail "no sanitizer report in the daemons' logs" "$(grep -m5 'AddressSanitizer\|runtime error:' "$W"/*/log)"
+else
+	pass "no sanitizer report in the daemons' logs"
+fi
+t_done
