@@ -1598,19 +1598,20 @@ int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata
 	return n;
 }
 
-int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
-			    fatelf_diag *d)
+/* Sets one text column of one journal entry (its state or its temp). */
+static int journal_entry_update(store *s, enum stmt_id id, int64_t txid, uint64_t seq, const char *text,
+				const char *what, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
-	r = stmt_get(s, STMT_JOURNAL_SET_STATE, &st, d);
+	r = stmt_get(s, id, &st, d);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, txid);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
-	bind_text(st, 3, state);
-	r = stmt_done(s, st, "updating a journal entry", d);
+	bind_text(st, 3, text);
+	r = stmt_done(s, st, what, d);
 	if (r < 0)
 		return r;
 	if (sqlite3_changes(s->db) == 0)
@@ -1620,26 +1621,17 @@ int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *st
 	return 0;
 }
 
+int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
+			    fatelf_diag *d)
+{
+	return journal_entry_update(s, STMT_JOURNAL_SET_STATE, txid, seq, state, "updating a journal entry", d);
+}
+
 int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
 			   fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r;
-
-	r = stmt_get(s, STMT_JOURNAL_SET_TEMP, &st, d);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, txid);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
-	bind_text(st, 3, temp_path);
-	r = stmt_done(s, st, "renaming a journal entry's temp", d);
-	if (r < 0)
-		return r;
-	if (sqlite3_changes(s->db) == 0)
-		return fatelf_diag_set(d, -ENOENT, -1,
-				       "transaction %lld: journal entry %llu is not stored",
-				       (long long)txid, (unsigned long long)seq);
-	return 0;
+	return journal_entry_update(s, STMT_JOURNAL_SET_TEMP, txid, seq, temp_path,
+				    "renaming a journal entry's temp", d);
 }
 
 int store_journal_clear(store *s, int64_t txid, fatelf_diag *d)

@@ -496,22 +496,11 @@ if command -v nginx >/dev/null 2>&1; then
 	mkdir -p ngx/www ngx/tmp ngx/logs
 	cp web.fatbundle ngx/www/web.fatbundle
 	chmod -R go+rX ngx
-	cat >ngx/nginx.conf <<EOF
-worker_processes 1;
-master_process off;
-error_log $T_WORK/ngx/logs/error.log;
-pid $T_WORK/ngx/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $T_WORK/ngx/logs/access.log;
-	client_body_temp_path $T_WORK/ngx/tmp/body;
-	proxy_temp_path $T_WORK/ngx/tmp/proxy;
-	server {
+	nginx_conf "$T_WORK/ngx" \
+		"	server {
 		listen 127.0.0.1:$port;
 		root $T_WORK/ngx/www;
-	}
-}
-EOF
+	}"
 	nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
 	NGPID=$!
 	PIDS+=("$NGPID")

@@ -191,3 +191,27 @@ file_size() {
 file_mode() {
 	stat -c %a -- "$1"
 }
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on at the moment.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# nginx_conf DIR SERVER...: writes DIR/nginx.conf for one foreground nginx
+# (no master process) whose pid, logs and temp files all stay in DIR, with
+# the given server blocks (each one argument, the whole "server { ... }").
+# Start it with: nginx -c DIR/nginx.conf -p DIR -g 'daemon off;'
+nginx_conf() {
+	local d=$1
+	shift
+	mkdir -p "$d/tmp" "$d/logs"
+	{
+		printf 'worker_processes 1;\nmaster_process off;\n'
+		printf 'error_log %s/logs/error.log;\npid %s/nginx.pid;\n' "$d" "$d"
+		printf 'events { worker_connections 64; }\nhttp {\n'
+		printf '\taccess_log %s/logs/access.log;\n' "$d"
+		printf '\tclient_body_temp_path %s/tmp/body;\n\tproxy_temp_path %s/tmp/proxy;\n' "$d" "$d"
+		printf '%s\n' "$@"
+		printf '}\n'
+	} >"$d/nginx.conf"
+}

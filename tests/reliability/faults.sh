@@ -167,9 +167,6 @@ ctl_bg_wait() {
 	RUN_ERR=$(cat "$T_WORK/.bg.err")
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # ================================================================ full disk
 if [ "$IS_ROOT" = yes ]; then
@@ -264,23 +261,12 @@ if command -v nginx >/dev/null 2>&1; then
 		cp big-2.fatbundle ngx/www/big-2.fatbundle
 		chmod -R go+rX ngx
 		# 256 KiB/s: the 3 MiB bundle takes ~12 s, and is cut after ~2.
-		cat >ngx/nginx.conf <<EOF
-worker_processes 1;
-master_process off;
-error_log $T_WORK/ngx/logs/error.log;
-pid $T_WORK/ngx/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $T_WORK/ngx/logs/access.log;
-	client_body_temp_path $T_WORK/ngx/tmp/body;
-	proxy_temp_path $T_WORK/ngx/tmp/proxy;
-	server {
+		nginx_conf "$T_WORK/ngx" \
+			"	server {
 		listen 127.0.0.1:$port;
 		root $T_WORK/ngx/www;
 		limit_rate 256k;
-	}
-}
-EOF
+	}"
 		nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
 		NGPID=$!
 		OTHER_PIDS+=("$NGPID")

@@ -37,9 +37,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 wait_for() { # SECONDS CMD...
 	local n=$(($1 * 20)) i
 	shift
@@ -73,34 +70,23 @@ cp www/pub/app-1.fatbundle www/auth/app-1.fatbundle
 printf 'fatelf:{PLAIN}%s\n' "$SECRET" >ngx/htpasswd
 chmod -R go+rX www ngx
 PORT=$(free_port)
-cat >ngx/nginx.conf <<EOF
-worker_processes 1;
-master_process off;
-error_log $T_WORK/ngx/logs/error.log;
-pid $T_WORK/ngx/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $T_WORK/ngx/logs/access.log;
-	client_body_temp_path $T_WORK/ngx/tmp/body;
-	proxy_temp_path $T_WORK/ngx/tmp/proxy;
-	server {
+nginx_conf "$T_WORK/ngx" \
+	"	server {
 		listen 127.0.0.1:$PORT;
 		root $T_WORK/www;
 		location /auth/ {
-			auth_basic "fatelf";
+			auth_basic \"fatelf\";
 			auth_basic_user_file $T_WORK/ngx/htpasswd;
 		}
 		location = /hop/app-1.fatbundle {
 			return 302 http://127.0.0.2:$PORT/pub/app-1.fatbundle;
 		}
-	}
-	server {
+	}" \
+	"	server {
 		listen 127.0.0.2:$PORT;
 		root $T_WORK/www;
 		access_log $T_WORK/ngx/logs/lo2.log;
-	}
-}
-EOF
+	}"
 nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
 OTHER_PIDS+=($!)
 if ! wait_for 10 connects 127.0.0.1 "$PORT" || ! wait_for 10 connects 127.0.0.2 "$PORT"; then
