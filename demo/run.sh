@@ -126,7 +126,6 @@ cp hello tree2/opt/hello-shared/bin/hello
 say "A private fatelfd in a temporary directory"
 state=$(mktemp -d /tmp/fatelf-demo.XXXXXX)
 mkdir -p "$state/root" "$state/keys"
-cp demo.pub "$state/keys/demo.pub"
 printf '[Daemon]\nTrustedKeys=%s/keys\n[Policy]\nPolicy=native\n' "$state" > "$state/fatelfd.conf"
 fatelfd=$top/build/daemon/fatelfd
 export FATELF_SOCKET=$state/fatelfd.sock
@@ -140,6 +139,19 @@ for _ in $(seq 100); do
 	"$top/build/client/fatelfctl" status >/dev/null 2>&1 && break
 	sleep 0.05
 done
+
+say "Trusting the vendor's key, without a restart"
+echo "# No key is trusted yet: the signed bundle is refused, naming the keys directory."
+ctl install hello-1.0.fatbundle || echo "(exit $?)"
+show cp demo.pub "$state/keys/demo.pub"
+show kill -HUP "$daemon"
+for _ in $(seq 100); do
+	grep -q "reloaded" "$state/fatelfd.log" && break
+	sleep 0.05
+done
+grep "reloaded" "$state/fatelfd.log"
+echo "# The state directory is root's alone:"
+show ls -ld "$state/state"
 
 say "Install: the bundle is checked, and the fat file is thinned to this machine on the way"
 ctl install hello-1.0.fatbundle
