@@ -54,6 +54,17 @@ if command -v systemd-analyze >/dev/null 2>&1 && [ -d /lib/systemd/system ]; the
 	# copied in beside ours.
 	mkdir -p "$DEST/usr/lib/systemd"
 	cp -a /lib/systemd/system "$DEST/usr/lib/systemd/" 2>/dev/null
+	# A prefix outside systemd's unit search path (make distcheck's) puts
+	# the units where systemd never looks: link them in from /etc.
+	case ${SVC#"$DEST"} in
+	/etc/systemd/system/* | /usr/lib/systemd/system/* | /usr/local/lib/systemd/system/* | /lib/systemd/system/*) ;;
+	*)
+		mkdir -p "$DEST/etc/systemd/system"
+		cp "$SVC" "$SOCKU" "$DEST/etc/systemd/system/"
+		SVC=$DEST/etc/systemd/system/fatelfd.service
+		SOCKU=$DEST/etc/systemd/system/fatelfd.socket
+		;;
+	esac
 	mandir=$(dirname "$(dirname "$(find "$DEST" -type f -name fatelfd.8 | head -1)")")
 	run env MANPATH="$mandir" systemd-analyze verify --root="$DEST" "${SVC#"$DEST"}" "${SOCKU#"$DEST"}"
 	check_eq "systemd-analyze verify passes on the installed units" "0:" "$RC:$RUN_OUT$RUN_ERR"
