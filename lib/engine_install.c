@@ -1259,6 +1259,10 @@ int engine_install(engine *e, const fatelf_bundle_source *src, const engine_inst
 		q = finish_result(&x, ret);
 		goto out;
 	}
+	/* The row and the caller get the source's own reason, not the
+	 * short archive it left behind. */
+	if (q < 0 && x.o->source_failed)
+		q = x.o->source_failed(x.o->source_ctx, q, d);
 	/* A byte source says -ECANCELED when it was told to stop. */
 	if (q < 0 && (x.cancelled || q == -ECANCELED)) {
 		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");

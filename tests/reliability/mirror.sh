@@ -145,6 +145,15 @@ check_eq "the FetchFailed reply's url has no credentials" \
 	"io.fatelf.Manager.FetchFailed $BASE/auth/missing.fatbundle" \
 	"$(tail -1 <<<"$RUN_OUT" | jq -r '"\(.error) \(.parameters.url)"' 2>&1)"
 no_secret "... the whole reply" "$RUN_OUT"
+# The download's own error, not the empty archive it left the reader.
+MSG404=$(tail -1 <<<"$RUN_OUT" | jq -r '.parameters.message' 2>&1)
+check_eq "... whose message is the helper's" \
+	"$BASE/auth/missing.fatbundle: the server answered HTTP 404 Not Found" "$MSG404"
+check_eq "... and so is its history row's error (History, the store)" \
+	"failed $MSG404 failed $MSG404" \
+	"$(rl_ctl --json history --limit 1 | jq -r '(.transactions // .)[0] | "\(.state) \(.error)"' 2>&1) $(sqlite3 "$DDIR/state/fatelf.db" 'SELECT state, error FROM transactions ORDER BY id DESC LIMIT 1' 2>&1 | tr '|' ' ')"
+run rl_ctl history --limit 1
+check_match "... and fatelfctl history's line" "failed .*the server answered HTTP 404 Not Found" "$RUN_OUT"
 
 run rl_ctl install "http://fatelf:${SECRET}XX@127.0.0.1:$PORT/auth/app-1.fatbundle"
 check_match "a wrong password: download failed (401)" "download failed: .*401" "$RUN_ERR"
