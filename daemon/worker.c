@@ -142,22 +142,6 @@ static const char *job_row_package(const job *j)
 	return NULL;
 }
 
-/* A URL without its user:password@, for what others may read. */
-static void url_public(const char *url, char *buf, size_t size)
-{
-	const char *host = strstr(url, "://");
-	const char *at, *end;
-
-	host = host ? host + 3 : url;
-	end = host + strcspn(host, "/?#");
-	at = memchr(host, '@', (size_t)(end - host));
-	if (!at) {
-		snprintf(buf, size, "%s", url);
-		return;
-	}
-	snprintf(buf, size, "%.*s%s", (int)(host - url), url, at + 1);
-}
-
 static void worker_wake(worker *w)
 {
 	uint64_t one = 1;
@@ -1188,7 +1172,7 @@ json_object *worker_jobs(worker *w)
 		if (!o)
 			break;
 		if (j->url)
-			url_public(j->url, source, sizeof(source));
+			snprintf(source, sizeof(source), "%s", j->url_shown);
 		else if (j->path)
 			snprintf(source, sizeof(source), "%s", j->path);
 		else
