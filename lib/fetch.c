@@ -76,7 +76,7 @@ struct fatelf_fetch {
 	uint64_t exempt;
 	bool responded;
 	bool denied;                /* a connection was refused: why, below */
-	char denied_addr[INET6_ADDRSTRLEN];
+	char denied_addr[INET6_ADDRSTRLEN + 16];
 	char denied_range[FATELF_NETRANGE_TEXT_MAX];
 	char *denied_url;           /* the hop, without credentials */
 };
@@ -196,6 +196,9 @@ static void fetch_note_denied(fatelf_fetch *f, const struct curl_sockaddr *a, ui
 	f->denied = true;
 	if (!inet_ntop(a->family, addr, f->denied_addr, sizeof(f->denied_addr)))
 		snprintf(f->denied_addr, sizeof(f->denied_addr), "?");
+	else if (fatelf_netrange_is_unspecified(&a->addr, a->addrlen))
+		snprintf(f->denied_addr, sizeof(f->denied_addr), "%s (this host)",
+			 a->family == AF_INET6 ? "::" : "0.0.0.0");
 	while (i + 1 < FATELF_NETRANGES_MAX && !(hits & ((uint64_t)1 << i)))
 		i++;
 	fatelf_netrange_format(&f->deny.v[i], f->denied_range);

@@ -147,6 +147,21 @@ static bool netrange_holds(const fatelf_netrange *r, int family, const uint8_t *
 	return rest == 0 || ((r->addr[full] ^ addr[full]) & (uint8_t)(0xffu << (8 - rest))) == 0;
 }
 
+bool fatelf_netrange_is_unspecified(const struct sockaddr *sa, size_t salen)
+{
+	static const uint8_t zero[16], v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (sa && sa->sa_family == AF_INET && salen >= sizeof(struct sockaddr_in))
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == 0;
+	if (sa && sa->sa_family == AF_INET6 && salen >= sizeof(struct sockaddr_in6)) {
+		const uint8_t *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+
+		return memcmp(a, zero, 16) == 0 ||
+		       (memcmp(a, v4mapped, 12) == 0 && memcmp(a + 12, zero, 4) == 0);
+	}
+	return false;
+}
+
 uint64_t fatelf_netranges_match(const fatelf_netranges *l, const struct sockaddr *sa, size_t salen)
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -173,5 +188,14 @@ uint64_t fatelf_netranges_match(const fatelf_netranges *l, const struct sockaddr
 	for (size_t i = 0; i < l->n && i < FATELF_NETRANGES_MAX; i++)
 		if (netrange_holds(&l->v[i], family, addr))
 			hits |= (uint64_t)1 << i;
+	/* A connection to the unspecified address (0.0.0.0, ::) reaches this
+	 * host's loopback: it is in every range that holds the loopback. */
+	if (fatelf_netrange_is_unspecified(sa, salen)) {
+		static const uint8_t lo4[4] = { 127, 0, 0, 1 }, lo6[16] = { [15] = 1 };
+
+		for (size_t i = 0; i < l->n && i < FATELF_NETRANGES_MAX; i++)
+			if (netrange_holds(&l->v[i], family, family == AF_INET ? lo4 : lo6))
+				hits |= (uint64_t)1 << i;
+	}
 	return hits;
 }

@@ -73,6 +73,7 @@ PORT=$(free_port)
 nginx_conf "$T_WORK/ngx" \
 	"	server {
 		listen 127.0.0.1:$PORT;
+		listen [::1]:$PORT;
 		root $T_WORK/www;
 		location /auth/ {
 			auth_basic \"fatelf\";
@@ -86,6 +87,15 @@ nginx_conf "$T_WORK/ngx" \
 		listen 127.0.0.2:$PORT;
 		root $T_WORK/www;
 		access_log $T_WORK/ngx/logs/lo2.log;
+		location = /hop0/app-1.fatbundle {
+			return 302 http://0.0.0.0:$PORT/pub/app-1.fatbundle;
+		}
+		location = /hop6/app-1.fatbundle {
+			return 302 http://[::]:$PORT/pub/app-1.fatbundle;
+		}
+		location = /hopdec/app-1.fatbundle {
+			return 302 http://2130706433:$PORT/pub/app-1.fatbundle;
+		}
 	}"
 nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
 OTHER_PIDS+=($!)
@@ -288,6 +298,24 @@ hop_case deny2 refused "FetchDenyNetworks=127.0.0.2/32, redirect 127.0.0.1 -> 12
 	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.2/32"
 hop_case deny12 refused "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32 (the first host's own range only)" \
 	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32"
+# Other spellings of the loopback, from a first host outside the list:
+# the unspecified address (a connection to it reaches this host), and
+# 127.0.0.1 as one decimal number.
+rl_prepare denylo "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 ::1/128"
+if rl_start denylo; then
+	for h in "hop0|0.0.0.0|0.0.0.0|0.0.0.0 (this host)|127.0.0.1/32" \
+		"hop6|[::]|[::]|:: (this host)|::1/128" "hopdec|2130706433|127.0.0.1|127.0.0.1|127.0.0.1/32"; do
+		IFS='|' read -r loc host shown addr net <<<"$h"
+		run rl_ctl install "http://127.0.0.2:$PORT/$loc/app-1.fatbundle"
+		check_eq "a redirect to http://$host:$PORT/ with 127.0.0.1/32 ::1/128 denied: refused, naming it" \
+			"1 fatelfctl: install: download failed: http://127.0.0.2:$PORT/$loc/app-1.fatbundle: redirected to http://$shown:$PORT/pub/app-1.fatbundle: $addr is in a denied network ($net)" \
+			"$RC $RUN_ERR"
+		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+	done
+	rl_stop
+else
+	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32 ::1/128)" "$(tail -20 "$DLOG")"
+fi
 hop_case denynone followed "an empty FetchDenyNetworks=" "FetchDenyNetworks="
 hop_case denydefault followed "the default list (127.0.0.0/8 holds the first host too)"
 
