@@ -70,8 +70,8 @@ struct fatelf_fetch {
 	char errbuf[CURL_ERROR_SIZE];
 
 	/* The deny list, and the ranges of it that the first URL's host is
-	 * in (found on the connections made before the first response, which
-	 * can only be to that host). */
+	 * in (the address that gave the first response, which can only be
+	 * that host's). */
 	fatelf_netranges deny;
 	uint64_t exempt;
 	bool responded;
@@ -173,13 +173,35 @@ static size_t fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdat
 	return n;
 }
 
+/* The ranges of the deny list that hold the address curl is connected
+ * to (text, as CURLINFO_PRIMARY_IP gives it). */
+static uint64_t fetch_primary_hits(fatelf_fetch *f)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	char *ip = NULL;
+
+	if (curl_easy_getinfo(f->easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK || !ip)
+		return 0;
+	if (inet_pton(AF_INET, ip, &a4.sin_addr) == 1)
+		return fatelf_netranges_match(&f->deny, (const struct sockaddr *)&a4, sizeof(a4));
+	if (inet_pton(AF_INET6, ip, &a6.sin6_addr) == 1)
+		return fatelf_netranges_match(&f->deny, (const struct sockaddr *)&a6, sizeof(a6));
+	return 0;
+}
+
 /* The first header line of a response: from now on, every connection is
- * for a redirect's hop. */
+ * for a redirect's hop. The ranges exempt from the deny list are those of
+ * the address that answered, not of every address the first host's name
+ * gave: a name that lists 127.0.0.1 where nothing listens, then a public
+ * server, would otherwise open the loopback to that server's redirects. */
 static size_t fetch_header_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	fatelf_fetch *f = userdata;
 
 	(void)ptr;
+	if (!f->responded && f->deny.n)
+		f->exempt = fetch_primary_hits(f);
 	f->responded = true;
 	return size * nmemb;
 }
@@ -215,12 +237,12 @@ static curl_socket_t fetch_open_socket(void *clientp, curlsocktype purpose, stru
 {
 	fatelf_fetch *f = clientp;
 
-	if (purpose == CURLSOCKTYPE_IPCXN && f->deny.n) {
+	/* Before the first response, every connection is to the first URL's
+	 * host, which the admin chose. */
+	if (purpose == CURLSOCKTYPE_IPCXN && f->deny.n && f->responded) {
 		uint64_t hits = fatelf_netranges_match(&f->deny, &a->addr, a->addrlen);
 
-		if (!f->responded) {
-			f->exempt |= hits;
-		} else if (hits & ~f->exempt) {
+		if (hits & ~f->exempt) {
 			fetch_note_denied(f, a, hits & ~f->exempt);
 			return CURL_SOCKET_BAD;
 		}
@@ -313,6 +335,9 @@ static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
 	 * remote server), and http/https only for the first URL too. */
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
 	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* No proxy, not even one from the environment: the deny list would
+	 * meet the proxy's address, and the proxy would connect anywhere. */
+	SETOPT(CURLOPT_PROXY, "");
 	SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
 	SETOPT(CURLOPT_MAXREDIRS, 5L);
 	SETOPT(CURLOPT_FAILONERROR, 1L);

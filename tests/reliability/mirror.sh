@@ -29,6 +29,7 @@ OTHER_PIDS=()
 cleanup() {
 	local p
 	rl_stop_all
+	[ -n "${MIXED:-}" ] && hosts_unmix
 	for p in "${OTHER_PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
@@ -70,6 +71,7 @@ cp www/pub/app-1.fatbundle www/auth/app-1.fatbundle
 printf 'fatelf:{PLAIN}%s\n' "$SECRET" >ngx/htpasswd
 chmod -R go+rX www ngx
 PORT=$(free_port)
+MPORT=$(free_port)
 nginx_conf "$T_WORK/ngx" \
 	"	server {
 		listen 127.0.0.1:$PORT;
@@ -81,6 +83,12 @@ nginx_conf "$T_WORK/ngx" \
 		}
 		location = /hop/app-1.fatbundle {
 			return 302 http://127.0.0.2:$PORT/pub/app-1.fatbundle;
+		}
+	}" \
+	"	server {
+		listen 127.0.0.2:$MPORT;
+		location = /hopm/app-1.fatbundle {
+			return 302 http://127.0.0.1:$PORT/pub/app-1.fatbundle;
 		}
 	}" \
 	"	server {
@@ -316,6 +324,66 @@ if rl_start denylo; then
 else
 	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32 ::1/128)" "$(tail -20 "$DLOG")"
 fi
+# A first host whose name gives 127.0.0.1 (where nothing listens on MPORT)
+# and then 127.0.0.2, which answers with a redirect to 127.0.0.1: the
+# address that answered is not in 127.0.0.1/32, so the hop is refused.
+MIXED=fatelf-mirror-mixed.test
+hosts_unmix() {
+	grep -v " $MIXED\$" /etc/hosts >"$T_WORK/hosts.new" && cat "$T_WORK/hosts.new" >/etc/hosts
+}
+printf '127.0.0.1 %s\n127.0.0.2 %s\n' "$MIXED" "$MIXED" >>/etc/hosts
+check_eq "$MIXED resolves to 127.0.0.1, then 127.0.0.2" "127.0.0.1 127.0.0.2" \
+	"$(getent ahostsv4 "$MIXED" | awk '$2 == "STREAM" {print $1}' | tr '\n' ' ' | sed 's/ $//')"
+rl_prepare denymixed "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32"
+if rl_start denymixed; then
+	run rl_ctl install "http://$MIXED:$MPORT/hopm/app-1.fatbundle"
+	check_eq "a first host named for 127.0.0.1 (closed) and 127.0.0.2 (a redirect to 127.0.0.1): refused" \
+		"1 fatelfctl: install: download failed: http://$MIXED:$MPORT/hopm/app-1.fatbundle: redirected to http://127.0.0.1:$PORT/pub/app-1.fatbundle: 127.0.0.1 is in a denied network (127.0.0.1/32)" \
+		"$RC $RUN_ERR"
+	check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+	rl_stop
+else
+	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32)" "$(tail -20 "$DLOG")"
+fi
+hosts_unmix
+
+# A proxy in the daemon's environment is not used: the deny list could
+# not hold through it. The "proxy" answers 502 and notes each connection.
+PPORT=$(free_port)
+cat >proxy.py <<'EOF'
+import socket, sys
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(16)
+print("ready", flush=True)
+while True:
+    c, _ = srv.accept()
+    with open(sys.argv[2], "a") as log:
+        log.write("connection\n")
+    try:
+        c.recv(65536)
+        c.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    except OSError:
+        pass
+    c.close()
+EOF
+: >proxy.log
+python3 proxy.py "$PPORT" "$T_WORK/proxy.log" >proxy.out 2>&1 &
+OTHER_PIDS+=($!)
+wait_for 10 grep -q ready proxy.out || fail "the proxy starts" "$(cat proxy.out)"
+rl_prepare proxyenv
+if rl_start proxyenv http_proxy="http://127.0.0.1:$PPORT" https_proxy="http://127.0.0.1:$PPORT" \
+	all_proxy="http://127.0.0.1:$PPORT" ALL_PROXY="http://127.0.0.1:$PPORT"; then
+	run rl_ctl install "$BASE/pub/app-1.fatbundle"
+	check_eq "http_proxy, https_proxy and all_proxy in fatelfd's environment: installed directly" \
+		"0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+	check_eq "... the proxy saw no connection" 0 "$(wc -l <proxy.log)"
+	rl_stop
+else
+	fail "fatelfd starts (a proxy in its environment)" "$(tail -20 "$DLOG")"
+fi
+
 hop_case denynone followed "an empty FetchDenyNetworks=" "FetchDenyNetworks="
 hop_case denydefault followed "the default list (127.0.0.0/8 holds the first host too)"
 
