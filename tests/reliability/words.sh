@@ -69,9 +69,24 @@ done <<'LIST'
 33-record-hash.fatbundle opt/game/game
 34-fatelf-invalid.fatbundle opt/game/unaligned
 35-elf-target.fatbundle opt/game/tool
+01-path-absolute.fatbundle /aaa
+02-path-dotdot.fatbundle ../aaa
 06-path-duplicate.fatbundle aaa
 08-path-parent.fatbundle opt/nodir/x
 09-setuid.fatbundle opt/game/tool
+LIST
+
+# A path with a byte that may not be shown raw: the entry as the message
+# quotes it.
+while read -r f entry rule; do
+	run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' \
+		--fd "hostile/$f"
+	check_eq "$f: BundleInvalid names entry '$entry', and its message the same" \
+		"io.fatelf.Manager.BundleInvalid $entry|entry '$entry': the path $rule" \
+		"$(jq -r '"\(.error) \(.parameters.entry)|\(.parameters.message)"' <<<"$RUN_OUT" 2>&1)"
+done <<'LIST'
+03-path-newline.fatbundle a\x0aaa holds a control character at byte 1
+04-path-utf8.fatbundle a\xff\xfeaa is not valid UTF-8 (byte 1)
 LIST
 
 # The tool names the same entry in its line and in --json, and names the
