@@ -273,6 +273,10 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 		if (!redacted)
 			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		fetch_quote(quoted, sizeof(quoted), redacted);
+		/* A bad port or host is not a matter of the scheme. */
+		if (uc != CURLUE_UNSUPPORTED_SCHEME && uc != CURLUE_NO_SCHEME && uc != CURLUE_BAD_SCHEME)
+			return fatelf_diag_set(d, -EINVAL, -1, "%s: not a valid URL (%s)", quoted,
+					       curl_url_strerror(uc));
 		return fatelf_diag_set(d, -EINVAL, -1, "%s: %s (%s)", quoted, accepted,
 				       curl_url_strerror(uc));
 	}

@@ -177,7 +177,9 @@ run rl_ctl install "http://fatelf:${SECRET}XX@127.0.0.1:$PORT/auth/app-1.fatbund
 check_match "a wrong password: download failed (401)" "download failed: .*401" "$RUN_ERR"
 no_secret "... its words" "$RUN_OUT $RUN_ERR"
 run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:99999999/x.fatbundle"
-check_eq "a URL that does not parse, with credentials: exit 1" 1 "$RC"
+check_eq "a URL that does not parse, with credentials: exit 1, saying why (its port)" \
+	"1 fatelfctl: install: download failed: http://127.0.0.1:99999999/x.fatbundle: not a valid URL (Port number was not a decimal number between 0 and 65535)" \
+	"$RC $RUN_ERR"
 no_secret "... its words" "$RUN_OUT $RUN_ERR"
 run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:$DPORT/drip" --no-wait
 # The helper runs now: its command line is readable by every local user.
