@@ -191,12 +191,16 @@ for ((i = 0; i < 100; i++)); do
 done
 check_match "a running download's helper is seen" 'fatelf-fetch' "$HELPER_CMDLINES"
 no_secret "... its command line (in /proc, for every user)" "$HELPER_CMDLINES"
-# Queued behind it: a password with a raw '/' (so the authority seems to
-# end before the '@'), and one with an '@' of its own.
+# Queued behind it: passwords with a raw '/', '?' or '#' (so the authority
+# seems to end before the '@'), and one with an '@' of its own. They do
+# not parse; they fail after the cancel, and their log lines and history
+# rows are checked below with every other.
 rl_ctl install "http://fatelf:pa/$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
 rl_ctl install "http://fatelf:p@$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+rl_ctl install "http://fatelf:pa?$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+rl_ctl install "http://fatelf:pa#$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
 run rl_ctl --json status
-check_eq "Status lists the running download and the two queued" "running queued queued" \
+check_eq "Status lists the running download and the four queued" "running queued queued queued queued" \
 	"$(jq -r '[.jobs[].state] | join(" ")' <<<"$RUN_OUT" 2>&1)"
 no_secret "... Status' job list (for every user)" "$RUN_OUT"
 run rl_ctl status

@@ -847,6 +847,10 @@ START_TEST(test_url_redact)
 		{ "http://host:8080/~user@x", "http://host:8080/~user@x" },
 		{ "https://registry/@scope/pkg", "https://registry/@scope/pkg" },
 		{ "http://user:pa/ss@host/x", "http://host/x" },    /* a raw '/' in the password */
+		{ "http://user:pa?ss@host/x", "http://host/x" },    /* ... or '?', or '#' */
+		{ "http://user:pa#ss@host/x?q", "http://host/x?q" },
+		{ "http://user:p/a?s#s@host/x", "http://host/x" },
+		{ "http://host:8080/x?to=a:b@c", "http://host:8080/x?to=a:b@c" },
 		{ "http:\\\\user:pw@host/x", "http:\\\\host/x" },
 		{ "user:secret@host/x", "host/x" },                 /* no scheme */
 		{ "file:///srv/a@b.fatbundle", "file:///srv/a@b.fatbundle" },
