@@ -59,6 +59,15 @@ int fatelf_netrange_parse(const char *s, size_t len, fatelf_netrange *ret, fatel
 			return fatelf_diag_set(d, -EINVAL, -1, "'%s': the prefix length is more than %u",
 					       quoted, max);
 	}
+	/* An IPv4-mapped network is an IPv4 one: connections to such
+	 * addresses are matched as IPv4 (see fatelf_netranges_match). */
+	if (r.family == AF_INET6 && r.prefix >= 96 && memcmp(r.addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+		memmove(r.addr, r.addr + 12, 4);
+		memset(r.addr + 4, 0, 12);
+		r.family = AF_INET;
+		r.prefix -= 96;
+		max = 32;
+	}
 	if (bits_past_prefix(r.addr, max / 8, r.prefix)) {
 		char net[FATELF_NETRANGE_TEXT_MAX];
 		fatelf_netrange n = r;
