@@ -75,6 +75,8 @@ struct fatelf_fetch {
 	fatelf_netranges deny;
 	uint64_t exempt;
 	bool responded;
+	bool https;                 /* the first URL is https: so is every hop */
+	const char *cainfo;
 	bool denied;                /* a connection was refused: why, below */
 	char denied_addr[INET6_ADDRSTRLEN + 16];
 	char denied_range[FATELF_NETRANGE_TEXT_MAX];
@@ -310,6 +312,7 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 	} else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
 		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, shown, accepted);
 	}
+	f->https = strcmp(scheme, "https") == 0;
 
 	f->shown = TAKE_PTR(shown);
 	*ret_url = strdup(full);
@@ -338,7 +341,11 @@ static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
 	/* Never a redirect to file:// (that would read the daemon's files for a
 	 * remote server), and http/https only for the first URL too. */
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* ... and no step down from https to http, where anyone on the way
+	 * could answer for the server. */
+	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, f->https ? "https" : "http,https");
+	if (f->cainfo)
+		SETOPT(CURLOPT_CAINFO, f->cainfo);
 	/* No proxy, not even one from the environment: the deny list would
 	 * meet the proxy's address, and the proxy would connect anywhere. */
 	SETOPT(CURLOPT_PROXY, "");
@@ -408,6 +415,7 @@ int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch 
 	f->low_speed_sec = o->low_speed_sec ? o->low_speed_sec : 30;
 	if (o->deny)
 		f->deny = *o->deny;
+	f->cainfo = o->cainfo;
 	f->opened_ms = fetch_now_ms();
 	f->cancel = o->cancel;
 	fatelf_diag_clear(&f->diag);
@@ -491,6 +499,19 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 		return;
 	}
 	curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &http);
+	if (res == CURLE_UNSUPPORTED_PROTOCOL && http >= 300 && http < 400) {
+		char *loc = NULL;
+		_cleanup_free_ char *shown = NULL;
+
+		/* curl has moved to the hop's URL when it refuses its scheme. */
+		if (curl_easy_getinfo(f->easy, CURLINFO_EFFECTIVE_URL, &loc) == CURLE_OK && loc)
+			shown = fatelf_text_url_redact(loc);
+		fetch_fail(f, -EIO, "redirected to %.*s%s: %s", FETCH_URL_SHOWN / 2, shown ? shown : "?",
+			   shown && strlen(shown) > FETCH_URL_SHOWN / 2 ? "..." : "",
+			   f->https ? "a download from https follows redirects to https only"
+				    : "only redirects to http and https are followed");
+		return;
+	}
 	/* curl's own text for this ("The requested URL returned error: 404")
 	 * only repeats the status. */
 	if (res == CURLE_HTTP_RETURNED_ERROR && http >= 400)

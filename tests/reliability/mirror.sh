@@ -22,7 +22,7 @@ export top_srcdir
 . "$top_srcdir/tests/reliability/lib.sh" || exit 99
 
 rl_init mirror
-t_require_tool python3 nginx sqlite3
+t_require_tool python3 nginx sqlite3 openssl
 VLC=$top_srcdir/tests/reliability/vlclient.py
 SECRET=s3cretpw
 OTHER_PIDS=()
@@ -72,6 +72,11 @@ printf 'fatelf:{PLAIN}%s\n' "$SECRET" >ngx/htpasswd
 chmod -R go+rX www ngx
 PORT=$(free_port)
 MPORT=$(free_port)
+SPORT=$(free_port)
+mkdir -p tls
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout tls/key.pem -out tls/cert.pem >tls/openssl.out 2>&1 ||
+	fail "openssl makes a certificate for 127.0.0.1" "$(cat tls/openssl.out)"
 nginx_conf "$T_WORK/ngx" \
 	"	server {
 		listen 127.0.0.1:$PORT;
@@ -83,6 +88,21 @@ nginx_conf "$T_WORK/ngx" \
 		}
 		location = /hop/app-1.fatbundle {
 			return 302 http://127.0.0.2:$PORT/pub/app-1.fatbundle;
+		}
+		location = /tohttps/app-1.fatbundle {
+			return 302 https://127.0.0.1:$SPORT/pub/app-1.fatbundle;
+		}
+	}" \
+	"	server {
+		listen 127.0.0.1:$SPORT ssl;
+		ssl_certificate $T_WORK/tls/cert.pem;
+		ssl_certificate_key $T_WORK/tls/key.pem;
+		root $T_WORK/www;
+		location = /down/app-1.fatbundle {
+			return 302 http://127.0.0.1:$PORT/pub/app-1.fatbundle;
+		}
+		location = /up/app-1.fatbundle {
+			return 302 https://127.0.0.1:$SPORT/pub/app-1.fatbundle;
 		}
 	}" \
 	"	server {
@@ -388,6 +408,33 @@ if rl_start proxyenv http_proxy="http://127.0.0.1:$PPORT" https_proxy="http://12
 	rl_stop
 else
 	fail "fatelfd starts (a proxy in its environment)" "$(tail -20 "$DLOG")"
+fi
+
+# ================================================================ https never steps down to http
+# nginx with a certificate for 127.0.0.1 from the suite's own CA (test
+# builds of fatelf-fetch take it from FATELF_FETCH_TEST_CAINFO).
+if [ "$FATELF_FAILPOINTS" = yes ]; then
+	rl_prepare tls
+	if rl_start tls FATELF_FETCH_TEST_CAINFO="$T_WORK/tls/cert.pem"; then
+		run rl_ctl install "https://127.0.0.1:$SPORT/pub/app-1.fatbundle"
+		check_eq "an install from https (the test CA) works" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		rl_ctl remove app >/dev/null 2>&1
+		run rl_ctl install "https://127.0.0.1:$SPORT/down/app-1.fatbundle"
+		check_eq "a redirect from https to http: refused, naming it" \
+			"1 fatelfctl: install: download failed: https://127.0.0.1:$SPORT/down/app-1.fatbundle: redirected to http://127.0.0.1:$PORT/pub/app-1.fatbundle: a download from https follows redirects to https only" \
+			"$RC $RUN_ERR"
+		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+		run rl_ctl install "https://127.0.0.1:$SPORT/up/app-1.fatbundle"
+		check_eq "a redirect from https to https is followed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		rl_ctl remove app >/dev/null 2>&1
+		run rl_ctl install "$BASE/tohttps/app-1.fatbundle"
+		check_eq "a redirect from http to https is followed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		rl_stop
+	else
+		fail "fatelfd starts (the test CA)" "$(tail -20 "$DLOG")"
+	fi
+else
+	echo "# not a failpoints build: fatelf-fetch takes no test CA"
 fi
 
 hop_case denynone followed "an empty FetchDenyNetworks=" "FetchDenyNetworks="
