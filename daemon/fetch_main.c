@@ -257,6 +257,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+#ifdef FATELF_FAILPOINTS
+	/* Test builds: the tests' own CA, for an https server on 127.0.0.1. */
+	o.cainfo = getenv("FATELF_FETCH_TEST_CAINFO");
+#endif
 	/* A reader that hangs up is not an error worth a signal death: the
 	 * write fails with EPIPE and we leave quietly. */
 	signal(SIGPIPE, SIG_IGN);

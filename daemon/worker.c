@@ -142,22 +142,6 @@ static const char *job_row_package(const job *j)
 	return NULL;
 }
 
-/* A URL without its user:password@, for what others may read. */
-static void url_public(const char *url, char *buf, size_t size)
-{
-	const char *host = strstr(url, "://");
-	const char *at, *end;
-
-	host = host ? host + 3 : url;
-	end = host + strcspn(host, "/?#");
-	at = memchr(host, '@', (size_t)(end - host));
-	if (!at) {
-		snprintf(buf, size, "%s", url);
-		return;
-	}
-	snprintf(buf, size, "%.*s%s", (int)(host - url), url, at + 1);
-}
-
 static void worker_wake(worker *w)
 {
 	uint64_t one = 1;
@@ -534,6 +518,9 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 	char msg[sizeof(j->diag.msg)];
 	int status = 0;
 
+	/* Done already, when the read failed (see download_failed). */
+	if (c->pid <= 0)
+		return r;
 	/* Exited already? Look without reaping, so the pid stays ours. */
 	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == c->pid)
 		exited = true;
@@ -553,11 +540,14 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 	pthread_mutex_unlock(&w->lock);
 	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	c->pid = 0;
 
 	if (r >= 0 || atomic_load(&w->cancel))
 		return r;
 	if (!ours && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		j->fetch_failed = true;
+		/* The download's message replaces the reader's, subject and all. */
+		j->diag.subject[0] = '\0';
 		if (msg[0])
 			return fatelf_diag_set(&j->diag, -EIO, -1, "%s", msg);
 		if (WIFSIGNALED(status))
@@ -570,15 +560,36 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 	 * neither sends nor ends. */
 	if (r == -ETIMEDOUT) {
 		j->fetch_failed = true;
+		j->diag.subject[0] = '\0';
 		return fatelf_diag_set(&j->diag, -EIO, -1, "no data for %u seconds",
 				       cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	}
 	if (r == -ETIME) {
 		j->fetch_failed = true;
+		j->diag.subject[0] = '\0';
 		return fatelf_diag_set(&j->diag, -EIO, -1, "the download did not end within its deadline of %u s",
 				       cfg->fetch_deadline);
 	}
 	return r;
+}
+
+/* The download of a job, as the engine's byte source sees it. */
+struct download {
+	worker *w;
+	job *j;
+	struct fetch_child c;
+	struct fd_source *fs;
+};
+
+/* The engine's source_failed: the helper is stopped and reaped before the
+ * engine writes the history row, so that the row says why the download
+ * failed rather than what the short archive looked like. */
+static int download_failed(void *ctx, int r, fatelf_diag *d)
+{
+	struct download *dl = ctx;
+
+	(void)d;                        /* it is the job's diag */
+	return fetch_finish(dl->w, dl->j, &dl->c, dl->fs, r);
 }
 
 /* Whether the kernel hands fat executables to a FatELF handler: an enabled
@@ -614,17 +625,17 @@ static int job_install(worker *w, job *j)
 
 	if (j->url) {
 		_cleanup_free_ struct fd_source *fs = calloc(1, sizeof(*fs));
-		struct fetch_child c;
+		struct download dl = { .w = w, .j = j, .fs = fs };
 
 		if (!fs)
 			return -ENOMEM;
 		job_phase(j, "fetching");
-		r = fetch_spawn(w, j, &c, &j->diag);
+		r = fetch_spawn(w, j, &dl.c, &j->diag);
 		if (r < 0) {
 			j->fetch_failed = true;
 			return r;
 		}
-		fs->fd = c.out;
+		fs->fd = dl.c.out;
 		fs->poll = true;
 		fs->w = w;
 		/* Later than the helper's own timeout and deadline, whose
@@ -634,8 +645,10 @@ static int job_install(worker *w, job *j)
 			fs->deadline_usec = now_usec() +
 					    (uint64_t)(cfg->fetch_deadline + FETCH_BACKSTOP_SEC) * 1000000u;
 		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
+		o.source_failed = download_failed;
+		o.source_ctx = &dl;
 		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
-		return fetch_finish(w, j, &c, fs, r);
+		return fetch_finish(w, j, &dl.c, fs, r);
 	} else {
 		_cleanup_free_ struct fd_source *fs = calloc(1, sizeof(*fs));
 		struct stat st;
@@ -1159,7 +1172,7 @@ json_object *worker_jobs(worker *w)
 		if (!o)
 			break;
 		if (j->url)
-			url_public(j->url, source, sizeof(source));
+			snprintf(source, sizeof(source), "%s", j->url_shown);
 		else if (j->path)
 			snprintf(source, sizeof(source), "%s", j->path);
 		else

@@ -207,8 +207,12 @@ const char *fatelf_pkg_name_problem(const char *name, size_t len, char *buf, siz
 bool fatelf_pkg_version_valid(const char *version);
 /* dpkg's ordering: <0, 0, >0. */
 int fatelf_pkg_version_compare(const char *a, const char *b);
-/* The path rules for one path on its own (not duplicates or parents). */
+/* The path rules for one path on its own (not duplicates or parents).
+ * fatelf_path_rule gives the rule that failed without naming the path
+ * ("is absolute (...)"), for a caller that names it its own way. */
+#define FATELF_PATH_RULE_MAX 128
 int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d);
+int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rule[FATELF_PATH_RULE_MAX]);
 
 /* Safe files beneath a root (lib/fsroot.c) */
 /*

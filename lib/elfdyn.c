@@ -38,6 +38,9 @@
 #define DT_STRSZ        10u
 #define DT_RPATH        15u
 #define DT_RUNPATH      29u
+#define DT_SONAME       14u
+#define DT_FLAGS_1      0x6ffffffbu
+#define DF_1_PIE        0x08000000u
 
 /* Table entries are read in batches of this many. */
 #define BATCH           64u
@@ -543,5 +546,60 @@ int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t si
 	if (r < 0)
 		return r;
 	*ret_depth = scan.depth;
+	return 0;
+}
+
+/* What the dynamic section says about the image being a library. */
+typedef struct dyn_lib {
+	bool soname, pie;
+} dyn_lib;
+
+static int dyn_lib_scan(uint64_t tag, uint64_t val, void *ctx)
+{
+	dyn_lib *l = ctx;
+
+	if (tag == DT_NULL)
+		return 1;
+	if (tag == DT_SONAME)
+		l->soname = true;
+	else if (tag == DT_FLAGS_1 && (val & DF_1_PIE))
+		l->pie = true;
+	return 0;
+}
+
+int fatelf_elf_dyn_library(const fatelf_source *src, uint64_t base, uint64_t size, bool *ret_soname,
+			   bool *ret_pie, fatelf_diag *d)
+{
+	elf_view v = { .src = src, .base = base, .size = size };
+	phdr dyn = { .type = 0 };
+	dyn_lib lib = { 0 };
+	dyn_walk walk;
+	unsigned entsize;
+	int r;
+
+	if (size > UINT64_MAX - base)
+		return fatelf_diag_set(d, -EINVAL, -1, "the image [0x%llx, +0x%llx) overflows 64 bits",
+				       (unsigned long long)base, (unsigned long long)size);
+	r = view_open(&v, d);
+	if (r < 0)
+		return r;
+	r = view_each_phdr(&v, find_dynamic, &dyn, d);
+	if (r < 0)
+		return r;
+	if (dyn.type == PT_DYNAMIC) {
+		if (!view_contains(&v, dyn.offset, dyn.filesz))
+			return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
+					       "PT_DYNAMIC covers file bytes [0x%llx, +0x%llx), outside the "
+					       "image's 0x%llx bytes", (unsigned long long)dyn.offset,
+					       (unsigned long long)dyn.filesz, (unsigned long long)size);
+		entsize = v.is64 ? 16u : 8u;
+		walk = (dyn_walk) { .v = &v, .offset = dyn.offset,
+				    .count = MIN(dyn.filesz / entsize, (uint64_t)DYN_MAX) };
+		r = dyn_each(&walk, dyn_lib_scan, &lib, d);
+		if (r < 0)
+			return r;
+	}
+	*ret_soname = lib.soname;
+	*ret_pie = lib.pie;
 	return 0;
 }

@@ -248,6 +248,12 @@ typedef struct engine_install_opts {
 	bool fat_executables_run;
 	engine_progress_cb progress;
 	void *userdata;
+	/* When the read fails, before the history row is written: a byte
+	 * source that knows better why it ended (a download whose helper
+	 * failed, so the archive only looked short) may replace d and return
+	 * its own error; it returns r to leave the read's error standing. */
+	int (*source_failed)(void *source_ctx, int r, fatelf_diag *d);
+	void *source_ctx;
 } engine_install_opts;
 
 /*

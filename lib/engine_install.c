@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "engine_private.h"
+#include "run.h"
 #include "macro.h"
 
 #define PROGRESS_STEP (1u << 20)
@@ -827,15 +828,29 @@ static int warn_add(struct install *x, const char *path, const char *reason)
 	return 0;
 }
 
+/*
+ * An ET_DYN record is a library unless it is a position-independent
+ * executable: one with a PT_INTERP and no DT_SONAME. Neither PT_INTERP
+ * nor DF_1_PIE alone tells: glibc's libc.so.6 has both, and keeping it
+ * fat would stop every program on the machine.
+ */
 bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr)
 {
 	fatelf_source src;
 	fatelf_elfinfo info;
+	bool soname = false, pie = false;
 
-	return hdr->nrecords > 0 && fatelf_source_fd(&src, fd) == 0 &&
-	       fatelf_record_check_elf(&src, hdr->records[0].offset, &hdr->records[0], 0, &info,
-				       NULL) == 0 &&
-	       FATELF_ELF_IS_SHARED_LIBRARY(&info);
+	(void)pie;
+	if (hdr->nrecords == 0 || fatelf_source_fd(&src, fd) < 0 ||
+	    fatelf_record_check_elf(&src, hdr->records[0].offset, &hdr->records[0], 0, &info, NULL) < 0 ||
+	    info.type != 3)
+		return false;
+	if (!info.has_interp)
+		return true;
+	if (fatelf_elf_dyn_library(&src, hdr->records[0].offset, hdr->records[0].size, &soname, &pie,
+				   NULL) < 0)
+		return false;
+	return soname;
 }
 
 /* Moves record rec of the staged fat file fd to its start, as a plain ELF:
@@ -1259,6 +1274,10 @@ int engine_install(engine *e, const fatelf_bundle_source *src, const engine_inst
 		q = finish_result(&x, ret);
 		goto out;
 	}
+	/* The row and the caller get the source's own reason, not the
+	 * short archive it left behind. */
+	if (q < 0 && x.o->source_failed)
+		q = x.o->source_failed(x.o->source_ctx, q, d);
 	/* A byte source says -ECANCELED when it was told to stop. */
 	if (q < 0 && (x.cancelled || q == -ECANCELED)) {
 		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");

@@ -70,13 +70,15 @@ struct fatelf_fetch {
 	char errbuf[CURL_ERROR_SIZE];
 
 	/* The deny list, and the ranges of it that the first URL's host is
-	 * in (found on the connections made before the first response, which
-	 * can only be to that host). */
+	 * in (the address that gave the first response, which can only be
+	 * that host's). */
 	fatelf_netranges deny;
 	uint64_t exempt;
 	bool responded;
+	bool https;                 /* the first URL is https: so is every hop */
+	const char *cainfo;
 	bool denied;                /* a connection was refused: why, below */
-	char denied_addr[INET6_ADDRSTRLEN];
+	char denied_addr[INET6_ADDRSTRLEN + 16];
 	char denied_range[FATELF_NETRANGE_TEXT_MAX];
 	char *denied_url;           /* the hop, without credentials */
 };
@@ -173,13 +175,35 @@ static size_t fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdat
 	return n;
 }
 
+/* The ranges of the deny list that hold the address curl is connected
+ * to (text, as CURLINFO_PRIMARY_IP gives it). */
+static uint64_t fetch_primary_hits(fatelf_fetch *f)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	char *ip = NULL;
+
+	if (curl_easy_getinfo(f->easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK || !ip)
+		return 0;
+	if (inet_pton(AF_INET, ip, &a4.sin_addr) == 1)
+		return fatelf_netranges_match(&f->deny, (const struct sockaddr *)&a4, sizeof(a4));
+	if (inet_pton(AF_INET6, ip, &a6.sin6_addr) == 1)
+		return fatelf_netranges_match(&f->deny, (const struct sockaddr *)&a6, sizeof(a6));
+	return 0;
+}
+
 /* The first header line of a response: from now on, every connection is
- * for a redirect's hop. */
+ * for a redirect's hop. The ranges exempt from the deny list are those of
+ * the address that answered, not of every address the first host's name
+ * gave: a name that lists 127.0.0.1 where nothing listens, then a public
+ * server, would otherwise open the loopback to that server's redirects. */
 static size_t fetch_header_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	fatelf_fetch *f = userdata;
 
 	(void)ptr;
+	if (!f->responded && f->deny.n)
+		f->exempt = fetch_primary_hits(f);
 	f->responded = true;
 	return size * nmemb;
 }
@@ -196,6 +220,9 @@ static void fetch_note_denied(fatelf_fetch *f, const struct curl_sockaddr *a, ui
 	f->denied = true;
 	if (!inet_ntop(a->family, addr, f->denied_addr, sizeof(f->denied_addr)))
 		snprintf(f->denied_addr, sizeof(f->denied_addr), "?");
+	else if (fatelf_netrange_is_unspecified(&a->addr, a->addrlen))
+		snprintf(f->denied_addr, sizeof(f->denied_addr), "%s (this host)",
+			 a->family == AF_INET6 ? "::" : "0.0.0.0");
 	while (i + 1 < FATELF_NETRANGES_MAX && !(hits & ((uint64_t)1 << i)))
 		i++;
 	fatelf_netrange_format(&f->deny.v[i], f->denied_range);
@@ -212,12 +239,12 @@ static curl_socket_t fetch_open_socket(void *clientp, curlsocktype purpose, stru
 {
 	fatelf_fetch *f = clientp;
 
-	if (purpose == CURLSOCKTYPE_IPCXN && f->deny.n) {
+	/* Before the first response, every connection is to the first URL's
+	 * host, which the admin chose. */
+	if (purpose == CURLSOCKTYPE_IPCXN && f->deny.n && f->responded) {
 		uint64_t hits = fatelf_netranges_match(&f->deny, &a->addr, a->addrlen);
 
-		if (!f->responded) {
-			f->exempt |= hits;
-		} else if (hits & ~f->exempt) {
+		if (hits & ~f->exempt) {
 			fetch_note_denied(f, a, hits & ~f->exempt);
 			return CURL_SOCKET_BAD;
 		}
@@ -248,6 +275,10 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 		if (!redacted)
 			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		fetch_quote(quoted, sizeof(quoted), redacted);
+		/* A bad port or host is not a matter of the scheme. */
+		if (uc != CURLUE_UNSUPPORTED_SCHEME && uc != CURLUE_NO_SCHEME && uc != CURLUE_BAD_SCHEME)
+			return fatelf_diag_set(d, -EINVAL, -1, "%s: not a valid URL (%s)", quoted,
+					       curl_url_strerror(uc));
 		return fatelf_diag_set(d, -EINVAL, -1, "%s: %s (%s)", quoted, accepted,
 				       curl_url_strerror(uc));
 	}
@@ -281,6 +312,7 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 	} else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
 		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, shown, accepted);
 	}
+	f->https = strcmp(scheme, "https") == 0;
 
 	f->shown = TAKE_PTR(shown);
 	*ret_url = strdup(full);
@@ -309,7 +341,14 @@ static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
 	/* Never a redirect to file:// (that would read the daemon's files for a
 	 * remote server), and http/https only for the first URL too. */
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* ... and no step down from https to http, where anyone on the way
+	 * could answer for the server. */
+	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, f->https ? "https" : "http,https");
+	if (f->cainfo)
+		SETOPT(CURLOPT_CAINFO, f->cainfo);
+	/* No proxy, not even one from the environment: the deny list would
+	 * meet the proxy's address, and the proxy would connect anywhere. */
+	SETOPT(CURLOPT_PROXY, "");
 	SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
 	SETOPT(CURLOPT_MAXREDIRS, 5L);
 	SETOPT(CURLOPT_FAILONERROR, 1L);
@@ -376,6 +415,7 @@ int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch 
 	f->low_speed_sec = o->low_speed_sec ? o->low_speed_sec : 30;
 	if (o->deny)
 		f->deny = *o->deny;
+	f->cainfo = o->cainfo;
 	f->opened_ms = fetch_now_ms();
 	f->cancel = o->cancel;
 	fatelf_diag_clear(&f->diag);
@@ -459,6 +499,19 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 		return;
 	}
 	curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &http);
+	if (res == CURLE_UNSUPPORTED_PROTOCOL && http >= 300 && http < 400) {
+		char *loc = NULL;
+		_cleanup_free_ char *shown = NULL;
+
+		/* curl has moved to the hop's URL when it refuses its scheme. */
+		if (curl_easy_getinfo(f->easy, CURLINFO_EFFECTIVE_URL, &loc) == CURLE_OK && loc)
+			shown = fatelf_text_url_redact(loc);
+		fetch_fail(f, -EIO, "redirected to %.*s%s: %s", FETCH_URL_SHOWN / 2, shown ? shown : "?",
+			   shown && strlen(shown) > FETCH_URL_SHOWN / 2 ? "..." : "",
+			   f->https ? "a download from https follows redirects to https only"
+				    : "only redirects to http and https are followed");
+		return;
+	}
 	/* curl's own text for this ("The requested URL returned error: 404")
 	 * only repeats the status. */
 	if (res == CURLE_HTTP_RETURNED_ERROR && http >= 400)

@@ -37,6 +37,8 @@ typedef struct fatelf_fetch_opts {
 	 * 127.0.0.1 still works). Checked on the address each connection
 	 * goes to, after name resolution. NULL: none. */
 	const fatelf_netranges *deny;
+	/* The CA bundle that verifies servers; NULL: the system's. */
+	const char *cainfo;
 } fatelf_fetch_opts;
 
 /* Checks the URL (scheme http, https or, if allowed, file) and starts the

@@ -740,14 +740,20 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 	if (strlen(s) != len)
 		return fail(c, -FATELF_E_PATH_INVALID, -1, "path '%s' holds a NUL byte",
 			    fatelf_text_quote_n(s, len, q));
-	r = fatelf_path_check(s, c->lim, c->d);
-	if (r < 0)
-		return r;
 	e->path = strdup(s);
 	if (!e->path)
 		return -ENOMEM;
 	c->at = AT_ENTRY;
 	c->entry_path = e->path;
+	/* A bad path is still the entry's name: the error names it as the
+	 * entry, like every other error about one entry. */
+	{
+		char rule[FATELF_PATH_RULE_MAX];
+
+		r = fatelf_path_rule(s, c->lim, rule);
+		if (r < 0)
+			return fail(c, r, -1, "the path %s", rule);
+	}
 
 	if (!json_object_object_get_ex(obj, "type", &v))
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'type'");

@@ -59,6 +59,15 @@ int fatelf_netrange_parse(const char *s, size_t len, fatelf_netrange *ret, fatel
 			return fatelf_diag_set(d, -EINVAL, -1, "'%s': the prefix length is more than %u",
 					       quoted, max);
 	}
+	/* An IPv4-mapped network is an IPv4 one: connections to such
+	 * addresses are matched as IPv4 (see fatelf_netranges_match). */
+	if (r.family == AF_INET6 && r.prefix >= 96 && memcmp(r.addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+		memmove(r.addr, r.addr + 12, 4);
+		memset(r.addr + 4, 0, 12);
+		r.family = AF_INET;
+		r.prefix -= 96;
+		max = 32;
+	}
 	if (bits_past_prefix(r.addr, max / 8, r.prefix)) {
 		char net[FATELF_NETRANGE_TEXT_MAX];
 		fatelf_netrange n = r;
@@ -147,6 +156,21 @@ static bool netrange_holds(const fatelf_netrange *r, int family, const uint8_t *
 	return rest == 0 || ((r->addr[full] ^ addr[full]) & (uint8_t)(0xffu << (8 - rest))) == 0;
 }
 
+bool fatelf_netrange_is_unspecified(const struct sockaddr *sa, size_t salen)
+{
+	static const uint8_t zero[16], v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (sa && sa->sa_family == AF_INET && salen >= sizeof(struct sockaddr_in))
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == 0;
+	if (sa && sa->sa_family == AF_INET6 && salen >= sizeof(struct sockaddr_in6)) {
+		const uint8_t *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+
+		return memcmp(a, zero, 16) == 0 ||
+		       (memcmp(a, v4mapped, 12) == 0 && memcmp(a + 12, zero, 4) == 0);
+	}
+	return false;
+}
+
 uint64_t fatelf_netranges_match(const fatelf_netranges *l, const struct sockaddr *sa, size_t salen)
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -173,5 +197,14 @@ uint64_t fatelf_netranges_match(const fatelf_netranges *l, const struct sockaddr
 	for (size_t i = 0; i < l->n && i < FATELF_NETRANGES_MAX; i++)
 		if (netrange_holds(&l->v[i], family, addr))
 			hits |= (uint64_t)1 << i;
+	/* A connection to the unspecified address (0.0.0.0, ::) reaches this
+	 * host's loopback: it is in every range that holds the loopback. */
+	if (fatelf_netrange_is_unspecified(sa, salen)) {
+		static const uint8_t lo4[4] = { 127, 0, 0, 1 }, lo6[16] = { [15] = 1 };
+
+		for (size_t i = 0; i < l->n && i < FATELF_NETRANGES_MAX; i++)
+			if (netrange_holds(&l->v[i], family, family == AF_INET ? lo4 : lo6))
+				hits |= (uint64_t)1 << i;
+	}
 	return hits;
 }

@@ -56,7 +56,10 @@ int fatelf_netranges_format(const fatelf_netranges *l, char *buf, size_t size);
 
 /* The ranges of l that hold the address, as a bitmask (bit i: l->v[i]);
  * 0 for none or for an address that is neither IPv4 nor IPv6. An
- * IPv4-mapped IPv6 address (::ffff:a.b.c.d) is matched as IPv4. */
+ * IPv4-mapped IPv6 address (::ffff:a.b.c.d) is matched as IPv4. The
+ * unspecified address is also in each range that holds 127.0.0.1 or ::1,
+ * since a connection to it reaches this host's loopback. */
+bool fatelf_netrange_is_unspecified(const struct sockaddr *sa, size_t salen);
 uint64_t fatelf_netranges_match(const fatelf_netranges *l, const struct sockaddr *sa, size_t salen);
 
 #endif

@@ -5,6 +5,7 @@
  * those rules are checked against. The manifest parser and serializer
  * enforce them; the bundle writer checks paths with them too.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -199,10 +200,21 @@ int fatelf_pkg_version_compare(const char *a, const char *b)
 
 /* Path rules */
 
-int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d)
+/* The rule a path breaks, for a message that names the path its own way. */
+static int __attribute__((format(printf, 3, 4)))
+rule_set(char rule[FATELF_PATH_RULE_MAX], int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rule, FATELF_PATH_RULE_MAX, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rule[FATELF_PATH_RULE_MAX])
 {
 	fatelf_bundle_limits def;
-	char q[FATELF_TEXT_QUOTE_BUF];
 	size_t len, at;
 	const char *c;
 	int depth = 0;
@@ -212,50 +224,57 @@ int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_
 		lim = &def;
 	}
 	if (!path || !*path)
-		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1, "path is empty");
+		return rule_set(rule, -FATELF_E_PATH_INVALID, "is empty");
 	len = strlen(path);
-	fatelf_text_quote(path, q);
 	if (path[0] == '/')
-		return fatelf_diag_set(d, -FATELF_E_PATH_ABSOLUTE, -1,
-				       "path '%s' is absolute (paths are relative to the root)", q);
+		return rule_set(rule, -FATELF_E_PATH_ABSOLUTE,
+				       "is absolute (paths are relative to the root)");
 	if (len > lim->max_path)
-		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
-				       "path '%s' is %zu bytes long, the limit is %zu", q, len,
+		return rule_set(rule, -FATELF_E_LIMIT,
+				       "is %zu bytes long, the limit is %zu", len,
 				       lim->max_path);
 	switch (fatelf_text_check(path, len, &at)) {
 	case FATELF_TEXT_CONTROL:
-		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-				       "path '%s' holds a control character at byte %zu", q, at);
+		return rule_set(rule, -FATELF_E_PATH_INVALID,
+				       "holds a control character at byte %zu", at);
 	case FATELF_TEXT_UTF8:
-		return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-				       "path '%s' is not valid UTF-8 (byte %zu)", q, at);
+		return rule_set(rule, -FATELF_E_PATH_INVALID,
+				       "is not valid UTF-8 (byte %zu)", at);
 	}
 	for (c = path;; ) {
 		const char *slash = strchr(c, '/');
 		size_t n = slash ? (size_t)(slash - c) : strlen(c);
 
 		if (++depth > FATELF_PATH_DEPTH_MAX)
-			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
-					       "path '%s' is more than %d levels deep",
-					       q, FATELF_PATH_DEPTH_MAX);
+			return rule_set(rule, -FATELF_E_LIMIT,
+					       "is more than %d levels deep", FATELF_PATH_DEPTH_MAX);
 
 		if (n == 0)
-			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-					       slash ? "path '%s' has an empty component ('//')"
-						     : "path '%s' ends with '/'", q);
+			return rule_set(rule, -FATELF_E_PATH_INVALID,
+					       slash ? "has an empty component ('//')"
+						     : "ends with '/'");
 		if (n == 1 && c[0] == '.')
-			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
-					       "path '%s' has a '.' component", q);
+			return rule_set(rule, -FATELF_E_PATH_INVALID,
+					       "has a '.' component");
 		if (n == 2 && c[0] == '.' && c[1] == '.')
-			return fatelf_diag_set(d, -FATELF_E_PATH_DOTDOT, -1,
-					       "path '%s' has a '..' component", q);
+			return rule_set(rule, -FATELF_E_PATH_DOTDOT,
+					       "has a '..' component");
 		if (n > COMPONENT_MAX)
-			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
-					       "path '%s' has a component of %zu bytes, the limit is %d",
-					       q, n, COMPONENT_MAX);
+			return rule_set(rule, -FATELF_E_LIMIT,
+					       "has a component of %zu bytes, the limit is %d", n, COMPONENT_MAX);
 		if (!slash)
 			break;
 		c = slash + 1;
 	}
+	return 0;
+}
+
+int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d)
+{
+	char rule[FATELF_PATH_RULE_MAX], q[FATELF_TEXT_QUOTE_BUF];
+	int r = fatelf_path_rule(path, lim, rule);
+
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "path '%s' %s", path ? fatelf_text_quote(path, q) : "", rule);
 	return 0;
 }

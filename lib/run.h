@@ -89,6 +89,15 @@ int fatelf_binfmt_find_handler(const fatelf_binfmt_entry *list, size_t n,
  * rule (FATELF_E_SEGMENT for ranges outside the image, FATELF_E_NOT_ELF
  * for a bad header, FATELF_E_LIMIT for depth > FATELF_ORIGIN_DEPTH_MAX).
  */
+/*
+ * Whether the image's dynamic section has a DT_SONAME, and DF_1_PIE in
+ * DT_FLAGS_1 (false for both without one). A shared library may have a
+ * PT_INTERP and DF_1_PIE too (glibc's libc.so.6 has both), so neither
+ * makes an ET_DYN image an executable. Bounds-checked like the function
+ * below.
+ */
+int fatelf_elf_dyn_library(const fatelf_source *src, uint64_t base, uint64_t size, bool *ret_soname,
+			   bool *ret_pie, fatelf_diag *d);
 int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t size,
 			    int *ret_depth, fatelf_diag *d);
 

@@ -141,7 +141,7 @@ static size_t url_authority_start(const char *url)
 static size_t url_userinfo_end(const char *url, size_t start)
 {
 	size_t end = start + strcspn(url + start, "/\\?#");
-	size_t stop = start + strcspn(url + start, "?#");
+	size_t stop = strlen(url);
 	const char *colon, *bracket;
 	size_t at = start;
 
@@ -150,9 +150,10 @@ static size_t url_userinfo_end(const char *url, size_t start)
 			at = i + 1;
 	if (at > start)
 		return at;
-	/* A password with a raw '/' in it ("user:pa/ss@host") ends the
-	 * authority early: a ':' that is not followed by a port number
-	 * still means credentials, up to the last '@' before the query. */
+	/* A password with a raw '/', '?' or '#' in it ("user:pa/ss@host")
+	 * ends the authority early: a ':' that is not followed by a port
+	 * number still means credentials, up to the last '@'. Such a URL
+	 * does not parse, so cutting more of it than that loses nothing. */
 	bracket = memchr(url + start, ']', end - start);
 	colon = memchr(bracket ? bracket : url + start, ':', (size_t)(url + end - (bracket ? bracket : url + start)));
 	if (!colon || strspn(colon + 1, "0123456789") == (size_t)(url + end - colon - 1))

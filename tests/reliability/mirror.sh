@@ -22,13 +22,14 @@ export top_srcdir
 . "$top_srcdir/tests/reliability/lib.sh" || exit 99
 
 rl_init mirror
-t_require_tool python3 nginx sqlite3
+t_require_tool python3 nginx sqlite3 openssl
 VLC=$top_srcdir/tests/reliability/vlclient.py
 SECRET=s3cretpw
 OTHER_PIDS=()
 cleanup() {
 	local p
 	rl_stop_all
+	[ -n "${MIXED:-}" ] && hosts_unmix
 	for p in "${OTHER_PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
@@ -70,9 +71,16 @@ cp www/pub/app-1.fatbundle www/auth/app-1.fatbundle
 printf 'fatelf:{PLAIN}%s\n' "$SECRET" >ngx/htpasswd
 chmod -R go+rX www ngx
 PORT=$(free_port)
+MPORT=$(free_port)
+SPORT=$(free_port)
+mkdir -p tls
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout tls/key.pem -out tls/cert.pem >tls/openssl.out 2>&1 ||
+	fail "openssl makes a certificate for 127.0.0.1" "$(cat tls/openssl.out)"
 nginx_conf "$T_WORK/ngx" \
 	"	server {
 		listen 127.0.0.1:$PORT;
+		listen [::1]:$PORT;
 		root $T_WORK/www;
 		location /auth/ {
 			auth_basic \"fatelf\";
@@ -81,11 +89,41 @@ nginx_conf "$T_WORK/ngx" \
 		location = /hop/app-1.fatbundle {
 			return 302 http://127.0.0.2:$PORT/pub/app-1.fatbundle;
 		}
+		location = /tohttps/app-1.fatbundle {
+			return 302 https://127.0.0.1:$SPORT/pub/app-1.fatbundle;
+		}
+	}" \
+	"	server {
+		listen 127.0.0.1:$SPORT ssl;
+		ssl_certificate $T_WORK/tls/cert.pem;
+		ssl_certificate_key $T_WORK/tls/key.pem;
+		root $T_WORK/www;
+		location = /down/app-1.fatbundle {
+			return 302 http://127.0.0.1:$PORT/pub/app-1.fatbundle;
+		}
+		location = /up/app-1.fatbundle {
+			return 302 https://127.0.0.1:$SPORT/pub/app-1.fatbundle;
+		}
+	}" \
+	"	server {
+		listen 127.0.0.2:$MPORT;
+		location = /hopm/app-1.fatbundle {
+			return 302 http://127.0.0.1:$PORT/pub/app-1.fatbundle;
+		}
 	}" \
 	"	server {
 		listen 127.0.0.2:$PORT;
 		root $T_WORK/www;
 		access_log $T_WORK/ngx/logs/lo2.log;
+		location = /hop0/app-1.fatbundle {
+			return 302 http://0.0.0.0:$PORT/pub/app-1.fatbundle;
+		}
+		location = /hop6/app-1.fatbundle {
+			return 302 http://[::]:$PORT/pub/app-1.fatbundle;
+		}
+		location = /hopdec/app-1.fatbundle {
+			return 302 http://2130706433:$PORT/pub/app-1.fatbundle;
+		}
 	}"
 nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
 OTHER_PIDS+=($!)
@@ -145,12 +183,23 @@ check_eq "the FetchFailed reply's url has no credentials" \
 	"io.fatelf.Manager.FetchFailed $BASE/auth/missing.fatbundle" \
 	"$(tail -1 <<<"$RUN_OUT" | jq -r '"\(.error) \(.parameters.url)"' 2>&1)"
 no_secret "... the whole reply" "$RUN_OUT"
+# The download's own error, not the empty archive it left the reader.
+MSG404=$(tail -1 <<<"$RUN_OUT" | jq -r '.parameters.message' 2>&1)
+check_eq "... whose message is the helper's" \
+	"$BASE/auth/missing.fatbundle: the server answered HTTP 404 Not Found" "$MSG404"
+check_eq "... and so is its history row's error (History, the store)" \
+	"failed $MSG404 failed $MSG404" \
+	"$(rl_ctl --json history --limit 1 | jq -r '(.transactions // .)[0] | "\(.state) \(.error)"' 2>&1) $(sqlite3 "$DDIR/state/fatelf.db" 'SELECT state, error FROM transactions ORDER BY id DESC LIMIT 1' 2>&1 | tr '|' ' ')"
+run rl_ctl history --limit 1
+check_match "... and fatelfctl history's line" "failed .*the server answered HTTP 404 Not Found" "$RUN_OUT"
 
 run rl_ctl install "http://fatelf:${SECRET}XX@127.0.0.1:$PORT/auth/app-1.fatbundle"
 check_match "a wrong password: download failed (401)" "download failed: .*401" "$RUN_ERR"
 no_secret "... its words" "$RUN_OUT $RUN_ERR"
 run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:99999999/x.fatbundle"
-check_eq "a URL that does not parse, with credentials: exit 1" 1 "$RC"
+check_eq "a URL that does not parse, with credentials: exit 1, saying why (its port)" \
+	"1 fatelfctl: install: download failed: http://127.0.0.1:99999999/x.fatbundle: not a valid URL (Port number was not a decimal number between 0 and 65535)" \
+	"$RC $RUN_ERR"
 no_secret "... its words" "$RUN_OUT $RUN_ERR"
 run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:$DPORT/drip" --no-wait
 # The helper runs now: its command line is readable by every local user.
@@ -162,6 +211,20 @@ for ((i = 0; i < 100; i++)); do
 done
 check_match "a running download's helper is seen" 'fatelf-fetch' "$HELPER_CMDLINES"
 no_secret "... its command line (in /proc, for every user)" "$HELPER_CMDLINES"
+# Queued behind it: passwords with a raw '/', '?' or '#' (so the authority
+# seems to end before the '@'), and one with an '@' of its own. They do
+# not parse; they fail after the cancel, and their log lines and history
+# rows are checked below with every other.
+rl_ctl install "http://fatelf:pa/$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+rl_ctl install "http://fatelf:p@$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+rl_ctl install "http://fatelf:pa?$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+rl_ctl install "http://fatelf:pa#$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+run rl_ctl --json status
+check_eq "Status lists the running download and the four queued" "running queued queued queued queued" \
+	"$(jq -r '[.jobs[].state] | join(" ")' <<<"$RUN_OUT" 2>&1)"
+no_secret "... Status' job list (for every user)" "$RUN_OUT"
+run rl_ctl status
+no_secret "... fatelfctl status" "$RUN_OUT $RUN_ERR"
 rl_ctl cancel >/dev/null 2>&1
 wait_for 20 sh -c "! \"$FATELFCTL\" --socket \"$SOCK\" --json status | jq -e '.running != null' >/dev/null"
 
@@ -269,6 +332,111 @@ hop_case deny2 refused "FetchDenyNetworks=127.0.0.2/32, redirect 127.0.0.1 -> 12
 	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.2/32"
 hop_case deny12 refused "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32 (the first host's own range only)" \
 	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32"
+# Other spellings of the loopback, from a first host outside the list:
+# the unspecified address (a connection to it reaches this host), and
+# 127.0.0.1 as one decimal number.
+rl_prepare denylo "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 ::1/128"
+if rl_start denylo; then
+	for h in "hop0|0.0.0.0|0.0.0.0|0.0.0.0 (this host)|127.0.0.1/32" \
+		"hop6|[::]|[::]|:: (this host)|::1/128" "hopdec|2130706433|127.0.0.1|127.0.0.1|127.0.0.1/32"; do
+		IFS='|' read -r loc host shown addr net <<<"$h"
+		run rl_ctl install "http://127.0.0.2:$PORT/$loc/app-1.fatbundle"
+		check_eq "a redirect to http://$host:$PORT/ with 127.0.0.1/32 ::1/128 denied: refused, naming it" \
+			"1 fatelfctl: install: download failed: http://127.0.0.2:$PORT/$loc/app-1.fatbundle: redirected to http://$shown:$PORT/pub/app-1.fatbundle: $addr is in a denied network ($net)" \
+			"$RC $RUN_ERR"
+		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+	done
+	rl_stop
+else
+	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32 ::1/128)" "$(tail -20 "$DLOG")"
+fi
+# A first host whose name gives 127.0.0.1 (where nothing listens on MPORT)
+# and then 127.0.0.2, which answers with a redirect to 127.0.0.1: the
+# address that answered is not in 127.0.0.1/32, so the hop is refused.
+MIXED=fatelf-mirror-mixed.test
+hosts_unmix() {
+	grep -v " $MIXED\$" /etc/hosts >"$T_WORK/hosts.new" && cat "$T_WORK/hosts.new" >/etc/hosts
+}
+printf '127.0.0.1 %s\n127.0.0.2 %s\n' "$MIXED" "$MIXED" >>/etc/hosts
+check_eq "$MIXED resolves to 127.0.0.1, then 127.0.0.2" "127.0.0.1 127.0.0.2" \
+	"$(getent ahostsv4 "$MIXED" | awk '$2 == "STREAM" {print $1}' | tr '\n' ' ' | sed 's/ $//')"
+rl_prepare denymixed "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32"
+if rl_start denymixed; then
+	run rl_ctl install "http://$MIXED:$MPORT/hopm/app-1.fatbundle"
+	check_eq "a first host named for 127.0.0.1 (closed) and 127.0.0.2 (a redirect to 127.0.0.1): refused" \
+		"1 fatelfctl: install: download failed: http://$MIXED:$MPORT/hopm/app-1.fatbundle: redirected to http://127.0.0.1:$PORT/pub/app-1.fatbundle: 127.0.0.1 is in a denied network (127.0.0.1/32)" \
+		"$RC $RUN_ERR"
+	check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+	rl_stop
+else
+	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32)" "$(tail -20 "$DLOG")"
+fi
+hosts_unmix
+
+# A proxy in the daemon's environment is not used: the deny list could
+# not hold through it. The "proxy" answers 502 and notes each connection.
+PPORT=$(free_port)
+cat >proxy.py <<'EOF'
+import socket, sys
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(16)
+print("ready", flush=True)
+while True:
+    c, _ = srv.accept()
+    with open(sys.argv[2], "a") as log:
+        log.write("connection\n")
+    try:
+        c.recv(65536)
+        c.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    except OSError:
+        pass
+    c.close()
+EOF
+: >proxy.log
+python3 proxy.py "$PPORT" "$T_WORK/proxy.log" >proxy.out 2>&1 &
+OTHER_PIDS+=($!)
+wait_for 10 grep -q ready proxy.out || fail "the proxy starts" "$(cat proxy.out)"
+rl_prepare proxyenv
+if rl_start proxyenv http_proxy="http://127.0.0.1:$PPORT" https_proxy="http://127.0.0.1:$PPORT" \
+	all_proxy="http://127.0.0.1:$PPORT" ALL_PROXY="http://127.0.0.1:$PPORT"; then
+	run rl_ctl install "$BASE/pub/app-1.fatbundle"
+	check_eq "http_proxy, https_proxy and all_proxy in fatelfd's environment: installed directly" \
+		"0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+	check_eq "... the proxy saw no connection" 0 "$(wc -l <proxy.log)"
+	rl_stop
+else
+	fail "fatelfd starts (a proxy in its environment)" "$(tail -20 "$DLOG")"
+fi
+
+# ================================================================ https never steps down to http
+# nginx with a certificate for 127.0.0.1 from the suite's own CA (test
+# builds of fatelf-fetch take it from FATELF_FETCH_TEST_CAINFO).
+if [ "$FATELF_FAILPOINTS" = yes ]; then
+	rl_prepare tls
+	if rl_start tls FATELF_FETCH_TEST_CAINFO="$T_WORK/tls/cert.pem"; then
+		run rl_ctl install "https://127.0.0.1:$SPORT/pub/app-1.fatbundle"
+		check_eq "an install from https (the test CA) works" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		rl_ctl remove app >/dev/null 2>&1
+		run rl_ctl install "https://127.0.0.1:$SPORT/down/app-1.fatbundle"
+		check_eq "a redirect from https to http: refused, naming it" \
+			"1 fatelfctl: install: download failed: https://127.0.0.1:$SPORT/down/app-1.fatbundle: redirected to http://127.0.0.1:$PORT/pub/app-1.fatbundle: a download from https follows redirects to https only" \
+			"$RC $RUN_ERR"
+		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
+		run rl_ctl install "https://127.0.0.1:$SPORT/up/app-1.fatbundle"
+		check_eq "a redirect from https to https is followed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		rl_ctl remove app >/dev/null 2>&1
+		run rl_ctl install "$BASE/tohttps/app-1.fatbundle"
+		check_eq "a redirect from http to https is followed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
+		rl_stop
+	else
+		fail "fatelfd starts (the test CA)" "$(tail -20 "$DLOG")"
+	fi
+else
+	echo "# not a failpoints build: fatelf-fetch takes no test CA"
+fi
+
 hop_case denynone followed "an empty FetchDenyNetworks=" "FetchDenyNetworks="
 hop_case denydefault followed "the default list (127.0.0.0/8 holds the first host too)"
 

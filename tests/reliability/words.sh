@@ -69,9 +69,24 @@ done <<'LIST'
 33-record-hash.fatbundle opt/game/game
 34-fatelf-invalid.fatbundle opt/game/unaligned
 35-elf-target.fatbundle opt/game/tool
+01-path-absolute.fatbundle /aaa
+02-path-dotdot.fatbundle ../aaa
 06-path-duplicate.fatbundle aaa
 08-path-parent.fatbundle opt/nodir/x
 09-setuid.fatbundle opt/game/tool
+LIST
+
+# A path with a byte that may not be shown raw: the entry as the message
+# quotes it.
+while read -r f entry rule; do
+	run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' \
+		--fd "hostile/$f"
+	check_eq "$f: BundleInvalid names entry '$entry', and its message the same" \
+		"io.fatelf.Manager.BundleInvalid $entry|entry '$entry': the path $rule" \
+		"$(jq -r '"\(.error) \(.parameters.entry)|\(.parameters.message)"' <<<"$RUN_OUT" 2>&1)"
+done <<'LIST'
+03-path-newline.fatbundle a\x0aaa holds a control character at byte 1
+04-path-utf8.fatbundle a\xff\xfeaa is not valid UTF-8 (byte 1)
 LIST
 
 # The tool names the same entry in its line and in --json, and names the
@@ -242,6 +257,26 @@ if rl_ctl status 2>/dev/null | grep -q 'i386'; then
 		"$(grep '^warning' <<<"$RUN_OUT")"
 	run rl_ctl verify fatpkg
 	check_eq "... and verify agrees with what is on disk" 0 "$RC"
+	# A library may have a PT_INTERP (glibc's libc.so.6 has one, and
+	# DF_1_PIE too): it is still a library. A PIE executable is one with
+	# a PT_INTERP and no DT_SONAME.
+	LIBC=$(ls /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | head -1)
+	if [ "$(uname -m)" = x86_64 ] && [ -n "$LIBC" ]; then
+		mkdir -p tree-libc/opt/libc/lib tree-libc/opt/libc/bin
+		"$MKFIXTURE" --fat -o tree-libc/opt/libc/lib/libc.so.6 "$LIBC" so.i386 &&
+			"$MKFIXTURE" --fat -o tree-libc/opt/libc/bin/true /usr/bin/true exe.i386 ||
+			fail "mkfixture glues libc.so.6 and true" ""
+		chmod 0755 tree-libc/opt/libc/lib/libc.so.6 tree-libc/opt/libc/bin/true
+		check "bundle fatlibc" rl_bundle libc.fatbundle fatlibc 1.0 tree-libc
+		run rl_ctl install --policy compatible libc.fatbundle
+		check_cmp "policy compatible: a fat libc.so.6 (PT_INTERP, DT_SONAME) is thinned to its x86_64 record" \
+			"$LIBC" "$ROOT/opt/libc/lib/libc.so.6"
+		check_cmp "... a fat PIE executable (PT_INTERP, no DT_SONAME) keeps both records" \
+			tree-libc/opt/libc/bin/true "$ROOT/opt/libc/bin/true"
+		check_eq "... and only the executable is warned about" \
+			"warning: /opt/libc/bin/true stays fat and cannot run here: the FatELF binfmt_misc handler (fatelf-run) is not registered" \
+			"$(grep '^warning' <<<"$RUN_OUT")"
+	fi
 else
 	echo "# this host does not run i386: policy compatible keeps one record anyway"
 fi
