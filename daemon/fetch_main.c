@@ -54,6 +54,8 @@ static void usage(FILE *f)
 		"  --low-speed-time SEC   the window of --min-rate (default 30)\n"
 		"  --deny-networks LIST   connect into none of these networks (CIDR, comma\n"
 		"                         separated), but into those the URL's own host is in\n"
+		"  --proxy URL            go through this proxy (default: none, whatever\n"
+		"                         the environment says)\n"
 		"  --help                 print this help, exit\n");
 }
 
@@ -183,6 +185,7 @@ int main(int argc, char **argv)
 		{ "min-rate", required_argument, NULL, 'r' },
 		{ "low-speed-time", required_argument, NULL, 'l' },
 		{ "deny-networks", required_argument, NULL, 'n' },
+		{ "proxy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -243,6 +246,9 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.deny = &deny;
+			break;
+		case 'p':
+			o.proxy = optarg;
 			break;
 		case 'h':
 			usage(stdout);

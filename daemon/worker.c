@@ -378,7 +378,7 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	const engine_config *cfg = engine_get_config(w->rw);
 	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128];
 	struct fetch_limit_args limits;
-	char *argv[16];
+	char *argv[20];
 	size_t argc = 0;
 	int in = -1, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	/* file:// reads the daemon's files: only for root callers (checked by
@@ -400,6 +400,10 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	argv[argc++] = (char *)"--timeout";
 	argv[argc++] = timeout;
 	argc += fetch_limits(cfg, &limits, argv + argc);
+	if (cfg->fetch_proxy[0]) {
+		argv[argc++] = (char *)"--proxy";
+		argv[argc++] = (char *)cfg->fetch_proxy;
+	}
 	argv[argc++] = (char *)"--";
 	/* The URL goes on the helper's stdin: a command line is in /proc for
 	 * every local user to read, and the URL may hold a password. */

@@ -341,6 +341,42 @@ static int parse_netranges(conf_ctx *x, const conf_key *k, const char *value, vo
 	return 0;
 }
 
+/* A proxy URL: http, https or socks5h, a host, an optional port, nothing
+ * else. Credentials are refused: the helper gets the proxy on its command
+ * line, which every local user can read in /proc. Empty: no proxy. */
+static int parse_proxy(conf_ctx *x, const conf_key *k, const char *value, void *field)
+{
+	static const char *const schemes[] = { "http://", "https://", "socks5h://" };
+	char *out = field;
+	const char *host = NULL, *p;
+	size_t len = strlen(value);
+
+	if (!*value) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (len >= ENGINE_PROXY_MAX)
+		return conf_error(x, k->name, "longer than %d bytes", ENGINE_PROXY_MAX - 1);
+	for (size_t i = 0; i < ARRAY_SIZE(schemes) && !host; i++)
+		if (strncasecmp(value, schemes[i], strlen(schemes[i])) == 0)
+			host = value + strlen(schemes[i]);
+	if (!host)
+		return conf_error(x, k->name, "'%.64s' is not an http://, https:// or socks5h:// URL", value);
+	if (!*host || *host == '/' || *host == ':')
+		return conf_error(x, k->name, "'%.64s' names no host", value);
+	for (p = host; *p && *p != '/'; p++) {
+		if (*p == '@')
+			return conf_error(x, k->name, "a proxy URL may not hold credentials "
+					  "(the download helper's command line is public)");
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
+			return conf_error(x, k->name, "'%.64s' is not a host[:port]", value);
+	}
+	if (*p && strcmp(p, "/") != 0)
+		return conf_error(x, k->name, "'%.64s' has a path; a proxy is scheme://host[:port]", value);
+	memcpy(out, value, len + 1);
+	return 0;
+}
+
 #define FIELD(f) offsetof(engine_config, f)
 static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "AdminGroup", parse_group, FIELD(admin_group), 0, 0 },
@@ -366,6 +402,7 @@ static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "FetchMinRateBytes", parse_bytes, FIELD(fetch_min_rate), 0, 1u << 30 },
 	{ SECTION_DAEMON, "FetchLowSpeedSec", parse_unsigned, FIELD(fetch_low_speed), 1, 86400 },
 	{ SECTION_DAEMON, "FetchDenyNetworks", parse_netranges, FIELD(fetch_deny), 0, 0 },
+	{ SECTION_DAEMON, "FetchProxy", parse_proxy, FIELD(fetch_proxy), 0, 0 },
 	{ SECTION_POLICY, "Policy", parse_policy, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "Targets", parse_targets, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "KeepFat", parse_keep_fat, FIELD(keep_fat), 0, 0 },

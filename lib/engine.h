@@ -105,6 +105,8 @@ int engine_installed_size(const fatelf_bundle_entry *e, int thinned, const fatel
  * The daemon's settings (lib/conf.c parses fatelfd.conf and its drop-ins
  * into this). Strings are malloc'd and freed by engine_config_done.
  */
+#define ENGINE_PROXY_MAX 256
+
 typedef struct engine_config {
 	char *root;                     /* default "/" */
 	char *state_dir;                /* default "/var/lib/fatelf": fatelf.db, lock */
@@ -131,6 +133,9 @@ typedef struct engine_config {
 	uint64_t fetch_min_rate;        /* FetchMinRateBytes=: bytes a second, at least; 0: off; default 1024 */
 	unsigned fetch_low_speed;       /* FetchLowSpeedSec=: ... over this long; default 30 */
 	fatelf_netranges fetch_deny;    /* FetchDenyNetworks=: no hop into these; default FATELF_NETRANGES_DEFAULT */
+	/* FetchProxy=: the one proxy downloads go through (scheme://host[:port],
+	 * no credentials); empty: none, whatever the environment says. */
+	char fetch_proxy[ENGINE_PROXY_MAX];
 } engine_config;
 
 void engine_config_init(engine_config *c);      /* the defaults */

@@ -77,6 +77,7 @@ struct fatelf_fetch {
 	bool responded;
 	bool https;                 /* the first URL is https: so is every hop */
 	const char *cainfo;
+	const char *proxy;          /* as the caller gave it, like cainfo */
 	bool denied;                /* a connection was refused: why, below */
 	char denied_addr[INET6_ADDRSTRLEN + 16];
 	char denied_range[FATELF_NETRANGE_TEXT_MAX];
@@ -346,9 +347,10 @@ static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
 	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, f->https ? "https" : "http,https");
 	if (f->cainfo)
 		SETOPT(CURLOPT_CAINFO, f->cainfo);
-	/* No proxy, not even one from the environment: the deny list would
-	 * meet the proxy's address, and the proxy would connect anywhere. */
-	SETOPT(CURLOPT_PROXY, "");
+	/* Only the proxy the admin configured, never one from the
+	 * environment: the deny list would meet that proxy's address, and the
+	 * proxy would connect anywhere. */
+	SETOPT(CURLOPT_PROXY, f->proxy ? f->proxy : "");
 	SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
 	SETOPT(CURLOPT_MAXREDIRS, 5L);
 	SETOPT(CURLOPT_FAILONERROR, 1L);
@@ -416,6 +418,7 @@ int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch 
 	if (o->deny)
 		f->deny = *o->deny;
 	f->cainfo = o->cainfo;
+	f->proxy = o->proxy;
 	f->opened_ms = fetch_now_ms();
 	f->cancel = o->cancel;
 	fatelf_diag_clear(&f->diag);

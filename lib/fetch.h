@@ -37,6 +37,10 @@ typedef struct fatelf_fetch_opts {
 	 * 127.0.0.1 still works). Checked on the address each connection
 	 * goes to, after name resolution. NULL: none. */
 	const fatelf_netranges *deny;
+	/* The proxy every connection goes through; NULL or "": none, not even
+	 * one from the environment. Through a proxy the deny list sees only
+	 * the proxy's address: where the proxy connects is the proxy's rule. */
+	const char *proxy;
 	/* The CA bundle that verifies servers; NULL: the system's. */
 	const char *cainfo;
 } fatelf_fetch_opts;

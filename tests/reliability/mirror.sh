@@ -385,10 +385,10 @@ srv.listen(16)
 print("ready", flush=True)
 while True:
     c, _ = srv.accept()
-    with open(sys.argv[2], "a") as log:
-        log.write("connection\n")
     try:
-        c.recv(65536)
+        first = c.recv(65536).split(b"\r\n")[0].decode("latin-1")
+        with open(sys.argv[2], "a") as log:
+            log.write(first + "\n")
         c.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
     except OSError:
         pass
@@ -409,6 +409,27 @@ if rl_start proxyenv http_proxy="http://127.0.0.1:$PPORT" https_proxy="http://12
 else
 	fail "fatelfd starts (a proxy in its environment)" "$(tail -20 "$DLOG")"
 fi
+
+# The proxy the admin configures (FetchProxy=) is the one used.
+: >proxy.log
+rl_prepare proxycfg "FetchProxy=http://127.0.0.1:$PPORT"
+if rl_start proxycfg; then
+	run rl_ctl --json install "$BASE/pub/app-1.fatbundle"
+	check_eq "FetchProxy=: the download goes through that proxy (which answers 502)" \
+		"1 io.fatelf.Manager.FetchFailed" "$RC $(jq -rs 'last.error' <<<"$RUN_OUT" 2>&1)"
+	check_match "... the error says the proxy's answer" '502' "$(jq -rs 'last.parameters.message' <<<"$RUN_OUT")"
+	check_eq "... the proxy was asked for the URL" "GET $BASE/pub/app-1.fatbundle HTTP/1.1" \
+		"$(head -1 proxy.log)"
+	rl_stop
+else
+	fail "fatelfd starts (FetchProxy=)" "$(tail -20 "$DLOG")"
+fi
+rl_prepare proxycred "FetchProxy=http://user:$SECRET@127.0.0.1:$PPORT"
+run timeout 20 "$FATELFD" --socket "$RL_SOCKDIR/proxycred.sock" --root "$T_WORK/proxycred/root" \
+	--state-dir "$T_WORK/proxycred/state" --config "$T_WORK/proxycred/fatelfd.conf"
+check_eq "FetchProxy= with credentials: fatelfd refuses to start" 1 "$RC"
+check_match "... naming the key and the rule" 'FetchProxy: a proxy URL may not hold credentials' "$RUN_ERR"
+no_secret "... the refusal" "$RUN_OUT$RUN_ERR"
 
 # ================================================================ https never steps down to http
 # nginx with a certificate for 127.0.0.1 from the suite's own CA (test

@@ -117,7 +117,7 @@ START_TEST(test_shipped_file)
 		"LdconfigPath", "MaxEntries", "MaxPathLength", "MaxTotalSize", "MaxMessageSize",
 		"MaxConnectionsPerUser", "FetchTimeoutSec", "FetchDeadlineSec", "FetchMinRateBytes",
 		"FetchLowSpeedSec", "FetchDenyNetworks", "Policy", "Targets", "KeepFat",
-		"MaxBufferedPerUser", "MaxBufferedTotal",
+		"MaxBufferedPerUser", "MaxBufferedTotal", "FetchProxy",
 	};
 	/* The file as installed: data/fatelfd.conf.in with the build's paths. */
 	const char *top = getenv("top_builddir");
@@ -494,6 +494,33 @@ START_TEST(test_deny_networks)
 }
 END_TEST
 
+START_TEST(test_fetch_proxy)
+{
+	engine_config c;
+
+	tu_tmpdir();
+	load_text(&c, "[Daemon]\n");
+	ck_assert_str_eq(c.fetch_proxy, "");
+	engine_config_done(&c);
+	load_text(&c, "[Daemon]\nFetchProxy=http://proxy.example:3128\n");
+	ck_assert_str_eq(c.fetch_proxy, "http://proxy.example:3128");
+	engine_config_done(&c);
+	load_text(&c, "[Daemon]\nFetchProxy=socks5h://[::1]:1080/\nFetchProxy=\n");
+	ck_assert_str_eq(c.fetch_proxy, "");
+	engine_config_done(&c);
+	load_fails("[Daemon]\nFetchProxy=http://u:pw@proxy:3128\n",
+		   "fatelfd.conf:2: FetchProxy: a proxy URL may not hold credentials "
+		   "(the download helper's command line is public)");
+	load_fails("[Daemon]\nFetchProxy=ftp://proxy\n",
+		   "fatelfd.conf:2: FetchProxy: 'ftp://proxy' is not an http://, https:// or socks5h:// URL");
+	load_fails("[Daemon]\nFetchProxy=http://\n", "fatelfd.conf:2: FetchProxy: 'http://' names no host");
+	load_fails("[Daemon]\nFetchProxy=http://proxy:3128/x\n",
+		   "fatelfd.conf:2: FetchProxy: 'http://proxy:3128/x' has a path; a proxy is scheme://host[:port]");
+	load_fails("[Daemon]\nFetchProxy=http://pro xy\n",
+		   "fatelfd.conf:2: FetchProxy: 'http://pro xy' is not a host[:port]");
+}
+END_TEST
+
 START_TEST(test_limits)
 {
 	engine_config c;
@@ -661,6 +688,7 @@ static Suite *conf_suite(void)
 	tcase_add_test(tc, test_targets_policy);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_deny_networks);
+	tcase_add_test(tc, test_fetch_proxy);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_failed_load_changes_nothing);
 	tcase_add_test(tc, test_keys);
