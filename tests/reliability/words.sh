@@ -168,6 +168,30 @@ run rl_ctl install --allow-downgrade --dry-run ww1.fatbundle
 check_match "dry run of an older version: would downgrade" "^would downgrade ww 2\.0 -> 1\.0: " "$RUN_OUT"
 run rl_ctl install --allow-downgrade ww1.fatbundle
 check_match "an older version: downgraded" "^downgraded ww 2\.0 -> 1\.0: " "$RUN_OUT"
+check_eq "history says what each install did to the package" \
+	"downgrade upgrade reinstall reinstall install" \
+	"$(rl_ctl --json history ww | jq -r '[.transactions[].kind] | join(" ")' 2>&1)"
+run rl_ctl history ww --limit 1
+check_match "... and so does its table" "^[0-9]+ +downgrade +ww +2\.0 -> 1\.0 +committed " \
+	"$(sed -n 2p <<<"$RUN_OUT")"
+
+# A failed install's history row names the path or the package once, in
+# the words of the error.
+check "upgrade ww again" rl_ctl install ww2.fatbundle
+run rl_ctl install ww1.fatbundle
+check_eq "a refused downgrade: the history row says why, naming the package once" \
+	"downgrade failed ww 1.0 is older than the installed 2.0" \
+	"$(rl_ctl --json history ww --limit 1 | jq -r '.transactions[0] | "\(.kind) \(.state) \(.error)"' 2>&1)"
+mkdir -p tree-pl/opt/pl && echo pl >tree-pl/opt/pl/f
+check "bundle pl" rl_bundle pl.fatbundle pl 1.0 tree-pl
+mkdir -p "$ROOT/opt/pl" && echo planted >"$ROOT/opt/pl/f"
+run rl_ctl install pl.fatbundle
+check_eq "install over an unowned file exits 1" 1 "$RC"
+check_eq "... the history row names the path once" \
+	"/opt/pl/f exists on disk and belongs to no package" \
+	"$(rl_ctl --json history pl --limit 1 | jq -r '.transactions[0].error' 2>&1)"
+check_eq "... as the error did" 1 "$(grep -c '/opt/pl/f' <<<"$RUN_ERR")"
+rm -rf "$ROOT/opt/pl"
 
 # --force names each path it takes and where it came from; an owner left
 # with no file is named too.
