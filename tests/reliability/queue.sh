@@ -124,7 +124,16 @@ check_eq "... status no longer lists it" "$T1 $TB $TR" \
 	"$(rl_ctl --json status | jq -r '[.jobs[].id] | map(tostring) | join(" ")')"
 run rl_ctl cancel "$TA"
 check_eq "cancel of it again: exit 1" 1 "$RC"
-check_match "... no such transaction" "no such transaction: $TA" "$RUN_ERR"
+check_eq "... it has already ended, and how" \
+	"fatelfctl: cancel: transaction $TA has already ended (cancelled); nothing to cancel" "$RUN_ERR"
+check_eq "... as data: the id and the state" "io.fatelf.Manager.NoSuchTransaction $TA cancelled" \
+	"$(rl_ctl --json cancel "$TA" | jq -r '"\(.error) \(.parameters.id) \(.parameters.state)"')"
+run rl_ctl cancel 999999
+check_eq "cancel of an id that never was: exit 1, no such transaction" \
+	"1 fatelfctl: cancel: no such transaction: 999999 is neither queued nor running" "$RC $RUN_ERR"
+check_eq "... no state as data" "null" "$(rl_ctl --json cancel 999999 | jq -r .parameters.state)"
+run rl_ctl cancel 0
+check_eq "cancel 0: a usage error (exit 2)" "2" "$RC"
 
 # A caller waiting in the queue (no --no-wait) is told.
 rl_ctl install qc.fatbundle >qc.out 2>qc.err &
