@@ -118,7 +118,7 @@ static int conn_send(int fd, const char *buf, size_t len, const int *fds, size_t
 
 /* Exits as a shell reports a program the signal ended (130 for Ctrl-C),
  * saying what became of the transaction, which is the daemon's. */
-static int interrupted_report(void)
+static int interrupted_report(const char *method)
 {
 	json_object *p = json_object_new_object();
 	int sig = interrupted;
@@ -127,6 +127,12 @@ static int interrupted_report(void)
 		json_object_object_add(p, "signal", json_object_new_string(sig == SIGINT ? "SIGINT" :
 									    sig == SIGTERM ? "SIGTERM" :
 									    "signal"));
+	/* Cancel is the one wait that is not for a transaction of its own:
+	 * what goes on is the rollback. */
+	if (strcmp(method, "Cancel") == 0)
+		return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
+				      "interrupted; a rollback already started goes on in fatelfd "
+				      "to its end ('fatelfctl status' shows it)");
 	return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
 			      "interrupted; a transaction already started goes on in fatelfd "
 			      "('fatelfctl cancel' rolls it back)");
@@ -157,7 +163,7 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 	r = conn_send(fd, msg, len, fds, n_fds);
 	if (r < 0) {
 		if (interrupted)
-			return interrupted_report();
+			return interrupted_report(method);
 		return ctl_error(EXIT_SYSTEM, "cannot send to fatelfd at %s: %s", ctl_arg.socket,
 				 strerror(-r));
 	}
@@ -176,7 +182,7 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 				continue;
 			ctl_progress_clear();
 			if (interrupted)
-				status = interrupted_report();
+				status = interrupted_report(method);
 			else
 				status = ctl_error(EXIT_SYSTEM, "cannot read from fatelfd: %s",
 						   strerror(errno));

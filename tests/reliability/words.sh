@@ -351,4 +351,34 @@ done
 kill "$SLOW_PID" 2>/dev/null
 wait "$SLOW_PID" 2>/dev/null
 
+# Ctrl-C during every other verb that waits for the daemon: remove, thin
+# and cancel. A stopped daemon keeps each of them waiting for its reply.
+for verb in "remove nosuch" "thin nosuch" "cancel 999999"; do
+	for json in "" --json; do
+		kill -STOP "$DPID"
+		"$FATELFCTL" --socket "$SOCK" $json $verb >int.out 2>int.err &
+		cpid=$!
+		sleep 0.5
+		kill -INT "$cpid"
+		wait "$cpid"
+		rc=$?
+		kill -CONT "$DPID"
+		check_eq "Ctrl-C during $verb ${json:-(words)}: exit 130" 130 "$rc"
+		if [ "${verb%% *}" = cancel ]; then
+			check_match "... says the rollback goes on" \
+				"^fatelfctl: cancel: interrupted; a rollback already started goes on in fatelfd" \
+				"$(cat int.err)"
+		else
+			check_match "... says the transaction goes on" \
+				"^fatelfctl: ${verb%% *}: interrupted; a transaction already started goes on" \
+				"$(cat int.err)"
+		fi
+		if [ -n "$json" ]; then
+			check_eq "... --json: the error object, SIGINT" "fatelfctl.Interrupted SIGINT" \
+				"$(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
+		fi
+	done
+done
+check "the daemon answers after them" rl_ctl status
+
 t_done
