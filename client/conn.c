@@ -33,10 +33,11 @@ static void on_interrupt(int sig)
 }
 
 /*
- * A long stream (an install's progress) is the one place where Ctrl-C
- * deserves more than the default: the transaction belongs to the daemon
- * and goes on, and the user should be told so rather than assume it was
- * stopped. The handler has no SA_RESTART, so the blocked recv returns.
+ * Ctrl-C during a wait for the daemon deserves more than the default: a
+ * transaction belongs to the daemon and goes on, and the user should be
+ * told so rather than assume it was stopped; with --json the caller gets
+ * an error object. The handler has no SA_RESTART, so the blocked recv
+ * returns.
  */
 static void interrupt_catch(void)
 {
@@ -133,6 +134,9 @@ static int interrupted_report(const char *method)
 		return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
 				      "interrupted; a rollback already started goes on in fatelfd "
 				      "to its end ('fatelfctl status' shows it)");
+	if (strcmp(method, "Install") != 0 && strcmp(method, "Remove") != 0 &&
+	    strcmp(method, "Thin") != 0)
+		return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p, "interrupted");
 	return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
 			      "interrupted; a transaction already started goes on in fatelfd "
 			      "('fatelfctl cancel' rolls it back)");
@@ -158,8 +162,8 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 	r = conn_open(&fd);
 	if (r != EXIT_OK)
 		return r;
-	if (flags & VL_CALL_MORE)
-		interrupt_catch();
+	/* Every wait: a verify of a big system takes a while too. */
+	interrupt_catch();
 	r = conn_send(fd, msg, len, fds, n_fds);
 	if (r < 0) {
 		if (interrupted)

@@ -379,6 +379,19 @@ for verb in "remove nosuch" "thin nosuch" "cancel 999999"; do
 		fi
 	done
 done
+# A verb that only reads is interrupted too, with the same exit status
+# and, with --json, the same object.
+kill -STOP "$DPID"
+"$FATELFCTL" --socket "$SOCK" --json verify >int.out 2>int.err &
+cpid=$!
+sleep 0.5
+kill -INT "$cpid"
+wait "$cpid"
+rc=$?
+kill -CONT "$DPID"
+check_eq "Ctrl-C during verify --json: exit 130, the error object" "130 fatelfctl.Interrupted SIGINT" \
+	"$rc $(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
+check_eq "... which says only that it was interrupted" "fatelfctl: verify: interrupted" "$(cat int.err)"
 check "the daemon answers after them" rl_ctl status
 
 t_done
