@@ -353,14 +353,25 @@ wait "$SLOW_PID" 2>/dev/null
 
 # Ctrl-C during every other verb that waits for the daemon: remove, thin
 # and cancel. A stopped daemon keeps each of them waiting for its reply.
+# int_wait PID: SIGINT, then its exit status; one that ignores the signal
+# is killed after ~10 s (status 137).
+int_wait() {
+	local i
+	kill -INT "$1"
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -9 "$1" 2>/dev/null
+	wait "$1"
+}
 for verb in "remove nosuch" "thin nosuch" "cancel 999999"; do
 	for json in "" --json; do
 		kill -STOP "$DPID"
 		"$FATELFCTL" --socket "$SOCK" $json $verb >int.out 2>int.err &
 		cpid=$!
 		sleep 0.5
-		kill -INT "$cpid"
-		wait "$cpid"
+		int_wait "$cpid"
 		rc=$?
 		kill -CONT "$DPID"
 		check_eq "Ctrl-C during $verb ${json:-(words)}: exit 130" 130 "$rc"
@@ -385,8 +396,7 @@ kill -STOP "$DPID"
 "$FATELFCTL" --socket "$SOCK" --json verify >int.out 2>int.err &
 cpid=$!
 sleep 0.5
-kill -INT "$cpid"
-wait "$cpid"
+int_wait "$cpid"
 rc=$?
 kill -CONT "$DPID"
 check_eq "Ctrl-C during verify --json: exit 130, the error object" "130 fatelfctl.Interrupted SIGINT" \
