@@ -190,7 +190,7 @@ check_eq "install over an unowned file exits 1" 1 "$RC"
 check_eq "... the history row names the path once" \
 	"/opt/pl/f exists on disk and belongs to no package" \
 	"$(rl_ctl --json history pl --limit 1 | jq -r '.transactions[0].error' 2>&1)"
-check_eq "... as the error did" 1 "$(grep -c '/opt/pl/f' <<<"$RUN_ERR")"
+check_eq "... as the error did" 1 "$(grep -o '/opt/pl/f' <<<"$RUN_ERR" | wc -l)"
 rm -rf "$ROOT/opt/pl"
 
 # --force names each path it takes and where it came from; an owner left
