@@ -39,13 +39,13 @@ static void on_interrupt(int sig)
  * an error object. The handler has no SA_RESTART, so the blocked recv
  * returns.
  */
-static void interrupt_catch(void)
+static void interrupt_catch(struct sigaction *ret_int, struct sigaction *ret_term)
 {
 	struct sigaction sa = { .sa_handler = on_interrupt };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, ret_int);
+	sigaction(SIGTERM, &sa, ret_term);
 }
 
 static int conn_open(int *ret_fd)
@@ -142,8 +142,8 @@ static int interrupted_report(const char *method)
 			      "('fatelfctl cancel' rolls it back)");
 }
 
-int ctl_call(const char *method, json_object *params, unsigned flags,
-	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
+static int call(const char *method, json_object *params, unsigned flags,
+		const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *msg = NULL;
@@ -162,8 +162,6 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 	r = conn_open(&fd);
 	if (r != EXIT_OK)
 		return r;
-	/* Every wait: a verify of a big system takes a while too. */
-	interrupt_catch();
 	r = conn_send(fd, msg, len, fds, n_fds);
 	if (r < 0) {
 		if (interrupted)
@@ -233,5 +231,21 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 		}
 	}
 	vl_buffer_done(&vb);
+	return status;
+}
+
+/* Only the wait for the daemon is caught: the signals are as they were
+ * again while the caller prints. */
+int ctl_call(const char *method, json_object *params, unsigned flags,
+	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
+{
+	struct sigaction old_int, old_term;
+	int status;
+
+	/* Every wait: a verify of a big system takes a while too. */
+	interrupt_catch(&old_int, &old_term);
+	status = call(method, params, flags, fds, n_fds, on_reply, userdata);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	return status;
 }
