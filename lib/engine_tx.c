@@ -17,6 +17,7 @@
 
 #include "engine_private.h"
 #include "macro.h"
+#include "text.h"
 
 #define ROLLED_BACK_AT_START "interrupted: rolled back at start"
 
@@ -328,26 +329,11 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
-/* Whether msg names subject as a word of its own: "/opt/a" names
- * "/opt/a", but neither "/opt/ab" nor "/x/opt/a" does. */
-static bool msg_names(const char *msg, const char *subject)
-{
-	size_t n = strlen(subject);
-
-	for (const char *p = msg; n && (p = strstr(p, subject)); p++) {
-		char before = p == msg ? ' ' : p[-1], after = p[n];
-
-		if (strchr(" '\"(", before) && strchr(" '\":,;)", after)) /* after: '\0' too */
-			return true;
-	}
-	return false;
-}
-
 void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
 {
 	const char *msg = why && why->msg[0] ? why->msg : engine_strerror(code);
 
-	if (why && why->subject[0] && !msg_names(msg, why->subject))
+	if (why && why->subject[0] && !fatelf_text_names(msg, why->subject))
 		snprintf(buf, size, "%s: %s", why->subject, msg);
 	else
 		snprintf(buf, size, "%s", msg);
@@ -359,7 +345,7 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject)
 
 	if (!d || !subject)
 		return code;
-	if (!d->msg[0] || !msg_names(d->msg, subject)) {
+	if (!d->msg[0] || !fatelf_text_names(d->msg, subject)) {
 		/* a long message loses its tail, never its subject */
 		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
 			     d->msg[0] ? d->msg : engine_strerror(code)) < 0)
