@@ -115,6 +115,20 @@ run rl_ctl status
 check_match "status in words: a jobs table" "ID +KIND +WHAT +STATE +UID" "$RUN_OUT"
 check_match "... the queued remove" "$TR +remove +qa +queued +0" "$RUN_OUT"
 
+# remove and thin --no-wait return once queued too, with the id; the
+# jobs stay queued after their callers are gone.
+run rl_ctl remove --no-wait nosuch
+check_match "remove --no-wait: queued, with its transaction id" \
+	"^queued: remove of nosuch, transaction [0-9]+$" "$RUN_OUT"
+TNR=$(txid_of "$RUN_OUT")
+run rl_ctl thin --no-wait nosuch
+check_match "thin --no-wait: queued, with its transaction id" \
+	"^queued: thin of nosuch, transaction [0-9]+$" "$RUN_OUT"
+TNT=$(txid_of "$RUN_OUT")
+check_eq "... both are still queued" "queued queued" "$(tx_state "$TNR") $(tx_state "$TNT")"
+check "... and cancelled by id" rl_ctl cancel "$TNR"
+check "... both" rl_ctl cancel "$TNT"
+
 # ---------------------------------------------------------------- cancel a queued job
 run rl_ctl cancel "$TA"
 check_eq "cancel ID of a queued job: exit 0" 0 "$RC"
