@@ -33,18 +33,19 @@ static void on_interrupt(int sig)
 }
 
 /*
- * A long stream (an install's progress) is the one place where Ctrl-C
- * deserves more than the default: the transaction belongs to the daemon
- * and goes on, and the user should be told so rather than assume it was
- * stopped. The handler has no SA_RESTART, so the blocked recv returns.
+ * Ctrl-C during a wait for the daemon deserves more than the default: a
+ * transaction belongs to the daemon and goes on, and the user should be
+ * told so rather than assume it was stopped; with --json the caller gets
+ * an error object. The handler has no SA_RESTART, so the blocked recv
+ * returns.
  */
-static void interrupt_catch(void)
+static void interrupt_catch(struct sigaction *ret_int, struct sigaction *ret_term)
 {
 	struct sigaction sa = { .sa_handler = on_interrupt };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, ret_int);
+	sigaction(SIGTERM, &sa, ret_term);
 }
 
 static int conn_open(int *ret_fd)
@@ -118,7 +119,7 @@ static int conn_send(int fd, const char *buf, size_t len, const int *fds, size_t
 
 /* Exits as a shell reports a program the signal ended (130 for Ctrl-C),
  * saying what became of the transaction, which is the daemon's. */
-static int interrupted_report(void)
+static int interrupted_report(const char *method)
 {
 	json_object *p = json_object_new_object();
 	int sig = interrupted;
@@ -127,13 +128,22 @@ static int interrupted_report(void)
 		json_object_object_add(p, "signal", json_object_new_string(sig == SIGINT ? "SIGINT" :
 									    sig == SIGTERM ? "SIGTERM" :
 									    "signal"));
+	/* Cancel is the one wait that is not for a transaction of its own:
+	 * what goes on is the rollback. */
+	if (strcmp(method, "Cancel") == 0)
+		return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
+				      "interrupted; a rollback already started goes on in fatelfd "
+				      "to its end ('fatelfctl status' shows it)");
+	if (strcmp(method, "Install") != 0 && strcmp(method, "Remove") != 0 &&
+	    strcmp(method, "Thin") != 0)
+		return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p, "interrupted");
 	return ctl_error_data(EXIT_SIGNAL + sig, CTL_ERROR_INTERRUPTED, p,
 			      "interrupted; a transaction already started goes on in fatelfd "
 			      "('fatelfctl cancel' rolls it back)");
 }
 
-int ctl_call(const char *method, json_object *params, unsigned flags,
-	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
+static int call(const char *method, json_object *params, unsigned flags,
+		const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *msg = NULL;
@@ -152,12 +162,10 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 	r = conn_open(&fd);
 	if (r != EXIT_OK)
 		return r;
-	if (flags & VL_CALL_MORE)
-		interrupt_catch();
 	r = conn_send(fd, msg, len, fds, n_fds);
 	if (r < 0) {
 		if (interrupted)
-			return interrupted_report();
+			return interrupted_report(method);
 		return ctl_error(EXIT_SYSTEM, "cannot send to fatelfd at %s: %s", ctl_arg.socket,
 				 strerror(-r));
 	}
@@ -176,7 +184,7 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 				continue;
 			ctl_progress_clear();
 			if (interrupted)
-				status = interrupted_report();
+				status = interrupted_report(method);
 			else
 				status = ctl_error(EXIT_SYSTEM, "cannot read from fatelfd: %s",
 						   strerror(errno));
@@ -223,5 +231,21 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 		}
 	}
 	vl_buffer_done(&vb);
+	return status;
+}
+
+/* Only the wait for the daemon is caught: the signals are as they were
+ * again while the caller prints. */
+int ctl_call(const char *method, json_object *params, unsigned flags,
+	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
+{
+	struct sigaction old_int, old_term;
+	int status;
+
+	/* Every wait: a verify of a big system takes a while too. */
+	interrupt_catch(&old_int, &old_term);
+	status = call(method, params, flags, fds, n_fds, on_reply, userdata);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	return status;
 }

@@ -208,8 +208,15 @@ static int error_words(const char *error, json_object *p, char *msg, size_t size
 		if (strcmp(name, "NoSuchTransaction") == 0) {
 			json_object *id;
 
-			if (p && json_object_object_get_ex(p, "id", &id) && json_object_is_type(id, json_type_int))
-				snprintf(msg, size, "no such transaction: %lld is not running",
+			const char *state = ctl_json_str(p, "state", NULL);
+
+			if (p && json_object_object_get_ex(p, "id", &id) && json_object_is_type(id, json_type_int) &&
+			    state)
+				snprintf(msg, size, "transaction %lld has already ended (%s); nothing to cancel",
+					 (long long)json_object_get_int64(id), state);
+			else if (p && json_object_object_get_ex(p, "id", &id) &&
+				 json_object_is_type(id, json_type_int))
+				snprintf(msg, size, "no such transaction: %lld is neither queued nor running",
 					 (long long)json_object_get_int64(id));
 			else
 				snprintf(msg, size, "no transaction is running");

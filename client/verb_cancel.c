@@ -73,7 +73,7 @@ int verb_cancel(int argc, char **argv)
 
 		errno = 0;
 		id = strtoll(argv[optind], &end, 10);
-		if (errno || end == argv[optind] || *end || id < 0) {
+		if (errno || end == argv[optind] || *end || id <= 0) {
 			json_object_put(params);
 			return ctl_usage_error("bad transaction ID '%s'", argv[optind]);
 		}

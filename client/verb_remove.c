@@ -9,25 +9,29 @@
 #include "macro.h"
 
 const char verb_remove_usage[] =
-	"Usage: fatelfctl remove PKG [--dry-run]\n"
+	"Usage: fatelfctl remove PKG [--dry-run] [--no-wait]\n"
 	"\n"
 	"Remove an installed package: its files, then the directories it owned that\n"
 	"are now empty. Config files you changed are kept.\n"
 	"\n"
 	"Options:\n"
 	"  --dry-run   report what would be removed; remove nothing\n"
+	"  --no-wait   return once fatelfd has accepted the remove, printing its\n"
+	"              transaction id; it goes on in fatelfd\n"
 	"  -h, --help  show this help\n";
 
 int verb_remove(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-wait", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct ctl_tx_state st = { 0 };
 	json_object *params;
 	bool dry_run = false;
+	char what[300];
 	int status, c;
 
 	opterr = 0;
@@ -35,6 +39,9 @@ int verb_remove(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			dry_run = true;
+			break;
+		case 'W':
+			st.no_wait = true;
 			break;
 		case 'h':
 			return ctl_help(verb_remove_usage);
@@ -53,7 +60,8 @@ int verb_remove(int argc, char **argv)
 	json_object_object_add(params, "package", json_object_new_string(argv[optind]));
 	if (dry_run)
 		json_object_object_add(params, "dry_run", json_object_new_boolean(1));
-	st.what = argv[optind];
+	snprintf(what, sizeof(what), "remove of %s", argv[optind]);
+	st.what = what;
 	status = ctl_call("Remove", params, VL_CALL_MORE, NULL, 0, ctl_tx_reply, &st);
 	json_object_put(params);
 	return status;

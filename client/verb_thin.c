@@ -10,7 +10,7 @@
 #include "macro.h"
 
 const char verb_thin_usage[] =
-	"Usage: fatelfctl thin PKG...|--all [--targets T,...] [--dry-run]\n"
+	"Usage: fatelfctl thin PKG...|--all [--targets T,...] [--dry-run] [--no-wait]\n"
 	"\n"
 	"Thin the installed fat files of the packages named, or of every package\n"
 	"with --all, to the policy in force or to the targets given, and report\n"
@@ -20,6 +20,8 @@ const char verb_thin_usage[] =
 	"  --all            every installed package\n"
 	"  --targets T,...  keep the records of these targets\n"
 	"  --dry-run        report what would be saved; change nothing\n"
+	"  --no-wait        return once fatelfd has accepted the thin, printing its\n"
+	"                   transaction id; it goes on in fatelfd\n"
 	"  -h, --help       show this help\n";
 
 int verb_thin(int argc, char **argv)
@@ -28,13 +30,15 @@ int verb_thin(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "targets", required_argument, NULL, 't' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-wait", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct ctl_tx_state st = { .what = "thin" };
+	struct ctl_tx_state st = { .what = "thin of all packages" };
 	json_object *params = NULL, *targets = NULL, *packages = NULL;
 	const char *targets_arg = NULL;
 	bool all = false, dry_run = false;
+	char what[300];
 	int status, c;
 
 	opterr = 0;
@@ -48,6 +52,9 @@ int verb_thin(int argc, char **argv)
 			break;
 		case 'n':
 			dry_run = true;
+			break;
+		case 'W':
+			st.no_wait = true;
 			break;
 		case 'h':
 			return ctl_help(verb_thin_usage);
@@ -78,6 +85,13 @@ int verb_thin(int argc, char **argv)
 		json_object_object_add(params, "targets", targets);
 	if (dry_run)
 		json_object_object_add(params, "dry_run", json_object_new_boolean(1));
+	if (!all) {
+		if (optind + 1 == argc)
+			snprintf(what, sizeof(what), "thin of %s", argv[optind]);
+		else
+			snprintf(what, sizeof(what), "thin of %d packages", argc - optind);
+		st.what = what;
+	}
 	status = ctl_call("Thin", params, VL_CALL_MORE, NULL, 0, ctl_tx_reply, &st);
 	json_object_put(params);
 	return status;

@@ -1024,9 +1024,17 @@ static void m_cancel(conn *c, const vl_call *call, union method_params *p)
 	o = json_object_new_object();
 	if (!o)
 		return;
-	if (p->cancel.id)
+	if (p->cancel.id) {
+		store_tx t;
+
 		json_set_int(o, "id", p->cancel.id);
-	else
+		/* One that has already ended says how. */
+		if (store_tx_get(ro_store(c), p->cancel.id, &t, NULL) >= 0) {
+			if (t.state && strcmp(t.state, "queued") != 0 && strcmp(t.state, "pending") != 0)
+				json_set_str(o, "state", t.state);
+			store_tx_done(&t);
+		}
+	} else
 		json_set(o, "id", NULL);
 	reply_error(c, E("NoSuchTransaction"), o);
 }

@@ -47,6 +47,7 @@
 #include "fatelfd.h"
 #include "macro.h"
 #include "run.h"
+#include "text.h"
 
 struct worker {
 	server *srv;
@@ -804,12 +805,25 @@ static void *worker_main(void *arg)
 		job_close_row(w, j, r);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
-		if (r < 0)
+		if (r < 0 && j->diag.msg[0] && fatelf_text_names(j->diag.msg, job_what(j)))
+			/* The message names the bundle or the package itself. */
+			log_error("job %llu: %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
+				  j->diag.msg);
+		else if (r < 0)
 			log_error("job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
 				  job_what(j), j->diag.msg[0] ? j->diag.msg : engine_strerror(r));
+		else if (j->dry_run)
+			log_info("job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
+				 (unsigned long long)j->seq,
+				 j->result.change ? j->result.change :
+				 j->result.kind ? j->result.kind : job_kind_name(j->kind),
+				 job_what(j), (unsigned long long)j->result.files,
+				 (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
 		else
 			log_info("job %llu: %s %s: done (transaction %lld, %llu files, %llu bytes written, %lld saved)",
-				 (unsigned long long)j->seq, j->result.kind ? j->result.kind : job_kind_name(j->kind),
+				 (unsigned long long)j->seq,
+				 j->result.change ? j->result.change :
+				 j->result.kind ? j->result.kind : job_kind_name(j->kind),
 				 job_what(j), (long long)j->result.txid, (unsigned long long)j->result.files,
 				 (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
 		if (r >= 0 && j->result.signature && strcmp(j->result.signature, "unverified") == 0)

@@ -132,20 +132,10 @@ path_fail(fatelf_diag *d, int code, const char *path, const char *fmt, ...)
 	return d->code;
 }
 
-/* Puts path in front of a message a lower layer wrote, and makes it the subject. */
+/* Makes path the subject, named once in the message a lower layer wrote. */
 static int prefix_path(fatelf_diag *d, int code, const char *path)
 {
-	char msg[sizeof(d->msg)];
-
-	if (!d)
-		return code;
-	/* a long message loses its tail, never its path */
-	if (snprintf(msg, sizeof(msg), "%s: %s", path, d->msg[0] ? d->msg : engine_strerror(code)) < 0)
-		return code;
-	memcpy(d->msg, msg, sizeof(msg));
-	snprintf(d->subject, sizeof(d->subject), "%s", path);
-	d->code = code;
-	return code;
+	return eng_diag_name(d, code, path);
 }
 
 /* Puts "entry 'PATH': " in front of a rule the manifest's own data broke,
@@ -644,8 +634,10 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		x->change = cmp > 0 ? "upgrade" : cmp == 0 ? "reinstall" : "downgrade";
 	}
 
+	/* The history row says what the install does to the package; the
+	 * result's kind stays install or upgrade, with the change beside it. */
 	if (!x->o->dry_run) {
-		q = eng_tx_start(x->e, x->kind, m->name, x->have_old ? x->old.version : NULL,
+		q = eng_tx_start(x->e, x->change, m->name, x->have_old ? x->old.version : NULL,
 				 m->version, &x->tx, d);
 		if (q < 0)
 			return q;
@@ -1104,11 +1096,8 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 			q = store_dir_add_mode(e->st, ie->path, id, ie->dir_mode, d);
 		else
 			q = add_file_row(x, id, be, ie, d);
-		if (q < 0) {
-			if (d)
-				snprintf(d->subject, sizeof(d->subject), "%s", ie->path);
-			return q;
-		}
+		if (q < 0)
+			return prefix_path(d, q, ie->path);
 	}
 	return 0;
 }
@@ -1190,10 +1179,7 @@ static void record_failure(engine *e, const char *package, int code, const fatel
 	};
 	int64_t id;
 
-	if (d && d->msg[0] && d->subject[0])
-		snprintf(text, sizeof(text), "%s: %s", d->subject, d->msg);
-	else
-		snprintf(text, sizeof(text), "%s", d && d->msg[0] ? d->msg : engine_strerror(code));
+	eng_diag_text(code, d, text, sizeof(text));
 	if (store_tx_begin(e->st, &row, &id, NULL) < 0)
 		return;
 	(void)store_tx_finish(e->st, id, code == -ENGINE_E_CANCELLED ? "cancelled" : "failed",

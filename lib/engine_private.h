@@ -115,6 +115,15 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
  * journal. Safe to call at any point before the commit point. After it
  * returns, t->kind is NULL and a second abort is a no-op. */
 int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why);
+/* The text of a failed transaction's history row: the error's message,
+ * which names its path or package; a message that does not gets its
+ * subject in front, so the row names it exactly once. */
+void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size);
+
+/* Makes subject (a path or a package) the subject of d, and puts it in
+ * front of a message a lower layer wrote that does not name it yet;
+ * returns code. */
+int eng_diag_name(fatelf_diag *d, int code, const char *subject);
 /* Only frees memory; it never aborts (a transaction dropped without
  * commit or abort is what a crash looks like, and is recovered at the
  * next open). */

@@ -61,9 +61,7 @@ struct thin_ctx {
 
 static int set_subject(fatelf_diag *d, const char *subject, int r)
 {
-	if (d && subject)
-		snprintf(d->subject, sizeof(d->subject), "%s", subject);
-	return r;
+	return eng_diag_name(d, r, subject);
 }
 
 static void thin_file_free(struct thin_file *f)

@@ -17,6 +17,7 @@
 
 #include "engine_private.h"
 #include "macro.h"
+#include "text.h"
 
 #define ROLLED_BACK_AT_START "interrupted: rolled back at start"
 
@@ -328,15 +329,32 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
-/* "subject: message" of a diag, for the history row. */
-static void diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
+void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
 {
-	if (why && why->msg[0] && why->subject[0])
-		snprintf(buf, size, "%s: %s", why->subject, why->msg);
-	else if (why && why->msg[0])
-		snprintf(buf, size, "%s", why->msg);
+	const char *msg = why && why->msg[0] ? why->msg : engine_strerror(code);
+
+	if (why && why->subject[0] && !fatelf_text_names(msg, why->subject))
+		snprintf(buf, size, "%s: %s", why->subject, msg);
 	else
-		snprintf(buf, size, "%s", engine_strerror(code));
+		snprintf(buf, size, "%s", msg);
+}
+
+int eng_diag_name(fatelf_diag *d, int code, const char *subject)
+{
+	char msg[sizeof(d->msg)];
+
+	if (!d || !subject)
+		return code;
+	if (!d->msg[0] || !fatelf_text_names(d->msg, subject)) {
+		/* a long message loses its tail, never its subject */
+		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
+			     d->msg[0] ? d->msg : engine_strerror(code)) < 0)
+			return code;
+		memcpy(d->msg, msg, sizeof(msg));
+	}
+	snprintf(d->subject, sizeof(d->subject), "%s", subject);
+	d->code = code;
+	return code;
 }
 
 int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
@@ -676,7 +694,7 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 		op->staged = false;
 	}
 	tx_release_dirs(t);
-	diag_text(code, why, text, sizeof(text));
+	eng_diag_text(code, why, text, sizeof(text));
 	(void)store_tx_finish(e->st, t->id,
 			      code == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
 			      (int64_t)time(NULL), 0, 0, text, NULL);

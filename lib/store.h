@@ -182,7 +182,7 @@ int store_dirs_delete_package(store *s, int64_t package_id, fatelf_diag *d);
 /* History of mutating transactions */
 typedef struct store_tx {
 	int64_t id;             /* set by the store on reads */
-	const char *kind;       /* install, upgrade, remove, thin */
+	const char *kind;       /* install, upgrade, reinstall, downgrade, remove, thin */
 	const char *package;
 	const char *old_version;
 	const char *new_version;

@@ -187,3 +187,16 @@ char *fatelf_text_url_redact(const char *url)
 	out[o] = '\0';
 	return out;
 }
+
+bool fatelf_text_names(const char *msg, const char *subject)
+{
+	size_t n = strlen(subject);
+
+	for (const char *p = msg; n && (p = strstr(p, subject)); p++) {
+		char before = p == msg ? ' ' : p[-1], after = p[n];
+
+		if (strchr(" '\"(", before) && strchr(" '\":,;)", after)) /* after: '\0' too */
+			return true;
+	}
+	return false;
+}

@@ -64,4 +64,9 @@ const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF]);
  */
 char *fatelf_text_url_redact(const char *url);
 
+/* Whether msg names subject as a word of its own (set off by a space, a
+ * quote, a parenthesis or punctuation): "/opt/a: gone" names "/opt/a",
+ * "/opt/ab" does not. For a message that must name its subject once. */
+bool fatelf_text_names(const char *msg, const char *subject);
+
 #endif

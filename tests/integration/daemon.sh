@@ -368,13 +368,13 @@ run ctl --json history
 check_eq "history --json: kinds and states, oldest first" \
 	"install committed demo
 upgrade committed demo
-upgrade committed demo" \
+downgrade committed demo" \
 	"$(jq -r '.transactions | sort_by(.id) | .[] | select(.state == "committed") | "\(.kind) \(.state) \(.package)"' <<<"$RUN_OUT")"
 check_eq "history --json: the refused installs are not committed" 0 \
 	"$(jq -r '[.transactions[] | select(.package == "other" and .state == "committed")] | length' <<<"$RUN_OUT")"
 run ctl --json history demo --limit 1
-check_eq "history demo --limit 1: the downgrade row" "1 2.0 1.0" \
-	"$(jq -r '"\(.transactions | length) \(.transactions[0].old_version) \(.transactions[0].new_version)"' <<<"$RUN_OUT")"
+check_eq "history demo --limit 1: the downgrade row" "1 downgrade 2.0 1.0" \
+	"$(jq -r '"\(.transactions | length) \(.transactions[0].kind) \(.transactions[0].old_version) \(.transactions[0].new_version)"' <<<"$RUN_OUT")"
 
 # ---- raw Varlink
 cat >vl.py <<'EOF'

@@ -47,6 +47,24 @@ check_eq "... each with fatelf $VERSION" 6 "$(grep -c "\"fatelf $VERSION\"" <<<"
 dates=$(sed -E 's/^\.TH +("[^"]*"|[^ ]+) +[0-9] +"([^"]*)".*/\2/' <<<"$th" | sort -u)
 check_eq "... and one date" 1 "$(grep -c . <<<"$dates")"
 check_match "... a full date ($dates)" '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' "$dates"
+# The pages in the source tree carry that same line themselves, so that
+# `man ./doc/fatelfd.8` says what the installed page says.
+rdate=$(sed -n 's/^RELEASE_DATE = //p' "$top_builddir/Makefile")
+check_eq "... the date configure.ac sets" "$rdate" "$dates"
+for f in $man; do
+	grep -q '^\.so ' "$f" && continue
+	b=$(basename "$f")
+	check_eq "doc/$b carries the installed page's .TH line" "$(grep '^\.TH ' "$f")" \
+		"$(grep '^\.TH ' "$top_srcdir/doc/$b")"
+done
+# The installed pages name the paths this build uses.
+m8=$(find "$DEST" -type f -name fatelfd.8 | head -1)
+m5=$(find "$DEST" -type f -name fatelfd.conf.5 | head -1)
+check "fatelfd(8) names the default config path ($conf)" grep -qxF ".I $conf" "$m8"
+check "fatelfd.conf(5) names it too" grep -qxF ".I $conf" "$m5"
+fetch=$(sed -n 's|^\.I \(/.*fatelf\\-fetch\)$|\1|p' "$m8" | head -1 | sed 's/\\-/-/g')
+check "fatelfd(8) names the download helper by its path" test -n "$fetch"
+check "... which is the installed one ($fetch)" test -x "$DEST$fetch"
 
 if command -v systemd-analyze >/dev/null 2>&1 && [ -d /lib/systemd/system ]; then
 	# verify --root resolves the units' dependencies (sockets.target...)

@@ -420,6 +420,45 @@ check_match "uid 65534: its entry is in \$XDG_CACHE_HOME/fatelf" \
 check_eq "uid 65534: its cache is its own, mode 0700" "65534 700" \
 	"$(stat -c '%u %a' "$W/home65/.cache/fatelf" 2>&1)"
 
+# Read permission through a group the caller is a member of, or through an
+# ACL entry, is read permission: the file runs. An ACL entry that takes
+# reading away from the caller (others may read) refuses it.
+as_member() {
+	env -u FATELF_RUN_CACHE_DIR HOME="$W/home65" XDG_CACHE_HOME="$W/home65/.cache" \
+		setpriv --reuid=65534 --regid=65534 --groups=4242 "$@"
+}
+# set_acl FILE USER-PERMS GROUP-OBJ-PERMS MASK OTHER: a POSIX access ACL with
+# one named-user entry for uid 65534 (the xattr's binary form: no setfacl
+# needed).
+set_acl() {
+	python3 - "$@" <<'PY'
+import os, struct, sys
+path, user, group, mask, other = sys.argv[1], *map(int, sys.argv[2:])
+und = 0xffffffff
+ents = [(0x01, 7, und), (0x02, user, 65534), (0x04, group, und), (0x10, mask, und), (0x20, other, und)]
+os.setxattr(path, "system.posix_acl_access",
+            struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in ents))
+PY
+}
+chown 0:4242 xo/hello && chmod 0750 xo/hello
+run as_member ./xo/hello a
+check_eq "a member of the file's group runs it (mode 0750, group 4242)" \
+	"0 arch x86_64" "$RC $(head -1 <<<"$RUN_OUT")"
+chown 0:0 xo/hello && chmod 0711 xo/hello
+if set_acl xo/hello 5 1 5 1 2>acl.err; then
+	run as_nobody ./xo/hello a
+	check_eq "uid 65534 runs it through an ACL entry u:65534:r-x (mode 0711)" \
+		"0 arch x86_64" "$RC $(head -1 <<<"$RUN_OUT")"
+	chmod 0755 xo/hello && set_acl xo/hello 1 5 5 5
+	check_exit 1 "an ACL entry u:65534:--x: uid 65534 cannot read it, though others may" \
+		as_nobody cat xo/hello
+	check_exit 126 "... and the fat file is refused as execute-only" as_nobody ./xo/hello a
+	check_match "... saying why" "refused: an execute-only fat executable" "$RUN_ERR"
+else
+	fail "set a POSIX ACL on a file of the work directory" "$(cat acl.err)"
+fi
+chmod 0755 xo/hello && python3 -c 'import os; os.removexattr("xo/hello", "system.posix_acl_access")' 2>/dev/null
+
 # ---------------------------------------------------------------- bad input, full disk
 # A truncated fat file: the kernel still hands it to fatelf-run (the magic
 # is there), which refuses it naming the rule, and writes nothing.

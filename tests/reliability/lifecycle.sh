@@ -233,7 +233,10 @@ helper_case "a helper only root may run" "$RL_SOCKDIR/private-fetch" "Permission
 
 # ================================================================ SIGTERM
 # A helper that sends nothing, for ever.
-printf '#!/bin/sh\nexec sleep 600\n' >"$RL_SOCKDIR/stall-fetch"
+# Its sleep carries this suite's pid (sleep adds its arguments up), so the
+# check below finds this run's helper and no other's.
+STALL="sleep 600 0.000$$"
+printf '#!/bin/sh\nexec %s\n' "$STALL" >"$RL_SOCKDIR/stall-fetch"
 chmod 0755 "$RL_SOCKDIR/stall-fetch"
 env=(FATELF_FETCH_HELPER="$RL_SOCKDIR/stall-fetch")
 what="a Verify of a FIFO, a stalled download and a client that never reads"
@@ -333,7 +336,7 @@ for p in "${BG[@]}"; do
 	kill "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 done
-check_nomatch "... leaving no helper behind" "stall-fetch|sleep 600" "$(ps -eo args)"
+check_nomatch "... leaving no helper behind" "$RL_SOCKDIR/stall-fetch|$STALL\$" "$(ps -eo args)"
 rl_start "$D"
 check_eq "the next start serves, and the packages are still installed" "lc sw" \
 	"$(rl_ctl --json list 2>&1 | jq -r '.packages[].name' 2>&1 | sort | xargs)"

@@ -175,6 +175,9 @@ check_eq "a 404 with user:password@: exit 1" 1 "$RC"
 check_match "... one line naming the URL without credentials and the 404" \
 	"^fatelfctl: install: download failed: http://127.0.0.1:$PORT/auth/missing\\.fatbundle: .*404" "$RUN_ERR"
 no_secret "... fatelfctl's words" "$RUN_OUT $RUN_ERR"
+check_eq "... the daemon's log line names the URL once" \
+	"job N: install: http://127.0.0.1:$PORT/auth/missing.fatbundle: the server answered HTTP 404 Not Found" \
+	"$(grep 'missing\.fatbundle: the server' "$DLOG" | tail -1 | sed -E 's/^<[0-9]>//; s/^job [0-9]+:/job N:/')"
 run rl_ctl --json install "$AUTH/auth/missing.fatbundle"
 no_secret "... fatelfctl --json" "$RUN_OUT $RUN_ERR"
 

@@ -115,6 +115,20 @@ run rl_ctl status
 check_match "status in words: a jobs table" "ID +KIND +WHAT +STATE +UID" "$RUN_OUT"
 check_match "... the queued remove" "$TR +remove +qa +queued +0" "$RUN_OUT"
 
+# remove and thin --no-wait return once queued too, with the id; the
+# jobs stay queued after their callers are gone.
+run rl_ctl remove --no-wait nosuch
+check_match "remove --no-wait: queued, with its transaction id" \
+	"^queued: remove of nosuch, transaction [0-9]+$" "$RUN_OUT"
+TNR=$(txid_of "$RUN_OUT")
+run rl_ctl thin --no-wait nosuch
+check_match "thin --no-wait: queued, with its transaction id" \
+	"^queued: thin of nosuch, transaction [0-9]+$" "$RUN_OUT"
+TNT=$(txid_of "$RUN_OUT")
+check_eq "... both are still queued" "queued queued" "$(tx_state "$TNR") $(tx_state "$TNT")"
+check "... and cancelled by id" rl_ctl cancel "$TNR"
+check "... both" rl_ctl cancel "$TNT"
+
 # ---------------------------------------------------------------- cancel a queued job
 run rl_ctl cancel "$TA"
 check_eq "cancel ID of a queued job: exit 0" 0 "$RC"
@@ -124,7 +138,16 @@ check_eq "... status no longer lists it" "$T1 $TB $TR" \
 	"$(rl_ctl --json status | jq -r '[.jobs[].id] | map(tostring) | join(" ")')"
 run rl_ctl cancel "$TA"
 check_eq "cancel of it again: exit 1" 1 "$RC"
-check_match "... no such transaction" "no such transaction: $TA" "$RUN_ERR"
+check_eq "... it has already ended, and how" \
+	"fatelfctl: cancel: transaction $TA has already ended (cancelled); nothing to cancel" "$RUN_ERR"
+check_eq "... as data: the id and the state" "io.fatelf.Manager.NoSuchTransaction $TA cancelled" \
+	"$(rl_ctl --json cancel "$TA" | jq -r '"\(.error) \(.parameters.id) \(.parameters.state)"')"
+run rl_ctl cancel 999999
+check_eq "cancel of an id that never was: exit 1, no such transaction" \
+	"1 fatelfctl: cancel: no such transaction: 999999 is neither queued nor running" "$RC $RUN_ERR"
+check_eq "... no state as data" "null" "$(rl_ctl --json cancel 999999 | jq -r .parameters.state)"
+run rl_ctl cancel 0
+check_eq "cancel 0: a usage error (exit 2)" "2" "$RC"
 
 # A caller waiting in the queue (no --no-wait) is told.
 rl_ctl install qc.fatbundle >qc.out 2>qc.err &

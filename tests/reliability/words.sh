@@ -183,6 +183,34 @@ run rl_ctl install --allow-downgrade --dry-run ww1.fatbundle
 check_match "dry run of an older version: would downgrade" "^would downgrade ww 2\.0 -> 1\.0: " "$RUN_OUT"
 run rl_ctl install --allow-downgrade ww1.fatbundle
 check_match "an older version: downgraded" "^downgraded ww 2\.0 -> 1\.0: " "$RUN_OUT"
+check_eq "history says what each install did to the package" \
+	"downgrade upgrade reinstall reinstall install" \
+	"$(rl_ctl --json history ww | jq -r '[.transactions[].kind] | join(" ")' 2>&1)"
+check_match "... and the daemon's log" "job [0-9]+: downgrade bundle from fd: done \(transaction [1-9]" \
+	"$(cat "$DLOG")"
+check_match "... which says a dry run is one" \
+	"job [0-9]+: downgrade bundle from fd: dry run done \(1 files, [0-9]+ bytes to write" "$(cat "$DLOG")"
+run rl_ctl history ww --limit 1
+check_match "... and so does its table" "^[0-9]+ +downgrade +ww +2\.0 -> 1\.0 +committed " \
+	"$(sed -n 2p <<<"$RUN_OUT")"
+
+# A failed install's history row names the path or the package once, in
+# the words of the error.
+check "upgrade ww again" rl_ctl install ww2.fatbundle
+run rl_ctl install ww1.fatbundle
+check_eq "a refused downgrade: the history row says why, naming the package once" \
+	"downgrade failed ww 1.0 is older than the installed 2.0" \
+	"$(rl_ctl --json history ww --limit 1 | jq -r '.transactions[0] | "\(.kind) \(.state) \(.error)"' 2>&1)"
+mkdir -p tree-pl/opt/pl && echo pl >tree-pl/opt/pl/f
+check "bundle pl" rl_bundle pl.fatbundle pl 1.0 tree-pl
+mkdir -p "$ROOT/opt/pl" && echo planted >"$ROOT/opt/pl/f"
+run rl_ctl install pl.fatbundle
+check_eq "install over an unowned file exits 1" 1 "$RC"
+check_eq "... the history row names the path once" \
+	"/opt/pl/f exists on disk and belongs to no package" \
+	"$(rl_ctl --json history pl --limit 1 | jq -r '.transactions[0].error' 2>&1)"
+check_eq "... as the error did" 1 "$(grep -o '/opt/pl/f' <<<"$RUN_ERR" | wc -l)"
+rm -rf "$ROOT/opt/pl"
 
 # --force names each path it takes and where it came from; an owner left
 # with no file is named too.
@@ -361,5 +389,58 @@ for json in "" --json; do
 done
 kill "$SLOW_PID" 2>/dev/null
 wait "$SLOW_PID" 2>/dev/null
+
+# Ctrl-C during every other verb that waits for the daemon: remove, thin
+# and cancel. A stopped daemon keeps each of them waiting for its reply.
+# int_wait PID: SIGINT, then its exit status; one that ignores the signal
+# is killed after ~10 s (status 137).
+int_wait() {
+	local i
+	kill -INT "$1"
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -9 "$1" 2>/dev/null
+	wait "$1"
+}
+for verb in "remove nosuch" "thin nosuch" "cancel 999999"; do
+	for json in "" --json; do
+		kill -STOP "$DPID"
+		"$FATELFCTL" --socket "$SOCK" $json $verb >int.out 2>int.err &
+		cpid=$!
+		sleep 0.5
+		int_wait "$cpid"
+		rc=$?
+		kill -CONT "$DPID"
+		check_eq "Ctrl-C during $verb ${json:-(words)}: exit 130" 130 "$rc"
+		if [ "${verb%% *}" = cancel ]; then
+			check_match "... says the rollback goes on" \
+				"^fatelfctl: cancel: interrupted; a rollback already started goes on in fatelfd" \
+				"$(cat int.err)"
+		else
+			check_match "... says the transaction goes on" \
+				"^fatelfctl: ${verb%% *}: interrupted; a transaction already started goes on" \
+				"$(cat int.err)"
+		fi
+		if [ -n "$json" ]; then
+			check_eq "... --json: the error object, SIGINT" "fatelfctl.Interrupted SIGINT" \
+				"$(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
+		fi
+	done
+done
+# A verb that only reads is interrupted too, with the same exit status
+# and, with --json, the same object.
+kill -STOP "$DPID"
+"$FATELFCTL" --socket "$SOCK" --json verify >int.out 2>int.err &
+cpid=$!
+sleep 0.5
+int_wait "$cpid"
+rc=$?
+kill -CONT "$DPID"
+check_eq "Ctrl-C during verify --json: exit 130, the error object" "130 fatelfctl.Interrupted SIGINT" \
+	"$rc $(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
+check_eq "... which says only that it was interrupted" "fatelfctl: verify: interrupted" "$(cat int.err)"
+check "the daemon answers after them" rl_ctl status
 
 t_done

@@ -1148,6 +1148,53 @@ START_TEST(test_migrate_from_2)
 }
 END_TEST
 
+/* Schema 5 lets an install's history row say reinstall or downgrade: the
+ * rows and a pending journal survive, an old "upgrade" between two equal
+ * versions becomes a reinstall, and the new kinds are accepted. */
+START_TEST(test_migrate_from_4)
+{
+	fatelf_diag d = { 0 };
+	store_tx t = { 0 };
+	store_tx down = { .kind = "downgrade", .package = "c", .old_version = "2", .new_version = "1",
+			  .state = "pending", .started_at = 30 };
+	int64_t id;
+
+	tu_tmpdir();
+	ck_assert_int_ge(store_migrations_count, 5);
+	ck_assert_str_eq(store_migrations[4].name, "0005-reinstall-downgrade");
+	for (size_t i = 0; i < 4; i++)
+		sql_exec(DB, store_migrations[i].sql);
+	sql_exec(DB, "PRAGMA user_version = 4; "
+		 "INSERT INTO transactions (id, kind, package, old_version, new_version, state, "
+		 "started_at, finished_at) VALUES (1, 'upgrade', 'a', '1.0', '1.0', 'committed', 5, 6); "
+		 "INSERT INTO transactions (id, kind, package, old_version, new_version, state, "
+		 "started_at, finished_at) VALUES (2, 'upgrade', 'a', '1.0', '2.0', 'committed', 7, 8); "
+		 "INSERT INTO transactions (id, kind, package, state, started_at) "
+		 "VALUES (3, 'install', 'b', 'pending', 9); "
+		 "INSERT INTO journal (txid, seq, op, path, temp_path) "
+		 "VALUES (3, 0, 'create', '/opt/b/x', '/opt/b/.fatelf-x');");
+	store *s = open_ok();
+	ck_assert_int_eq(store_tx_get(s, 1, &t, &d), 0);
+	ck_assert_str_eq(t.kind, "reinstall");
+	ck_assert_str_eq(t.state, "committed");
+	store_tx_done(&t);
+	ck_assert_int_eq(store_tx_get(s, 2, &t, &d), 0);
+	ck_assert_str_eq(t.kind, "upgrade");
+	store_tx_done(&t);
+	ck_assert_int_eq(store_journal_of(s, 3, count_op, NULL, &d), 1);
+	ck_assert_int_eq(store_tx_begin(s, &down, &id, &d), 0);
+	ck_assert_int_eq(store_tx_get(s, id, &t, &d), 0);
+	ck_assert_str_eq(t.kind, "downgrade");
+	store_tx_done(&t);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'transactions%'"), 4);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA foreign_key_check"), -1);
+	sql_exec(DB, "PRAGMA foreign_keys = ON; DELETE FROM transactions WHERE id = 3;");
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM journal"), 0);
+}
+END_TEST
+
 /* A queued row: its id is the one the job's first transaction takes. */
 START_TEST(test_queued_rows)
 {
@@ -1284,6 +1331,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_journal);
 	tcase_add_test(tc, test_migrate_from_1);
 	tcase_add_test(tc, test_migrate_from_2);
+	tcase_add_test(tc, test_migrate_from_4);
 	tcase_add_test(tc, test_queued_rows);
 	suite_add_tcase(s, tc);
 
