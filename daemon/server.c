@@ -161,9 +161,12 @@ static void server_unlink_socket(server *s)
 
 static void conn_free(conn *c);
 
+/* What c costs: its unread replies, and the room its input takes (a
+ * message arriving fills up to half of it, and that half is the peer's
+ * to choose). */
 static size_t conn_held(const conn *c)
 {
-	return (c->out_len - c->out_off) + (c->in.len - c->in.start);
+	return (c->out_len - c->out_off) + c->in.cap;
 }
 
 /* Brings the server's total up to date with what c holds now. */
@@ -550,8 +553,10 @@ static bool conn_process(conn *c)
 		return false;
 	/* Passed fds belong to the calls that came with them: once every
 	 * buffered byte is served, whatever no call took is closed. */
-	if (!c->job && vl_buffer_pending(&c->in) == 0)
+	if (!c->job && vl_buffer_pending(&c->in) == 0) {
 		conn_close_fds(c);
+		vl_buffer_trim(&c->in);
+	}
 	return conn_flush(c);
 }
 
