@@ -340,6 +340,11 @@ int main(int argc, char **argv)
 			log_error("fatelfd: %s: exists and is not a socket", socket_path);
 			goto fail;
 		}
+		if (r == -ESTALE) {
+			log_error("fatelfd: %s: was replaced by something else just after the "
+				  "socket was made there; refusing to serve", socket_path);
+			goto fail;
+		}
 		if (r < 0) {
 			log_error("fatelfd: %s: %s", socket_path, strerror(-r));
 			goto fail;

@@ -124,20 +124,32 @@ int server_listen(server *s, const char *path)
 				return -errno;
 		}
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
-	/* Everyone may connect; the methods decide who may do what. */
-	if (chmod(path, 0666) < 0)
-		return -errno;
+	/* Everyone may connect; the methods decide who may do what. The
+	 * mode comes from the umask at bind: a chmod by name afterwards
+	 * would follow whatever someone who may write in the socket's
+	 * directory put there meanwhile (a symlink to any file). Nothing
+	 * else runs yet to see this umask. */
+	{
+		mode_t old = umask(0111);
+
+		r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+		umask(old);
+		if (r < 0)
+			return r;
+	}
 	if (listen(fd, SOMAXCONN) < 0)
 		return -errno;
 	/* The inode we bound: at exit only that one is unlinked, never a
-	 * socket another daemon put at the same path since. */
+	 * socket another daemon put at the same path since. A path that no
+	 * longer names a socket was swapped since the bind, and nobody
+	 * would reach us through it. */
 	{
 		struct stat st;
 
 		if (lstat(path, &st) < 0)
 			return -errno;
+		if (!S_ISSOCK(st.st_mode))
+			return -ESTALE;
 		s->listen_dev = st.st_dev;
 		s->listen_ino = st.st_ino;
 	}
