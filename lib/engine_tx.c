@@ -8,6 +8,7 @@
  * tolerates having been done already, so a crash during recovery is
  * recovered the same way.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -426,13 +427,41 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
+/* true when the directory fd holds no entry: what a directory just made
+ * holds. */
+static bool dir_is_empty(int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	struct dirent *de;
+	bool empty = true;
+	DIR *dir;
+
+	if (dup < 0)
+		return false;
+	dir = fdopendir(dup);
+	if (!dir) {
+		close(dup);
+		return false;
+	}
+	errno = 0;
+	while (empty && (de = readdir(dir)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			empty = false;
+	if (errno)
+		empty = false;
+	closedir(dir);
+	return empty;
+}
+
 /*
  * Gives a directory just made (mode 0700) the bundle's mode. Through a
  * descriptor, never the name: whoever can write in the parent can swap
  * the new directory for a symlink, and a chmod by name would follow it
- * to any file on the system. What the descriptor holds must be a
+ * to any file on the system. What the descriptor holds must be an empty
  * directory of the engine's uid: a stand-in that someone else made in its
- * place is theirs, and refused.
+ * place is theirs, and one of root's that holds something (a private
+ * directory moved in from beside it) must not get the bundle's mode.
+ * Both are refused.
  */
 static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatelf_diag *d)
 {
@@ -451,7 +480,7 @@ static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatel
 	}
 	if (fstat(fd, &st) < 0)
 		return fatelf_diag_set(d, -errno, -1, "%s: %s", op->path, fatelf_strerror(-errno));
-	if (st.st_uid != geteuid())
+	if (st.st_uid != geteuid() || !dir_is_empty(fd))
 		return fatelf_diag_set(d, -EPERM, -1,
 				       "%s: the new directory was replaced before its mode was set",
 				       op->path);

@@ -8,6 +8,8 @@
 #    install/remove cycles run: the file's mode and owner never change;
 #  - installed files swapped for FIFOs while verify and thin read them:
 #    a type problem or an error naming the file, never a hang;
+#  - a private directory of root's swapped in for one the engine just
+#    made keeps its mode: the install is refused, naming the directory;
 #  - a bundle entry named like the engine's temp files is refused, naming
 #    it; files planted under the names the temp files used to have are
 #    neither written through nor removed;
@@ -206,6 +208,61 @@ check_eq "no temp file left in the root" "" "$(rl_temps "$ROOT")"
 check "fatelfd still serves" rl_ctl status
 rl_stop
 check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
+
+# ================================= a private directory of root's swapped in
+# Next to the new directory n in the 0777 pub sits priv, root's own, 0700,
+# holding a file. uid 65534 may not enter priv, but may move it within
+# pub: as soon as the engine has made n (strace holds mkdirat's return
+# for 0.4 s), it exchanges the two. The engine must not give priv the
+# bundle's mode 0755 because it is root's: it was never empty.
+if command -v strace >/dev/null; then
+	mkdir -p tree-standin/pub/n
+	chmod 0777 tree-standin/pub
+	chmod 0755 tree-standin/pub/n
+	check "bundle standin (pub 0777, pub/n 0755)" rl_bundle standin.fatbundle standin 1 tree-standin
+	rl_prepare "$W/standin" "Durable=no"
+	chmod 0755 "$W/standin"
+	mkdir -m 0777 "$W/standin/root/pub"
+	chmod 0777 "$W/standin/root/pub"
+	mkdir -m 0700 "$W/standin/root/pub/priv"
+	printf 'private\n' >"$W/standin/root/pub/priv/key"
+	chmod 0600 "$W/standin/root/pub/priv/key"
+	rl_start "$W/standin" strace -f -qq -o /dev/null -e trace=mkdirat \
+		-e inject=mkdirat:delay_exit=400000 ||
+		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
+	rm -f "$W/io/standin"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, os, sys, time
+d, out = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+n, priv = os.path.join(d, "n").encode(), os.path.join(d, "priv").encode()
+end = time.time() + 60
+while time.time() < end:
+    if os.path.lexists(n):
+        ok = libc.renameat2(-100, n, -100, priv, 2) == 0
+        open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
+        break
+    time.sleep(0.0005)
+' "$ROOT/pub" "$W/io/standin" &
+	swapper=$!
+	run rl_ctl install "$T_WORK/standin.fatbundle"
+	wait "$swapper"
+	check_eq "uid 65534 swapped root's private directory in for the new one" swapped \
+		"$(cat "$W/io/standin" 2>&1)"
+	key=$(ls "$ROOT"/pub/*/key)
+	check_eq "... root's private directory keeps mode 0700 and owner root" "700 0" \
+		"$(stat -c '%a %u' "$(dirname "$key")")"
+	check_eq "... and its file stays where it was put" private "$(cat "$key")"
+	check_eq "... the install fails" 1 "$RC"
+	check_match "... naming the directory that was replaced" "/pub/n: the new directory was replaced" \
+		"$RUN_ERR"
+	# strace's child is the daemon.
+	dpid=$(pgrep -P "$DPID")
+	[ -n "$dpid" ] && kill "$dpid"
+	rl_reap
+else
+	echo "# skipped: a private directory of root's swapped in (strace is missing)"
+fi
 
 # ================================================== FIFOs swapped in for files
 # Verify and thin look at a path, then open it: a FIFO swapped in between
