@@ -8,7 +8,6 @@
  * tolerates having been done already, so a crash during recovery is
  * recovered the same way.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -427,32 +426,6 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
-/* true when the directory fd holds no entry: what a directory just made
- * holds. */
-static bool dir_is_empty(int fd)
-{
-	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	struct dirent *de;
-	bool empty = true;
-	DIR *dir;
-
-	if (dup < 0)
-		return false;
-	dir = fdopendir(dup);
-	if (!dir) {
-		close(dup);
-		return false;
-	}
-	errno = 0;
-	while (empty && (de = readdir(dir)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			empty = false;
-	if (errno)
-		empty = false;
-	closedir(dir);
-	return empty;
-}
-
 /*
  * Gives a directory just made (mode 0700) the bundle's mode. Through a
  * descriptor, never the name: whoever can write in the parent can swap
@@ -480,7 +453,7 @@ static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatel
 	}
 	if (fstat(fd, &st) < 0)
 		return fatelf_diag_set(d, -errno, -1, "%s: %s", op->path, fatelf_strerror(-errno));
-	if (st.st_uid != geteuid() || !dir_is_empty(fd))
+	if (st.st_uid != geteuid() || !fatelf_dir_is_empty(fd))
 		return fatelf_diag_set(d, -EPERM, -1,
 				       "%s: the new directory was replaced before its mode was set",
 				       op->path);
