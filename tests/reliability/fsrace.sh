@@ -8,6 +8,9 @@
 #    install/remove cycles run: the file's mode and owner never change;
 #  - installed files swapped for FIFOs while verify and thin read them:
 #    a type problem or an error naming the file, never a hang;
+#  - a copy of a fat file that uid 65534 made setuid to itself and put in
+#    place is thinned into root's file without a bit the package did not
+#    ship;
 #  - a private directory of root's swapped in for one the engine just
 #    made keeps its mode: the install is refused, naming the directory;
 #  - a bundle entry named like the engine's temp files is refused, naming
@@ -323,6 +326,21 @@ check_eq "verify: a FIFO for the fat file is a type problem" "1 type" \
 run timeout 15 "$FATELFCTL" --socket "$SOCK" thin --all
 check_eq "thin of a FIFO returns (exit 1) instead of hanging" 1 "$RC"
 check_match "... naming the file and what it is" '/pub/fat.*FIFO' "$RUN_ERR"
+
+# uid 65534 puts its own copy of the fat file there, setuid and setgid to
+# itself (its records hash as the vendor's). Thin rewrites it as root's:
+# with no bit the package did not ship.
+shipped=$(stat -c %a "$T_WORK/tree-fifo/pub/fat")
+cp "$T_WORK/tree-fifo/pub/fat" "$W/io/fat.copy"
+chmod 0644 "$W/io/fat.copy"
+nobody sh -c "cp '$W/io/fat.copy' '$ROOT/pub/.mine' && chmod 6755 '$ROOT/pub/.mine' &&
+	mv -f '$ROOT/pub/.mine' '$ROOT/pub/fat'"
+check_eq "uid 65534's copy is setuid and setgid to itself" "6755 65534" "$(stat -c '%a %u' "$ROOT/pub/fat")"
+run rl_ctl thin --all
+check_eq "thin rewrites it into its x86_64 ELF record" "0 7f454c46" \
+	"$RC $(head -c4 "$ROOT/pub/fat" | od -An -tx1 | tr -d ' \n')"
+check_eq "... as root's, with the shipped mode and no setid bit" "$shipped 0" \
+	"$(stat -c '%a %u' "$ROOT/pub/fat")"
 check "fatelfd still serves" rl_ctl status
 rl_stop
 check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
