@@ -20,7 +20,8 @@
 #    entry (another package's file, an unowned file);
 #  - a directory a user made in advance (uid 65534, 0777) where the bundle
 #    declares one is refused, naming its owner and mode; --force takes it
-#    over; verify then checks each directory's type, mode and owner.
+#    over (only the directory the preflight saw: one swapped in since is
+#    refused); verify then checks each directory's type, mode and owner.
 #
 # FSRACE_CYCLES sets the number of install/remove cycles (default 300),
 # FSRACE_SECONDS the time they may take at most (default 45: a sanitizer
@@ -486,6 +487,72 @@ mv "$ROOT/opt/app/bin.real" "$ROOT/opt/app/bin"
 run rl_ctl --json verify app
 check_eq "... and clean again once it is back" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 rl_stop
+
+# --force takes over the directory the preflight saw, and only that one:
+# uid 65534 exchanges its planted opt/t (0777) with root's private
+# opt/priv (0700, holding a file) once the preflight is done (Status says
+# so; strace holds each fsync of the journal's commit for 0.5 s).
+if command -v strace >/dev/null; then
+	mkdir -p tree-take/opt/t
+	printf 'take\n' >tree-take/opt/t/f
+	chmod 0777 tree-take/opt
+	chmod 0755 tree-take/opt/t
+	check "bundle take (opt 0777, opt/t 0755, opt/t/f)" rl_bundle take.fatbundle take 1 tree-take
+	rl_prepare "$W/take" "Durable=no"
+	chmod 0755 "$W/take"
+	mkdir -m 0777 "$W/take/root/opt"
+	chmod 0777 "$W/take/root/opt"
+	mkdir -m 0700 "$W/take/root/opt/priv"
+	printf 'private\n' >"$W/take/root/opt/priv/key"
+	chmod 0600 "$W/take/root/opt/priv/key"
+	nobody mkdir -m 0777 "$W/take/root/opt/t"
+	rl_start "$W/take" strace -f -qq -o /dev/null -e trace=fsync,fdatasync \
+		-e inject=fsync,fdatasync:delay_exit=500000 ||
+		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
+	rm -f "$W/io/take"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, json, socket, sys, time
+sock, d, out = sys.argv[1], sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+def progress():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall(json.dumps({"method": "io.fatelf.Manager.Status"}).encode() + b"\0")
+    buf = b""
+    while not buf.endswith(b"\0"):
+        k = s.recv(65536)
+        if not k:
+            break
+        buf += k
+    s.close()
+    return (json.loads(buf.rstrip(b"\0")).get("parameters") or {}).get("progress") or {}
+end = time.time() + 60
+while time.time() < end:
+    p = progress()
+    if p.get("phase") == "preflight" and p.get("entries_total", 0) > 0:
+        ok = libc.renameat2(-100, (d + "/t").encode(), -100, (d + "/priv").encode(), 2) == 0
+        open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
+        break
+    time.sleep(0.01)
+' "$SOCK" "$ROOT/opt" "$W/io/take" &
+	swapper=$!
+	run rl_ctl install --force "$T_WORK/take.fatbundle"
+	wait "$swapper"
+	check_eq "uid 65534 swapped root's private directory in for its planted one after the preflight" \
+		swapped "$(cat "$W/io/take" 2>&1)"
+	key=$(ls "$ROOT"/opt/*/key)
+	check_eq "... --force does not take root's private directory over: mode 0700, owner root" \
+		"700 0" "$(stat -c '%a %u' "$(dirname "$key")")"
+	check_eq "... nothing is put in it" "key" "$(ls "$(dirname "$key")")"
+	check_eq "... the install fails" 1 "$RC"
+	check_match "... naming the directory that was replaced" \
+		"/opt/t: the directory was replaced since the preflight" "$RUN_ERR"
+	dpid=$(pgrep -P "$DPID")
+	[ -n "$dpid" ] && kill "$dpid"
+	rl_reap
+else
+	echo "# skipped: a directory swapped in before --force takes it over (strace is missing)"
+fi
 
 if grep -q 'AddressSanitizer\|runtime error:' "$W"/*/log; then
 	fail "no sanitizer report in the daemons' logs" "$(grep -m5 'AddressSanitizer\|runtime error:' "$W"/*/log)"
