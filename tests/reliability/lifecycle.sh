@@ -7,6 +7,8 @@
 #    a lock that stalls an install nor one that stops the next start. A
 #    state directory that another uid owns or that others may write is
 #    refused, naming it; an older install's looser modes are tightened;
+#    the store is opened through the state directory that was checked,
+#    so one swapped in after the check gets nothing;
 #  - a second fatelfd on a socket that a daemon serves refuses to start
 #    and leaves that socket alone; a socket left behind by a dead daemon
 #    is replaced; a daemon only unlinks the socket inode it bound; a
@@ -166,6 +168,41 @@ chmod 0770 "$D/state"
 refused_start "a state directory its group may write is refused" \
 	"state directory $D/state is writable by its group \(mode 0770\)"
 chmod 0700 "$D/state"
+
+# The store is opened through the state directory that was checked, not
+# by its name again: with the state directory in a directory that uid
+# 65534 may write (and not sticky), it moves root's state directory aside
+# and makes its own in its place after the check (strace holds flock's
+# return for 2 s). Nothing lands in the other one: the database and the
+# lock stay in root's, and the next check of the name refuses to start.
+if command -v strace >/dev/null; then
+	P=$(mktemp -d /tmp/fatelf-stateparent.XXXXXX)
+	chmod 0777 "$P"
+	strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_exit=2000000 \
+		"$FATELFD" --socket "$RL_SOCKDIR/statedir.sock" --root "$ROOT" --state-dir "$P/state" \
+		--config "$D/fatelfd.conf" 2>statedir.log &
+	tracer=$!
+	timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+		"sleep 1; mv '$P/state' '$P/state.root' && mkdir -m 0700 '$P/state' && echo moved" >move.out 2>&1
+	check_eq "uid 65534 moved the state directory aside and made its own" moved "$(cat move.out)"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$tracer" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$tracer" 2>/dev/null; then
+		dpid=$(pgrep -P "$tracer")
+		[ -n "$dpid" ] && kill "$dpid"
+	fi
+	wait "$tracer"
+	check_eq "... the daemon refuses to start (exit 1)" 1 "$?"
+	check_match "... naming the directory now there and its owner" \
+		"state directory $P/state is owned by uid 65534" "$(cat statedir.log)"
+	check_eq "... nothing landed in that directory" "" "$(ls -A "$P/state")"
+	check "... and root's state directory holds the database" test -s "$P/state.root/fatelf.db"
+	rm -rf "$P"
+else
+	echo "# skipped: a state directory moved aside after its check (strace is missing)"
+fi
 
 # ================================================================ the socket
 rl_start "$D"
