@@ -90,6 +90,18 @@ static int socket_listened(const struct sockaddr_un *sa)
 	}
 }
 
+bool server_socket_served(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sa.sun_path) || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return false;
+	memcpy(sa.sun_path, path, n + 1);
+	return socket_listened(&sa) > 0;
+}
+
 int server_listen(server *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

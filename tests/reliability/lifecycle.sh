@@ -217,6 +217,8 @@ check_match "... saying the socket is in use" "^<3>fatelfd: $SOCK: already in us
 check_nomatch "... and never says it serves" "serving" "$RUN_ERR"
 check_eq "... the first daemon's socket is still there, the same inode" "$ino" "$(stat -c %i "$SOCK" 2>&1)"
 check "... and the first daemon still serves" rl_ctl status
+check_eq "... the second touched nothing in its own state directory first" "" \
+	"$(ls -A "$T_WORK/second/state")"
 
 # A socket put at the path by someone else after we bound ours is not
 # ours to unlink at exit.
