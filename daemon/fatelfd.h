@@ -132,6 +132,11 @@ struct server {
 };
 
 int server_listen(server *s, const char *path);
+/* true when a daemon already listens on the socket at path: checked before
+ * the state directory is opened, so that a second daemon touches no state
+ * (nor runs recovery on another state directory's journal over the same
+ * root) before it is refused. */
+bool server_socket_served(const char *path);
 /* Sets up epoll, the signalfd and the fixed fds. */
 int server_run(server *s);
 /* Serves until SIGTERM or SIGINT. */

@@ -239,6 +239,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* A socket that a running daemon serves: refused before anything
+	 * else is touched (unless systemd passes the socket). */
+	if (sd_listen_fds(0) <= 0) {
+		char *sp = path_absolute(opt_socket ? opt_socket : FATELFD_DEFAULT_SOCKET);
+
+		if (sp && server_socket_served(sp)) {
+			log_error("fatelfd: %s: already in use by a running fatelfd", sp);
+			free(sp);
+			return 1;
+		}
+		free(sp);
+	}
+
 	/* Config, then the command line over it. */
 	engine_config_init(&s.cfg);
 	r = engine_config_load(&s.cfg, opt_config, &d);
@@ -338,6 +351,11 @@ int main(int argc, char **argv)
 		}
 		if (r == -EEXIST) {
 			log_error("fatelfd: %s: exists and is not a socket", socket_path);
+			goto fail;
+		}
+		if (r == -ESTALE) {
+			log_error("fatelfd: %s: was replaced by something else just after the "
+				  "socket was made there; refusing to serve", socket_path);
 			goto fail;
 		}
 		if (r < 0) {

@@ -90,6 +90,18 @@ static int socket_listened(const struct sockaddr_un *sa)
 	}
 }
 
+bool server_socket_served(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sa.sun_path) || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return false;
+	memcpy(sa.sun_path, path, n + 1);
+	return socket_listened(&sa) > 0;
+}
+
 int server_listen(server *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -124,20 +136,32 @@ int server_listen(server *s, const char *path)
 				return -errno;
 		}
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
-	/* Everyone may connect; the methods decide who may do what. */
-	if (chmod(path, 0666) < 0)
-		return -errno;
+	/* Everyone may connect; the methods decide who may do what. The
+	 * mode comes from the umask at bind: a chmod by name afterwards
+	 * would follow whatever someone who may write in the socket's
+	 * directory put there meanwhile (a symlink to any file). Nothing
+	 * else runs yet to see this umask. */
+	{
+		mode_t old = umask(0111);
+
+		r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+		umask(old);
+		if (r < 0)
+			return r;
+	}
 	if (listen(fd, SOMAXCONN) < 0)
 		return -errno;
 	/* The inode we bound: at exit only that one is unlinked, never a
-	 * socket another daemon put at the same path since. */
+	 * socket another daemon put at the same path since. A path that no
+	 * longer names a socket was swapped since the bind, and nobody
+	 * would reach us through it. */
 	{
 		struct stat st;
 
 		if (lstat(path, &st) < 0)
 			return -errno;
+		if (!S_ISSOCK(st.st_mode))
+			return -ESTALE;
 		s->listen_dev = st.st_dev;
 		s->listen_ino = st.st_ino;
 	}
@@ -161,9 +185,12 @@ static void server_unlink_socket(server *s)
 
 static void conn_free(conn *c);
 
+/* What c costs: its unread replies, and the room its input takes (a
+ * message arriving fills up to half of it, and that half is the peer's
+ * to choose). */
 static size_t conn_held(const conn *c)
 {
-	return (c->out_len - c->out_off) + (c->in.len - c->in.start);
+	return (c->out_len - c->out_off) + c->in.cap;
 }
 
 /* Brings the server's total up to date with what c holds now. */
@@ -550,8 +577,10 @@ static bool conn_process(conn *c)
 		return false;
 	/* Passed fds belong to the calls that came with them: once every
 	 * buffered byte is served, whatever no call took is closed. */
-	if (!c->job && vl_buffer_pending(&c->in) == 0)
+	if (!c->job && vl_buffer_pending(&c->in) == 0) {
 		conn_close_fds(c);
+		vl_buffer_trim(&c->in);
+	}
 	return conn_flush(c);
 }
 

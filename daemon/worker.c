@@ -857,7 +857,7 @@ worker *worker_new(server *s, engine *rw)
 		return NULL;
 	w->srv = s;
 	w->rw = rw;
-	r = store_open(s->db_path, STORE_OPEN_NOCREATE, &w->qst, &d);
+	r = store_open(engine_db_path(rw), STORE_OPEN_NOCREATE, &w->qst, &d);
 	if (r < 0) {
 		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : engine_strerror(r));
 		free(w);

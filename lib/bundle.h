@@ -225,6 +225,9 @@ int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rul
  */
 int fatelf_root_open_parent(int rootfd, const char *path, bool mkdirs, const char **ret_base,
 			    fatelf_diag *d);
+/* true when the directory fd holds no entry, as one just made does: a
+ * directory someone moved in for it since holds something. */
+bool fatelf_dir_is_empty(int fd);
 
 /* Writer (lib/bundle_write.c) */
 enum fatelf_compression {

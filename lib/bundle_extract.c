@@ -141,7 +141,9 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 		return dirfd;
 	if (e->type == FATELF_ENTRY_DIR) {
 		struct stat st;
+		bool made = false;
 		if (mkdirat(dirfd, x->base, 0700) == 0) {
+			made = true;
 			q = list_add(&x->made, &x->nmade, &x->made_cap, dirfd, NULL, x->base);
 			if (q < 0) {
 				unlinkat(dirfd, x->base, AT_REMOVEDIR);
@@ -156,7 +158,25 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 		}
 		int fd = openat(dirfd, x->base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		q = fd < 0 ? -errno : 0;
-		if (fd >= 0 && (fstat(fd, &st) < 0 || fchmod(fd, e->mode & 07777) < 0))
+		if (fd >= 0 && fstat(fd, &st) < 0)
+			q = -errno;
+		/* Whoever owns a directory may swap the files put in it: one of
+		 * another uid (a user's, where a root extract would otherwise
+		 * adopt it) is refused, and so is a directory moved in for the
+		 * one just made (it is not empty, or not ours). */
+		if (q == 0 && (st.st_uid != geteuid() || (made && !fatelf_dir_is_empty(fd)))) {
+			close(fd);
+			close(dirfd);
+			if (made)
+				return fatelf_diag_set(d, -EPERM, -1,
+						       "entry '%s': the new directory was replaced "
+						       "before its mode was set", e->path);
+			return fatelf_diag_set(d, -EPERM, -1,
+					       "entry '%s': the directory exists, owned by uid %u with "
+					       "mode %04o; refusing to put files in it",
+					       e->path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		}
+		if (q == 0 && fchmod(fd, e->mode & 07777) < 0)
 			q = -errno;
 		if (fd >= 0)
 			close(fd);

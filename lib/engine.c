@@ -158,6 +158,22 @@ static int mkdir_parents(const char *path)
 
 /* ------------------------------------------------------------ open/close */
 
+/* "/proc/self/fd/N/fatelf.db" when /proc leads to the directory fd holds,
+ * else the database's name under dir (no /proc mounted). */
+static int db_path_through(int fd, const char *dir, char **ret)
+{
+	char via[64];
+	struct stat a, b;
+	int n;
+
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &a) == 0 && stat(via, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		n = asprintf(ret, "%s/fatelf.db", via);
+	else
+		n = asprintf(ret, "%s/fatelf.db", dir);
+	return n < 0 ? -ENOMEM : 0;
+}
+
 /*
  * The state directory holds the store and the lock: whoever may open a
  * file there may also lock it, and block every transaction or the start
@@ -199,9 +215,8 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	char path[4096];
 	unsigned recovered = 0;
 	fatelf_diag local;
-	_cleanup_close_ int statefd = -1;
 	engine *e;
-	int q;
+	int statefd, q;
 
 	if (!d)
 		d = &local;
@@ -211,6 +226,7 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		return -ENOMEM;
 	e->rootfd = -1;
 	e->lockfd = -1;
+	e->statefd = -1;
 	e->flags = flags;
 	q = config_copy(&e->cfg, c);
 	if (q < 0)
@@ -232,9 +248,19 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		goto fail;
 	}
 
-	q = state_dir_open(e->cfg.state_dir, &statefd, d);
+	q = state_dir_open(e->cfg.state_dir, &e->statefd, d);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.state_dir);
+		goto fail;
+	}
+	statefd = e->statefd;
+	/* The store is opened through the directory just checked, not by
+	 * its name again: whoever may write in its parent could have put
+	 * another directory there since. SQLite finds -wal and -shm beside
+	 * the database through the same path. */
+	q = db_path_through(statefd, e->cfg.state_dir, &e->db_path);
+	if (q < 0) {
+		fatelf_diag_set(d, q, -1, "out of memory");
 		goto fail;
 	}
 
@@ -287,7 +313,7 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	snprintf(path, sizeof(path), "%s/fatelf.db", e->cfg.state_dir);
 	/* The daemon opens the write engine before any other connection to
 	 * the store: the time to fix the files' modes. */
-	q = store_open(path, flags & ENGINE_OPEN_READONLY ? 0 : STORE_OPEN_SECURE, &e->st, d);
+	q = store_open(e->db_path, flags & ENGINE_OPEN_READONLY ? 0 : STORE_OPEN_SECURE, &e->st, d);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 		goto fail;
@@ -327,6 +353,9 @@ engine *engine_close(engine *e)
 	if (!e)
 		return NULL;
 	store_close(e->st);
+	if (e->statefd >= 0)
+		close(e->statefd);
+	free(e->db_path);
 	if (e->rootfd >= 0)
 		close(e->rootfd);
 	if (e->lockfd >= 0)
@@ -340,6 +369,11 @@ engine *engine_close(engine *e)
 struct store *engine_store(engine *e)
 {
 	return e->st;
+}
+
+const char *engine_db_path(engine *e)
+{
+	return e->db_path;
 }
 
 const fatelf_host *engine_host(engine *e)

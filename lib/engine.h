@@ -174,6 +174,10 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 engine *engine_close(engine *e);
 /* The store, for queries (lib/store.h). */
 struct store *engine_store(engine *e);
+/* The path that reaches the engine's database through the state directory
+ * it checked ("/proc/self/fd/N/fatelf.db"), for another connection to the
+ * same store; valid while the engine is open. */
+const char *engine_db_path(engine *e);
 const fatelf_host *engine_host(engine *e);
 const engine_config *engine_get_config(engine *e);
 /* Replaces the engine's settings and trusted keys (both copied) between

@@ -34,6 +34,8 @@ struct ient {
 	char *op_path;                  /* where it lands: path, or PATH.fatelf-new */
 	bool keep_admin;                /* a config file the admin changed */
 	bool take_dir;                  /* force: an unsafe existing directory to take over */
+	dev_t take_dev;                 /* ... the one the preflight saw */
+	ino_t take_ino;
 	int dir_mode;                   /* a directory's mode once installed */
 	char *old_installed_sha256;     /* keep_admin: what the row keeps */
 	uint64_t old_installed_size;
@@ -354,21 +356,27 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	if (q < 0 && !x->o->force)
 		return q;
 	ie->take_dir = q < 0;
-	if (ie->take_dir)
+	if (ie->take_dir) {
 		ie->dir_mode = (int)(be->mode & 07777);
+		ie->take_dev = st.st_dev;
+		ie->take_ino = st.st_ino;
+	}
 	return 0;
 }
 
 /*
  * force: makes an existing directory root's, with the bundle's mode,
  * through a descriptor (whoever could write in it may have swapped it for
- * a symlink since the preflight). Done before anything is made or staged
- * in it, and not undone by a rollback.
+ * a symlink since the preflight). Only the directory the preflight saw
+ * and the admin forced: one moved in since (a private directory of
+ * root's from beside it) is refused. Done before anything is made or
+ * staged in it, and not undone by a rollback.
  */
 static int take_dir(struct install *x, const struct ient *ie, fatelf_diag *d)
 {
 	_cleanup_close_ int dirfd = -1, fd = -1;
 	const char *base;
+	struct stat st;
 
 	dirfd = eng_open_parent(x->e, ie->path, &base, d);
 	if (dirfd < 0)
@@ -378,6 +386,12 @@ static int take_dir(struct install *x, const struct ient *ie, fatelf_diag *d)
 		return path_fail(d, errno == ELOOP || errno == ENOTDIR ? -ENGINE_E_CONFLICT : -errno,
 				 ie->path, "%s: cannot open the directory to take it over: %s",
 				 ie->path, fatelf_strerror(-errno));
+	if (fstat(fd, &st) < 0)
+		return path_fail(d, -errno, ie->path, "%s: %s", ie->path, fatelf_strerror(-errno));
+	if (st.st_dev != ie->take_dev || st.st_ino != ie->take_ino)
+		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				 "%s: the directory was replaced since the preflight; not taking it over",
+				 ie->path);
 	if (fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, ie->ent.mode & 07777) < 0)
 		return path_fail(d, -errno, ie->path, "%s: cannot take the directory over: %s",
 				 ie->path, fatelf_strerror(-errno));

@@ -42,6 +42,8 @@ struct engine {
 	store *st;
 	int rootfd;                     /* O_PATH|O_DIRECTORY of cfg.root */
 	int lockfd;                     /* flock'ed STATE_DIR/lock, -1 read-only */
+	int statefd;                    /* the state directory, as checked */
+	char *db_path;                  /* the database through statefd */
 	unsigned flags;
 };
 

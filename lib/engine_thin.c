@@ -34,7 +34,7 @@ struct thin_rec {
 
 struct thin_file {
 	char *path;
-	mode_t mode;            /* of the installed file, kept */
+	mode_t mode;            /* of the installed file, within the shipped one */
 	uint64_t old_size;
 	uint64_t new_size;
 	/* The installed file's table when planned: staging checks that it is
@@ -343,7 +343,21 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	for (unsigned k = 0; k < plan.nkept; k++)
 		f.recs[f.cur_rec[plan.in_index[k]]].kept = 1;
 	f.form = plan.form;
-	f.mode = st.st_mode & 07777;
+	/* The new file is root's: its mode may hold no bit the package did
+	 * not ship. Whoever may write in the directory may have put a copy
+	 * of their own there, setuid to themselves, and root's copy of it
+	 * must not be setuid to root. A bit taken away since (an admin's
+	 * chmod u-s) stays away. */
+	{
+		store_file row = { 0 };
+		_cleanup_free_ char *owner = NULL;
+
+		r = store_file_get(e->st, path, &row, &owner, d);
+		if (r < 0)
+			goto fail;
+		f.mode = st.st_mode & row.mode & 07777;
+		store_file_done(&row);
+	}
 	f.old_size = (uint64_t)st.st_size;
 	f.new_size = plan.out_size;
 	f.path = strdup(path);

@@ -448,9 +448,11 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
  * Gives a directory just made (mode 0700) the bundle's mode. Through a
  * descriptor, never the name: whoever can write in the parent can swap
  * the new directory for a symlink, and a chmod by name would follow it
- * to any file on the system. What the descriptor holds must be a
+ * to any file on the system. What the descriptor holds must be an empty
  * directory of the engine's uid: a stand-in that someone else made in its
- * place is theirs, and refused.
+ * place is theirs, and one of root's that holds something (a private
+ * directory moved in from beside it) must not get the bundle's mode.
+ * Both are refused.
  */
 static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatelf_diag *d)
 {
@@ -469,7 +471,7 @@ static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatel
 	}
 	if (fstat(fd, &st) < 0)
 		return fatelf_diag_set(d, -errno, -1, "%s: %s", op->path, fatelf_strerror(-errno));
-	if (st.st_uid != geteuid())
+	if (st.st_uid != geteuid() || !fatelf_dir_is_empty(fd))
 		return fatelf_diag_set(d, -EPERM, -1,
 				       "%s: the new directory was replaced before its mode was set",
 				       op->path);

@@ -12,6 +12,7 @@
  * can name the exact prefix that is wrong and missing directories can be
  * made.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <string.h>
@@ -168,4 +169,28 @@ int fatelf_root_open_parent(int rootfd, const char *path, bool mkdirs, const cha
 	}
 	*ret_base = base;
 	return TAKE_FD(cur);
+}
+
+bool fatelf_dir_is_empty(int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	struct dirent *de;
+	bool empty = true;
+	DIR *dir;
+
+	if (dup < 0)
+		return false;
+	dir = fdopendir(dup);
+	if (!dir) {
+		close(dup);
+		return false;
+	}
+	errno = 0;
+	while (empty && (de = readdir(dir)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			empty = false;
+	if (errno)
+		empty = false;
+	closedir(dir);
+	return empty;
 }

@@ -41,6 +41,15 @@ size_t vl_buffer_pending(const vl_buffer *b)
 	return b->len - b->start;
 }
 
+void vl_buffer_trim(vl_buffer *b)
+{
+	if (!b->data || b->start < b->len)
+		return;
+	free(b->data);
+	b->data = NULL;
+	b->start = b->len = b->cap = b->tail = b->scan = 0;
+}
+
 /*
  * Finds the NULs in the bytes appended since the last call and checks the
  * message still arriving against max. Each byte is searched once, so a

@@ -79,6 +79,10 @@ int vl_buffer_append(vl_buffer *b, const void *data, size_t len);
 int vl_buffer_next(vl_buffer *b, const char **ret_msg, size_t *ret_len);
 /* Bytes of a message still arriving (non-zero at EOF means a cut message). */
 size_t vl_buffer_pending(const vl_buffer *b);
+/* Gives the memory back once every byte was handed out: a peer that sent
+ * one large message must not keep its room while it idles. Invalidates
+ * the messages handed out. */
+void vl_buffer_trim(vl_buffer *b);
 
 /* ------------------------------------------------------------ names */
 

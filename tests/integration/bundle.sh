@@ -258,6 +258,21 @@ check_cmp "the whole extract is the glued file" hello.fat whole/opt/hello/bin/he
 check_exit 1 "extract --target mips: no record runs there" \
 	"$FATELF" bundle extract --target mips64 unsigned.fatbundle nomips
 check_eq "a failed extract leaves no file" 0 "$(find nomips ! -type d 2>/dev/null | wc -l)"
+# An extract by root (a thin install for an image) is an install too: a
+# directory that another user made where the bundle puts one would let
+# that user swap root's files inside, so it is refused, naming it, its
+# owner and its mode, and nothing is put in it.
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -p planted/opt
+	chown 65534:65534 planted/opt
+	chmod 0777 planted/opt
+	check_exit 3 "a root extract over a directory uid 65534 made is refused" \
+		"$FATELF" bundle extract unsigned.fatbundle planted
+	check_match "... naming it, its owner and its mode" \
+		"entry 'opt': the directory exists, owned by uid 65534 with mode 0777" "$RUN_ERR"
+	check_eq "... and nothing is put in it" "" "$(find planted/opt -mindepth 1)"
+	check_eq "... nor is it changed" "777 65534" "$(stat -c '%a %u' planted/opt)"
+fi
 check_exit 3 "verify of a missing bundle is an I/O error" "$FATELF" bundle verify no-such.fatbundle
 
 t_done

@@ -8,6 +8,11 @@
 #    install/remove cycles run: the file's mode and owner never change;
 #  - installed files swapped for FIFOs while verify and thin read them:
 #    a type problem or an error naming the file, never a hang;
+#  - a copy of a fat file that uid 65534 made setuid to itself and put in
+#    place is thinned into root's file without a bit the package did not
+#    ship;
+#  - a private directory of root's swapped in for one the engine just
+#    made keeps its mode: the install is refused, naming the directory;
 #  - a bundle entry named like the engine's temp files is refused, naming
 #    it; files planted under the names the temp files used to have are
 #    neither written through nor removed;
@@ -15,7 +20,8 @@
 #    entry (another package's file, an unowned file);
 #  - a directory a user made in advance (uid 65534, 0777) where the bundle
 #    declares one is refused, naming its owner and mode; --force takes it
-#    over; verify then checks each directory's type, mode and owner.
+#    over (only the directory the preflight saw: one swapped in since is
+#    refused); verify then checks each directory's type, mode and owner.
 #
 # FSRACE_CYCLES sets the number of install/remove cycles (default 300),
 # FSRACE_SECONDS the time they may take at most (default 45: a sanitizer
@@ -207,6 +213,61 @@ check "fatelfd still serves" rl_ctl status
 rl_stop
 check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
 
+# ================================= a private directory of root's swapped in
+# Next to the new directory n in the 0777 pub sits priv, root's own, 0700,
+# holding a file. uid 65534 may not enter priv, but may move it within
+# pub: as soon as the engine has made n (strace holds mkdirat's return
+# for 0.4 s), it exchanges the two. The engine must not give priv the
+# bundle's mode 0755 because it is root's: it was never empty.
+if command -v strace >/dev/null; then
+	mkdir -p tree-standin/pub/n
+	chmod 0777 tree-standin/pub
+	chmod 0755 tree-standin/pub/n
+	check "bundle standin (pub 0777, pub/n 0755)" rl_bundle standin.fatbundle standin 1 tree-standin
+	rl_prepare "$W/standin" "Durable=no"
+	chmod 0755 "$W/standin"
+	mkdir -m 0777 "$W/standin/root/pub"
+	chmod 0777 "$W/standin/root/pub"
+	mkdir -m 0700 "$W/standin/root/pub/priv"
+	printf 'private\n' >"$W/standin/root/pub/priv/key"
+	chmod 0600 "$W/standin/root/pub/priv/key"
+	rl_start "$W/standin" strace -f -qq -o /dev/null -e trace=mkdirat \
+		-e inject=mkdirat:delay_exit=400000 ||
+		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
+	rm -f "$W/io/standin"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, os, sys, time
+d, out = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+n, priv = os.path.join(d, "n").encode(), os.path.join(d, "priv").encode()
+end = time.time() + 60
+while time.time() < end:
+    if os.path.lexists(n):
+        ok = libc.renameat2(-100, n, -100, priv, 2) == 0
+        open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
+        break
+    time.sleep(0.0005)
+' "$ROOT/pub" "$W/io/standin" &
+	swapper=$!
+	run rl_ctl install "$T_WORK/standin.fatbundle"
+	wait "$swapper"
+	check_eq "uid 65534 swapped root's private directory in for the new one" swapped \
+		"$(cat "$W/io/standin" 2>&1)"
+	key=$(ls "$ROOT"/pub/*/key)
+	check_eq "... root's private directory keeps mode 0700 and owner root" "700 0" \
+		"$(stat -c '%a %u' "$(dirname "$key")")"
+	check_eq "... and its file stays where it was put" private "$(cat "$key")"
+	check_eq "... the install fails" 1 "$RC"
+	check_match "... naming the directory that was replaced" "/pub/n: the new directory was replaced" \
+		"$RUN_ERR"
+	# strace's child is the daemon.
+	dpid=$(pgrep -P "$DPID")
+	[ -n "$dpid" ] && kill "$dpid"
+	rl_reap
+else
+	echo "# skipped: a private directory of root's swapped in (strace is missing)"
+fi
+
 # ================================================== FIFOs swapped in for files
 # Verify and thin look at a path, then open it: a FIFO swapped in between
 # must not hold the open until a writer comes.
@@ -266,6 +327,21 @@ check_eq "verify: a FIFO for the fat file is a type problem" "1 type" \
 run timeout 15 "$FATELFCTL" --socket "$SOCK" thin --all
 check_eq "thin of a FIFO returns (exit 1) instead of hanging" 1 "$RC"
 check_match "... naming the file and what it is" '/pub/fat.*FIFO' "$RUN_ERR"
+
+# uid 65534 puts its own copy of the fat file there, setuid and setgid to
+# itself (its records hash as the vendor's). Thin rewrites it as root's:
+# with no bit the package did not ship.
+shipped=$(stat -c %a "$T_WORK/tree-fifo/pub/fat")
+cp "$T_WORK/tree-fifo/pub/fat" "$W/io/fat.copy"
+chmod 0644 "$W/io/fat.copy"
+nobody sh -c "cp '$W/io/fat.copy' '$ROOT/pub/.mine' && chmod 6755 '$ROOT/pub/.mine' &&
+	mv -f '$ROOT/pub/.mine' '$ROOT/pub/fat'"
+check_eq "uid 65534's copy is setuid and setgid to itself" "6755 65534" "$(stat -c '%a %u' "$ROOT/pub/fat")"
+run rl_ctl thin --all
+check_eq "thin rewrites it into its x86_64 ELF record" "0 7f454c46" \
+	"$RC $(head -c4 "$ROOT/pub/fat" | od -An -tx1 | tr -d ' \n')"
+check_eq "... as root's, with the shipped mode and no setid bit" "$shipped 0" \
+	"$(stat -c '%a %u' "$ROOT/pub/fat")"
 check "fatelfd still serves" rl_ctl status
 rl_stop
 check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
@@ -411,6 +487,72 @@ mv "$ROOT/opt/app/bin.real" "$ROOT/opt/app/bin"
 run rl_ctl --json verify app
 check_eq "... and clean again once it is back" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 rl_stop
+
+# --force takes over the directory the preflight saw, and only that one:
+# uid 65534 exchanges its planted opt/t (0777) with root's private
+# opt/priv (0700, holding a file) once the preflight is done (Status says
+# so; strace holds each fsync of the journal's commit for 0.5 s).
+if command -v strace >/dev/null; then
+	mkdir -p tree-take/opt/t
+	printf 'take\n' >tree-take/opt/t/f
+	chmod 0777 tree-take/opt
+	chmod 0755 tree-take/opt/t
+	check "bundle take (opt 0777, opt/t 0755, opt/t/f)" rl_bundle take.fatbundle take 1 tree-take
+	rl_prepare "$W/take" "Durable=no"
+	chmod 0755 "$W/take"
+	mkdir -m 0777 "$W/take/root/opt"
+	chmod 0777 "$W/take/root/opt"
+	mkdir -m 0700 "$W/take/root/opt/priv"
+	printf 'private\n' >"$W/take/root/opt/priv/key"
+	chmod 0600 "$W/take/root/opt/priv/key"
+	nobody mkdir -m 0777 "$W/take/root/opt/t"
+	rl_start "$W/take" strace -f -qq -o /dev/null -e trace=fsync,fdatasync \
+		-e inject=fsync,fdatasync:delay_exit=500000 ||
+		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
+	rm -f "$W/io/take"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, json, socket, sys, time
+sock, d, out = sys.argv[1], sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+def progress():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall(json.dumps({"method": "io.fatelf.Manager.Status"}).encode() + b"\0")
+    buf = b""
+    while not buf.endswith(b"\0"):
+        k = s.recv(65536)
+        if not k:
+            break
+        buf += k
+    s.close()
+    return (json.loads(buf.rstrip(b"\0")).get("parameters") or {}).get("progress") or {}
+end = time.time() + 60
+while time.time() < end:
+    p = progress()
+    if p.get("phase") == "preflight" and p.get("entries_total", 0) > 0:
+        ok = libc.renameat2(-100, (d + "/t").encode(), -100, (d + "/priv").encode(), 2) == 0
+        open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
+        break
+    time.sleep(0.01)
+' "$SOCK" "$ROOT/opt" "$W/io/take" &
+	swapper=$!
+	run rl_ctl install --force "$T_WORK/take.fatbundle"
+	wait "$swapper"
+	check_eq "uid 65534 swapped root's private directory in for its planted one after the preflight" \
+		swapped "$(cat "$W/io/take" 2>&1)"
+	key=$(ls "$ROOT"/opt/*/key)
+	check_eq "... --force does not take root's private directory over: mode 0700, owner root" \
+		"700 0" "$(stat -c '%a %u' "$(dirname "$key")")"
+	check_eq "... nothing is put in it" "key" "$(ls "$(dirname "$key")")"
+	check_eq "... the install fails" 1 "$RC"
+	check_match "... naming the directory that was replaced" \
+		"/opt/t: the directory was replaced since the preflight" "$RUN_ERR"
+	dpid=$(pgrep -P "$DPID")
+	[ -n "$dpid" ] && kill "$dpid"
+	rl_reap
+else
+	echo "# skipped: a directory swapped in before --force takes it over (strace is missing)"
+fi
 
 if grep -q 'AddressSanitizer\|runtime error:' "$W"/*/log; then
 	fail "no sanitizer report in the daemons' logs" "$(grep -m5 'AddressSanitizer\|runtime error:' "$W"/*/log)"

@@ -7,9 +7,13 @@
 #    a lock that stalls an install nor one that stops the next start. A
 #    state directory that another uid owns or that others may write is
 #    refused, naming it; an older install's looser modes are tightened;
+#    the store is opened through the state directory that was checked,
+#    so one swapped in after the check gets nothing;
 #  - a second fatelfd on a socket that a daemon serves refuses to start
 #    and leaves that socket alone; a socket left behind by a dead daemon
-#    is replaced; a daemon only unlinks the socket inode it bound;
+#    is replaced; a daemon only unlinks the socket inode it bound; a
+#    symlink swapped in for the socket just after bind is neither
+#    followed nor served;
 #  - the download helper is checked at start (missing, or not executable
 #    by the download uid), and a download's error names the helper, the
 #    uid and the errno;
@@ -165,9 +169,46 @@ refused_start "a state directory its group may write is refused" \
 	"state directory $D/state is writable by its group \(mode 0770\)"
 chmod 0700 "$D/state"
 
+# The store is opened through the state directory that was checked, not
+# by its name again: with the state directory in a directory that uid
+# 65534 may write (and not sticky), it moves root's state directory aside
+# and makes its own in its place after the check (strace holds flock's
+# return for 2 s). Nothing lands in the other one: the database and the
+# lock stay in root's, and the next check of the name refuses to start.
+if command -v strace >/dev/null; then
+	P=$(mktemp -d /tmp/fatelf-stateparent.XXXXXX)
+	chmod 0777 "$P"
+	strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_exit=2000000 \
+		"$FATELFD" --socket "$RL_SOCKDIR/statedir.sock" --root "$ROOT" --state-dir "$P/state" \
+		--config "$D/fatelfd.conf" 2>statedir.log &
+	tracer=$!
+	timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+		"sleep 1; mv '$P/state' '$P/state.root' && mkdir -m 0700 '$P/state' && echo moved" >move.out 2>&1
+	check_eq "uid 65534 moved the state directory aside and made its own" moved "$(cat move.out)"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$tracer" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$tracer" 2>/dev/null; then
+		dpid=$(pgrep -P "$tracer")
+		[ -n "$dpid" ] && kill "$dpid"
+	fi
+	wait "$tracer"
+	check_eq "... the daemon refuses to start (exit 1)" 1 "$?"
+	check_match "... naming the directory now there and its owner" \
+		"state directory $P/state is owned by uid 65534" "$(cat statedir.log)"
+	check_eq "... nothing landed in that directory" "" "$(ls -A "$P/state")"
+	check "... and root's state directory holds the database" test -s "$P/state.root/fatelf.db"
+	rm -rf "$P"
+else
+	echo "# skipped: a state directory moved aside after its check (strace is missing)"
+fi
+
 # ================================================================ the socket
 rl_start "$D"
 ino=$(stat -c %i "$SOCK")
+check_eq "the socket is a socket anyone may connect to (0666)" "socket 666" \
+	"$(stat -c '%F %a' "$SOCK" | sed 's/^socket.* /socket /')"
 rl_prepare second
 run timeout 20 "$FATELFD" --socket "$SOCK" --root "$T_WORK/second/root" \
 	--state-dir "$T_WORK/second/state" --config "$T_WORK/second/fatelfd.conf"
@@ -176,6 +217,8 @@ check_match "... saying the socket is in use" "^<3>fatelfd: $SOCK: already in us
 check_nomatch "... and never says it serves" "serving" "$RUN_ERR"
 check_eq "... the first daemon's socket is still there, the same inode" "$ino" "$(stat -c %i "$SOCK" 2>&1)"
 check "... and the first daemon still serves" rl_ctl status
+check_eq "... the second touched nothing in its own state directory first" "" \
+	"$(ls -A "$T_WORK/second/state")"
 
 # A socket put at the path by someone else after we bound ours is not
 # ours to unlink at exit.
@@ -206,6 +249,66 @@ kill "$STALE"
 wait "$STALE"
 check_eq "... stops cleanly" 0 "$?"
 check "... and unlinks the socket it bound" test ! -e "$SOCK"
+
+# A socket in a directory that others may write (a --socket under /tmp):
+# uid 65534 swaps a symlink to a root 0600 file in for the socket just
+# after bind(2) made it (strace holds bind's return for 1.5 s). The
+# daemon changes nothing through that name: it refuses to serve a socket
+# whose path no longer leads to it.
+if command -v strace >/dev/null; then
+	SD=$(mktemp -d /tmp/fatelf-sockdir.XXXXXX)
+	chown 65534:65534 "$SD"
+	chmod 0777 "$SD"
+	secret=$T_WORK/socket-secret
+	echo secret >"$secret"
+	chmod 0600 "$secret"
+	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" -c '
+import os, stat, sys, time
+d, target = sys.argv[1], sys.argv[2]
+sock, link = os.path.join(d, "s.sock"), os.path.join(d, "link")
+os.symlink(target, link)
+end = time.time() + 30
+while time.time() < end:
+    try:
+        if stat.S_ISSOCK(os.lstat(sock).st_mode):
+            os.rename(link, sock)
+            print("swapped")
+            break
+    except FileNotFoundError:
+        pass
+    time.sleep(0.001)
+' "$SD" "$secret" >swap.out 2>&1 &
+	swapper=$!
+	timeout 60 strace -f -qq -o /dev/null -e trace=bind -e inject=bind:delay_exit=1500000 \
+		"$FATELFD" --socket "$SD/s.sock" --root "$ROOT" --state-dir "$D/state" \
+		--config "$D/fatelfd.conf" 2>swapsock.log &
+	tracer=$!
+	wait "$swapper"
+	check_eq "uid 65534 swapped a symlink in for the new socket" swapped "$(cat swap.out)"
+	# Time for a daemon that took the symlink for its socket to use it.
+	for ((i = 0; i < 40; i++)); do
+		kill -0 "$tracer" 2>/dev/null || break
+		sleep 0.1
+	done
+	check_eq "... the file it points to keeps its mode and owner" "600 0:0" \
+		"$(stat -c '%a %u:%g' "$secret")"
+	check_eq "... and its bytes" secret "$(cat "$secret")"
+	if kill -0 "$tracer" 2>/dev/null; then
+		fail "... the daemon refuses to serve" "it still runs"
+		# timeout's child is strace, whose child is the daemon.
+		dpid=$(pgrep -P "$(pgrep -P "$tracer")")
+		[ -n "$dpid" ] && kill "$dpid"
+	else
+		pass "... the daemon refuses to serve"
+	fi
+	wait "$tracer"
+	check_eq "... and exits 1" 1 "$?"
+	check_match "... naming the socket" "$SD/s.sock: .*replaced" "$(cat swapsock.log)"
+	check "... and the symlink is left as it is" test -L "$SD/s.sock"
+	rm -rf "$SD"
+else
+	echo "# skipped: a symlink swapped in for the new socket (strace is missing)"
+fi
 
 # ================================================================ the download helper
 rl_start "$D"

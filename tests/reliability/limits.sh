@@ -4,7 +4,8 @@
 # that send calls with large replies and never read one, reconnecting as
 # they are dropped. Meanwhile root's client keeps being served, and the
 # daemon's resident memory stays at or below 64 MiB. The same with a
-# second uid hoarding too (the global bound), and with lower bounds set
+# second uid hoarding too (the global bound), with 64 idle connections
+# that each had a call of almost 1 MiB answered, and with lower bounds set
 # in fatelfd.conf (MaxBufferedPerUser=, MaxBufferedTotal=).
 # LIMITS_SECONDS sets each attack's length (default 6).
 . "$(dirname "$0")/lib.sh" || exit 99
@@ -71,6 +72,28 @@ rl_start d
 echo "# idle: VmRSS $(vm_kb VmRSS) kB"
 attack "one uid's 64 never-reading connections" 65534
 attack "two uids' 64 never-reading connections each" 65534 65533
+
+# Calls that were read and answered leave nothing to hold: 64 connections
+# of one uid that each sent one call of almost MaxMessageSize (1 MiB),
+# got its reply, and stay open cost the daemon no more than the bound.
+mkdir -p "$RL_SOCKDIR/big.d"
+chown 65534:65534 "$RL_SOCKDIR/big.d"
+big=$RL_SOCKDIR/big.d/big
+timeout 120 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" \
+	"$RL_SOCKDIR/vlclient.py" bigcalls "$SOCK" 64 $(((1 << 20) - 64)) \
+	"$big.ready" "$big.stop" >big.out 2>&1 &
+bigpid=$!
+for _ in $(seq 1200); do [ -e "$big.ready" ] && break; sleep 0.1; done
+check_match "64 connections of one uid each had a 1 MiB call answered" 'answered=64' "$(cat big.out)"
+rss=$(vm_kb VmRSS)
+if [ -n "$rss" ] && [ "$rss" -le "$RSS_MAX" ]; then
+	pass "... and held open, the daemon's VmRSS stays at or below $((RSS_MAX >> 10)) MiB ($rss kB)"
+else
+	fail "... and held open, the daemon's VmRSS stays at or below $((RSS_MAX >> 10)) MiB" "$rss kB"
+fi
+check "... and the daemon still serves" rl_ctl status
+touch "$big.stop"
+wait "$bigpid"
 rl_stop
 
 # Lower bounds from the config: a single never-reading connection is

@@ -33,6 +33,11 @@
 #       keeps N connections that send the call again and again and never
 #       read a reply, opening a new one for each the daemon drops, for
 #       MAXSEC; prints opened=N dropped=N refused=N calls=N.
+#   bigcalls SOCK N SIZE READYFILE STOPFILE
+#       opens N connections; on each sends one call padded with blanks to
+#       SIZE bytes and reads its reply, so that nothing stays unread;
+#       prints opened= answered= closed=, touches READYFILE, keeps the
+#       connections until STOPFILE exists.
 #   slowinstall SOCK BUNDLE FIRSTBYTES PHASE SWAPCMD [JSONPARAMS]
 #       Install{fd} from a pipe: writes the first FIRSTBYTES of BUNDLE,
 #       polls Status on a second connection until the running
@@ -278,6 +283,36 @@ def cmd_hoard(sock, args):
     print(" ".join("%s=%d" % (k, st[k]) for k in ("opened", "dropped", "refused", "calls")))
 
 
+def cmd_bigcalls(sock, args):
+    n, size, ready, stop = int(args[0]), int(args[1]), args[2], args[3]
+    call = json.dumps({"method": "io.fatelf.Manager.Status", "parameters": {}}).encode()
+    msg = call + b" " * max(0, size - len(call))
+    st = {"opened": 0, "answered": 0, "closed": 0}
+    keep = []
+    for _ in range(n):
+        try:
+            s = connect(sock, 30)
+            send(s, msg)
+        except OSError:
+            st["closed"] += 1
+            continue
+        st["opened"] += 1
+        m = Reader(s).next()
+        if m is None:
+            st["closed"] += 1
+            s.close()
+            continue
+        st["answered"] += 1
+        keep.append(s)
+    print(" ".join("%s=%d" % (k, st[k]) for k in ("opened", "answered", "closed")))
+    sys.stdout.flush()
+    open(ready, "w").close()
+    while not os.path.exists(stop):
+        time.sleep(0.05)
+    for s in keep:
+        s.close()
+
+
 def status_phase(sock):
     s = connect(sock, 10)
     send(s, {"method": "io.fatelf.Manager.Status"})
@@ -328,6 +363,7 @@ def main():
         "noread": cmd_noread,
         "slowinstall": cmd_slowinstall,
         "hoard": cmd_hoard,
+        "bigcalls": cmd_bigcalls,
     }
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         sys.stderr.write("usage: vlclient.py {%s} SOCKET [ARGS...]\n" % "|".join(cmds))
