@@ -45,7 +45,10 @@
 /* Limits of one connection. */
 #define CONN_FDS_MAX PARAMS_FDS_MAX     /* passed fds held at once */
 #define CONN_OUTPUT_MAX ((size_t)16 << 20) /* unread replies before the peer is dropped */
-#define CONN_OUTPUT_KEEP ((size_t)64 << 10) /* a larger output buffer is freed once empty */
+/* A larger output buffer is freed once empty: an idle connection then
+ * holds at most this much, so the connection limits bound what idle
+ * connections hold together (4096 x 4 KiB), outside the buffer caps. */
+#define CONN_OUTPUT_KEEP ((size_t)4 << 10)
 #define CONN_CALLS_PER_TURN 16          /* calls of one peer served per loop round */
 #define SERVER_CONNECTIONS_MAX 4096     /* all peers together */
 #define VERIFY_THREADS_MAX 4            /* Verify calls served at once */
