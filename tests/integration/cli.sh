@@ -112,6 +112,28 @@ check_exit 1 "a target name that does not parse" "$FATELF" extract -o x fat 'x86
 check_exit 1 "verify: no such target" "$FATELF" verify fat s390x
 check_exit 3 "verify: no such file" "$FATELF" verify does-not-exist x86_64
 
+# Every machine and OS ABI name of the historical fatelf-* tools' table
+# parses: a name no record has is "no record matches", never a name that
+# does not parse.
+hist_bad=
+for n in none m32 sparc 386 i386 68k 88k 860 mips s370 mips-rs3 pa-risc vpp500 sparc32plus \
+	960 ppc ppc64 s390 v800 fr20 rh32 rce arm alpha sh sparcv9 tricore arc h8-300 h8-300h \
+	h8s h8-500 ia64 mipsx coldfire m68hc12 mma pcp ncpu ndr1 starcore me16 st100 tinyj \
+	x86_64 pdsp pdp10 pdp11 fx66 st9plus st7 68hc16 68hc11 68hc08 68hc05 svx st19 vax cris \
+	javelin firepath zsp mmix huany prism avr fr30 d10v d30v v850 m32r mn10300 mn10200 pj \
+	openrisc arc_a5 xtensa videocore tmm_gpp ns32k tpc snp1k st200 ip2k max cr f2mc16 \
+	msp430 blackfin se_c33 sep arca unicore \
+	x86_64:sysv x86_64:hpux x86_64:netbsd x86_64:linux x86_64:hurd x86_64:86open \
+	x86_64:solaris x86_64:aix x86_64:irix x86_64:freebsd x86_64:tru64 x86_64:modesto \
+	x86_64:openbsd x86_64:openvms x86_64:nsk x86_64:aros x86_64:armabi x86_64:standalone; do
+	"$FATELF" verify fat "$n:be:32bits" >/dev/null 2>hist.err
+	rc=$?
+	if [ "$rc" -ne 1 ] || grep -q 'target name' hist.err; then
+		hist_bad="$hist_bad $n($rc: $(cat hist.err))"
+	fi
+done
+check_eq "every name of the historical tools' table parses as a target" "" "$hist_bad"
+
 # ---- the extracted files are executables
 rm -f x
 "$FATELF" extract -o x fat record0
