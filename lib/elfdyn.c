@@ -479,6 +479,29 @@ static int str_visit(uint64_t tag, uint64_t val, void *ctx)
 	return 0;
 }
 
+/* Opens the image's view and finds its PT_DYNAMIC, checked to lie inside
+ * the image: dyn->type is PT_DYNAMIC when there is one, 0 when not. */
+static int view_open_dynamic(elf_view *v, phdr *dyn, fatelf_diag *d)
+{
+	int r;
+
+	if (v->size > UINT64_MAX - v->base)
+		return fatelf_diag_set(d, -EINVAL, -1, "the image [0x%llx, +0x%llx) overflows 64 bits",
+				       (unsigned long long)v->base, (unsigned long long)v->size);
+	r = view_open(v, d);
+	if (r < 0)
+		return r;
+	r = view_each_phdr(v, find_dynamic, dyn, d);
+	if (r < 0)
+		return r;
+	if (dyn->type == PT_DYNAMIC && !view_contains(v, dyn->offset, dyn->filesz))
+		return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
+				       "PT_DYNAMIC covers file bytes [0x%llx, +0x%llx), outside the "
+				       "image's 0x%llx bytes", (unsigned long long)dyn->offset,
+				       (unsigned long long)dyn->filesz, (unsigned long long)v->size);
+	return 0;
+}
+
 int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t size,
 			    int *ret_depth, fatelf_diag *d)
 {
@@ -491,24 +514,13 @@ int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t si
 	unsigned entsize;
 	int r;
 
-	if (size > UINT64_MAX - base)
-		return fatelf_diag_set(d, -EINVAL, -1, "the image [0x%llx, +0x%llx) overflows 64 bits",
-				       (unsigned long long)base, (unsigned long long)size);
-	r = view_open(&v, d);
-	if (r < 0)
-		return r;
-	r = view_each_phdr(&v, find_dynamic, &dyn, d);
+	r = view_open_dynamic(&v, &dyn, d);
 	if (r < 0)
 		return r;
 	if (dyn.type != PT_DYNAMIC) {
 		*ret_depth = -1;
 		return 0;
 	}
-	if (!view_contains(&v, dyn.offset, dyn.filesz))
-		return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
-				       "PT_DYNAMIC covers file bytes [0x%llx, +0x%llx), outside the "
-				       "image's 0x%llx bytes", (unsigned long long)dyn.offset,
-				       (unsigned long long)dyn.filesz, (unsigned long long)size);
 
 	entsize = v.is64 ? 16u : 8u;
 	walk = (dyn_walk) { .v = &v, .offset = dyn.offset, .count = dyn.filesz / entsize };
@@ -577,21 +589,10 @@ int fatelf_elf_dyn_library(const fatelf_source *src, uint64_t base, uint64_t siz
 	unsigned entsize;
 	int r;
 
-	if (size > UINT64_MAX - base)
-		return fatelf_diag_set(d, -EINVAL, -1, "the image [0x%llx, +0x%llx) overflows 64 bits",
-				       (unsigned long long)base, (unsigned long long)size);
-	r = view_open(&v, d);
-	if (r < 0)
-		return r;
-	r = view_each_phdr(&v, find_dynamic, &dyn, d);
+	r = view_open_dynamic(&v, &dyn, d);
 	if (r < 0)
 		return r;
 	if (dyn.type == PT_DYNAMIC) {
-		if (!view_contains(&v, dyn.offset, dyn.filesz))
-			return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
-					       "PT_DYNAMIC covers file bytes [0x%llx, +0x%llx), outside the "
-					       "image's 0x%llx bytes", (unsigned long long)dyn.offset,
-					       (unsigned long long)dyn.filesz, (unsigned long long)size);
 		entsize = v.is64 ? 16u : 8u;
 		walk = (dyn_walk) { .v = &v, .offset = dyn.offset,
 				    .count = MIN(dyn.filesz / entsize, (uint64_t)DYN_MAX) };
