@@ -1243,6 +1243,17 @@ static void tx_from_row(sqlite3_stmt *st, store_tx *t)
 	};
 }
 
+/* Binds a transaction's start (kind, package, versions, time) from column
+ * first on, in that order: the statements that begin and adopt rows share it. */
+static void bind_tx_start(sqlite3_stmt *st, int first, const store_tx *t)
+{
+	bind_text(st, first, t->kind);
+	bind_text(st, first + 1, t->package);
+	bind_text(st, first + 2, t->old_version);
+	bind_text(st, first + 3, t->new_version);
+	sqlite3_bind_int64(st, first + 4, t->started_at);
+}
+
 /* The queued row store_tx_adopt named becomes the pending one; false when
  * there is none (any more). */
 static int tx_adopt(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
@@ -1256,11 +1267,7 @@ static int tx_adopt(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, t->kind);
-	bind_text(st, 3, t->package);
-	bind_text(st, 4, t->old_version);
-	bind_text(st, 5, t->new_version);
-	sqlite3_bind_int64(st, 6, t->started_at);
+	bind_tx_start(st, 2, t);
 	r = stmt_done(s, st, "starting a queued transaction", d);
 	if (r < 0)
 		return r;
@@ -1284,11 +1291,7 @@ int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
 	r = stmt_get(s, STMT_TX_BEGIN, &st, d);
 	if (r < 0)
 		return r;
-	bind_text(st, 1, t->kind);
-	bind_text(st, 2, t->package);
-	bind_text(st, 3, t->old_version);
-	bind_text(st, 4, t->new_version);
-	sqlite3_bind_int64(st, 5, t->started_at);
+	bind_tx_start(st, 1, t);
 	r = stmt_done(s, st, "recording a transaction", d);
 	if (r < 0)
 		return r;
