@@ -29,7 +29,7 @@
 
 #include <json-c/json.h>
 
-#include "engine.h"
+#include "conf.h"
 #include "store.h"
 #include "params.h"
 #include "varlink.h"

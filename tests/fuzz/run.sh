@@ -55,13 +55,17 @@ am_sources() {
 		     for (i = 1; i <= n; i++) if (w[i] ~ /\.c$/) print w[i]
 		     if (!cont) on = 0 }' "$top/Makefile.am"
 }
-mapfile -t lib_sources < <(am_sources lib_libfatelf_a_SOURCES)
+mapfile -t lib_sources < <(for v in lib_basic_libbasic_a_SOURCES lib_fatelf_libfatelf_a_SOURCES \
+	lib_run_librun_a_SOURCES lib_bundle_libbundle_a_SOURCES lib_varlink_libvarlink_a_SOURCES; do
+	am_sources "$v"
+done)
 if [ "${#lib_sources[@]}" -eq 0 ]; then
 	echo "run.sh: no library sources found in Makefile.am" >&2
 	exit 3
 fi
 
-CFLAGS_COMMON=(-std=gnu11 -g -O1 -I "$top/lib" -include "$work/config.h" -w)
+CFLAGS_COMMON=(-std=gnu11 -g -O1 -I "$top/lib/basic" -I "$top/lib/fatelf" -I "$top/lib/run"
+	-I "$top/lib/bundle" -I "$top/lib/varlink" -include "$work/config.h" -w)
 # The bundle layer's libraries (pkg-config names as configure.ac uses them).
 read -r -a LIBS <<<"$(pkg-config --libs json-c libarchive libcrypto 2>/dev/null || echo -ljson-c -larchive -lcrypto)"
 read -r -a LIB_CFLAGS <<<"$(pkg-config --cflags json-c libarchive libcrypto 2>/dev/null)"
@@ -204,12 +208,6 @@ for t in $TARGETS; do
 	fuzz_manifest)
 		seeds=seeds-manifest ;;
 	fuzz_varlink | fuzz_dispatch)
-		# lib/varlink.c sits in Makefile.am's "+=" block, which
-		# am_sources does not read; add it unless it is listed already.
-		case " ${lib_sources[*]} " in
-		*" lib/varlink.c "*) ;;
-		*) extra=(lib/varlink.c) ;;
-		esac
 		seeds=seeds-varlink
 		if [ "$t" = fuzz_dispatch ]; then
 			# the daemon's own parameter tables

@@ -34,6 +34,7 @@ for a in $ARCHES; do
 	[ -n "${RUNNER[$a]}" ] && t_require_tool "${RUNNER[$a]}"
 done
 [ "$(uname -m)" = x86_64 ] || t_skip "the host is $(uname -m), this test expects x86_64"
+t_native_i686 || { t_require_tool qemu-i386-static; RUNNER[i686]=qemu-i386-static; }
 
 hello=$top_srcdir/tests/integration/hello.c
 

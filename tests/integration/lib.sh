@@ -59,6 +59,23 @@ t_require_tool() {
 	done
 }
 
+# t_native_i686: true if this x86_64 host runs 32-bit x86 programs itself.
+# Some kernels are built or booted without IA-32 emulation: there, exec of
+# an i386 ELF fails with ENOEXEC and qemu-i386-static has to run it.
+t_native_i686() {
+	if [ -z "${T_NATIVE_I686:-}" ]; then
+		T_NATIVE_I686=no
+		if printf 'int main(void){return 0;}\n' >"$T_WORK/.probe32.c" &&
+			i686-linux-gnu-gcc -static -o "$T_WORK/.probe32" "$T_WORK/.probe32.c" 2>/dev/null &&
+			"$T_WORK/.probe32" 2>/dev/null; then
+			T_NATIVE_I686=yes
+		fi
+		rm -f "$T_WORK/.probe32" "$T_WORK/.probe32.c"
+		[ "$T_NATIVE_I686" = yes ] || echo "# this kernel does not run i386 programs: qemu-i386-static runs them"
+	fi
+	[ "$T_NATIVE_I686" = yes ]
+}
+
 t_done() {
 	local passed=$((T_COUNT - T_FAILED))
 	echo "# $T_NAME: $passed passed, $T_FAILED failed"

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "conf.h"
 #include "testutil.h"
 
 /* A key made by `minisign -G -W`: its .pub file as minisign wrote it. */

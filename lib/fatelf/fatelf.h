@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "diag.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,124 +47,11 @@ extern "C" {
 #define FATELF_OSABI_SYSV       0
 #define FATELF_OSABI_LINUX      3
 
-/*
- * Error codes. Functions return them negated. Codes below 1024 are errno
- * values. Each validation rule has its own code, so a test (or a caller)
- * can tell exactly which rule a file broke.
- */
-enum fatelf_error {
-	FATELF_E_BASE = 1024,
-	/* header */
-	FATELF_E_SHORT = FATELF_E_BASE, /* file shorter than the 8-byte header */
-	FATELF_E_MAGIC,                 /* not FA 70 0E 1F */
-	FATELF_E_VERSION,               /* version is not 1 */
-	FATELF_E_HDR_RESERVED,          /* header reserved byte is not 0 */
-	FATELF_E_NO_RECORDS,            /* record count is 0 */
-	FATELF_E_TABLE_TRUNCATED,       /* record table does not fit in the file */
-	/* each record on its own */
-	FATELF_E_REC_RESERVED,          /* record reserved bytes are not 0 */
-	FATELF_E_WORD_SIZE,             /* word_size not 1 or 2 */
-	FATELF_E_BYTE_ORDER,            /* byte_order not 1 or 2 */
-	FATELF_E_OVERFLOW,              /* offset + size overflows 64 bits */
-	FATELF_E_OUTSIDE,               /* record extends past the end of file */
-	FATELF_E_TOO_SMALL,             /* record smaller than an ELF header */
-	FATELF_E_OVERLAP_TABLE,         /* record overlaps the header table */
-	FATELF_E_ALIGN,                 /* offset not a multiple of 4096 */
-	FATELF_E_4GIB,                  /* 32-bit record ends above 4 GiB */
-	/* records against each other */
-	FATELF_E_OVERLAP,               /* two records overlap */
-	FATELF_E_DUPLICATE,             /* two records share a target */
-	/* the ELF image inside a record */
-	FATELF_E_ELF_MAGIC,             /* no ELF magic at the record's offset */
-	FATELF_E_ELF_CLASS,             /* EI_CLASS differs from word_size */
-	FATELF_E_ELF_DATA,              /* EI_DATA differs from byte_order */
-	FATELF_E_ELF_VERSION,           /* EI_VERSION / e_version not 1 */
-	FATELF_E_ELF_MACHINE,           /* e_machine differs from machine */
-	FATELF_E_ELF_OSABI,             /* EI_OSABI differs from osabi */
-	FATELF_E_ELF_ABIVERSION,        /* EI_ABIVERSION differs from osabi_version */
-	FATELF_E_ELF_EHSIZE,            /* e_ehsize is not the class's header size */
-	FATELF_E_PH_ENTSIZE,            /* e_phentsize is not the class's phdr size */
-	FATELF_E_PH_TABLE,              /* program header table outside the record */
-	FATELF_E_SEGMENT,               /* a PT_LOAD file range outside the record */
-	/* not validation */
-	FATELF_E_TARGET_SYNTAX,         /* a target name that does not parse */
-	FATELF_E_NO_MATCH,              /* no record matches a target */
-	FATELF_E_AMBIGUOUS,             /* several records match a target */
-	FATELF_E_NOT_ELF,               /* an input that should be an ELF is not */
-	FATELF_E_TOO_MANY,              /* more than 255 records */
-	FATELF_E_NO_HOST_RECORD,        /* no record this host can run */
-	FATELF_E_STREAM_TRUNCATED,      /* the stream ended before the last record */
-	FATELF_E_STREAM_STATE,          /* push after finish, or after an error */
-	FATELF_E_EMPTY_KEEP,            /* a keep set that selects nothing */
-	FATELF_E_INVALID,               /* an invalid argument (bad option value) */
-	/* minisign keys and signatures (lib/minisign.c) */
-	FATELF_E_KEY_FORMAT,            /* not a minisign Ed25519 key */
-	FATELF_E_KEY_PASSWORD,          /* wrong password (secret key checksum) */
-	FATELF_E_SIG_FORMAT,            /* not a minisign signature */
-	FATELF_E_SIG_ALGORITHM,         /* legacy non-prehashed signature */
-	FATELF_E_SIG_KEY,               /* signed by a key that is not trusted */
-	FATELF_E_SIG_INVALID,           /* signature does not match the data */
-	FATELF_E_SIG_COMMENT,           /* trusted comment signature does not match */
-	FATELF_E_SIG_MISSING,           /* a signature is required and there is none */
-	/* bundle manifest (lib/manifest.c) */
-	FATELF_E_MANIFEST_JSON,         /* not JSON, or nested too deep */
-	FATELF_E_MANIFEST_TOO_BIG,      /* larger than the limit (4 MiB) */
-	FATELF_E_MANIFEST_SCHEMA,       /* a field missing, unknown or of the wrong type */
-	FATELF_E_MANIFEST_FORMAT,       /* unsupported bundle format version */
-	FATELF_E_PKG_NAME,              /* package name breaks [a-z0-9][a-z0-9+.-]* */
-	FATELF_E_PKG_VERSION,           /* package version breaks the dpkg rules */
-	FATELF_E_PATH_ABSOLUTE,         /* an absolute path */
-	FATELF_E_PATH_DOTDOT,           /* a path with a ".." component */
-	FATELF_E_PATH_INVALID,          /* empty, ".", "//", trailing "/", control bytes, invalid UTF-8 */
-	FATELF_E_PATH_DUPLICATE,        /* two entries with one path */
-	FATELF_E_PATH_SYMLINK,          /* a path through a symlink the bundle creates */
-	FATELF_E_PATH_PARENT,           /* an entry whose parent directory is not in the bundle */
-	FATELF_E_MODE,                  /* setuid/setgid not declared, or bits beyond 07777 */
-	FATELF_E_LIMIT,                 /* path length, entry count or total size limit */
-	FATELF_E_RECORDS,               /* a FatELF entry's records disagree with its file */
-	/* bundle archives (lib/bundle_read.c) */
-	FATELF_E_ARCHIVE,               /* the archive is damaged or truncated */
-	FATELF_E_MEMBER_ORDER,          /* fatbundle.json is not the first member */
-	FATELF_E_MEMBER_UNKNOWN,        /* a member the manifest does not list */
-	FATELF_E_MEMBER_MISSING,        /* a listed entry with no member */
-	FATELF_E_MEMBER_DUPLICATE,      /* two members for one entry */
-	FATELF_E_MEMBER_TYPE,           /* hard link, device, FIFO, socket, or type differs */
-	FATELF_E_MEMBER_SIZE,           /* member size differs from the manifest (or inflates past it) */
-	FATELF_E_HASH,                  /* a file's SHA-256 differs from the manifest */
-	FATELF_E_RECORD_HASH,           /* a FatELF record's SHA-256 differs from the manifest */
-	FATELF_E_MAX
-};
-
 /* Warnings from validation: a valid file, but worth telling. */
 enum fatelf_warning {
 	FATELF_W_UNDER_ALIGNED = 1,     /* offset aligned below the ELF's own p_align */
 	FATELF_W_TRAILING,              /* bytes after the last record */
 };
-
-/* One static string per code, for -errno too (strerror wording). */
-const char *fatelf_strerror(int code);
-/* The code's stable symbolic name, e.g. "FATELF_E_ALIGN", "ENOENT". */
-const char *fatelf_error_name(int code);
-
-/*
- * The diagnostic for a failure. msg never names the file (the caller knows
- * it and prefixes it); it does name the record and the rule, for example
- * "record 2 (aarch64:64bits:le:sysv:osabiver0): offset 0x3008 is not
- * aligned to 4096". subject is set by functions that deal with several
- * files (glue inputs, outputs) to the path the message is about; it is ""
- * otherwise.
- */
-typedef struct fatelf_diag {
-	int code;           /* the negative code returned, 0 if none */
-	int record;         /* record index the message is about, -1 if none */
-	char subject[4096];
-	char msg[512];
-} fatelf_diag;
-
-void fatelf_diag_clear(fatelf_diag *d);
-/* Sets d (if not NULL) and returns code (negative). printf-style. */
-int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* Header and records */
 typedef struct fatelf_target {

@@ -27,7 +27,7 @@
 
 #include <json-c/json.h>
 
-#include "fatelf.h"
+#include "diag.h"
 
 /* Defaults: the largest message (without its NUL) and JSON nesting. */
 #define VL_MESSAGE_MAX_DEFAULT ((size_t)1 << 20)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fatelf.h"
+#include "diag.h"
 #include "macro.h"
 
 struct code_text {

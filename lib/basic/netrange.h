@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "fatelf.h"
+#include "diag.h"
 
 /* Ranges in one list; a match is reported as a bitmask over them. */
 #define FATELF_NETRANGES_MAX 64

@@ -1,6 +1,6 @@
 /*
  * The FatELF header and record table as bytes: decode and encode. Every
- * field is little endian; see DESIGN.md for the layout.
+ * field is little endian; doc/design.md and the FatELF v1 format describe the layout.
  */
 #include <string.h>
 

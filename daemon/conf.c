@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "conf.h"
 #include "macro.h"
 
 #define CONF_LINE_MAX 4096u             /* bytes in a line, without its newline */
@@ -676,101 +676,6 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-/* ------------------------------------------------------------ config */
-
-void engine_config_init(engine_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	/* A failed strdup leaves NULL; engine_config_load reports it. */
-	c->root = strdup("/");
-	c->state_dir = strdup("/var/lib/fatelf");
-	c->policy.policy = ENGINE_POLICY_NATIVE;
-	c->require_signature = true;
-	c->trusted_keys = strdup(SYSCONFDIR "/fatelf/keys.d");
-	c->admin_group = NULL;
-	c->durable = true;
-	c->ldconfig = true;
-	c->ldconfig_path = strdup("/sbin/ldconfig");
-	fatelf_bundle_limits_default(&c->limits);
-	c->max_message = 1u << 20;
-	c->max_connections_per_uid = 64;
-	c->max_buffered_per_uid = (uint64_t)16 << 20;
-	c->max_buffered_total = (uint64_t)32 << 20;
-	c->fetch_timeout = 60;
-	c->fetch_deadline = 3600;
-	c->fetch_min_rate = 1024;
-	c->fetch_low_speed = 30;
-	fatelf_netranges_default(&c->fetch_deny);
-}
-
-void engine_config_done(engine_config *c)
-{
-	if (!c)
-		return;
-	free(c->root);
-	free(c->state_dir);
-	engine_policy_spec_done(&c->policy);
-	for (size_t i = 0; i < c->nkeep_fat; i++)
-		free(c->keep_fat[i]);
-	free(c->keep_fat);
-	free(c->trusted_keys);
-	free(c->admin_group);
-	free(c->ldconfig_path);
-	memset(c, 0, sizeof(*c));
-}
-
-static int dup_or_null(char **dst, const char *src)
-{
-	*dst = NULL;
-	if (!src)
-		return 0;
-	*dst = strdup(src);
-	return *dst ? 0 : -ENOMEM;
-}
-
-/* A deep copy, so that a load that fails halfway changes nothing. */
-static int conf_copy(engine_config *dst, const engine_config *src)
-{
-	engine_config c = *src;
-
-	c.root = c.state_dir = c.trusted_keys = c.admin_group = c.ldconfig_path = NULL;
-	c.keep_fat = NULL;
-	c.nkeep_fat = 0;
-	c.policy.ntargets = 0;
-	memset(c.policy.targets, 0, sizeof(c.policy.targets));
-
-	if (dup_or_null(&c.root, src->root) < 0 || dup_or_null(&c.state_dir, src->state_dir) < 0 ||
-	    dup_or_null(&c.trusted_keys, src->trusted_keys) < 0 ||
-	    dup_or_null(&c.admin_group, src->admin_group) < 0 ||
-	    dup_or_null(&c.ldconfig_path, src->ldconfig_path) < 0)
-		goto oom;
-	for (size_t i = 0; i < src->policy.ntargets && i < ENGINE_TARGETS_MAX; i++) {
-		if (dup_or_null(&c.policy.targets[i], src->policy.targets[i]) < 0)
-			goto oom;
-		c.policy.ntargets++;
-	}
-	if (src->nkeep_fat) {
-		c.keep_fat = calloc(src->nkeep_fat, sizeof(*c.keep_fat));
-		if (!c.keep_fat)
-			goto oom;
-		for (size_t i = 0; i < src->nkeep_fat; i++) {
-			if (dup_or_null(&c.keep_fat[i], src->keep_fat[i]) < 0)
-				goto oom;
-			c.nkeep_fat++;
-		}
-	}
-	*dst = c;
-	return 0;
-oom:
-	engine_config_done(&c);
-	return -ENOMEM;
-}
-
-int engine_config_copy(engine_config *dst, const engine_config *src)
-{
-	return conf_copy(dst, src);
-}
-
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 {
 	engine_config tmp;
@@ -784,7 +689,7 @@ int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 		return fatelf_diag_set(d, -EINVAL, -1, "no configuration file given");
 	if (!c->root || !c->state_dir || !c->trusted_keys || !c->ldconfig_path)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	if (conf_copy(&tmp, c) < 0)
+	if (engine_config_copy(&tmp, c) < 0)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	x.c = &tmp;
 
