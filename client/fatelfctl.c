@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-			printf("fatelfctl %s (libfatelf %s)\n", PACKAGE_VERSION, fatelf_version());
+			printf("fatelfctl %s\n", PACKAGE_VERSION);
 			return EXIT_OK;
 		}
 		if (a[0] == '-' && a[1])

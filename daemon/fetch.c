@@ -640,9 +640,9 @@ static ssize_t fetch_read(void *ctx, const void **ret_buf)
 	}
 }
 
-void fatelf_fetch_source(fatelf_fetch *f, fatelf_bundle_source *ret)
+void fatelf_fetch_source(fatelf_fetch *f, fatelf_reader *ret)
 {
-	*ret = (fatelf_bundle_source){ .read = fetch_read, .ctx = f };
+	*ret = (fatelf_reader){ .read = fetch_read, .ctx = f };
 }
 
 /*

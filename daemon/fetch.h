@@ -1,7 +1,7 @@
 /*
  * Downloads as a bundle byte source: an http, https or file URL fetched
  * with libcurl and handed to the bundle reader as it arrives, with no
- * temporary copy. The reader pulls (fatelf_bundle_source.read); the
+ * temporary copy. The reader pulls (fatelf_reader.read); the
  * fetcher drives a curl multi handle until it has bytes, so memory stays
  * bounded by curl's own buffer. A transfer that fails, ends early, sends
  * nothing for the timeout, runs past its deadline, stays below the minimum
@@ -50,7 +50,7 @@ typedef struct fatelf_fetch_opts {
 int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch **ret,
 		      fatelf_diag *d);
 /* The byte source for fatelf_bundle_read; valid until close. */
-void fatelf_fetch_source(fatelf_fetch *f, fatelf_bundle_source *ret);
+void fatelf_fetch_source(fatelf_fetch *f, fatelf_reader *ret);
 /* After the read: 0 when the transfer completed, or the error (and d). */
 int fatelf_fetch_status(fatelf_fetch *f, fatelf_diag *d);
 uint64_t fatelf_fetch_bytes(const fatelf_fetch *f);

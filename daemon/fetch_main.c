@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 	fatelf_netranges deny = { 0 };
 	char *stdin_url = NULL;
 	const char *url;
-	fatelf_bundle_source src;
+	fatelf_reader src;
 	fatelf_fetch *f = NULL;
 	fatelf_diag d = { 0 };
 	uint64_t v;

@@ -184,66 +184,6 @@ static void job_phase(job *j, const char *phase)
 	(void)job_progress(&p, j);
 }
 
-/*
- * A bundle read from a passed fd (a file, a pipe, a socket) or a root
- * caller's path. A pipe is polled, so a writer that stalls can neither
- * hold the worker past the fetch timeout nor block a Cancel.
- */
-struct fd_source {
-	int fd;
-	bool poll;
-	bool eof;                       /* read returned 0 */
-	worker *w;
-	unsigned timeout_sec;
-	uint64_t deadline_usec;         /* now_usec() past which a read fails (-ETIME); 0: none */
-	uint8_t buf[128 * 1024];
-};
-
-static ssize_t fd_source_read(void *ctx, const void **ret_buf)
-{
-	struct fd_source *fs = ctx;
-	uint64_t silent_since = now_usec();
-
-	for (;;) {
-		ssize_t n;
-
-		if (atomic_load(&fs->w->cancel))
-			return -ECANCELED;
-		if (fs->deadline_usec && now_usec() >= fs->deadline_usec)
-			return -ETIME;
-		if (fs->poll) {
-			struct pollfd pfd = { .fd = fs->fd, .events = POLLIN };
-			int r = poll(&pfd, 1, 500);
-
-			if (r < 0 && errno != EINTR)
-				return -errno;
-			if (r <= 0) {
-				if (now_usec() - silent_since >= (uint64_t)fs->timeout_sec * 1000000u)
-					return -ETIMEDOUT;
-				continue;
-			}
-		}
-		n = read(fs->fd, fs->buf, sizeof(fs->buf));
-		if (n > 0) {
-			*ret_buf = fs->buf;
-			return n;
-		}
-		if (n == 0) {
-			fs->eof = true;
-			/* A Cancel kills the download helper after setting the
-			 * flag: the end it causes is the cancel, not a short
-			 * bundle. */
-			if (atomic_load(&fs->w->cancel))
-				return -ECANCELED;
-			*ret_buf = fs->buf;
-			return 0;
-		}
-		if (errno == EINTR || errno == EAGAIN)
-			continue;
-		return -errno;
-	}
-}
-
 /* ------------------------------------------------------------ downloads */
 
 struct fetch_child {
@@ -515,7 +455,7 @@ static void fetch_collect(struct fetch_child *c, unsigned grace_ms, char *msg, s
  * message. One that still ran when the reader stopped is killed: the
  * reader's own error (a bad bundle, say) stands.
  */
-static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct fd_source *fs, int r)
+static int fetch_finish(worker *w, job *j, struct fetch_child *c, const fatelf_reader *src, int r)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
 	siginfo_t si = { 0 };
@@ -529,7 +469,7 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 	/* Exited already? Look without reaping, so the pid stays ours. */
 	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == c->pid)
 		exited = true;
-	if (!exited && !fs->eof) {
+	if (!exited && !fatelf_reader_at_eof(src)) {
 		(void)kill(c->pid, SIGKILL);
 		ours = true;
 	}
@@ -583,7 +523,7 @@ struct download {
 	worker *w;
 	job *j;
 	struct fetch_child c;
-	struct fd_source *fs;
+	const fatelf_reader *src;
 };
 
 /* The engine's source_failed: the helper is stopped and reaped before the
@@ -594,7 +534,7 @@ static int download_failed(void *ctx, int r, fatelf_diag *d)
 	struct download *dl = ctx;
 
 	(void)d;                        /* it is the job's diag */
-	return fetch_finish(dl->w, dl->j, &dl->c, dl->fs, r);
+	return fetch_finish(dl->w, dl->j, &dl->c, dl->src, r);
 }
 
 /* Whether the kernel hands fat executables to a FatELF handler: an enabled
@@ -625,41 +565,39 @@ static int job_install(worker *w, job *j)
 		.progress = job_progress,
 		.userdata = j,
 	};
-	fatelf_bundle_source src;
+	fatelf_reader_fd_opts ro = { .cancel = &w->cancel };
+	fatelf_reader src = { 0 };
 	int r;
 
+	/* A passed descriptor is read, never mapped: its owner could shrink
+	 * the file under the mapping. */
 	if (j->url) {
-		_cleanup_free_ struct fd_source *fs = calloc(1, sizeof(*fs));
-		struct download dl = { .w = w, .j = j, .fs = fs };
+		struct download dl = { .w = w, .j = j, .src = &src };
 
-		if (!fs)
-			return -ENOMEM;
 		job_phase(j, "fetching");
 		r = fetch_spawn(w, j, &dl.c, &j->diag);
 		if (r < 0) {
 			j->fetch_failed = true;
 			return r;
 		}
-		fs->fd = dl.c.out;
-		fs->poll = true;
-		fs->w = w;
 		/* Later than the helper's own timeout and deadline, whose
 		 * messages say more. */
-		fs->timeout_sec = (cfg->fetch_timeout ? cfg->fetch_timeout : 60) + FETCH_BACKSTOP_SEC;
+		ro.poll = true;
+		ro.silence_sec = (cfg->fetch_timeout ? cfg->fetch_timeout : 60) + FETCH_BACKSTOP_SEC;
 		if (cfg->fetch_deadline)
-			fs->deadline_usec = now_usec() +
-					    (uint64_t)(cfg->fetch_deadline + FETCH_BACKSTOP_SEC) * 1000000u;
-		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
-		o.source_failed = download_failed;
-		o.source_ctx = &dl;
-		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
-		return fetch_finish(w, j, &dl.c, fs, r);
+			ro.deadline_sec = cfg->fetch_deadline + FETCH_BACKSTOP_SEC;
+		r = fatelf_reader_fd(&src, dl.c.out, &ro);
+		if (r >= 0) {
+			o.source_failed = download_failed;
+			o.source_ctx = &dl;
+			r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
+		}
+		r = fetch_finish(w, j, &dl.c, &src, r);
+		fatelf_reader_close(&src);
+		return r;
 	} else {
-		_cleanup_free_ struct fd_source *fs = calloc(1, sizeof(*fs));
 		struct stat st;
 
-		if (!fs)
-			return -ENOMEM;
 		if (j->path) {
 			/* Root named this file (checked by the method). A FIFO
 			 * opens at once without a writer (O_NONBLOCK) and is
@@ -672,16 +610,17 @@ static int job_install(worker *w, job *j)
 			return -errno;
 		if (S_ISDIR(st.st_mode))
 			return fatelf_diag_set(&j->diag, -EISDIR, -1, "%s: is a directory", j->path ? j->path : "fd");
-		fs->fd = j->fd;
-		fs->poll = !S_ISREG(st.st_mode);
-		fs->w = w;
-		fs->timeout_sec = cfg->fetch_timeout ? cfg->fetch_timeout : 60;
+		ro.poll = !S_ISREG(st.st_mode);
+		ro.silence_sec = cfg->fetch_timeout ? cfg->fetch_timeout : 60;
 		/* A pipe may be a download too ("curl URL | fatelfctl install -"):
 		 * one that drips cannot hold the worker past the deadline. */
-		if (fs->poll && cfg->fetch_deadline)
-			fs->deadline_usec = now_usec() + (uint64_t)cfg->fetch_deadline * 1000000u;
-		src = (fatelf_bundle_source){ .read = fd_source_read, .ctx = fs };
-		r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
+		if (ro.poll)
+			ro.deadline_sec = cfg->fetch_deadline;
+		r = fatelf_reader_fd(&src, j->fd, &ro);
+		if (r >= 0) {
+			r = engine_install(w->rw, &src, &o, &j->result, &j->diag);
+			fatelf_reader_close(&src);
+		}
 		close(j->fd);
 		j->fd = -1;
 		if (r == -ETIME && !atomic_load(&w->cancel))

@@ -10,8 +10,9 @@
 # 4. a build with --enable-sanitizers (ASan + UBSan) in build-san/ and
 #    make check;
 # 5. make distcheck in build/;
-# 6. the fuzz targets (FatELF validation and streaming, the bundle
-#    manifest parser and the bundle reader), 60 s each (tests/fuzz/run.sh).
+# 6. the libFuzzer targets, one per untrusted input, 60 s each: a clang
+#    tree in build-fuzz/ configured --enable-fuzzing, and make fuzz
+#    (tests/fuzz/run.sh does both).
 #
 # Then it counts the results: the Check unit tests' own checks, the
 # "ok"/"not ok" lines of the shell tests, distcheck as one test, each

@@ -3,8 +3,6 @@
  * who signed it, its targets and entries, and for each architecture the
  * size a thinned install would put on disk, as a table or as JSON.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,76 +12,6 @@
 
 #include "bundle_cmd.h"
 #include "macro.h"
-
-#define SIG_MAX 8192
-
-/* The first two members: the manifest's bytes and the signature text,
- * when there is one (NULL otherwise). For inspect, which shows who signed
- * a bundle even when no key was given to check it. */
-static int read_head(int fd, char **ret_manifest, size_t *ret_mlen, char **ret_sig,
-		     fatelf_diag *d)
-{
-	struct archive *a = archive_read_new();
-	struct archive_entry *ae;
-	_cleanup_free_ char *manifest = NULL, *sig = NULL;
-	size_t mlen = 0;
-	int r = 0;
-
-	if (!a)
-		return -ENOMEM;
-	archive_read_support_filter_all(a);
-	archive_read_support_format_all(a);
-	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK ||
-	    archive_read_next_header(a, &ae) != ARCHIVE_OK) {
-		r = fatelf_diag_set(d, -FATELF_E_ARCHIVE, -1, "%s", archive_error_string(a) ?
-				    archive_error_string(a) : "not an archive");
-		goto out;
-	}
-	if (strcmp(archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "",
-		   FATELF_MANIFEST_NAME) != 0) {
-		r = fatelf_diag_set(d, -FATELF_E_MEMBER_ORDER, -1,
-				    "the first member is not " FATELF_MANIFEST_NAME);
-		goto out;
-	}
-	if (archive_entry_size(ae) < 0 || archive_entry_size(ae) > (la_int64_t)FATELF_MANIFEST_MAX) {
-		r = fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
-				    FATELF_MANIFEST_NAME " is larger than %u bytes", FATELF_MANIFEST_MAX);
-		goto out;
-	}
-	mlen = (size_t)archive_entry_size(ae);
-	manifest = malloc(mlen + 1);
-	if (!manifest) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (archive_read_data(a, manifest, mlen) != (la_ssize_t)mlen) {
-		r = fatelf_diag_set(d, -FATELF_E_ARCHIVE, -1, "cannot read " FATELF_MANIFEST_NAME);
-		goto out;
-	}
-	manifest[mlen] = '\0';
-	if (archive_read_next_header(a, &ae) == ARCHIVE_OK &&
-	    strcmp(archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "",
-		   FATELF_SIGNATURE_NAME) == 0 &&
-	    archive_entry_size(ae) >= 0 && archive_entry_size(ae) < SIG_MAX) {
-		size_t slen = (size_t)archive_entry_size(ae);
-		sig = malloc(slen + 1);
-		if (!sig) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (archive_read_data(a, sig, slen) != (la_ssize_t)slen) {
-			r = fatelf_diag_set(d, -FATELF_E_ARCHIVE, -1, "cannot read " FATELF_SIGNATURE_NAME);
-			goto out;
-		}
-		sig[slen] = '\0';
-	}
-	*ret_manifest = TAKE_PTR(manifest);
-	*ret_mlen = mlen;
-	*ret_sig = TAKE_PTR(sig);
-out:
-	archive_read_free(a);
-	return r;
-}
 
 static const char *type_name(int type)
 {
@@ -378,12 +306,11 @@ int cmd_bundle_inspect(int argc, char **argv)
 {
 	bool json = false;
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *manifest = NULL, *sigtext = NULL;
 	fatelf_manifest *m = NULL;
-	fatelf_ms_signature sig;
+	char keyid[FATELF_MS_KEYID_SIZE * 2 + 1] = "";
+	fatelf_bundle_read_opts o = { .untrusted_keyid = keyid, .ret_manifest = &m };
 	struct thin th[32];
-	size_t mlen = 0, nth;
-	char keyid[17];
+	size_t nth;
 	const char *path;
 	fatelf_diag d;
 	int r;
@@ -395,27 +322,16 @@ int cmd_bundle_inspect(int argc, char **argv)
 		return cmd_usage_error("bundle inspect", "expected one BUNDLE");
 	path = argv[optind];
 
-	/* First the whole bundle, every hash; then its head again to show. */
+	/* One pass checks every hash, reads who signed it (no key is given,
+	 * so a signature is parsed but verified by none) and keeps the
+	 * manifest to show. */
 	fatelf_diag_clear(&d);
 	fd = bundle_open(path, &d);
 	if (fd < 0)
 		return cmd_report(path, &d, fd);
-	r = fatelf_bundle_read_fd(fd, NULL, NULL, &d);
+	r = fatelf_bundle_read_fd(fd, &o, NULL, &d);
 	if (r < 0)
 		return bundle_report(path, &d, r);
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return cmd_report(path, NULL, -errno);
-	fatelf_diag_clear(&d);
-	r = read_head(fd, &manifest, &mlen, &sigtext, &d);
-	if (r >= 0)
-		r = fatelf_manifest_parse(manifest, mlen, NULL, &m, &d);
-	if (r < 0)
-		return cmd_report(path, &d, r);
-	keyid[0] = '\0';
-	if (sigtext && fatelf_ms_sig_parse(sigtext, strlen(sigtext), &sig, NULL) == 0)
-		fatelf_ms_keyid_format(sig.keyid, keyid);
-	else if (sigtext)
-		snprintf(keyid, sizeof(keyid), "unreadable");
 
 	nth = thin_plan(m, th, ARRAY_SIZE(th));
 	if (json)

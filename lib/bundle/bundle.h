@@ -18,6 +18,7 @@
 #define FATELF_BUNDLE_H
 
 #include "fatelf.h"
+#include "reader.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -265,16 +266,6 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 			 fatelf_diag *d);
 
 /* Reader (lib/bundle_read.c) */
-/*
- * A byte source in libarchive's style: read returns the number of bytes
- * at *ret_buf (0 at the end) or -errno; the buffer stays valid until the
- * next call.
- */
-typedef struct fatelf_bundle_source {
-	ssize_t (*read)(void *ctx, const void **ret_buf);
-	void *ctx;
-} fatelf_bundle_source;
-
 typedef struct fatelf_bundle_reader_ops {
 	/*
 	 * After the manifest (and its signature, if any) checked out, before
@@ -314,6 +305,9 @@ typedef struct fatelf_bundle_read_opts {
 	 * that a trusted key does not verify, is refused whatever this says. */
 	char *untrusted_keyid;
 	fatelf_bundle_limits limits;    /* zero: defaults */
+	/* When not NULL, a read that succeeds hands its manifest over here
+	 * (the caller frees it with fatelf_manifest_free). */
+	fatelf_manifest **ret_manifest;
 } fatelf_bundle_read_opts;
 
 /*
@@ -324,9 +318,10 @@ typedef struct fatelf_bundle_read_opts {
  * declared size is cut off), every listed entry required exactly once.
  * Returns 0 when every check passed.
  */
-int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read_opts *o,
+int fatelf_bundle_read(const fatelf_reader *src, const fatelf_bundle_read_opts *o,
 		       const fatelf_bundle_reader_ops *ops, fatelf_diag *d);
-/* The same over an fd (any kind: file, pipe, socket). */
+/* The same over an fd (any kind: file, pipe, socket; a regular file at
+ * offset 0 is mapped, see fatelf_reader_file). */
 int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
 			  const fatelf_bundle_reader_ops *ops, fatelf_diag *d);
 /* The same over memory. */

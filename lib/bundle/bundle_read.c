@@ -10,8 +10,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include "bundle.h"
 #include "hashq.h"
@@ -19,11 +17,10 @@
 #include "text.h"
 
 #define SIG_MAX 8192
-#define FD_BUFSIZE (1u << 20)
 
 struct reader {
 	struct archive *a;
-	const fatelf_bundle_source *src;
+	const fatelf_reader *src;
 	int src_err;                    /* the source's own error, kept apart from libarchive's */
 	const fatelf_bundle_read_opts *o;
 	const fatelf_bundle_reader_ops *ops;
@@ -658,7 +655,7 @@ static int read_all(struct reader *r)
 	return 0;
 }
 
-int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read_opts *o,
+int fatelf_bundle_read(const fatelf_reader *src, const fatelf_bundle_read_opts *o,
 		       const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
 {
 	static const fatelf_bundle_reader_ops no_ops;
@@ -692,6 +689,10 @@ int fatelf_bundle_read(const fatelf_bundle_source *src, const fatelf_bundle_read
 		if (h < 0)
 			q = h;
 	}
+	if (q >= 0 && r.o->ret_manifest) {
+		*r.o->ret_manifest = r.m;
+		r.m = NULL;
+	}
 out:
 	if (r.a)
 		archive_read_free(r.a);
@@ -703,121 +704,30 @@ out:
 	return q;
 }
 
-struct fd_source {
-	int fd;
-	uint8_t *buf;
-};
-
-static ssize_t fd_read(void *ctx, const void **ret_buf)
-{
-	struct fd_source *s = ctx;
-
-	for (;;) {
-		ssize_t n = read(s->fd, s->buf, FD_BUFSIZE);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		*ret_buf = s->buf;
-		return n;
-	}
-}
-
-/*
- * A regular file is mapped a window at a time: the page cache is read in
- * place, which spares the decompressing core a copy of every byte, and
- * only one window is mapped at once, so the pages of a bundle of any size
- * never pile up in the reader's resident set. libarchive's contract is
- * that a buffer stays valid until the next read, which is when the window
- * moves on.
- */
-#define MAP_WINDOW ((size_t)16 << 20)
-
-struct map_source {
-	int fd;
-	uint64_t size;
-	uint64_t off;
-	void *win;
-	size_t winlen;
-};
-
-static void map_source_drop(struct map_source *s)
-{
-	if (s->win) {
-		munmap(s->win, s->winlen);
-		s->win = NULL;
-	}
-}
-
-static ssize_t map_read(void *ctx, const void **ret_buf)
-{
-	struct map_source *s = ctx;
-	size_t len;
-	void *win;
-
-	map_source_drop(s);
-	if (s->off >= s->size)
-		return 0;
-	len = s->size - s->off < MAP_WINDOW ? (size_t)(s->size - s->off) : MAP_WINDOW;
-	win = mmap(NULL, len, PROT_READ, MAP_PRIVATE, s->fd, (off_t)s->off);
-	if (win == MAP_FAILED)
-		return -errno;
-	madvise(win, len, MADV_SEQUENTIAL);
-	madvise(win, len, MADV_WILLNEED);
-	s->win = win;
-	s->winlen = len;
-	s->off += len;
-	*ret_buf = win;
-	return (ssize_t)len;
-}
-
 int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,
 			  const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
 {
-	struct fd_source s = { .fd = fd };
-	fatelf_bundle_source src = { .read = fd_read, .ctx = &s };
-	struct stat st;
+	fatelf_reader src;
 	int q;
 
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    lseek(fd, 0, SEEK_CUR) == 0) {
-		struct map_source m = { .fd = fd, .size = (uint64_t)st.st_size };
-		fatelf_bundle_source msrc = { .read = map_read, .ctx = &m };
-
-		q = fatelf_bundle_read(&msrc, o, ops, d);
-		map_source_drop(&m);
+	q = fatelf_reader_file(&src, fd);
+	if (q < 0)
 		return q;
-	}
-	s.buf = malloc(FD_BUFSIZE);
-	if (!s.buf)
-		return -ENOMEM;
 	q = fatelf_bundle_read(&src, o, ops, d);
-	free(s.buf);
+	fatelf_reader_close(&src);
 	return q;
-}
-
-struct mem_source {
-	const void *buf;
-	size_t len;
-	bool done;
-};
-
-static ssize_t mem_read(void *ctx, const void **ret_buf)
-{
-	struct mem_source *s = ctx;
-
-	if (s->done)
-		return 0;
-	s->done = true;
-	*ret_buf = s->buf;
-	return (ssize_t)s->len;
 }
 
 int fatelf_bundle_read_mem(const void *buf, size_t len, const fatelf_bundle_read_opts *o,
 			   const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
 {
-	struct mem_source s = { .buf = buf, .len = len };
-	fatelf_bundle_source src = { .read = mem_read, .ctx = &s };
+	fatelf_reader src;
+	int q;
 
-	return fatelf_bundle_read(&src, o, ops, d);
+	q = fatelf_reader_mem(&src, buf, len);
+	if (q < 0)
+		return q;
+	q = fatelf_bundle_read(&src, o, ops, d);
+	fatelf_reader_close(&src);
+	return q;
 }

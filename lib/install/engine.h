@@ -261,7 +261,7 @@ typedef struct engine_install_opts {
  * row records the error. *ret is filled only on success (free it with
  * engine_result_done); on failure it is left untouched.
  */
-int engine_install(engine *e, const fatelf_bundle_source *src, const engine_install_opts *o,
+int engine_install(engine *e, const fatelf_reader *src, const engine_install_opts *o,
 		   engine_result *ret, fatelf_diag *d);
 
 typedef struct engine_remove_opts {

@@ -1232,7 +1232,7 @@ static void install_free(struct install *x)
 	eng_tx_done(&x->tx);
 }
 
-int engine_install(engine *e, const fatelf_bundle_source *src, const engine_install_opts *o,
+int engine_install(engine *e, const fatelf_reader *src, const engine_install_opts *o,
 		   engine_result *ret, fatelf_diag *d)
 {
 	static const engine_install_opts no_opts;

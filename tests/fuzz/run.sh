@@ -1,86 +1,53 @@
 #!/bin/bash
-# Builds and runs the libFuzzer targets: tests/fuzz/run.sh [SECONDS]
+# Runs the libFuzzer targets: tests/fuzz/run.sh [SECONDS]
 #
-# Each target is compiled by clang straight from the library sources that
-# Makefile.am lists for libfatelf.a (no autotools needed, so it also runs
-# on a fresh checkout), with libFuzzer, ASan and UBSan, and run for SECONDS
-# (default 60). fuzz_validate and fuzz_stream are seeded with the malformed
-# corpus and its valid edge cases from mkcorpus; fuzz_bundle with the
-# hostile bundles from mkhostile and valid bundles in each compression;
-# fuzz_manifest with the manifests of those bundles; fuzz_varlink with
-# NUL-separated Varlink calls and replies; fuzz_dispatch with the
-# "parameters" objects of fatelfd's methods; fuzz_binfmt with entry texts
-# in the kernel's /proc/sys/fs/binfmt_misc format; fuzz_elfdyn with real
-# ELF files built here by gcc and the cross compilers that are installed
-# ($ORIGIN RUNPATH and RPATH, static, 32-bit, big endian). The bundle
-# targets also link json-c, libarchive and libcrypto. It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
+# The targets are automake programs (Makefile.am, "fuzzing"), built in a
+# tree configured with CC=clang --enable-fuzzing, where the libraries too
+# carry the fuzzer's coverage and ASan/UBSan. `make fuzz` in such a tree
+# builds them and calls this script with FUZZ_BUILDDIR set. Called
+# without it, the script makes that tree itself ($FUZZ_BUILDDIR, default
+# build-fuzz/ in the source tree, after ./autogen.sh) and runs make fuzz.
+#
+# Each target runs for SECONDS (default 60). fuzz_validate and fuzz_stream
+# are seeded with the malformed corpus and its valid edge cases from
+# mkcorpus; fuzz_bundle with the hostile bundles from mkhostile and valid
+# bundles in each compression; fuzz_manifest with the manifests of those
+# bundles; fuzz_varlink with NUL-separated Varlink calls and replies;
+# fuzz_dispatch with the "parameters" objects of fatelfd's methods;
+# fuzz_binfmt with entry texts in the kernel's /proc/sys/fs/binfmt_misc
+# format; fuzz_elfdyn with real ELF files built here by gcc and the cross
+# compilers that are installed ($ORIGIN RUNPATH and RPATH, static, 32-bit,
+# big endian). It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
-# sanitizer or failed to build. Work files go to $FUZZ_WORKDIR (default
-# build-fuzz/ in the source tree); crash inputs are kept in its
-# artifacts/ directory.
+# sanitizer or is missing. Work files go to the build tree's fuzz/
+# directory; crash inputs are kept in its artifacts/ directory.
 set -u
 
 seconds=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=${FUZZ_WORKDIR:-$top/build-fuzz}
-CLANG=${CLANG:-clang}
 TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink fuzz_dispatch fuzz_binfmt fuzz_elfdyn"
 
-command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
+if [ -z "${FUZZ_BUILDDIR:-}" ]; then
+	tree=$top/build-fuzz
+	CLANG=${CLANG:-clang}
+	command -v "$CLANG" >/dev/null ||
+		{ echo "run.sh: $CLANG is not installed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
+	[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh) || exit 3
+	rm -rf "$tree"
+	mkdir -p "$tree" || exit 3
+	(cd "$tree" && "$top/configure" CC="$CLANG" CFLAGS="-g -O1" --enable-fuzzing >"$tree/configure.log" 2>&1) ||
+		{ echo "not ok 1 - configure --enable-fuzzing (log: $tree/configure.log)"; exit 1; }
+	exec make -C "$tree" -j"${JOBS:-2}" fuzz FUZZ_SECONDS="$seconds"
+fi
+
+bin=$FUZZ_BUILDDIR
+work=$bin/fuzz
 rm -rf "$work"
 mkdir -p "$work/artifacts" "$work/seeds" || exit 3
+# The seed generators are not fuzzers: their leaks at exit are no finding.
+export ASAN_OPTIONS=detect_leaks=0
 
-# A config.h like configure's, for the definitions the sources use.
-version=$(sed -n 's/^AC_INIT(\[fatelf\], *\[\([^]]*\)\].*/\1/p' "$top/configure.ac")
-cat >"$work/config.h" <<EOF
-#define PACKAGE "fatelf"
-#define PACKAGE_NAME "fatelf"
-#define PACKAGE_TARNAME "fatelf"
-#define PACKAGE_VERSION "$version"
-#define PACKAGE_STRING "fatelf $version"
-#define PACKAGE_BUGREPORT ""
-#define PACKAGE_URL ""
-#define VERSION "$version"
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
-#endif
-#define _FILE_OFFSET_BITS 64
-EOF
-
-# The .c files of a Makefile.am variable (backslash-continued list).
-am_sources() {
-	awk -v var="$1" '
-		$1 == var && $2 == "=" { on = 1; $1 = ""; $2 = "" }
-		on { line = $0; cont = sub(/\\$/, "", line); n = split(line, w, /[ \t]+/)
-		     for (i = 1; i <= n; i++) if (w[i] ~ /\.c$/) print w[i]
-		     if (!cont) on = 0 }' "$top/Makefile.am"
-}
-mapfile -t lib_sources < <(for v in lib_basic_libbasic_a_SOURCES lib_fatelf_libfatelf_a_SOURCES \
-	lib_run_librun_a_SOURCES lib_bundle_libbundle_a_SOURCES lib_varlink_libvarlink_a_SOURCES; do
-	am_sources "$v"
-done)
-if [ "${#lib_sources[@]}" -eq 0 ]; then
-	echo "run.sh: no library sources found in Makefile.am" >&2
-	exit 3
-fi
-
-CFLAGS_COMMON=(-std=gnu11 -g -O1 -I "$top/lib/basic" -I "$top/lib/fatelf" -I "$top/lib/run"
-	-I "$top/lib/bundle" -I "$top/lib/varlink" -include "$work/config.h" -w)
-# The bundle layer's libraries (pkg-config names as configure.ac uses them).
-read -r -a LIBS <<<"$(pkg-config --libs json-c libarchive libcrypto 2>/dev/null || echo -ljson-c -larchive -lcrypto)"
-read -r -a LIB_CFLAGS <<<"$(pkg-config --cflags json-c libarchive libcrypto 2>/dev/null)"
-CFLAGS_COMMON+=("${LIB_CFLAGS[@]}")
-SAN=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-
-# The seed generator: built without sanitizers, like any tool.
-echo "# building mkcorpus"
-if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" -I tests/fixtures -o "$work/mkcorpus" \
-	tests/fixtures/mkcorpus.c tests/fixtures/corpus.c tests/fixtures/elfgen.c \
-	"${lib_sources[@]}" "${LIBS[@]}"); then
-	echo "not ok 1 - build mkcorpus"
-	exit 1
-fi
-"$work/mkcorpus" --no-sparse "$work/corpus-src" >/dev/null || { echo "not ok 1 - mkcorpus"; exit 1; }
+"$bin/tests/fixtures/mkcorpus" --no-sparse "$work/corpus-src" >/dev/null || { echo "not ok 1 - mkcorpus"; exit 1; }
 # Seeds of at most 1 MiB: a corpus file made to cross 4 GiB is sparse and
 # would be read whole into memory.
 nseeds=0
@@ -93,15 +60,8 @@ echo "# $nseeds seed files"
 # Seeds for the bundle targets: the hostile corpus (signed by the key
 # fuzz_bundle trusts), its valid control recompressed (tar, gzip), and
 # every manifest in them for fuzz_manifest.
-echo "# building mkhostile"
 mkdir -p "$work/seeds-bundle" "$work/seeds-manifest"
-if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" -I tests/fixtures -o "$work/mkhostile" \
-	tests/fixtures/mkhostile.c tests/fixtures/hostile.c tests/fixtures/elfgen.c \
-	"${lib_sources[@]}" "${LIBS[@]}"); then
-	echo "not ok 1 - build mkhostile"
-	exit 1
-fi
-"$work/mkhostile" "$work/hostile" >/dev/null || { echo "not ok 1 - mkhostile"; exit 1; }
+"$bin/tests/fixtures/mkhostile" "$work/hostile" >/dev/null || { echo "not ok 1 - mkhostile"; exit 1; }
 find "$work/hostile" -name '*.fatbundle' -size -1025k -exec cp {} "$work/seeds-bundle/" \;
 valid=$(ls "$work"/hostile/00-*.fatbundle 2>/dev/null | head -1)
 if [ -n "$valid" ] && command -v zstd >/dev/null; then
@@ -192,39 +152,21 @@ n=0
 failed=0
 for t in $TARGETS; do
 	n=$((n + 1))
-	# A target whose source has not landed yet fails clearly, alone.
-	if [ ! -f "$top/tests/fuzz/$t.c" ]; then
-		echo "not ok $n - $t: tests/fuzz/$t.c is missing"
+	if [ ! -x "$bin/tests/fuzz/$t" ]; then
+		echo "not ok $n - $t: $bin/tests/fuzz/$t was not built"
 		failed=$((failed + 1))
 		continue
 	fi
-	echo "# building $t"
-	extra=()
-	seeds=seeds
 	case $t in
-	fuzz_bundle)
-		extra=(-I tests/fixtures tests/fixtures/hostile.c tests/fixtures/elfgen.c)
-		seeds=seeds-bundle ;;
-	fuzz_manifest)
-		seeds=seeds-manifest ;;
-	fuzz_varlink | fuzz_dispatch)
-		seeds=seeds-varlink
-		if [ "$t" = fuzz_dispatch ]; then
-			# the daemon's own parameter tables
-			extra+=(-I daemon daemon/params.c)
-			seeds=seeds-dispatch
-		fi ;;
-	fuzz_binfmt)
-		seeds=seeds-binfmt ;;
-	fuzz_elfdyn)
-		seeds=seeds-elfdyn ;;
+	fuzz_bundle) seeds=seeds-bundle ;;
+	fuzz_manifest) seeds=seeds-manifest ;;
+	fuzz_varlink) seeds=seeds-varlink ;;
+	fuzz_dispatch) seeds=seeds-dispatch ;;
+	fuzz_binfmt) seeds=seeds-binfmt ;;
+	fuzz_elfdyn) seeds=seeds-elfdyn ;;
+	*) seeds=seeds ;;
 	esac
-	if ! (cd "$top" && "$CLANG" "${CFLAGS_COMMON[@]}" "${SAN[@]}" -o "$work/$t" \
-		"tests/fuzz/$t.c" "${extra[@]}" "${lib_sources[@]}" "${LIBS[@]}"); then
-		echo "not ok $n - $t: build failed"
-		failed=$((failed + 1))
-		continue
-	fi
+	cp "$bin/tests/fuzz/$t" "$work/$t"
 	mkdir -p "$work/corpus-$t"
 	log=$work/$t.log
 	echo "# running $t for $seconds s"

@@ -228,6 +228,33 @@ run "$FATELF" bundle inspect signed.fatbundle
 check_match "inspect (text) shows a per-architecture table" "thinned install per architecture" "$RUN_OUT"
 check_match "inspect (text) says the signature is not verified" "not verified" "$RUN_OUT"
 check_match "inspect (text) lists the config file" "etc/hello/hello.conf \(config\)" "$RUN_OUT"
+# One pass: inspect reads the signature's key id and checks every byte.
+(
+	cd repack || exit 1
+	echo "not a signature" >fatbundle.json.minisig
+	mapfile -t rest < <(bsdtar -tf ../unsigned.fatbundle | sed 1d)
+	bsdtar --format pax --zstd -n -cf ../badsig.fatbundle \
+		fatbundle.json fatbundle.json.minisig "${rest[@]}"
+)
+run "$FATELF" bundle inspect badsig.fatbundle
+check_eq "inspect refuses a signature member that does not parse (exit 1)" 1 "$RC"
+check_match "... saying so, and shows nothing" "^fatelf: badsig.fatbundle: signature: .*untrusted comment$" \
+	"$RUN_ERR$RUN_OUT"
+(
+	cd repack || exit 1
+	mapfile -t rest < <(bsdtar -tf ../unsigned.fatbundle | sed 1d)
+	cp files/opt/hello/share/data.bin data.orig
+	printf 'X' | dd of=files/opt/hello/share/data.bin bs=1 seek=5000 conv=notrunc status=none
+	bsdtar --format pax --zstd -n -cf ../tampered.fatbundle fatbundle.json "${rest[@]}"
+	mv data.orig files/opt/hello/share/data.bin
+)
+run "$FATELF" bundle inspect tampered.fatbundle
+check_eq "inspect refuses a bundle whose data file changed (exit 1)" 1 "$RC"
+check_match "... naming the file and the hash, and shows nothing" \
+	"^fatelf: tampered.fatbundle: .*opt/hello/share/data.bin.: SHA-256 is [0-9a-f]{64}, the manifest says [0-9a-f]{64}$" "$RUN_ERR$RUN_OUT"
+run "$FATELF" bundle inspect --json theirs.fatbundle
+check_eq "inspect names the key of a signature minisign made" \
+	"$(json inspect.json .signature.key_id)" "$(jq -r .signature.key_id <<<"$RUN_OUT")"
 
 # ---- round trip: extract thinned to each architecture
 for a in $ARCHES; do

@@ -228,32 +228,19 @@ static engine *open_engine(unsigned *ret_recovered)
 	return e;
 }
 
-struct fdsrc {
-	int fd;
-	uint8_t buf[16384];
-};
-
-static ssize_t fdsrc_read(void *ctx, const void **ret_buf)
-{
-	struct fdsrc *s = ctx;
-	ssize_t n = read(s->fd, s->buf, sizeof(s->buf));
-
-	*ret_buf = s->buf;
-	return n < 0 ? -errno : n;
-}
-
 static int install_file(engine *e, const char *bundle, const engine_install_opts *o,
 			engine_result *res, fatelf_diag *d)
 {
-	static struct fdsrc s;
-	fatelf_bundle_source src = { .read = fdsrc_read, .ctx = &s };
-	int q;
+	fatelf_reader src;
+	int fd, q;
 
-	s.fd = open(bundle, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(s.fd, 0);
+	fd = open(bundle, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fatelf_reader_fd(&src, fd, &(fatelf_reader_fd_opts){ .bufsize = 16384 }), 0);
 	memset(res, 0, sizeof(*res));
 	q = engine_install(e, &src, o, res, d);
-	close(s.fd);
+	fatelf_reader_close(&src);
+	close(fd);
 	if (q < 0 && getenv("TEST_VERBOSE"))
 		fprintf(stderr, "install %s: %s [%s] %s\n", bundle, engine_error_name(q), d->subject,
 			d->msg);

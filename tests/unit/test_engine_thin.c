@@ -106,40 +106,26 @@ static void make_bundle(const char *tree, const char *name, const char *out)
 	close(fd);
 }
 
-struct fd_source {
-	int fd;
-	uint8_t buf[65536];
-};
-
-static ssize_t fd_read(void *ctx, const void **ret_buf)
-{
-	struct fd_source *s = ctx;
-	ssize_t n = read(s->fd, s->buf, sizeof(s->buf));
-
-	if (n < 0)
-		return -errno;
-	*ret_buf = s->buf;
-	return n;
-}
-
 static const engine_policy_spec keep_spec = { .policy = ENGINE_POLICY_KEEP };
 static const engine_policy_spec native_spec = { .policy = ENGINE_POLICY_NATIVE };
 
 static void install(engine *e, const char *bundle)
 {
-	static struct fd_source s;
-	fatelf_bundle_source src = { .read = fd_read, .ctx = &s };
 	engine_install_opts o = { .policy = &keep_spec, .allow_unsigned = true };
 	engine_result res = { 0 };
+	fatelf_reader src;
 	fatelf_diag d;
+	int fd;
 
 	fatelf_diag_clear(&d);
-	s.fd = open(bundle, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(s.fd, 0);
+	fd = open(bundle, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fatelf_reader_fd(&src, fd, NULL), 0);
 	int r = engine_install(e, &src, &o, &res, &d);
 	ck_assert_msg(r == 0, "install %s: %s: %s: %s", bundle, engine_error_name(r), d.subject,
 		      d.msg);
-	close(s.fd);
+	fatelf_reader_close(&src);
+	close(fd);
 	engine_result_done(&res);
 }
 

@@ -202,7 +202,7 @@ struct drained {
 /* Reads the source until the end or an error, keeping every byte. */
 static void drain(fatelf_fetch *f, struct drained *r)
 {
-	fatelf_bundle_source src;
+	fatelf_reader src;
 
 	*r = (struct drained){ 0 };
 	fatelf_fetch_source(f, &src);
@@ -271,7 +271,7 @@ START_TEST(test_full_download)
 	ck_assert_uint_eq(fatelf_fetch_bytes(f), BODY_LEN);
 	ck_assert_uint_eq(fatelf_fetch_length(f), BODY_LEN);
 	/* Reading past the end stays at the end. */
-	fatelf_bundle_source src;
+	fatelf_reader src;
 	const void *p;
 	fatelf_fetch_source(f, &src);
 	ck_assert_int_eq(src.read(src.ctx, &p), 0);
@@ -365,7 +365,7 @@ START_TEST(test_truncated)
 	ck_assert_msg(strncmp(d.msg, url, strlen(url)) == 0, "%s", d.msg);
 	ck_assert_msg(strstr(d.msg, "500000 bytes remaining"), "%s", d.msg);
 	/* The error sticks. */
-	fatelf_bundle_source src;
+	fatelf_reader src;
 	const void *p;
 	fatelf_fetch_source(f, &src);
 	ck_assert_int_eq(src.read(src.ctx, &p), -EIO);
@@ -890,7 +890,7 @@ START_TEST(test_cancel_mid_transfer)
 	uint8_t *body = random_bytes(BODY_LEN, 12);
 	atomic_int cancel = 0;
 	fatelf_fetch_opts o = { .cancel = &cancel };
-	fatelf_bundle_source src;
+	fatelf_reader src;
 	const void *p;
 	struct srv s;
 	char url[128];
@@ -1074,7 +1074,7 @@ static int read_served(const char *url, struct counted *c, fatelf_fetch **ret, f
 {
 	fatelf_bundle_reader_ops ops = { .begin = cnt_begin, .data = cnt_data, .ctx = c };
 	fatelf_bundle_read_opts ro = { 0 };
-	fatelf_bundle_source src;
+	fatelf_reader src;
 
 	*c = (struct counted){ 0 };
 	*ret = open_ok(url, NULL);
