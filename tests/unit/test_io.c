@@ -432,7 +432,7 @@ static void clone_teardown(void)
 static void clone_on(const char *fstype)
 {
 	char img[4096 + 16], mnt[4096 + 16], path[4096 + 32];
-	uint64_t shared, unlike, whole;
+	uint64_t shared, unlike, whole, tail;
 	int src, out;
 	bool ok;
 
@@ -470,10 +470,32 @@ static void clone_on(const char *fstype)
 	ck_assert_int_eq(copy_range(src, 4 * BS, out, 0, 16 * BS), 0);
 	whole = shared_bytes(out, 0, 16 * BS);
 	close(out);
+	/* the source's partial last block, into the end of a new file (a
+	 * glued record): shared too, and the file grown after it reads zeros
+	 * past the range, not what the block held past the source's end */
+	snprintf(path, sizeof(path), "%s/tail", mnt);
+	out = open_file(path);
+	ck_assert_int_eq(copy_range(src, 0, out, 2 * BS, SRC_LEN), 0);
+	ck_assert_int_eq(ftruncate(out, 2 * BS + SRC_LEN + 2 * BS), 0);
+	tail = shared_bytes(out, 2 * BS, SRC_LEN);
+	{
+		uint8_t *got = malloc(SRC_LEN + 4 * BS);
+
+		ck_assert_ptr_nonnull(got);
+		ck_assert_int_eq(pread(out, got, SRC_LEN + 4 * BS, 0), (ssize_t)(SRC_LEN + 4 * BS));
+		for (uint64_t i = 0; i < SRC_LEN + 4 * BS; i++) {
+			uint8_t want = i >= 2 * BS && i < 2 * BS + SRC_LEN ? pattern(i - 2 * BS) : 0;
+
+			ck_assert_msg(got[i] == want, "tail: byte %llu", (unsigned long long)i);
+		}
+		free(got);
+	}
+	close(out);
 	close(src);
 	ck_assert_int_eq(sh("umount %s", mnt), 0);
 	ck_assert_msg(shared > 0, "%s: nothing was cloned", fstype);
 	ck_assert_uint_eq(whole, 16 * BS);
+	ck_assert_uint_ge(tail, SRC_LEN / BS * BS);
 	ck_assert_uint_eq(unlike, 0);
 }
 
