@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "io.h"
 #include "macro.h"
 
 #define CONF_LINE_MAX 4096u             /* bytes in a line, without its newline */
@@ -508,52 +509,17 @@ static int conf_parse(conf_ctx *x, const char *text, size_t len)
  * decides whether a missing file is an error). */
 static int conf_read(const char *path, char **ret_text, size_t *ret_len, fatelf_diag *d)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
+	int r = read_file_max(AT_FDCWD, path, 0, CONF_FILE_MAX, ret_text, ret_len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 && errno == ENOENT)
-		return -ENOENT;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		goto fail;
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		goto fail;
-	}
-	/* A regular file says its size; anything else is read up to the limit. */
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > CONF_FILE_MAX)
-		goto too_big;
-	buf = malloc(CONF_FILE_MAX + 1);
-	if (!buf)
+	if (r == -ENOENT || r == 0)
+		return r;
+	if (r == -ENOMEM)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	while (len <= CONF_FILE_MAX) {
-		ssize_t k = read(fd, buf + len, CONF_FILE_MAX + 1 - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			goto fail;
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	if (len > CONF_FILE_MAX)
-		goto too_big;
-	*ret_text = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
-
-fail:;
-	int e = errno;
 	if (d)
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
-	return fatelf_diag_set(d, -e, -1, "%s: cannot read: %s", path, strerror(e));
-too_big:
-	if (d)
-		snprintf(d->subject, sizeof(d->subject), "%s", path);
-	return fatelf_diag_set(d, -EINVAL, -1, "%s: larger than 1 MiB", path);
+	if (r == -EFBIG)
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: larger than 1 MiB", path);
+	return fatelf_diag_set(d, r, -1, "%s: cannot read: %s", path, strerror(-r));
 }
 
 static int conf_load_file(conf_ctx *x, const char *path, bool missing_ok)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fetch.h"
+#include "io.h"
 #include "macro.h"
 
 /* The longest URL read from stdin (a Varlink message is larger; curl
@@ -88,84 +89,26 @@ static int fetch_exit_status(int r)
 	return EXIT_SYSTEM;
 }
 
-/* All of buf to stdout: 0, -EPIPE when the reader went away, or -errno. */
-static int write_all(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(STDOUT_FILENO, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The URL as the whole of stdin (fatelfd passes it so, out of the
  * command line that every local user can read), one trailing newline
  * dropped. */
 static int read_url(char **ret)
 {
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	/* exactly FETCH_URL_STDIN_MAX bytes is one too many */
+	int r = read_fd_max(STDIN_FILENO, FETCH_URL_STDIN_MAX - 1, &buf, &len);
 
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb;
-
-			if (cap >= FETCH_URL_STDIN_MAX) {
-				free(buf);
-				return -E2BIG;
-			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		n = read(STDIN_FILENO, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			free(buf);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	if (r == -EFBIG)
+		return -E2BIG;
+	if (r < 0)
+		return r;
 	if (len && buf[len - 1] == '\n')
-		len--;
-	if (len == cap) {
-		char *nb = realloc(buf, cap + 1);
-
-		if (!nb) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = nb;
-	}
-	buf[len] = '\0';
+		buf[--len] = '\0';
 	/* A NUL inside would cut the URL short of what was asked for. */
-	if (strlen(buf) != len) {
-		free(buf);
+	if (strlen(buf) != len)
 		return -EINVAL;
-	}
-	*ret = buf;
+	*ret = TAKE_PTR(buf);
 	return 0;
 }
 
@@ -299,7 +242,8 @@ int main(int argc, char **argv)
 		}
 		if (n == 0)
 			break;
-		r = write_all(buf, (size_t)n);
+		/* -EPIPE: the reader went away */
+		r = write_all(STDOUT_FILENO, buf, (size_t)n);
 		if (r < 0) {
 			fatelf_fetch_close(f);
 			if (r == -EPIPE)

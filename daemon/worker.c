@@ -45,6 +45,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "fatelfd.h"
+#include "io.h"
 #include "macro.h"
 #include "run.h"
 #include "text.h"
@@ -287,23 +288,15 @@ static size_t fetch_limits(const engine_config *cfg, struct fetch_limit_args *a,
  * fd, or -errno. */
 static int fetch_url_memfd(const char *url)
 {
-	size_t len = strlen(url), done = 0;
 	int fd = memfd_create("fatelf-fetch-url", MFD_CLOEXEC);
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, url + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-
-			close(fd);
-			return -e;
-		}
-		done += (size_t)n;
+	r = write_all(fd, url, strlen(url));
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		int e = errno;

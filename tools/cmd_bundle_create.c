@@ -15,17 +15,17 @@
 #include <unistd.h>
 
 #include "bundle_cmd.h"
+#include "io.h"
 #include "macro.h"
 
 #define SECKEY_MAX (64u << 10)
 
-/* Reads a small whole file (a key, a password) into a NUL-terminated buffer. */
+/* Reads a small whole file (a key, a password) into a NUL-terminated
+ * buffer; one of max bytes is already too large. */
 static int read_small_file(const char *path, size_t max, char **ret, size_t *ret_len,
 			   fatelf_diag *d)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
 	int r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -34,29 +34,15 @@ static int read_small_file(const char *path, size_t max, char **ret, size_t *ret
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 		return fatelf_diag_set(d, r, -1, "cannot open: %s", fatelf_strerror(r));
 	}
-	buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			return fatelf_diag_set(d, r, -1, "cannot read: %s", fatelf_strerror(r));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == max) {
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "larger than %zu bytes", max);
-		}
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
+	r = read_fd_max(fd, max - 1, ret, ret_len);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+	if (r == -EFBIG)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "larger than %zu bytes", max);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot read: %s", fatelf_strerror(r));
 	return 0;
 }
 

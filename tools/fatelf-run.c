@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fatelf.h"
+#include "io.h"
 #include "macro.h"
 #include "run.h"
 
@@ -274,7 +275,7 @@ static int run_from_memfd(struct run *r, char **argv)
 	if (mfd < 0)
 		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot create a memory file: %s",
 			    strerror(errno));
-	e = fatelf_run_copy(r->fd, rec->offset, rec->size, mfd);
+	e = copy_range(r->fd, rec->offset, mfd, 0, rec->size);
 	if (e < 0)
 		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot copy record %d: %s",
 			    r->record, strerror(-e));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "io.h"
 #include "macro.h"
 
 struct staged {
@@ -209,19 +210,8 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 static int ex_data(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len)
 {
 	struct extract *x = ctx;
-	const uint8_t *p = buf;
 
-	while (len > 0) {
-		ssize_t n = write(x->fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return write_all(x->fd, buf, len);
 }
 
 static int ex_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d)

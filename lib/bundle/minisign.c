@@ -27,6 +27,7 @@
 #include <openssl/evp.h>
 
 #include "bundle.h"
+#include "io.h"
 #include "macro.h"
 
 #define ALG_ED25519     "Ed"    /* keys, and legacy (non-prehashed) signatures */
@@ -404,16 +405,15 @@ int fatelf_ms_pubkey_parse(const char *text, size_t len, fatelf_ms_pubkey *ret, 
 int fatelf_ms_pubkey_load(const char *path_or_key, fatelf_ms_pubkey *ret, fatelf_diag *d)
 {
 	_cleanup_close_ int fd = -1;
-	char buf[PUBKEY_FILE_MAX + 1];
+	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	struct stat st;
+	int r;
 
 	fd = open(path_or_key, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		int e = errno;
 		size_t sl = strlen(path_or_key);
-
-		int r;
 
 		if (e != ENOENT)
 			return fatelf_diag_set(d, -e, -1, "public key: cannot open: %s", strerror(e));
@@ -430,20 +430,12 @@ int fatelf_ms_pubkey_load(const char *path_or_key, fatelf_ms_pubkey *ret, fatelf
 		return fatelf_diag_set(d, -errno, -1, "public key: %s", strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return fatelf_diag_set(d, -EISDIR, -1, "public key: is a directory");
-	while (len < sizeof(buf)) {
-		ssize_t k = read(fd, buf + len, sizeof(buf) - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return fatelf_diag_set(d, -errno, -1, "public key: read: %s", strerror(errno));
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	if (len > PUBKEY_FILE_MAX)
+	r = read_fd_max(fd, PUBKEY_FILE_MAX, &buf, &len);
+	if (r == -EFBIG)
 		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
 				       "public key: file is larger than %d bytes", PUBKEY_FILE_MAX);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "public key: read: %s", strerror(-r));
 	return fatelf_ms_pubkey_parse(buf, len, ret, d);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "fatelf.h"
+#include "io.h"
 #include "macro.h"
 
 /* One record of an output being assembled from pieces of several files. */
@@ -76,12 +77,11 @@ static int write_pieces(const char *out, mode_t mode, const struct stat *keep_ow
 		(void)fchmod(a.fd, m);
 	}
 	ssize_t tl = fatelf_header_encode(&hdr, table, sizeof(table));
-	if (tl < 0 || pwrite(a.fd, table, (size_t)tl, 0) != tl) {
-		r = tl < 0 ? (int)tl : -errno;
+	r = tl < 0 ? (int)tl : pwrite_all(a.fd, table, (size_t)tl, 0);
+	if (r < 0)
 		goto fail;
-	}
 	for (unsigned i = 0; i < n; i++) {
-		r = fatelf_copy_range(pcs[i].fd, pcs[i].offset, a.fd, hdr.records[i].offset, pcs[i].size);
+		r = copy_range(pcs[i].fd, pcs[i].offset, a.fd, hdr.records[i].offset, pcs[i].size);
 		if (r < 0)
 			goto fail;
 	}

@@ -322,12 +322,6 @@ uint64_t fatelf_align_up(uint64_t v, uint64_t align);
 
 /* Seekable writers (lib/write.c, lib/edit.c) */
 /*
- * Copies len bytes from in_fd at in_off to out_fd at out_off, with
- * copy_file_range and a pread/pwrite fallback. Returns 0 or -errno.
- */
-int fatelf_copy_range(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len);
-
-/*
  * Atomic output: a hidden temp file (".NAME.fatelf.XXXXXX") in the
  * target's own directory, renamed over the target on commit. The target
  * is never half-written; an abort unlinks the temp file.

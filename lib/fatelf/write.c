@@ -1,6 +1,6 @@
 /*
- * Writing files: copying byte ranges between fds (copy_file_range first),
- * and atomic output through a hidden temp file renamed over the target.
+ * Writing files: a plan's records copied (cloned where the file system
+ * can) into atomic output, a hidden temp file renamed over the target.
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,74 +10,8 @@
 #include <sys/stat.h>
 
 #include "fatelf.h"
+#include "io.h"
 #include "macro.h"
-
-static int copy_fallback(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len)
-{
-	_cleanup_free_ uint8_t *buf = NULL;
-	const size_t bufsize = 1u << 20;
-
-	buf = malloc(bufsize);
-	if (!buf)
-		return -ENOMEM;
-	while (len > 0) {
-		size_t want = (size_t)MIN(len, (uint64_t)bufsize);
-		ssize_t n = pread(in_fd, buf, want, (off_t)in_off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO; /* the input shrank under us */
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = pwrite(out_fd, buf + done, (size_t)(n - done), (off_t)(out_off + (uint64_t)done));
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
-			done += w;
-		}
-		in_off += (uint64_t)n;
-		out_off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
-int fatelf_copy_range(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len)
-{
-	/*
-	 * Each call ends on a 2 MiB boundary of the output. A record placed at
-	 * 4 KiB in the output but at 0 in its source (every glue) otherwise
-	 * copies about 35% slower: the page cache can only build small folios
-	 * for writes that start misaligned, and splice writes in small pieces.
-	 */
-	const uint64_t chunk = (uint64_t)2 << 20;
-
-	while (len > 0) {
-		loff_t io = (loff_t)in_off, oo = (loff_t)out_off;
-		size_t want = (size_t)MIN(len, chunk - out_off % chunk);
-		ssize_t n = copy_file_range(in_fd, &io, out_fd, &oo, want, 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* Not supported between these files: do it by hand. */
-			if (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-			    errno == EOPNOTSUPP || errno == EBADF || errno == ETXTBSY)
-				return copy_fallback(in_fd, in_off, out_fd, out_off, len);
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		in_off += (uint64_t)n;
-		out_off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
 
 int fatelf_atomic_open(fatelf_atomic *ret, const char *path, mode_t mode, fatelf_diag *d)
 {
@@ -192,24 +126,17 @@ int fatelf_plan_write(const fatelf_plan *plan, const fatelf_header *in, int in_f
 
 		if (n < 0)
 			return fatelf_diag_set(d, (int)n, -1, "cannot encode the header");
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = pwrite(out_fd, table + done, (size_t)(n - done), done);
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				r = -errno;
-				return fatelf_diag_set(d, r, -1, "cannot write the header: %s",
-						       fatelf_strerror(r));
-			}
-			done += w;
-		}
+		r = pwrite_all(out_fd, table, (size_t)n, 0);
+		if (r < 0)
+			return fatelf_diag_set(d, r, -1, "cannot write the header: %s",
+					       fatelf_strerror(r));
 	}
 	for (unsigned k = 0; k < plan->nkept; k++) {
 		const fatelf_record *src = &in->records[plan->in_index[k]];
 		uint64_t out_off = plan->form == FATELF_FORM_FAT
 					   ? plan->out.records[plan->out_index[k]].offset : 0;
 
-		r = fatelf_copy_range(in_fd, src->offset, out_fd, out_off, src->size);
+		r = copy_range(in_fd, src->offset, out_fd, out_off, src->size);
 		if (r < 0)
 			return fatelf_diag_set(d, r, plan->in_index[k], "record %u: cannot copy: %s",
 					       plan->in_index[k], fatelf_strerror(r));

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "engine_private.h"
+#include "io.h"
 #include "run.h"
 #include "macro.h"
 
@@ -783,20 +784,12 @@ static int inst_begin(void *ctx, const fatelf_bundle_entry *be, fatelf_diag *d)
 static int inst_data(void *ctx, const fatelf_bundle_entry *be, const void *buf, size_t len)
 {
 	struct install *x = ctx;
-	const uint8_t *p = buf;
-	size_t left = len;
+	int r = write_all(x->fd, buf, len);
 
-	while (left > 0) {
-		ssize_t n = write(x->fd, p, left);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			x->werr = -errno;
-			x->werr_ent = x->cur;
-			return x->werr;
-		}
-		p += n;
-		left -= (size_t)n;
+	if (r < 0) {
+		x->werr = r;
+		x->werr_ent = x->cur;
+		return r;
 	}
 	if (x->hashing)
 		fatelf_sha256_update(x->h, buf, len);
@@ -860,24 +853,15 @@ bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr)
 }
 
 /* Moves record rec of the staged fat file fd to its start, as a plain ELF:
- * the bytes only move towards the start, so one forward copy does it. */
+ * the bytes only move towards the start, so one forward copy does it (a
+ * clone or copy_file_range refuses the overlap, and copy_range copies by
+ * hand, forwards). */
 static int thin_staged(int fd, const fatelf_record *rec)
 {
-	uint8_t buf[65536];
+	int r = copy_range(fd, rec->offset, fd, 0, rec->size);
 
-	for (uint64_t done = 0; done < rec->size;) {
-		size_t want = (size_t)MIN((uint64_t)sizeof(buf), rec->size - done);
-		ssize_t n = pread(fd, buf, want, (off_t)(rec->offset + done));
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		for (ssize_t w = 0; w < n;) {
-			ssize_t m = pwrite(fd, buf + w, (size_t)(n - w), (off_t)(done + (uint64_t)w));
-			if (m < 0)
-				return -errno;
-			w += m;
-		}
-		done += (uint64_t)n;
-	}
+	if (r < 0)
+		return r;
 	return ftruncate(fd, (off_t)rec->size) < 0 ? -errno : 0;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fatelf.h"
+#include "io.h"
 #include "macro.h"
 #include "run.h"
 
@@ -362,46 +363,6 @@ int fatelf_binfmt_find_handler(const fatelf_binfmt_entry *list, size_t n,
 
 /* ------------------------------------------------------------ listing */
 
-/* A whole small file under dfd into buf (NUL-terminated); -EFBIG when it
- * does not fit, -EINVAL when it is not a regular file. */
-static int file_read_small(int dfd, const char *name, char *buf, size_t size, size_t *ret_len)
-{
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	size_t n = 0;
-
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	/* procfs reports size 0: read to the end */
-	for (;;) {
-		ssize_t k = read(fd, buf + n, size - 1 - n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n == size - 1) {
-			char c;
-
-			if (read(fd, &c, 1) != 0)
-				return -EFBIG;
-			break;
-		}
-	}
-	buf[n] = '\0';
-	*ret_len = n;
-	return 0;
-}
-
 static int entry_cmp(const void *a, const void *b)
 {
 	return strcmp(((const fatelf_binfmt_entry *)a)->name, ((const fatelf_binfmt_entry *)b)->name);
@@ -427,7 +388,7 @@ static int dir_open(const char *dir)
 int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 {
 	_cleanup_free_ fatelf_binfmt_entry *list = NULL;
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *status = NULL;
 	size_t n = 0, cap = 0, len;
 	bool all_disabled = false;
 	struct stat st;
@@ -444,15 +405,12 @@ int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 		close(dfd);
 		return r;
 	}
-	text = malloc(BINFMT_TEXT_MAX + 1);
-	if (!text) {
-		close(dfd);
-		return -ENOMEM;
-	}
 	/* "echo 0 > status" switches every entry off at once: the kernel then
-	 * runs none of them, whatever each one's own state says. */
-	if (file_read_small(dfd, "status", text, BINFMT_TEXT_MAX + 1, &len) == 0 &&
-	    strncmp(text, "disabled", 8) == 0)
+	 * runs none of them, whatever each one's own state says. procfs
+	 * reports size 0: the files are read to their end. */
+	if (read_file_max(dfd, "status", READ_FILE_NOFOLLOW | READ_FILE_REGULAR, BINFMT_TEXT_MAX,
+			  &status, &len) == 0 &&
+	    strncmp(status, "disabled", 8) == 0)
 		all_disabled = true;
 
 	dp = fdopendir(dfd);
@@ -462,12 +420,14 @@ int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 		return r;
 	}
 	while ((de = readdir(dp))) {
+		_cleanup_free_ char *text = NULL;
 		fatelf_binfmt_entry *grown;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, "register") == 0 || strcmp(de->d_name, "status") == 0)
 			continue;
-		if (file_read_small(dirfd(dp), de->d_name, text, BINFMT_TEXT_MAX + 1, &len) < 0)
+		if (read_file_max(dirfd(dp), de->d_name, READ_FILE_NOFOLLOW | READ_FILE_REGULAR,
+				  BINFMT_TEXT_MAX, &text, &len) < 0)
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 8;

@@ -159,8 +159,4 @@ typedef struct fatelf_run_entry {
 int fatelf_run_cache_get(fatelf_run_cache *c, const fatelf_run_request *req,
 			 fatelf_run_entry *ret, fatelf_diag *d);
 
-/* Copies len bytes at off of in_fd to out_fd (copy_file_range, else
- * pread/write). */
-int fatelf_run_copy(int in_fd, uint64_t off, uint64_t len, int out_fd);
-
 #endif

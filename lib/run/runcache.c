@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fatelf.h"
+#include "io.h"
 #include "macro.h"
 #include "run.h"
 
@@ -189,62 +190,6 @@ void fatelf_run_cache_close(fatelf_run_cache *c)
 		close(c->fd);
 		c->fd = -1;
 	}
-}
-
-int fatelf_run_copy(int in_fd, uint64_t off, uint64_t len, int out_fd)
-{
-	loff_t in_off = (loff_t)off;
-	uint64_t left = len;
-	bool fallback = false;
-
-	while (left > 0 && !fallback) {
-		ssize_t n = copy_file_range(in_fd, &in_off, out_fd, NULL,
-					    (size_t)MIN(left, (uint64_t)1 << 30), 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-			    errno == EOPNOTSUPP || errno == EBADF) {
-				fallback = true;
-				break;
-			}
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO; /* the file shrank under us */
-		left -= (uint64_t)n;
-	}
-	if (left > 0) {
-		_cleanup_free_ uint8_t *buf = malloc(1 << 20);
-
-		if (!buf)
-			return -ENOMEM;
-		while (left > 0) {
-			ssize_t n = pread(in_fd, buf, (size_t)MIN(left, (uint64_t)1 << 20), in_off);
-
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
-			if (n == 0)
-				return -EIO;
-			for (ssize_t done = 0; done < n;) {
-				ssize_t w = write(out_fd, buf + done, (size_t)(n - done));
-
-				if (w < 0) {
-					if (errno == EINTR)
-						continue;
-					return -errno;
-				}
-				done += w;
-			}
-			in_off += n;
-			left -= (uint64_t)n;
-		}
-	}
-	return 0;
 }
 
 /* FNV-1a, 64 bits: names a file's entries; not a security boundary (the
@@ -632,7 +577,7 @@ static int entry_create(int ffd, const char *key, const char *sub, const fatelf_
 		r = -errno;
 		goto fail;
 	}
-	r = fatelf_run_copy(req->fd, req->offset, req->size, out);
+	r = copy_range(req->fd, req->offset, out, 0, req->size);
 	if (r < 0)
 		goto fail;
 	/* durable before it has its name: a crash never leaves a short

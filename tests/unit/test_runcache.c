@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fatelf.h"
+#include "io.h"
 #include "run.h"
 #include "testutil.h"
 
@@ -508,7 +509,7 @@ START_TEST(copy_exact_bytes)
 	/* a memfd takes copy_file_range; a pipe forces the read/write path */
 	out = memfd_create("copy", MFD_CLOEXEC);
 	ck_assert_int_ge(out, 0);
-	ck_assert_int_eq(fatelf_run_copy(fd, REC_OFF, REC_LEN, out), 0);
+	ck_assert_int_eq(copy_range(fd, REC_OFF, out, COPY_AT_POSITION, REC_LEN), 0);
 	ck_assert_int_eq(pread(out, got, sizeof(got), 0), (ssize_t)REC_LEN);
 	for (size_t i = 0; i < REC_LEN; i++)
 		ck_assert_uint_eq(got[i], (uint8_t)((REC_OFF + i) * 7u + 11));
@@ -517,7 +518,7 @@ START_TEST(copy_exact_bytes)
 		int pfd[2];
 
 		ck_assert_int_eq(pipe(pfd), 0);
-		ck_assert_int_eq(fatelf_run_copy(fd, REC_OFF, 1000, pfd[1]), 0);
+		ck_assert_int_eq(copy_range(fd, REC_OFF, pfd[1], COPY_AT_POSITION, 1000), 0);
 		ck_assert_int_eq(read(pfd[0], got, sizeof(got)), 1000);
 		ck_assert_uint_eq(got[0], (uint8_t)(REC_OFF * 7u + 11));
 		ck_assert_uint_eq(got[999], (uint8_t)((REC_OFF + 999) * 7u + 11));
@@ -526,7 +527,7 @@ START_TEST(copy_exact_bytes)
 	}
 	/* past the end of the file: an error, not a short copy */
 	out = memfd_create("copy2", MFD_CLOEXEC);
-	ck_assert_int_lt(fatelf_run_copy(fd, REC_OFF, REC_LEN + 1000, out), 0);
+	ck_assert_int_lt(copy_range(fd, REC_OFF, out, COPY_AT_POSITION, REC_LEN + 1000), 0);
 	close(out);
 	close(fd);
 }
