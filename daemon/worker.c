@@ -736,14 +736,14 @@ static const char *job_what(const job *j)
 static void job_close_row(worker *w, job *j, int r)
 {
 	store *st = engine_store(w->rw);
-	const char *msg = j->diag.msg[0] ? j->diag.msg : engine_strerror(r);
+	const char *msg = j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r);
 
 	store_tx_adopt(st, 0);
 	if (!j->txid)
 		return;
 	(void)store_tx_dequeue(st, j->txid,
-			       j->dry_run || r >= 0 ? NULL : r == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
-			       (int64_t)time(NULL), r == -ENGINE_E_CANCELLED ? "cancelled" : msg, NULL);
+			       j->dry_run || r >= 0 ? NULL : r == -ECANCELED ? "cancelled" : "failed",
+			       (int64_t)time(NULL), r == -ECANCELED ? "cancelled" : msg, NULL);
 }
 
 /* Worker thread, under the lock: takes the settings of a reload, between
@@ -801,7 +801,7 @@ static void *worker_main(void *arg)
 		store_tx_adopt(engine_store(w->rw), j->txid);
 		r = job_run(w, j);
 		if (r < 0 && atomic_load(&w->cancel) && !j->fetch_failed)
-			r = -ENGINE_E_CANCELLED;
+			r = -ECANCELED;
 		job_close_row(w, j, r);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
@@ -811,7 +811,7 @@ static void *worker_main(void *arg)
 				  j->diag.msg);
 		else if (r < 0)
 			log_error("job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				  job_what(j), j->diag.msg[0] ? j->diag.msg : engine_strerror(r));
+				  job_what(j), j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r));
 		else if (j->dry_run)
 			log_info("job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
 				 (unsigned long long)j->seq,
@@ -859,7 +859,7 @@ worker *worker_new(server *s, engine *rw)
 	w->rw = rw;
 	r = store_open(engine_db_path(rw), STORE_OPEN_NOCREATE, &w->qst, &d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
 		free(w);
 		return NULL;
 	}
@@ -940,7 +940,7 @@ int worker_submit(worker *w, job *j)
 	j->queued_at = (int64_t)time(NULL);
 	r = store_tx_queue(w->qst, job_row_kind(j), job_row_package(j), j->queued_at, &j->txid, &d);
 	if (r < 0) {
-		log_error("cannot queue a %s: %s", job_row_kind(j), d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("cannot queue a %s: %s", job_row_kind(j), d.msg[0] ? d.msg : fatelf_strerror(r));
 		return r;
 	}
 	atomic_fetch_add(&w->srv->store_gen, 1);
@@ -974,7 +974,7 @@ static void job_answer(job *j)
 	if (!j->oneway) {
 		if (j->kind == JOB_VERIFY && j->r >= 0) {
 			conn_reply(c, j->reply, false);
-		} else if (j->r == -ENGINE_E_CANCELLED) {
+		} else if (j->r == -ECANCELED) {
 			_cleanup_json_ json_object *o = json_object_new_object();
 
 			if (o) {
@@ -1009,7 +1009,7 @@ static void cancel_reply(conn *c, int64_t id, const char *state, bool continues)
 /* Main thread: the Cancel calls waiting for j's end learn how it ended. */
 static void job_answer_waiters(job *j)
 {
-	const char *state = j->r == -ENGINE_E_CANCELLED ? "cancelled" : j->r >= 0 ? "committed" : "failed";
+	const char *state = j->r == -ECANCELED ? "cancelled" : j->r >= 0 ? "committed" : "failed";
 
 	while (j->waiters) {
 		job *c = j->waiters;
@@ -1143,7 +1143,7 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 		log_info("job %llu: %s %s: cancelled before it started (transaction %lld)",
 			 (unsigned long long)queued->seq, job_kind_name(queued->kind), job_what(queued),
 			 (long long)queued->txid);
-		queued->r = -ENGINE_E_CANCELLED;
+		queued->r = -ECANCELED;
 		queued->cancel_id = queued->txid;
 		job_answer(queued);
 		job_free(queued);
@@ -1392,7 +1392,7 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 				       "cancelled: fatelfd stopped before it started", NULL);
 		log_info("job %llu: cancelled by shutdown before it started (transaction %lld)",
 			 (unsigned long long)j->seq, (long long)j->txid);
-		j->r = -ENGINE_E_CANCELLED;
+		j->r = -ECANCELED;
 		j->cancel_id = j->txid;
 		if (w->done_tail)
 			w->done_tail->next = j;

@@ -137,7 +137,7 @@ static void install(engine *e, const char *bundle)
 	s.fd = open(bundle, O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(s.fd, 0);
 	int r = engine_install(e, &src, &o, &res, &d);
-	ck_assert_msg(r == 0, "install %s: %s: %s: %s", bundle, engine_error_name(r), d.subject,
+	ck_assert_msg(r == 0, "install %s: %s: %s: %s", bundle, fatelf_error_name(r), d.subject,
 		      d.msg);
 	close(s.fd);
 	engine_result_done(&res);
@@ -401,7 +401,7 @@ START_TEST(test_thin_native)
 
 	fatelf_diag_clear(&d);
 	int r = engine_thin(e, &o, &res, &d);
-	ck_assert_msg(r == 0, "%s: %s: %s", engine_error_name(r), d.subject, d.msg);
+	ck_assert_msg(r == 0, "%s: %s: %s", fatelf_error_name(r), d.subject, d.msg);
 	ck_assert(!res.dry_run);
 	ck_assert_int_gt(res.txid, 0);
 	ck_assert_ptr_null(res.package);
@@ -510,7 +510,7 @@ START_TEST(test_thin_targets_one_package)
 
 	fatelf_diag_clear(&d);
 	int r = engine_thin(e, &o, &res, &d);
-	ck_assert_msg(r == 0, "%s: %s: %s", engine_error_name(r), d.subject, d.msg);
+	ck_assert_msg(r == 0, "%s: %s: %s", fatelf_error_name(r), d.subject, d.msg);
 	ck_assert_str_eq(res.package, "app");
 	ck_assert_uint_eq(res.files, 2);
 	engine_result_done(&res);
@@ -613,7 +613,7 @@ START_TEST(test_thin_tampered_record)
 
 	fatelf_diag_clear(&d);
 	int r = engine_thin(e, &o, &res, &d);
-	ck_assert_msg(r == -FATELF_E_RECORD_HASH, "%s: %s", engine_error_name(r), d.msg);
+	ck_assert_msg(r == -FATELF_E_RECORD_HASH, "%s: %s", fatelf_error_name(r), d.msg);
 	ck_assert_str_eq(d.subject, "/opt/app/bin/prog");
 	ck_assert_msg(strstr(d.msg, "vendor") != NULL, "%s", d.msg);
 
@@ -652,7 +652,7 @@ START_TEST(test_thin_cancelled)
 
 	for (int i = 0; i < 3; i++)
 		before[i] = tu_read_file(in_root(fat_files[i]), &len[i]);
-	ck_assert_int_eq(engine_thin(e, &o, &res, &d), -ENGINE_E_CANCELLED);
+	ck_assert_int_eq(engine_thin(e, &o, &res, &d), -ECANCELED);
 	ck_assert_str_eq(last_state(e), "cancelled");
 	for (int i = 0; i < 3; i++) {
 		ck_assert(tu_file_equals(in_root(fat_files[i]), before[i], len[i]));
