@@ -392,7 +392,8 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	int e;
 
 	fetch_helper_path(helper, sizeof(helper));
-	snprintf(cannot, sizeof(cannot), "cannot run the download helper %s as uid %u: ", helper,
+	/* FetchFailed's message names the URL, as the helper's own do. */
+	snprintf(cannot, sizeof(cannot), "%s: cannot run the download helper %s as uid %u: ", j->url_shown, helper,
 		 drop ? (unsigned)FETCH_UNPRIVILEGED_ID : (unsigned)geteuid());
 	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	argv[argc++] = helper;
@@ -447,7 +448,7 @@ fail:
 		if (err[i] >= 0)
 			close(err[i]);
 	}
-	return fatelf_diag_set(d, -e, -1, "cannot start the download: %s", strerror(e));
+	return fatelf_diag_set(d, -e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(e));
 }
 
 /* Main thread or worker, under the lock: stops the running download. */
@@ -556,24 +557,24 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const struct f
 		if (msg[0])
 			return fatelf_diag_set(&j->diag, -EIO, -1, "%s", msg);
 		if (WIFSIGNALED(status))
-			return fatelf_diag_set(&j->diag, -EIO, -1, "the download helper was killed by signal %d",
-					       WTERMSIG(status));
-		return fatelf_diag_set(&j->diag, -EIO, -1, "the download helper failed with status %d",
-				       WEXITSTATUS(status));
+			return fatelf_diag_set(&j->diag, -EIO, -1, "%s: the download helper was killed by signal %d",
+					       j->url_shown, WTERMSIG(status));
+		return fatelf_diag_set(&j->diag, -EIO, -1, "%s: the download helper failed with status %d",
+				       j->url_shown, WEXITSTATUS(status));
 	}
 	/* The helper keeps its own time; this is the backstop for one that
 	 * neither sends nor ends. */
 	if (r == -ETIMEDOUT) {
 		j->fetch_failed = true;
 		j->diag.subject[0] = '\0';
-		return fatelf_diag_set(&j->diag, -EIO, -1, "no data for %u seconds",
+		return fatelf_diag_set(&j->diag, -EIO, -1, "%s: no data for %u seconds", j->url_shown,
 				       cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	}
 	if (r == -ETIME) {
 		j->fetch_failed = true;
 		j->diag.subject[0] = '\0';
-		return fatelf_diag_set(&j->diag, -EIO, -1, "the download did not end within its deadline of %u s",
-				       cfg->fetch_deadline);
+		return fatelf_diag_set(&j->diag, -EIO, -1, "%s: the download did not end within its deadline of %u s",
+				       j->url_shown, cfg->fetch_deadline);
 	}
 	return r;
 }
