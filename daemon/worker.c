@@ -666,13 +666,17 @@ static int job_install(worker *w, job *j)
 			 * opens at once without a writer (O_NONBLOCK) and is
 			 * then read with the same timeout as a passed pipe. */
 			j->fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-			if (j->fd < 0)
+			if (j->fd < 0) {
+				snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", j->path);
 				return fatelf_diag_set(&j->diag, -errno, -1, "%s: %s", j->path, strerror(errno));
+			}
 		}
 		if (fstat(j->fd, &st) < 0)
 			return -errno;
-		if (S_ISDIR(st.st_mode))
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", j->path ? j->path : "fd");
 			return fatelf_diag_set(&j->diag, -EISDIR, -1, "%s: is a directory", j->path ? j->path : "fd");
+		}
 		fs->fd = j->fd;
 		fs->poll = !S_ISREG(st.st_mode);
 		fs->w = w;
@@ -727,6 +731,16 @@ static const char *job_what(const job *j)
 	if (j->path)
 		return j->path;
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
+}
+
+/* Whether the job's message names what the job is about, told by the
+ * facts: a failed download's message names its URL, and a message about
+ * the job's own package or file has it for subject. */
+static bool job_diag_names_what(const job *j)
+{
+	const char *what = job_what(j);
+
+	return j->fetch_failed || strcmp(j->diag.subject, what) == 0 || strcmp(j->diag.package, what) == 0;
 }
 
 /*
@@ -806,7 +820,7 @@ static void *worker_main(void *arg)
 		job_close_row(w, j, r);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
-		if (r < 0 && j->diag.msg[0] && fatelf_text_names(j->diag.msg, job_what(j)))
+		if (r < 0 && j->diag.msg[0] && job_diag_names_what(j))
 			/* The message names the bundle or the package itself. */
 			log_error("job %llu: %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
 				  j->diag.msg);
