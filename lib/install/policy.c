@@ -248,6 +248,7 @@ static int select_targets(const engine_policy_spec *p, const fatelf_header *hdr,
 
 		file_targets(hdr, offers, sizeof(offers));
 		offered_targets(hdr, d);
+		FATELF_DIAG_FACT(d, target, list);
 		return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1,
 				       "targets %s name no record; the file offers: %s", list, offers);
 	}

@@ -270,6 +270,11 @@ START_TEST(test_targets)
 	ck_assert_str_eq(d.msg, "targets riscv64,s390x name no record; the file offers: "
 			 "aarch64:64bits:le:sysv:osabiver0, x86_64:64bits:le:sysv:osabiver0, "
 			 "i386:32bits:le:sysv:osabiver0");
+	/* ... and as facts: the names asked for and what the file offers */
+	ck_assert_str_eq(d.target, "riscv64,s390x");
+	ck_assert_uint_eq(d.ntargets, 3);
+	ck_assert_str_eq(d.targets[0], "aarch64:64bits:le:sysv:osabiver0");
+	ck_assert_str_eq(d.targets[2], "i386:32bits:le:sysv:osabiver0");
 	engine_policy_spec_done(&p);
 
 	/* a spec built by hand with no targets is a policy error */
@@ -332,6 +337,8 @@ START_TEST(test_no_host_record)
 			 -FATELF_E_NO_HOST_RECORD);
 	ck_assert_int_eq(d.code, -FATELF_E_NO_HOST_RECORD);
 	ck_assert_str_eq(d.msg, want);
+	ck_assert_uint_eq(d.ntargets, 2);
+	ck_assert_str_eq(d.targets[1], "aarch64:64bits:le:sysv:osabiver0");
 	/* no file name: the caller prefixes it */
 	ck_assert_ptr_null(strstr(d.msg, "/opt/x"));
 
