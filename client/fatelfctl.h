@@ -131,6 +131,12 @@ int ctl_help(const char *usage);
  * --json. Returns the exit status the error maps to.
  */
 int ctl_error_reply(const char *error, json_object *params);
+/* The words of an error reply (client/words.c): fills msg and returns the
+ * exit status. verb and socket may be NULL. */
+int ctl_error_words(const char *error, json_object *params, const char *verb, const char *socket,
+		    char *msg, size_t size);
+/* The table's i-th error name, NULL past the end (for tests). */
+const char *ctl_words_error(size_t i);
 
 /* true when color may be used on stream f (a TTY, NO_COLOR unset or empty) */
 bool ctl_color(FILE *f);

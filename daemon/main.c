@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 	engine_config_init(&s.cfg);
 	r = engine_config_load(&s.cfg, opt_config, &d);
 	if (r < 0) {
-		log_error("fatelfd: %s", d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("fatelfd: %s", d.msg[0] ? d.msg : fatelf_strerror(r));
 		engine_config_done(&s.cfg);
 		return 1;
 	}
@@ -290,7 +290,7 @@ int main(int argc, char **argv)
 	}
 	r = engine_config_load_keys(&s.cfg, &s.keys, &s.nkeys, &d);
 	if (r < 0) {
-		log_error("fatelfd: trusted keys: %s", d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("fatelfd: trusted keys: %s", d.msg[0] ? d.msg : fatelf_strerror(r));
 		goto fail;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -313,14 +313,14 @@ int main(int argc, char **argv)
 	 * rolls back what a crash cut off. */
 	r = engine_open(&s.cfg, s.keys, s.nkeys, 0, &rw, &recovered, &d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
 		goto fail;
 	}
 	if (recovered)
 		log_info("recovered %u interrupted transaction%s", recovered, recovered == 1 ? "" : "s");
 	r = engine_open(&s.cfg, NULL, 0, ENGINE_OPEN_READONLY, &s.ro, NULL, &d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
 		goto fail;
 	}
 

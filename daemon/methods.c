@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "errmap.h"
 #include "fatelfd.h"
 #include "macro.h"
 #include "text.h"
@@ -219,199 +219,88 @@ static void reply_error_str(conn *c, const char *name, const char *key, const ch
 		conn_error_str(c, name, key, value);
 }
 
+static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url);
+
 /* Failed {code, message}: an error the interface has no name for. */
 static void reply_failed(conn *c, int r, const char *message)
 {
-	_cleanup_json_ json_object *p = json_object_new_object();
+	fatelf_diag d;
 
-	if (!p)
-		return;
-	json_set_str(p, "code", engine_error_name(r));
-	json_set_str(p, "message", message && *message ? message : engine_strerror(r));
-	reply_error(c, E("Failed"), p);
-}
-
-static bool is_sig_error(int code)
-{
-	return (code >= FATELF_E_KEY_FORMAT && code <= FATELF_E_SIG_MISSING);
-}
-
-/* No signature that a trusted key verifies: unsigned (key_id null), or
- * signed by a key that is not in the TrustedKeys directory (or none is). */
-static void reply_signature_required(conn *c, json_object *p, const char *msg, const char *key_id)
-{
-	const server *s = c->srv;
-
-	json_set_str(p, "message", msg);
-	json_set_str(p, "keys_dir", s->cfg.trusted_keys ? s->cfg.trusted_keys : "");
-	json_set_int(p, "keys", (int64_t)s->nkeys);
-	json_set_str(p, "key_id", key_id && *key_id ? key_id : NULL);
-	reply_error(c, E("SignatureRequired"), p);
-}
-
-/* The version a refused downgrade offered, from the engine's message
- * "NAME VERSION is older than the installed OLD"; "" when it says
- * otherwise. Returned in a static buffer (main thread only). */
-static const char *offered_version(const char *msg, const char *package)
-{
-	static char v[256];
-	size_t n = strlen(package), len;
-
-	v[0] = '\0';
-	if (n && strncmp(msg, package, n) == 0 && msg[n] == ' ') {
-		len = strcspn(msg + n + 1, " ");
-		if (len < sizeof(v)) {
-			memcpy(v, msg + n + 1, len);
-			v[len] = '\0';
-		}
-	}
-	return v;
-}
-
-/* The file's targets from fatelf_host_select's message ("...; the file
- * offers: a, b"), which is this library's own wording. */
-static json_object *offered_targets(const char *msg)
-{
-	const char *key = "the file offers: ";
-	const char *p = strstr(msg, key);
-	json_object *a = json_object_new_array();
-
-	if (!a || !p)
-		return a;
-	p += strlen(key);
-	while (*p) {
-		size_t n = strcspn(p, ",");
-		char name[FATELF_TARGET_NAME_MAX];
-
-		while (n && p[n - 1] == ' ')
-			n--;
-		if (n && n < sizeof(name) && strncmp(p, "nothing", n) != 0) {
-			memcpy(name, p, n);
-			name[n] = '\0';
-			json_object_array_add(a, json_object_new_string(name));
-		}
-		p += strcspn(p, ",");
-		while (*p == ',' || *p == ' ')
-			p++;
-	}
-	return a;
+	fatelf_diag_clear(&d);
+	if (message)
+		snprintf(d.msg, sizeof(d.msg), "%s", message);
+	reply_mapped(c, "Failed", r, &d, NULL);
 }
 
 /* The host's targets, native first: "x86_64:64bits:le", "i386:32bits:le". */
-static json_object *host_targets(const fatelf_host *h)
+struct host_names {
+	char v[2 * FATELF_HOST_MAX][FATELF_TARGET_NAME_MAX];
+	const char *p[2 * FATELF_HOST_MAX];
+	size_t n;
+};
+
+static void host_names(const fatelf_host *h, struct host_names *ret)
 {
-	json_object *a = json_object_new_array();
 	unsigned nnative = MIN(h->nnative, (unsigned)FATELF_HOST_MAX);
 	unsigned ncompat = MIN(h->ncompat, (unsigned)FATELF_HOST_MAX);
-	char name[FATELF_TARGET_NAME_MAX];
 
-	for (unsigned i = 0; a && i < nnative + ncompat; i++) {
+	ret->n = 0;
+	for (unsigned i = 0; i < nnative + ncompat; i++) {
 		const fatelf_target *t = i < nnative ? &h->native[i] : &h->compat[i - nnative];
 
 		fatelf_target_format_fields(t, FATELF_WANT_MACHINE | FATELF_WANT_WORDSIZE |
-					    FATELF_WANT_BYTEORDER, name);
-		json_object_array_add(a, json_object_new_string(name));
+					    FATELF_WANT_BYTEORDER, ret->v[ret->n]);
+		ret->p[ret->n] = ret->v[ret->n];
+		ret->n++;
 	}
+}
+
+static json_object *host_targets(const fatelf_host *h)
+{
+	struct host_names host;
+	json_object *a = json_object_new_array();
+
+	host_names(h, &host);
+	for (size_t i = 0; a && i < host.n; i++)
+		json_object_array_add(a, json_object_new_string(host.p[i]));
 	return a;
+}
+
+/* The error of a failure and its parameters, through the one table; a
+ * forced error name (Failed) skips the table's choice but not its
+ * parameters. */
+static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url)
+{
+	server *s = c->srv;
+	struct host_names host;
+	const char *error = NULL;
+	char name[VL_NAME_MAX + 1];
+	_cleanup_json_ json_object *p = NULL;
+	errmap_ctx ctx;
+
+	if (c->oneway)
+		return;
+	host_names(engine_host(s->ro), &host);
+	ctx = (errmap_ctx){
+		.url = url,
+		.root = s->cfg.root,
+		.keys_dir = s->cfg.trusted_keys ? s->cfg.trusted_keys : "",
+		.keys = (int64_t)s->nkeys,
+		.host = host.p,
+		.nhost = host.n,
+	};
+	p = forced ? errmap_params_of(forced, r, d, &ctx) : errmap_params(r, d, &ctx, &error);
+	if (!p)
+		return;
+	if (forced)
+		error = forced;
+	snprintf(name, sizeof(name), "%s.%s", FATELFD_INTERFACE, error);
+	reply_error(c, name, p);
 }
 
 void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url)
 {
-	server *s = c->srv;
-	store *st = engine_store(s->ro);
-	const char *msg = d && d->msg[0] ? d->msg : engine_strerror(r);
-	const char *subject = d ? d->subject : "";
-	int code = -r;
-	_cleanup_json_ json_object *p = json_object_new_object();
-
-	if (!p)
-		return;
-	if (url && code != ENGINE_E_CANCELLED) {
-		json_set_str(p, "url", url);
-		json_set_str(p, "message", msg);
-		reply_error(c, E("FetchFailed"), p);
-	} else if (code == ENGINE_E_CONFLICT) {
-		_cleanup_free_ char *owner = NULL;
-
-		/* The owner comes from the store: the engine names the path. */
-		if (*subject)
-			(void)store_file_owner(st, subject, &owner, NULL);
-		json_set_str(p, "path", subject);
-		json_set_str(p, "owner", owner);
-		json_set_str(p, "message", msg);
-		reply_error(c, E("Conflict"), p);
-	} else if (code == ENGINE_E_DOWNGRADE) {
-		store_package pk = { 0 };
-
-		json_set_str(p, "package", subject);
-		if (*subject && store_package_get(st, subject, &pk, NULL) >= 0)
-			json_set_str(p, "installed", pk.version);
-		else
-			json_set_str(p, "installed", "");
-		store_package_done(&pk);
-		json_set_str(p, "offered", offered_version(msg, subject));
-		reply_error(c, E("Downgrade"), p);
-	} else if (code == ENGINE_E_NOT_INSTALLED) {
-		json_set_str(p, "package", subject);
-		reply_error(c, E("PackageNotFound"), p);
-	} else if (code == ENGINE_E_NO_HOST_RECORD || code == FATELF_E_NO_HOST_RECORD ||
-		   (code == FATELF_E_NO_MATCH && strstr(msg, "the file offers: "))) {
-		/* No record fits the policy: the file and what it offers. */
-		json_set_str(p, "path", subject);
-		json_set(p, "targets", offered_targets(msg));
-		json_set(p, "host", host_targets(engine_host(s->ro)));
-		reply_error(c, E("NoHostRecord"), p);
-	} else if (code == ENGINE_E_DISK_FULL || code == ENOSPC) {
-		struct statvfs sv;
-		uint64_t avail = 0;
-
-		if (statvfs(s->cfg.root, &sv) == 0)
-			avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-		unsigned long long need = 0, have = 0;
-		const char *nums = strstr(msg, ": ");
-
-		/* The engine's preflight says "...: N bytes needed, M available". */
-		if (nums && sscanf(nums, ": %llu bytes needed, %llu available", &need, &have) == 2)
-			avail = have;
-		json_set_int(p, "needed", (int64_t)need);
-		json_set_int(p, "available", (int64_t)avail);
-		json_set_str(p, "message", msg);
-		reply_error(c, E("DiskFull"), p);
-	} else if (code == FATELF_E_SIG_MISSING) {
-		reply_signature_required(c, p, msg, NULL);
-	} else if (code == FATELF_E_SIG_KEY) {
-		reply_signature_required(c, p, msg, subject);
-	} else if (is_sig_error(code)) {
-		json_set_str(p, "code", engine_error_name(r));
-		json_set_str(p, "message", msg);
-		reply_error(c, E("SignatureInvalid"), p);
-	} else if (code == ENGINE_E_CANCELLED || code == ECANCELED) {
-		json_set_int(p, "id", 0);
-		reply_error(c, E("Cancelled"), p);
-	} else if (code == ENGINE_E_POLICY) {
-		json_set_str(p, "message", msg);
-		reply_error(c, E("InvalidPolicy"), p);
-	} else if (code == ENGINE_E_LOCKED) {
-		json_set_str(p, "message", msg);
-		reply_error(c, E("Busy"), p);
-	} else if (code == ENGINE_E_DIR_UNSAFE) {
-		uint32_t uid = 0, mode = 0;
-
-		/* What the engine refused, as the root holds it now. */
-		(void)engine_path_owner(s->ro, subject, &uid, &mode);
-		json_set_str(p, "path", subject);
-		json_set_int(p, "uid", uid);
-		json_set_int(p, "mode", mode);
-		json_set_str(p, "message", msg);
-		reply_error(c, E("DirectoryUnsafe"), p);
-	} else if ((code >= FATELF_E_BASE && code < FATELF_E_MAX) || code == ENGINE_E_NAME_RESERVED) {
-		json_set_str(p, "code", engine_error_name(r));
-		json_set_str(p, "entry", *subject ? subject : NULL);
-		json_set_str(p, "message", msg);
-		reply_error(c, E("BundleInvalid"), p);
-	} else {
-		reply_failed(c, r, msg);
-	}
+	reply_mapped(c, NULL, r, d, url);
 }
 
 /* ------------------------------------------------------------ authorization */
@@ -492,7 +381,7 @@ static bool policy_from_params(conn *c, const char *policy, const char *const *t
 	}
 	r = engine_policy_spec_parse(text, ret, &d);
 	if (r < 0) {
-		reply_error_str(c, E("InvalidPolicy"), "message", d.msg[0] ? d.msg : engine_strerror(r));
+		reply_error_str(c, E("InvalidPolicy"), "message", d.msg[0] ? d.msg : fatelf_strerror(r));
 		return false;
 	}
 	return true;

@@ -30,7 +30,7 @@ void server_reload(server *s)
 	r = engine_config_load(&cfg, s->config_path, &d);
 	if (r < 0) {
 		log_error("reload refused: %s; the running configuration stays",
-			  d.msg[0] ? d.msg : engine_strerror(r));
+			  d.msg[0] ? d.msg : fatelf_strerror(r));
 		goto out;
 	}
 	free(cfg.root);
@@ -44,13 +44,13 @@ void server_reload(server *s)
 	r = engine_config_load_keys(&cfg, &keys, &nkeys, &d);
 	if (r < 0) {
 		log_error("reload refused: trusted keys: %s; the running configuration stays",
-			  d.msg[0] ? d.msg : engine_strerror(r));
+			  d.msg[0] ? d.msg : fatelf_strerror(r));
 		goto out;
 	}
 	r = engine_reconfigure(s->ro, &cfg, NULL, 0, &d);
 	if (r < 0) {
 		log_error("reload refused: %s; the running configuration stays",
-			  d.msg[0] ? d.msg : engine_strerror(r));
+			  d.msg[0] ? d.msg : fatelf_strerror(r));
 		goto out;
 	}
 	running = worker_reconfigure(s->worker, &cfg, keys, nkeys);

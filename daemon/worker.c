@@ -325,7 +325,8 @@ static int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *
 	int e;
 
 	fetch_helper_path(helper, sizeof(helper));
-	snprintf(cannot, sizeof(cannot), "cannot run the download helper %s as uid %u: ", helper,
+	/* FetchFailed's message names the URL, as the helper's own do. */
+	snprintf(cannot, sizeof(cannot), "%s: cannot run the download helper %s as uid %u: ", j->url_shown, helper,
 		 drop ? (unsigned)FETCH_UNPRIVILEGED_ID : (unsigned)geteuid());
 	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	argv[argc++] = helper;
@@ -380,7 +381,7 @@ fail:
 		if (err[i] >= 0)
 			close(err[i]);
 	}
-	return fatelf_diag_set(d, -e, -1, "cannot start the download: %s", strerror(e));
+	return fatelf_diag_set(d, -e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(e));
 }
 
 /* Main thread or worker, under the lock: stops the running download. */
@@ -489,24 +490,24 @@ static int fetch_finish(worker *w, job *j, struct fetch_child *c, const fatelf_r
 		if (msg[0])
 			return fatelf_diag_set(&j->diag, -EIO, -1, "%s", msg);
 		if (WIFSIGNALED(status))
-			return fatelf_diag_set(&j->diag, -EIO, -1, "the download helper was killed by signal %d",
-					       WTERMSIG(status));
-		return fatelf_diag_set(&j->diag, -EIO, -1, "the download helper failed with status %d",
-				       WEXITSTATUS(status));
+			return fatelf_diag_set(&j->diag, -EIO, -1, "%s: the download helper was killed by signal %d",
+					       j->url_shown, WTERMSIG(status));
+		return fatelf_diag_set(&j->diag, -EIO, -1, "%s: the download helper failed with status %d",
+				       j->url_shown, WEXITSTATUS(status));
 	}
 	/* The helper keeps its own time; this is the backstop for one that
 	 * neither sends nor ends. */
 	if (r == -ETIMEDOUT) {
 		j->fetch_failed = true;
 		j->diag.subject[0] = '\0';
-		return fatelf_diag_set(&j->diag, -EIO, -1, "no data for %u seconds",
+		return fatelf_diag_set(&j->diag, -EIO, -1, "%s: no data for %u seconds", j->url_shown,
 				       cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	}
 	if (r == -ETIME) {
 		j->fetch_failed = true;
 		j->diag.subject[0] = '\0';
-		return fatelf_diag_set(&j->diag, -EIO, -1, "the download did not end within its deadline of %u s",
-				       cfg->fetch_deadline);
+		return fatelf_diag_set(&j->diag, -EIO, -1, "%s: the download did not end within its deadline of %u s",
+				       j->url_shown, cfg->fetch_deadline);
 	}
 	return r;
 }
@@ -596,13 +597,17 @@ static int job_install(worker *w, job *j)
 			 * opens at once without a writer (O_NONBLOCK) and is
 			 * then read with the same timeout as a passed pipe. */
 			j->fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-			if (j->fd < 0)
+			if (j->fd < 0) {
+				snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", j->path);
 				return fatelf_diag_set(&j->diag, -errno, -1, "%s: %s", j->path, strerror(errno));
+			}
 		}
 		if (fstat(j->fd, &st) < 0)
 			return -errno;
-		if (S_ISDIR(st.st_mode))
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", j->path ? j->path : "fd");
 			return fatelf_diag_set(&j->diag, -EISDIR, -1, "%s: is a directory", j->path ? j->path : "fd");
+		}
 		ro.poll = !S_ISREG(st.st_mode);
 		ro.silence_sec = cfg->fetch_timeout ? cfg->fetch_timeout : 60;
 		/* A pipe may be a download too ("curl URL | fatelfctl install -"):
@@ -660,6 +665,16 @@ static const char *job_what(const job *j)
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
 }
 
+/* Whether the job's message names what the job is about, told by the
+ * facts: a failed download's message names its URL, and a message about
+ * the job's own package or file has it for subject. */
+static bool job_diag_names_what(const job *j)
+{
+	const char *what = job_what(j);
+
+	return j->fetch_failed || strcmp(j->diag.subject, what) == 0 || strcmp(j->diag.package, what) == 0;
+}
+
 /*
  * Worker thread: the queued row of a job that opened no transaction. A
  * dry run or a job with nothing to do leaves no history; one that failed
@@ -668,14 +683,14 @@ static const char *job_what(const job *j)
 static void job_close_row(worker *w, job *j, int r)
 {
 	store *st = engine_store(w->rw);
-	const char *msg = j->diag.msg[0] ? j->diag.msg : engine_strerror(r);
+	const char *msg = j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r);
 
 	store_tx_adopt(st, 0);
 	if (!j->txid)
 		return;
 	(void)store_tx_dequeue(st, j->txid,
-			       j->dry_run || r >= 0 ? NULL : r == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
-			       (int64_t)time(NULL), r == -ENGINE_E_CANCELLED ? "cancelled" : msg, NULL);
+			       j->dry_run || r >= 0 ? NULL : r == -ECANCELED ? "cancelled" : "failed",
+			       (int64_t)time(NULL), r == -ECANCELED ? "cancelled" : msg, NULL);
 }
 
 /* Worker thread, under the lock: takes the settings of a reload, between
@@ -733,17 +748,17 @@ static void *worker_main(void *arg)
 		store_tx_adopt(engine_store(w->rw), j->txid);
 		r = job_run(w, j);
 		if (r < 0 && atomic_load(&w->cancel) && !j->fetch_failed)
-			r = -ENGINE_E_CANCELLED;
+			r = -ECANCELED;
 		job_close_row(w, j, r);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
-		if (r < 0 && j->diag.msg[0] && fatelf_text_names(j->diag.msg, job_what(j)))
+		if (r < 0 && j->diag.msg[0] && job_diag_names_what(j))
 			/* The message names the bundle or the package itself. */
 			log_error("job %llu: %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
 				  j->diag.msg);
 		else if (r < 0)
 			log_error("job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				  job_what(j), j->diag.msg[0] ? j->diag.msg : engine_strerror(r));
+				  job_what(j), j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r));
 		else if (j->dry_run)
 			log_info("job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
 				 (unsigned long long)j->seq,
@@ -791,7 +806,7 @@ worker *worker_new(server *s, engine *rw)
 	w->rw = rw;
 	r = store_open(engine_db_path(rw), STORE_OPEN_NOCREATE, &w->qst, &d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
 		free(w);
 		return NULL;
 	}
@@ -872,7 +887,7 @@ int worker_submit(worker *w, job *j)
 	j->queued_at = (int64_t)time(NULL);
 	r = store_tx_queue(w->qst, job_row_kind(j), job_row_package(j), j->queued_at, &j->txid, &d);
 	if (r < 0) {
-		log_error("cannot queue a %s: %s", job_row_kind(j), d.msg[0] ? d.msg : engine_strerror(r));
+		log_error("cannot queue a %s: %s", job_row_kind(j), d.msg[0] ? d.msg : fatelf_strerror(r));
 		return r;
 	}
 	atomic_fetch_add(&w->srv->store_gen, 1);
@@ -906,7 +921,7 @@ static void job_answer(job *j)
 	if (!j->oneway) {
 		if (j->kind == JOB_VERIFY && j->r >= 0) {
 			conn_reply(c, j->reply, false);
-		} else if (j->r == -ENGINE_E_CANCELLED) {
+		} else if (j->r == -ECANCELED) {
 			_cleanup_json_ json_object *o = json_object_new_object();
 
 			if (o) {
@@ -941,7 +956,7 @@ static void cancel_reply(conn *c, int64_t id, const char *state, bool continues)
 /* Main thread: the Cancel calls waiting for j's end learn how it ended. */
 static void job_answer_waiters(job *j)
 {
-	const char *state = j->r == -ENGINE_E_CANCELLED ? "cancelled" : j->r >= 0 ? "committed" : "failed";
+	const char *state = j->r == -ECANCELED ? "cancelled" : j->r >= 0 ? "committed" : "failed";
 
 	while (j->waiters) {
 		job *c = j->waiters;
@@ -1075,7 +1090,7 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 		log_info("job %llu: %s %s: cancelled before it started (transaction %lld)",
 			 (unsigned long long)queued->seq, job_kind_name(queued->kind), job_what(queued),
 			 (long long)queued->txid);
-		queued->r = -ENGINE_E_CANCELLED;
+		queued->r = -ECANCELED;
 		queued->cancel_id = queued->txid;
 		job_answer(queued);
 		job_free(queued);
@@ -1324,7 +1339,7 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 				       "cancelled: fatelfd stopped before it started", NULL);
 		log_info("job %llu: cancelled by shutdown before it started (transaction %lld)",
 			 (unsigned long long)j->seq, (long long)j->txid);
-		j->r = -ENGINE_E_CANCELLED;
+		j->r = -ECANCELED;
 		j->cancel_id = j->txid;
 		if (w->done_tail)
 			w->done_tail->next = j;

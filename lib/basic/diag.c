@@ -87,6 +87,17 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	C(HASH, "SHA-256 mismatch"),
 	C(RECORD_HASH, "FatELF record SHA-256 mismatch"),
 #undef C
+#define E(id, t) [ENGINE_E_##id - FATELF_E_BASE] = { "ENGINE_E_" #id, t }
+	E(CONFLICT, "the path belongs to another package or already exists"),
+	E(DOWNGRADE, "the offered version is older than the installed one"),
+	E(NOT_INSTALLED, "the package is not installed"),
+	E(DISK_FULL, "not enough free disk space"),
+	E(POLICY, "invalid policy or target list"),
+	E(SETID, "setuid/setgid files may not be installed by this caller"),
+	E(LOCKED, "another process holds the state directory"),
+	E(DIR_UNSAFE, "an existing directory is owned or writable by someone other than root"),
+	E(NAME_RESERVED, "an entry is named like the engine's temp files (.fatelf.*)"),
+#undef E
 };
 
 static const struct code_text *lookup(int code)
@@ -126,16 +137,12 @@ void fatelf_diag_clear(fatelf_diag *d)
 {
 	if (!d)
 		return;
-	d->code = 0;
+	memset(d, 0, sizeof(*d));
 	d->record = -1;
-	d->subject[0] = '\0';
-	d->msg[0] = '\0';
 }
 
 int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
 {
-	if (code > 0)
-		code = -code;
 	if (d) {
 		va_list ap;
 
@@ -146,6 +153,19 @@ int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
+}
+
+void fatelf_diag_fact(fatelf_diag *d, size_t offset, size_t size, const char *s)
+{
+	if (d && offset + size <= sizeof(*d) && size)
+		snprintf((char *)d + offset, size, "%s", s ? s : "");
+}
+
+void fatelf_diag_add_target(fatelf_diag *d, const char *target)
+{
+	if (!d || !target || d->ntargets >= FATELF_DIAG_TARGETS_MAX)
+		return;
+	snprintf(d->targets[d->ntargets++], FATELF_DIAG_TARGET_MAX, "%s", target);
 }
 
 const char *fatelf_version(void)

@@ -1,10 +1,15 @@
 /*
- * The error space of every layer, and the diagnostic that carries a
+ * The one error space of every layer, and the diagnostic that carries a
  * failure. Functions return 0 (or a count) on success and a negative code
- * on failure: -errno, or -FATELF_E_*.
+ * on failure: -errno, -FATELF_E_* or -ENGINE_E_*. Codes are always passed
+ * around negated, fatelf_diag_set and fatelf_diag.code included; only the
+ * enum below spells them positive. A failure's facts travel in the
+ * diag's typed fields, never in its message: the message is for people.
  */
 #ifndef FATELF_DIAG_H
 #define FATELF_DIAG_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,13 +100,25 @@ enum fatelf_error {
 	FATELF_E_MEMBER_SIZE,           /* member size differs from the manifest (or inflates past it) */
 	FATELF_E_HASH,                  /* a file's SHA-256 differs from the manifest */
 	FATELF_E_RECORD_HASH,           /* a FatELF record's SHA-256 differs from the manifest */
+	/* the install engine (lib/install); their names keep the ENGINE_E_
+	 * prefix, which replies carry */
+	ENGINE_E_CONFLICT,              /* path owned by another package, or unowned on disk */
+	ENGINE_E_DOWNGRADE,             /* offered version older than installed, no allow_downgrade */
+	ENGINE_E_NOT_INSTALLED,         /* no such package */
+	ENGINE_E_DISK_FULL,             /* preflight: not enough free space */
+	ENGINE_E_POLICY,                /* a bad policy or target list */
+	ENGINE_E_SETID,                 /* setuid/setgid file and the caller may not install it */
+	ENGINE_E_LOCKED,                /* another process holds the state directory */
+	ENGINE_E_DIR_UNSAFE,            /* an existing directory another uid owns or may write in */
+	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
 	FATELF_E_MAX
 };
 
 
 /* One static string per code, for -errno too (strerror wording). */
 const char *fatelf_strerror(int code);
-/* The code's stable symbolic name, e.g. "FATELF_E_ALIGN", "ENOENT". */
+/* The code's stable symbolic name, e.g. "FATELF_E_ALIGN",
+ * "ENGINE_E_CONFLICT", "ENOENT". */
 const char *fatelf_error_name(int code);
 
 /*
@@ -111,18 +128,60 @@ const char *fatelf_error_name(int code);
  * aligned to 4096". subject is set by functions that deal with several
  * files (glue inputs, outputs) to the path the message is about; it is ""
  * otherwise.
+ *
+ * Beside the message, the facts of the failure as typed fields, filled
+ * where the code that fails knows them: a caller that needs a fact (the
+ * daemon's error replies) reads the field, never the message. A string
+ * field is "" and a number field's FATELF_DIAG_HAS_* bit is clear when the
+ * fact is unknown.
  */
+#define FATELF_DIAG_NAME_MAX 256        /* package names, versions */
+#define FATELF_DIAG_TARGET_MAX 96       /* one target name (FATELF_TARGET_NAME_MAX) */
+#define FATELF_DIAG_TARGETS_MAX 16      /* offered targets kept; more are dropped */
+
+enum {
+	FATELF_DIAG_HAS_NEEDED = 1 << 0,
+	FATELF_DIAG_HAS_AVAILABLE = 1 << 1,
+	FATELF_DIAG_HAS_UID = 1 << 2,
+	FATELF_DIAG_HAS_MODE = 1 << 3,
+};
+
 typedef struct fatelf_diag {
 	int code;           /* the negative code returned, 0 if none */
 	int record;         /* record index the message is about, -1 if none */
-	char subject[4096];
+	char subject[4096]; /* the path or entry it is about */
 	char msg[512];
+	/* facts */
+	unsigned has;                           /* FATELF_DIAG_HAS_* */
+	char package[FATELF_DIAG_NAME_MAX];     /* the package it is about */
+	char owner[FATELF_DIAG_NAME_MAX];       /* the package that owns subject */
+	char installed[FATELF_DIAG_NAME_MAX];   /* the installed version */
+	char offered[FATELF_DIAG_NAME_MAX];     /* the version a bundle offers */
+	char target[FATELF_DIAG_TARGET_MAX];    /* the target asked for */
+	char key_id[17];                        /* a minisign key id, 16 hex digits */
+	unsigned long long needed, available;   /* bytes */
+	unsigned uid, mode;                     /* of an existing path */
+	unsigned ntargets;                      /* the targets a file offers */
+	char targets[FATELF_DIAG_TARGETS_MAX][FATELF_DIAG_TARGET_MAX];
 } fatelf_diag;
 
+/* Clears code, message and every fact. */
 void fatelf_diag_clear(fatelf_diag *d);
-/* Sets d (if not NULL) and returns code (negative). printf-style. */
+/*
+ * Sets code, record and message of d (if not NULL) and returns code.
+ * code is negative, as returned (-EIO, -FATELF_E_ALIGN): the one
+ * convention of every caller. The facts are left as they are, so a
+ * function may fill them before or after. printf-style.
+ */
 int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Copies s into one of d's string facts, by its offset (cut to fit); d
+ * may be NULL. FATELF_DIAG_FACT(d, owner, "base") names the field. */
+void fatelf_diag_fact(fatelf_diag *d, size_t offset, size_t size, const char *s);
+#define FATELF_DIAG_FACT(d, field, s) \
+	fatelf_diag_fact((d), offsetof(fatelf_diag, field), sizeof(((fatelf_diag *)0)->field), (s))
+/* Adds a target the file offers (beyond FATELF_DIAG_TARGETS_MAX: dropped). */
+void fatelf_diag_add_target(fatelf_diag *d, const char *target);
 
 #ifdef __cplusplus
 }

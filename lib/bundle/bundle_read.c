@@ -66,7 +66,7 @@ static int archive_fail(struct reader *r, const char *what)
 		return fatelf_diag_set(r->d, r->src_err, -1, "%s: %s", what,
 				       fatelf_strerror(r->src_err));
 	const char *msg = archive_error_string(r->a);
-	return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "%s: %s", what,
+	return fatelf_diag_set(r->d, -FATELF_E_ARCHIVE, -1, "%s: %s", what,
 			       msg ? msg : "damaged or truncated archive");
 }
 
@@ -168,7 +168,7 @@ static int stream_select(void *ctx, const fatelf_header *hdr, fatelf_keepset *re
 
 	/* The header must be the one the manifest describes. */
 	if (hdr->nrecords != e->nrecords)
-		return fatelf_diag_set(d, FATELF_E_RECORDS, -1,
+		return fatelf_diag_set(d, -FATELF_E_RECORDS, -1,
 				       "the file has %u records, the manifest lists %u",
 				       hdr->nrecords, e->nrecords);
 	for (unsigned i = 0; i < e->nrecords; i++) {
@@ -179,7 +179,7 @@ static int stream_select(void *ctx, const fatelf_header *hdr, fatelf_keepset *re
 			char hn[FATELF_TARGET_NAME_MAX], bn[FATELF_TARGET_NAME_MAX];
 			fatelf_target_format(&h->target, hn);
 			fatelf_target_format(&b->target, bn);
-			return fatelf_diag_set(d, FATELF_E_RECORDS, (int)i,
+			return fatelf_diag_set(d, -FATELF_E_RECORDS, (int)i,
 					       "record %u is %s at 0x%llx (%llu bytes) in the file, "
 					       "%s at 0x%llx (%llu bytes) in the manifest",
 					       i, hn, (unsigned long long)h->offset,
@@ -212,7 +212,7 @@ static int file_feed(struct reader *r, const uint8_t *p, size_t len)
 	int q;
 
 	if (len > e->size - r->pos)
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
+		return fatelf_diag_set(r->d, -FATELF_E_MEMBER_SIZE, -1,
 				       "member holds more than the %llu bytes the manifest declares",
 				       (unsigned long long)e->size);
 	q = fatelf_hashq_feed(r->hashq, p, len);
@@ -244,7 +244,7 @@ static int check_plain_elf(struct reader *r)
 	char want[FATELF_TARGET_NAME_MAX], got[FATELF_TARGET_NAME_MAX];
 
 	if (e->size < 20 || !fatelf_is_elf(h, 4))
-		return fatelf_diag_set(r->d, FATELF_E_RECORDS, -1,
+		return fatelf_diag_set(r->d, -FATELF_E_RECORDS, -1,
 				       "the manifest says ELF, the file is not one");
 	t.word_size = h[4];
 	t.byte_order = h[5];
@@ -254,7 +254,7 @@ static int check_plain_elf(struct reader *r)
 	if (!fatelf_target_equal(&t, &e->target)) {
 		fatelf_target_format(&e->target, want);
 		fatelf_target_format(&t, got);
-		return fatelf_diag_set(r->d, FATELF_E_RECORDS, -1,
+		return fatelf_diag_set(r->d, -FATELF_E_RECORDS, -1,
 				       "the manifest says ELF target %s, the file's header says %s",
 				       want, got);
 	}
@@ -274,7 +274,7 @@ static int check_digests(struct reader *r, const struct pending *p, const fatelf
 			char name[FATELF_TARGET_NAME_MAX], hex[65];
 			fatelf_target_format(&b->target, name);
 			fatelf_hex(h->ranges[k], 32, hex);
-			q = entry_fail(r, e->path, FATELF_E_RECORD_HASH, p->order[k],
+			q = entry_fail(r, e->path, -FATELF_E_RECORD_HASH, p->order[k],
 				       "record %u (%s): SHA-256 is %s, the manifest says otherwise",
 				       p->order[k], name, hex);
 			break;
@@ -284,7 +284,7 @@ static int check_digests(struct reader *r, const struct pending *p, const fatelf
 		char hex[65], want[65];
 		fatelf_hex(h->file, 32, hex);
 		fatelf_hex(e->sha256, 32, want);
-		q = entry_fail(r, e->path, FATELF_E_HASH, -1, "SHA-256 is %s, the manifest says %s",
+		q = entry_fail(r, e->path, -FATELF_E_HASH, -1, "SHA-256 is %s, the manifest says %s",
 			       hex, want);
 	}
 	if (q < 0)
@@ -322,7 +322,7 @@ static int file_finish(struct reader *r)
 	int q;
 
 	if (r->pos != e->size)
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_SIZE, -1,
+		return fatelf_diag_set(r->d, -FATELF_E_MEMBER_SIZE, -1,
 				       "member holds %llu bytes, the manifest declares %llu",
 				       (unsigned long long)r->pos, (unsigned long long)e->size);
 	if (e->kind == FATELF_KIND_FATELF) {
@@ -413,7 +413,7 @@ static int file_member(struct reader *r)
 		if (ar < ARCHIVE_WARN)
 			return archive_fail(r, "reading the member");
 		if (off < 0 || (uint64_t)off < r->pos)
-			return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "member data out of order");
+			return fatelf_diag_set(r->d, -FATELF_E_ARCHIVE, -1, "member data out of order");
 		/* A sparse member's holes are zeros. */
 		while (r->pos < (uint64_t)off) {
 			static const uint8_t zeros[4096];
@@ -440,11 +440,11 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 	/* A member name comes from whoever made the archive: it is quoted
 	 * so that no control byte of it reaches a terminal. */
 	if (strncmp(name, FATELF_PAYLOAD_PREFIX, strlen(FATELF_PAYLOAD_PREFIX)) != 0)
-		return entry_fail(r, fatelf_text_quote(name, q_name), FATELF_E_MEMBER_UNKNOWN, -1,
+		return entry_fail(r, fatelf_text_quote(name, q_name), -FATELF_E_MEMBER_UNKNOWN, -1,
 				  "the member is not under " FATELF_PAYLOAD_PREFIX);
 	plen = strlen(name + strlen(FATELF_PAYLOAD_PREFIX));
 	if (plen >= sizeof(path))
-		return entry_fail(r, fatelf_text_quote(name, q_name), FATELF_E_MEMBER_UNKNOWN, -1,
+		return entry_fail(r, fatelf_text_quote(name, q_name), -FATELF_E_MEMBER_UNKNOWN, -1,
 				  "the member's name is too long");
 	memcpy(path, name + strlen(FATELF_PAYLOAD_PREFIX), plen + 1);
 	if (plen > 0 && path[plen - 1] == '/')
@@ -452,16 +452,16 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 
 	const fatelf_bundle_entry *e = fatelf_manifest_find(r->m, path);
 	if (!e)
-		return entry_fail(r, fatelf_text_quote(path, q_name), FATELF_E_MEMBER_UNKNOWN, -1,
+		return entry_fail(r, fatelf_text_quote(path, q_name), -FATELF_E_MEMBER_UNKNOWN, -1,
 				  "member '%s' is not listed in the manifest",
 				  fatelf_text_quote(name, q_name2));
 	size_t idx = (size_t)(e - r->m->entries);
 	if (r->seen[idx])
-		return entry_fail(r, e->path, FATELF_E_MEMBER_DUPLICATE, -1, "a second member");
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_DUPLICATE, -1, "a second member");
 	r->seen[idx] = true;
 
 	if (archive_entry_hardlink(ae))
-		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "hard links are not allowed");
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1, "hard links are not allowed");
 	switch (archive_entry_filetype(ae)) {
 	case AE_IFREG:
 		type = FATELF_ENTRY_FILE;
@@ -474,28 +474,28 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 		break;
 	case AE_IFCHR:
 	case AE_IFBLK:
-		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "device nodes are not allowed");
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1, "device nodes are not allowed");
 	case AE_IFIFO:
-		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "FIFOs are not allowed");
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1, "FIFOs are not allowed");
 	case AE_IFSOCK:
-		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1, "sockets are not allowed");
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1, "sockets are not allowed");
 	default:
-		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1,
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1,
 				  "member type %o is not allowed", (unsigned)archive_entry_filetype(ae));
 	}
 	if (type != e->type)
-		return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1,
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1,
 				  "the member is a %s, the manifest says %s", entry_type_name(type),
 				  entry_type_name(e->type));
 	if (type == FATELF_ENTRY_SYMLINK) {
 		const char *t = archive_entry_symlink(ae);
 		if (!t || strcmp(t, e->link_target) != 0)
-			return entry_fail(r, e->path, FATELF_E_MEMBER_TYPE, -1,
+			return entry_fail(r, e->path, -FATELF_E_MEMBER_TYPE, -1,
 					  "the member's symlink target differs from the manifest's");
 	}
 	if (type == FATELF_ENTRY_FILE && archive_entry_size_is_set(ae) &&
 	    (uint64_t)archive_entry_size(ae) != e->size)
-		return entry_fail(r, e->path, FATELF_E_MEMBER_SIZE, -1,
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_SIZE, -1,
 				  "the member is %lld bytes, the manifest declares %llu",
 				  (long long)archive_entry_size(ae), (unsigned long long)e->size);
 
@@ -548,7 +548,7 @@ static int check_signature(struct reader *r, const uint8_t *manifest, size_t mle
 		memcpy(r->o->untrusted_keyid, id, sizeof(id));
 	if (r->o->require_signature) {
 		if (r->o->nkeys == 0)
-			return fatelf_diag_set(r->d, FATELF_E_SIG_KEY, -1,
+			return fatelf_diag_set(r->d, -FATELF_E_SIG_KEY, -1,
 					       "signed by key %s, but no trusted key is configured", id);
 		return q;
 	}
@@ -574,18 +574,18 @@ static int read_all(struct reader *r)
 
 	ar = archive_read_next_header(r->a, &ae);
 	if (ar == ARCHIVE_EOF)
-		return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "the archive is empty");
+		return fatelf_diag_set(r->d, -FATELF_E_ARCHIVE, -1, "the archive is empty");
 	if (ar < ARCHIVE_WARN)
 		return archive_fail(r, "reading the first member");
 	if (strcmp(archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "", FATELF_MANIFEST_NAME) != 0 ||
 	    archive_entry_filetype(ae) != AE_IFREG) {
 		const char *first = archive_entry_pathname(ae);
 
-		return fatelf_diag_set(r->d, FATELF_E_MEMBER_ORDER, -1,
+		return fatelf_diag_set(r->d, -FATELF_E_MEMBER_ORDER, -1,
 				       "the first member is '%s', not a regular file " FATELF_MANIFEST_NAME,
 				       fatelf_text_quote(first ? first : "", q_name));
 	}
-	q = read_small(r, ae, FATELF_MANIFEST_MAX, FATELF_E_MANIFEST_TOO_BIG, FATELF_MANIFEST_NAME,
+	q = read_small(r, ae, FATELF_MANIFEST_MAX, -FATELF_E_MANIFEST_TOO_BIG, FATELF_MANIFEST_NAME,
 		       &manifest, &mlen);
 	if (q < 0)
 		return q;
@@ -596,9 +596,9 @@ static int read_all(struct reader *r)
 	if (ar != ARCHIVE_EOF && archive_entry_pathname(ae) &&
 	    strcmp(archive_entry_pathname(ae), FATELF_SIGNATURE_NAME) == 0) {
 		if (archive_entry_filetype(ae) != AE_IFREG)
-			return fatelf_diag_set(r->d, FATELF_E_MEMBER_TYPE, -1,
+			return fatelf_diag_set(r->d, -FATELF_E_MEMBER_TYPE, -1,
 					       FATELF_SIGNATURE_NAME " is not a regular file");
-		q = read_small(r, ae, SIG_MAX, FATELF_E_SIG_FORMAT, FATELF_SIGNATURE_NAME, &sig, &slen);
+		q = read_small(r, ae, SIG_MAX, -FATELF_E_SIG_FORMAT, FATELF_SIGNATURE_NAME, &sig, &slen);
 		if (q < 0)
 			return q;
 		ar = archive_read_next_header(r->a, &ae);
@@ -609,7 +609,7 @@ static int read_all(struct reader *r)
 
 	/* The signature is checked before the manifest is trusted. */
 	if (r->o->require_signature && !sig)
-		return fatelf_diag_set(r->d, FATELF_E_SIG_MISSING, -1,
+		return fatelf_diag_set(r->d, -FATELF_E_SIG_MISSING, -1,
 				       "the bundle has no " FATELF_SIGNATURE_NAME " and a signature is required");
 	if (sig && (r->o->nkeys > 0 || r->o->require_signature || r->o->untrusted_keyid)) {
 		q = check_signature(r, manifest, mlen, (const char *)sig, slen, &signer);
@@ -631,9 +631,9 @@ static int read_all(struct reader *r)
 	while (pending) {
 		const char *name = archive_entry_pathname(ae);
 		if (!name)
-			return fatelf_diag_set(r->d, FATELF_E_ARCHIVE, -1, "a member has no name");
+			return fatelf_diag_set(r->d, -FATELF_E_ARCHIVE, -1, "a member has no name");
 		if (strcmp(name, FATELF_MANIFEST_NAME) == 0 || strcmp(name, FATELF_SIGNATURE_NAME) == 0)
-			return fatelf_diag_set(r->d, FATELF_E_MEMBER_DUPLICATE, -1,
+			return fatelf_diag_set(r->d, -FATELF_E_MEMBER_DUPLICATE, -1,
 					       "a second '%s' member", name);
 		q = payload_member(r, ae, name);
 		if (q < 0)
@@ -650,7 +650,7 @@ static int read_all(struct reader *r)
 		return q;
 	for (size_t i = 0; i < r->m->nentries; i++)
 		if (!r->seen[i])
-			return entry_fail(r, r->m->entries[i].path, FATELF_E_MEMBER_MISSING, -1,
+			return entry_fail(r, r->m->entries[i].path, -FATELF_E_MEMBER_MISSING, -1,
 					  "no member of the archive holds it");
 	return 0;
 }

@@ -378,24 +378,24 @@ int fatelf_ms_pubkey_parse(const char *text, size_t len, fatelf_ms_pubkey *ret, 
 	size_t n;
 
 	if (!line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1, "public key: empty");
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1, "public key: empty");
 	if (has_prefix(line, n, UNTRUSTED_PREFIX) && !line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "public key: the key line after the comment is missing");
 	if (b64_decode_exact(line, n, raw, sizeof(raw), &why) < 0 &&
 	    key_line_is(line, n, SECKEY_BYTES))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "this is a minisign secret key, not a public key (trust "
 				       "the public key file, minisign's .pub)");
 	if (b64_decode_exact(line, n, raw, sizeof(raw), &why) < 0)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "public key: the key line %s (want %zu bytes)", why,
 				       sizeof(raw));
 	if (memcmp(raw, ALG_ED25519, 2) != 0)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "public key: algorithm is not Ed25519 (\"Ed\")");
 	if (!rest_blank(&c))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "public key: unexpected text after the key line");
 	memcpy(ret->keyid, raw + 2, FATELF_MS_KEYID_SIZE);
 	memcpy(ret->pk, raw + 2 + FATELF_MS_KEYID_SIZE, 32);
@@ -432,7 +432,7 @@ int fatelf_ms_pubkey_load(const char *path_or_key, fatelf_ms_pubkey *ret, fatelf
 		return fatelf_diag_set(d, -EISDIR, -1, "public key: is a directory");
 	r = read_fd_max(fd, PUBKEY_FILE_MAX, &buf, &len);
 	if (r == -EFBIG)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "public key: file is larger than %d bytes", PUBKEY_FILE_MAX);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "public key: read: %s", strerror(-r));
@@ -449,30 +449,30 @@ static int seckey_decode(const char *text, size_t len, uint8_t raw[SECKEY_BYTES]
 	size_t n;
 
 	if (!line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1, "secret key: empty");
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1, "secret key: empty");
 	if (has_prefix(line, n, UNTRUSTED_PREFIX) && !line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: the key line after the comment is missing");
 	if (b64_decode_exact(line, n, raw, SECKEY_BYTES, &why) < 0 &&
 	    key_line_is(line, n, PUBKEY_BYTES))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "this is a minisign public key, not a secret key (sign with "
 				       "the secret key file, minisign's .key)");
 	if (b64_decode_exact(line, n, raw, SECKEY_BYTES, &why) < 0)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: the key line %s (want %d bytes)", why,
 				       SECKEY_BYTES);
 	if (memcmp(raw, ALG_ED25519, 2) != 0)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: algorithm is not Ed25519 (\"Ed\")");
 	if (memcmp(raw + 2, KDF_SCRYPT, 2) != 0 && memcmp(raw + 2, "\0\0", 2) != 0)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: unknown key derivation (not scrypt \"Sc\" nor none)");
 	if (memcmp(raw + 4, CHK_BLAKE2B, 2) != 0)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: checksum algorithm is not BLAKE2b (\"B2\")");
 	if (!rest_blank(&c))
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: unexpected text after the key line");
 	return 0;
 }
@@ -527,11 +527,11 @@ static int seckey_decrypt(uint8_t raw[SECKEY_BYTES], const char *password, fatel
 	int ok;
 
 	if (!password)
-		return fatelf_diag_set(d, FATELF_E_KEY_PASSWORD, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_PASSWORD, -1,
 				       "secret key: the key is encrypted and no password was given");
 	scrypt_params(opslimit, memlimit, &n, &r, &p);
 	if (p == 0 || n > SCRYPT_MAX_MEM / (128 * r) || n * r > SCRYPT_MAX_WORK / p)
-		return fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				       "secret key: scrypt limits (opslimit %llu, memlimit %llu) "
 				       "are outside what is accepted",
 				       (unsigned long long)opslimit, (unsigned long long)memlimit);
@@ -576,9 +576,9 @@ int fatelf_ms_seckey_parse(const char *text, size_t len, const char *password,
 	/* minisign -W leaves the checksum of an unencrypted key zero. */
 	if (CRYPTO_memcmp(sum, chk, 32) != 0 &&
 	    (encrypted || CRYPTO_memcmp(chk, zero, 32) != 0)) {
-		r = encrypted ? fatelf_diag_set(d, FATELF_E_KEY_PASSWORD, -1,
+		r = encrypted ? fatelf_diag_set(d, -FATELF_E_KEY_PASSWORD, -1,
 						"secret key: wrong password (checksum mismatch)")
-			      : fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+			      : fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 						"secret key: checksum mismatch");
 		goto out;
 	}
@@ -588,7 +588,7 @@ int fatelf_ms_seckey_parse(const char *text, size_t len, const char *password,
 		goto out;
 	}
 	if (memcmp(pk, sk + 32, 32) != 0) {
-		r = fatelf_diag_set(d, FATELF_E_KEY_FORMAT, -1,
+		r = fatelf_diag_set(d, -FATELF_E_KEY_FORMAT, -1,
 				    "secret key: its public half does not match its seed");
 		goto out;
 	}
@@ -609,10 +609,10 @@ static int comment_check(const char *what, const char *s, size_t max, fatelf_dia
 	size_t n = strlen(s);
 
 	if (memchr(s, '\n', n) || memchr(s, '\r', n))
-		return fatelf_diag_set(d, FATELF_E_INVALID, -1, "%s comment is not a single line",
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "%s comment is not a single line",
 				       what);
 	if (n > max)
-		return fatelf_diag_set(d, FATELF_E_INVALID, -1,
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
 				       "%s comment is longer than %zu bytes", what, max);
 	return 0;
 }
@@ -687,41 +687,41 @@ int fatelf_ms_sig_parse(const char *text, size_t len, fatelf_ms_signature *ret, 
 	const char *line, *why, *tc;
 
 	if (!line_next(&c, &line, &n) || !has_prefix(line, n, UNTRUSTED_PREFIX))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the first line is not an untrusted comment");
 	if (!line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the signature line is missing");
 	if (b64_decode_exact(line, n, raw, sizeof(raw), &why) < 0)
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the signature line %s (want %zu bytes)", why,
 				       sizeof(raw));
 	if (memcmp(raw, ALG_PREHASHED, 2) != 0 && memcmp(raw, ALG_ED25519, 2) != 0)
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: unknown algorithm (not \"ED\" nor \"Ed\")");
 	if (!line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the trusted comment line is missing");
 	if (!has_prefix(line, n, TRUSTED_PREFIX))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the third line is not a trusted comment");
 	tc = line + strlen(TRUSTED_PREFIX);
 	tl = n - strlen(TRUSTED_PREFIX);
 	if (tl > tmax)
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the trusted comment is longer than %zu bytes", tmax);
 	if (memchr(tc, '\0', tl))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the trusted comment holds a NUL byte");
 	if (!line_next(&c, &line, &n))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the global signature line is missing");
 	if (b64_decode_exact(line, n, global, sizeof(global), &why) < 0)
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: the global signature line %s (want %zu bytes)",
 				       why, sizeof(global));
 	if (!rest_blank(&c))
-		return fatelf_diag_set(d, FATELF_E_SIG_FORMAT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_FORMAT, -1,
 				       "signature: unexpected text after the global signature");
 
 	memcpy(ret->algorithm, raw, 2);
@@ -750,7 +750,7 @@ int fatelf_ms_verify(const fatelf_ms_pubkey *keys, size_t nkeys, const void *msg
 	if (r < 0)
 		return r;
 	if (strcmp(s.algorithm, ALG_PREHASHED) != 0)
-		return fatelf_diag_set(d, FATELF_E_SIG_ALGORITHM, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_ALGORITHM, -1,
 				       "signature: legacy algorithm \"%s\"; only prehashed \"ED\" "
 				       "signatures are accepted", s.algorithm);
 	for (size_t i = 0; i < nkeys && !key; i++)
@@ -758,7 +758,7 @@ int fatelf_ms_verify(const fatelf_ms_pubkey *keys, size_t nkeys, const void *msg
 			key = &keys[i];
 	if (!key) {
 		fatelf_ms_keyid_format(s.keyid, id);
-		return fatelf_diag_set(d, FATELF_E_SIG_KEY, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_KEY, -1,
 				       "signature: made by key %s, which is not a trusted key", id);
 	}
 
@@ -769,7 +769,7 @@ int fatelf_ms_verify(const fatelf_ms_pubkey *keys, size_t nkeys, const void *msg
 		return fatelf_diag_set(d, r, -1, "signature: libcrypto failed");
 	fatelf_ms_keyid_format(key->keyid, id);
 	if (r == 0)
-		return fatelf_diag_set(d, FATELF_E_SIG_INVALID, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_INVALID, -1,
 				       "signature: does not match the data (key %s)", id);
 
 	r = global_message(s.sig, s.trusted_comment, &gm, &gmlen);
@@ -778,7 +778,7 @@ int fatelf_ms_verify(const fatelf_ms_pubkey *keys, size_t nkeys, const void *msg
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "signature: libcrypto failed");
 	if (r == 0)
-		return fatelf_diag_set(d, FATELF_E_SIG_COMMENT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SIG_COMMENT, -1,
 				       "signature: the trusted comment's signature does not match "
 				       "(key %s)", id);
 	if (ret_key)

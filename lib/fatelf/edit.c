@@ -55,7 +55,7 @@ static int write_pieces(const char *out, mode_t mode, const struct stat *keep_ow
 				char name[FATELF_TARGET_NAME_MAX];
 				fatelf_target_format(&pcs[i].target, name);
 				set_subject(d, pcs[i].from);
-				return fatelf_diag_set(d, FATELF_E_DUPLICATE, (int)i,
+				return fatelf_diag_set(d, -FATELF_E_DUPLICATE, (int)i,
 						       "record %u (%s) has the same target as record %u (from %s)",
 						       i, name, j, pcs[j].from);
 			}
@@ -112,7 +112,7 @@ static int add_input(const char *path, int fd, uint64_t forced_align, struct pie
 	}
 	if (src.size < 4 || fatelf_source_read(&src, magic, 4, 0) < 0) {
 		set_subject(d, path);
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1, "not an ELF or FatELF file (%llu bytes)",
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1, "not an ELF or FatELF file (%llu bytes)",
 				       (unsigned long long)src.size);
 	}
 	if (fatelf_is_fatelf(magic, 4)) {
@@ -143,7 +143,7 @@ static int add_input(const char *path, int fd, uint64_t forced_align, struct pie
 	}
 	if (!fatelf_is_elf(magic, 4)) {
 		set_subject(d, path);
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1, "not an ELF or FatELF file");
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1, "not an ELF or FatELF file");
 	}
 	fatelf_elfinfo info;
 	r = fatelf_elf_inspect(&src, 0, src.size, -1, &info, d);
@@ -165,7 +165,7 @@ static int add_input(const char *path, int fd, uint64_t forced_align, struct pie
 	return 0;
 too_many:
 	set_subject(d, path);
-	return fatelf_diag_set(d, FATELF_E_TOO_MANY, -1,
+	return fatelf_diag_set(d, -FATELF_E_TOO_MANY, -1,
 			       "more than %d records in all", FATELF_MAX_RECORDS);
 }
 
@@ -180,9 +180,9 @@ int fatelf_glue(const char *out, const char *const *inputs, size_t n,
 
 	fatelf_diag_clear(d);
 	if (n == 0)
-		return fatelf_diag_set(d, FATELF_E_INVALID, -1, "nothing to glue");
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "nothing to glue");
 	if (forced && (forced < FATELF_MIN_ALIGN || (forced & (forced - 1))))
-		return fatelf_diag_set(d, FATELF_E_INVALID, -1,
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
 				       "alignment %llu is not a power of two of at least 4096",
 				       (unsigned long long)forced);
 	pcs = calloc(FATELF_MAX_RECORDS, sizeof(*pcs));
@@ -291,7 +291,7 @@ int fatelf_remove(const char *out, const char *in, const char *target, fatelf_di
 		return fd;
 	if (hdr.nrecords == 1) {
 		set_subject(d, in);
-		return fatelf_diag_set(d, FATELF_E_EMPTY_KEEP, idx,
+		return fatelf_diag_set(d, -FATELF_E_EMPTY_KEEP, idx,
 				       "record %d is the only record; removing it would leave none", idx);
 	}
 	fatelf_keep_clear(&keep);
@@ -350,7 +350,7 @@ int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_d
 		char name[FATELF_TARGET_NAME_MAX];
 		fatelf_target_format(&info.target, name);
 		set_subject(d, in);
-		return fatelf_diag_set(d, FATELF_E_NO_MATCH, -1,
+		return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1,
 				       "no record has the target of %s (%s)", newelf, name);
 	}
 	pcs = calloc(hdr.nrecords, sizeof(*pcs));

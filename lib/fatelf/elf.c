@@ -88,7 +88,7 @@ static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size,
 				align = get_e32(ph + 28, msb);
 			}
 			if (off > size || filesz > size - off)
-				return fatelf_diag_set(d, FATELF_E_SEGMENT, record,
+				return fatelf_diag_set(d, -FATELF_E_SEGMENT, record,
 						       "%sPT_LOAD segment (program header %u) covers file bytes "
 						       "[0x%llx, 0x%llx + 0x%llx), outside the image's 0x%llx bytes",
 						       pfx, first + k, (unsigned long long)off,
@@ -124,34 +124,34 @@ int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
 	/* A short image that starts like an ELF is too small; anything else is
 	 * simply not an ELF image. */
 	if (have == 0 || memcmp(e, "\177ELF", MIN(have, (size_t)4)) != 0)
-		return fatelf_diag_set(d, FATELF_E_ELF_MAGIC, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_MAGIC, record,
 				       "%sno ELF magic: the image starts with %02x %02x %02x %02x, "
 				       "expected 7f 45 4c 46", pfx, e[0], e[1], e[2], e[3]);
 	if (have < 16)
-		return fatelf_diag_set(d, FATELF_E_TOO_SMALL, record,
+		return fatelf_diag_set(d, -FATELF_E_TOO_SMALL, record,
 				       "%sthe image is %llu bytes, too small for an ELF header",
 				       pfx, (unsigned long long)size);
 
 	ehsize = fatelf_elf_ehdr_size(e[4]);
 	if (ehsize == 0)
-		return fatelf_diag_set(d, FATELF_E_ELF_CLASS, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_CLASS, record,
 				       "%sEI_CLASS is %u, not 1 (32-bit) or 2 (64-bit)", pfx, e[4]);
 	if (e[5] != FATELF_DATA2LSB && e[5] != FATELF_DATA2MSB)
-		return fatelf_diag_set(d, FATELF_E_ELF_DATA, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_DATA, record,
 				       "%sEI_DATA is %u, not 1 (little endian) or 2 (big endian)",
 				       pfx, e[5]);
 	if (size < ehsize)
-		return fatelf_diag_set(d, FATELF_E_TOO_SMALL, record,
+		return fatelf_diag_set(d, -FATELF_E_TOO_SMALL, record,
 				       "%sthe image is %llu bytes, smaller than the %u-byte ELF header "
 				       "of its class", pfx, (unsigned long long)size, ehsize);
 
 	is64 = ehsize == EHDR64_SIZE;
 	msb = e[5] == FATELF_DATA2MSB;
 	if (e[6] != EV_CURRENT)
-		return fatelf_diag_set(d, FATELF_E_ELF_VERSION, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_VERSION, record,
 				       "%sEI_VERSION is %u, not 1", pfx, e[6]);
 	if (get_e32(e + 20, msb) != EV_CURRENT)
-		return fatelf_diag_set(d, FATELF_E_ELF_VERSION, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_VERSION, record,
 				       "%se_version is %u, not 1", pfx, get_e32(e + 20, msb));
 
 	info.target.word_size = e[4];
@@ -171,7 +171,7 @@ int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
 	 * three class-sized words. */
 	const uint8_t *tail = e + (is64 ? 52 : 40);
 	if (get_e16(tail, msb) != ehsize)
-		return fatelf_diag_set(d, FATELF_E_ELF_EHSIZE, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_EHSIZE, record,
 				       "%se_ehsize is %u, expected %u for ELFCLASS%s", pfx,
 				       get_e16(tail, msb), ehsize, is64 ? "64" : "32");
 	phentsize = get_e16(tail + 2, msb);
@@ -182,16 +182,16 @@ int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
 		uint64_t tabsize;
 
 		if (phentsize != want)
-			return fatelf_diag_set(d, FATELF_E_PH_ENTSIZE, record,
+			return fatelf_diag_set(d, -FATELF_E_PH_ENTSIZE, record,
 					       "%se_phentsize is %u, expected %u for ELFCLASS%s", pfx,
 					       phentsize, want, is64 ? "64" : "32");
 		if (info.phnum == PN_XNUM)
-			return fatelf_diag_set(d, FATELF_E_PH_TABLE, record,
+			return fatelf_diag_set(d, -FATELF_E_PH_TABLE, record,
 					       "%sextended program header count (PN_XNUM) is not supported",
 					       pfx);
 		tabsize = (uint64_t)info.phnum * want;
 		if (phoff > size || tabsize > size - phoff)
-			return fatelf_diag_set(d, FATELF_E_PH_TABLE, record,
+			return fatelf_diag_set(d, -FATELF_E_PH_TABLE, record,
 					       "%sprogram header table [0x%llx, 0x%llx + 0x%llx) lies outside "
 					       "the image's 0x%llx bytes", pfx, (unsigned long long)phoff,
 					       (unsigned long long)phoff, (unsigned long long)tabsize,
@@ -247,27 +247,27 @@ int fatelf_elf_match(const fatelf_target *rec, const fatelf_target *elf,
 
 	record_prefix(record, recname, pfx, sizeof(pfx));
 	if (rec->word_size != elf->word_size)
-		return fatelf_diag_set(d, FATELF_E_ELF_CLASS, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_CLASS, record,
 				       "%sELF header says class %u (%s), record says %u (%s)", pfx,
 				       elf->word_size, class_name(elf->word_size), rec->word_size,
 				       class_name(rec->word_size));
 	if (rec->byte_order != elf->byte_order)
-		return fatelf_diag_set(d, FATELF_E_ELF_DATA, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_DATA, record,
 				       "%sELF header says byte order %u (%s), record says %u (%s)", pfx,
 				       elf->byte_order, data_name(elf->byte_order), rec->byte_order,
 				       data_name(rec->byte_order));
 	if (rec->machine != elf->machine)
-		return fatelf_diag_set(d, FATELF_E_ELF_MACHINE, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_MACHINE, record,
 				       "%sELF header says machine %s, record says %s", pfx,
 				       machine_str(elf->machine, a, sizeof(a)),
 				       machine_str(rec->machine, b, sizeof(b)));
 	if (rec->osabi != elf->osabi)
-		return fatelf_diag_set(d, FATELF_E_ELF_OSABI, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_OSABI, record,
 				       "%sELF header says osabi %s, record says %s", pfx,
 				       osabi_str(elf->osabi, a, sizeof(a)),
 				       osabi_str(rec->osabi, b, sizeof(b)));
 	if (rec->osabi_version != elf->osabi_version)
-		return fatelf_diag_set(d, FATELF_E_ELF_ABIVERSION, record,
+		return fatelf_diag_set(d, -FATELF_E_ELF_ABIVERSION, record,
 				       "%sELF header says ABI version %u, record says %u", pfx,
 				       elf->osabi_version, rec->osabi_version);
 	return 0;

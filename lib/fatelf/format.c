@@ -30,23 +30,23 @@ int fatelf_header_decode(const void *buf, size_t len, fatelf_header *ret, fatelf
 	uint8_t n;
 
 	if (len < FATELF_HEADER_SIZE)
-		return fatelf_diag_set(d, FATELF_E_SHORT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SHORT, -1,
 				       "file is %zu bytes, shorter than the %d-byte FatELF header",
 				       len, FATELF_HEADER_SIZE);
 	if (get_le32(p) != FATELF_MAGIC)
-		return fatelf_diag_set(d, FATELF_E_MAGIC, -1,
+		return fatelf_diag_set(d, -FATELF_E_MAGIC, -1,
 				       "bad magic %02x %02x %02x %02x, expected fa 70 0e 1f",
 				       p[0], p[1], p[2], p[3]);
 	if (get_le16(p + 4) != FATELF_FORMAT_VERSION)
-		return fatelf_diag_set(d, FATELF_E_VERSION, -1,
+		return fatelf_diag_set(d, -FATELF_E_VERSION, -1,
 				       "format version %u is not supported (only version 1)",
 				       get_le16(p + 4));
 	n = p[6];
 	if (n == 0)
-		return fatelf_diag_set(d, FATELF_E_NO_RECORDS, -1,
+		return fatelf_diag_set(d, -FATELF_E_NO_RECORDS, -1,
 				       "record count is 0 (a FatELF file holds 1 to 255 records)");
 	if (len < FATELF_TABLE_SIZE(n))
-		return fatelf_diag_set(d, FATELF_E_TABLE_TRUNCATED, -1,
+		return fatelf_diag_set(d, -FATELF_E_TABLE_TRUNCATED, -1,
 				       "record table of %u records needs %llu bytes, file has %zu",
 				       n, (unsigned long long)FATELF_TABLE_SIZE(n), len);
 

@@ -250,9 +250,12 @@ int fatelf_host_select(const fatelf_host *h, const fatelf_header *hdr, fatelf_di
 		append(msg, sizeof(msg), &len, "%s %s", i || h->nnative ? "," : "", name);
 	}
 	append(msg, sizeof(msg), &len, "); the file offers: ");
+	if (d)
+		d->ntargets = 0;
 	for (int i = 0; i < hdr->nrecords; i++) {
 		fatelf_target_format(&hdr->records[i].target, name);
 		append(msg, sizeof(msg), &len, "%s%s", i ? ", " : "", name);
+		fatelf_diag_add_target(d, name);
 	}
 	if (hdr->nrecords == 0)
 		append(msg, sizeof(msg), &len, "nothing");

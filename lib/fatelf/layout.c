@@ -65,16 +65,16 @@ int fatelf_plan_make(const fatelf_header *in, const fatelf_keepset *keep, int fo
 		p.nkept++;
 	}
 	if (p.nkept == 0)
-		return fatelf_diag_set(d, FATELF_E_EMPTY_KEEP, -1,
+		return fatelf_diag_set(d, -FATELF_E_EMPTY_KEEP, -1,
 				       "no record selected: the output would be empty");
 	if (form == FATELF_FORM_AUTO)
 		form = p.nkept == 1 ? FATELF_FORM_ELF : FATELF_FORM_FAT;
 	if (form == FATELF_FORM_ELF && p.nkept != 1)
-		return fatelf_diag_set(d, FATELF_E_INVALID, -1,
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
 				       "a plain ELF output holds one record, but %u are selected",
 				       p.nkept);
 	if (form != FATELF_FORM_ELF && form != FATELF_FORM_FAT)
-		return fatelf_diag_set(d, FATELF_E_INVALID, -1, "unknown output form %d", form);
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "unknown output form %d", form);
 	p.form = form;
 
 	/* Placement order is ascending input offset (insertion sort: n <= 255),
@@ -106,7 +106,7 @@ int fatelf_plan_make(const fatelf_header *in, const fatelf_keepset *keep, int fo
 		uint64_t off = fatelf_align_up(cursor, fatelf_align_of_offset(src->offset));
 
 		if (off < cursor || off + src->size < off)
-			return fatelf_diag_set(d, FATELF_E_OVERFLOW, p.in_index[k],
+			return fatelf_diag_set(d, -FATELF_E_OVERFLOW, p.in_index[k],
 					       "record %u: output offset overflows", p.in_index[k]);
 		dst->target = src->target;
 		dst->offset = off;

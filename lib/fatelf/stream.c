@@ -357,10 +357,10 @@ int fatelf_stream_push(fatelf_stream *s, const void *buf, size_t len, fatelf_dia
 	if (s->err)
 		return fatelf_diag_set(d, s->err, -1, "%s", fatelf_strerror(s->err));
 	if (s->finished)
-		return fail(s, fatelf_diag_set(d, FATELF_E_STREAM_STATE, -1,
+		return fail(s, fatelf_diag_set(d, -FATELF_E_STREAM_STATE, -1,
 					       "bytes pushed after the end of the input"));
 	if (s->o.input_size != UINT64_MAX && len > s->o.input_size - s->pos)
-		return fail(s, fatelf_diag_set(d, FATELF_E_INVALID, -1,
+		return fail(s, fatelf_diag_set(d, -FATELF_E_INVALID, -1,
 					       "input is longer than its declared %llu bytes",
 					       (unsigned long long)s->o.input_size));
 	while (!s->have_table && len > 0) {
@@ -401,19 +401,19 @@ int fatelf_stream_finish(fatelf_stream *s, fatelf_diag *d)
 	if (s->err)
 		return fatelf_diag_set(d, s->err, -1, "%s", fatelf_strerror(s->err));
 	if (s->finished)
-		return fail(s, fatelf_diag_set(d, FATELF_E_STREAM_STATE, -1, "stream already finished"));
+		return fail(s, fatelf_diag_set(d, -FATELF_E_STREAM_STATE, -1, "stream already finished"));
 	s->finished = true;
 	if (!s->have_table) {
 		if (s->table_len < FATELF_HEADER_SIZE)
 			r = fatelf_header_decode(s->table, s->table_len, &s->hdr, d);
 		else
-			r = fatelf_diag_set(d, FATELF_E_TABLE_TRUNCATED, -1,
+			r = fatelf_diag_set(d, -FATELF_E_TABLE_TRUNCATED, -1,
 					    "record table of %u records needs %zu bytes, input has %zu",
 					    s->table[6], s->table_need, s->table_len);
 		return fail(s, r);
 	}
 	if (s->o.input_size != UINT64_MAX && s->pos != s->o.input_size)
-		return fail(s, fatelf_diag_set(d, FATELF_E_STREAM_TRUNCATED, -1,
+		return fail(s, fatelf_diag_set(d, -FATELF_E_STREAM_TRUNCATED, -1,
 					       "input ended after %llu of its %llu bytes",
 					       (unsigned long long)s->pos,
 					       (unsigned long long)s->o.input_size));
@@ -421,7 +421,7 @@ int fatelf_stream_finish(fatelf_stream *s, fatelf_diag *d)
 		/* The same verdict a seekable reader gives a file of this size. */
 		r = fatelf_validate_table(&s->hdr, s->pos, d);
 		if (r == 0)
-			r = fatelf_diag_set(d, FATELF_E_STREAM_TRUNCATED, s->order[s->cur],
+			r = fatelf_diag_set(d, -FATELF_E_STREAM_TRUNCATED, s->order[s->cur],
 					    "input ended before record %u was complete",
 					    s->order[s->cur]);
 		return fail(s, r);

@@ -367,6 +367,7 @@ static int pattern_find_named(const fatelf_pattern *p, const fatelf_header *hdr,
 		else
 			sbuf_add(&list, "%s%s", n++ ? ", " : "", t);
 	}
+	FATELF_DIAG_FACT(d, target, name);
 	return fatelf_diag_set(d, nfound ? -FATELF_E_AMBIGUOUS : -FATELF_E_NO_MATCH, -1, "%s",
 			       list.buf);
 }

@@ -20,26 +20,26 @@ static int check_header(const fatelf_header *hdr, uint64_t file_size, fatelf_dia
 	const bool known = file_size != UINT64_MAX;
 
 	if (known && file_size < FATELF_HEADER_SIZE)
-		return fatelf_diag_set(d, FATELF_E_SHORT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SHORT, -1,
 				       "file is %llu bytes, shorter than the %d-byte FatELF header",
 				       (unsigned long long)file_size, FATELF_HEADER_SIZE);
 	if (hdr->magic != FATELF_MAGIC)
-		return fatelf_diag_set(d, FATELF_E_MAGIC, -1,
+		return fatelf_diag_set(d, -FATELF_E_MAGIC, -1,
 				       "bad magic %02x %02x %02x %02x, expected fa 70 0e 1f",
 				       hdr->magic & 0xff, (hdr->magic >> 8) & 0xff,
 				       (hdr->magic >> 16) & 0xff, hdr->magic >> 24);
 	if (hdr->version != FATELF_FORMAT_VERSION)
-		return fatelf_diag_set(d, FATELF_E_VERSION, -1,
+		return fatelf_diag_set(d, -FATELF_E_VERSION, -1,
 				       "format version %u is not supported (only version 1)",
 				       hdr->version);
 	if (hdr->reserved != 0)
-		return fatelf_diag_set(d, FATELF_E_HDR_RESERVED, -1,
+		return fatelf_diag_set(d, -FATELF_E_HDR_RESERVED, -1,
 				       "header reserved byte is 0x%02x, must be 0", hdr->reserved);
 	if (hdr->nrecords == 0)
-		return fatelf_diag_set(d, FATELF_E_NO_RECORDS, -1,
+		return fatelf_diag_set(d, -FATELF_E_NO_RECORDS, -1,
 				       "record count is 0 (a FatELF file holds 1 to 255 records)");
 	if (known && file_size < FATELF_TABLE_SIZE(hdr->nrecords))
-		return fatelf_diag_set(d, FATELF_E_TABLE_TRUNCATED, -1,
+		return fatelf_diag_set(d, -FATELF_E_TABLE_TRUNCATED, -1,
 				       "record table of %u records needs %llu bytes, file has %llu",
 				       hdr->nrecords,
 				       (unsigned long long)FATELF_TABLE_SIZE(hdr->nrecords),
@@ -57,47 +57,47 @@ static int check_record(const fatelf_header *hdr, unsigned i, uint64_t file_size
 
 	fatelf_target_format(&r->target, name);
 	if (r->reserved[0] != 0 || r->reserved[1] != 0)
-		return fatelf_diag_set(d, FATELF_E_REC_RESERVED, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_REC_RESERVED, (int)i,
 				       "record %u (%s): reserved bytes are %02x %02x, must be 0",
 				       i, name, r->reserved[0], r->reserved[1]);
 	ehsize = fatelf_elf_ehdr_size(r->target.word_size);
 	if (ehsize == 0)
-		return fatelf_diag_set(d, FATELF_E_WORD_SIZE, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_WORD_SIZE, (int)i,
 				       "record %u (%s): word size %u is not 1 (32-bit) or 2 (64-bit)",
 				       i, name, r->target.word_size);
 	if (r->target.byte_order != FATELF_DATA2LSB && r->target.byte_order != FATELF_DATA2MSB)
-		return fatelf_diag_set(d, FATELF_E_BYTE_ORDER, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_BYTE_ORDER, (int)i,
 				       "record %u (%s): byte order %u is not 1 (little endian) or 2 "
 				       "(big endian)", i, name, r->target.byte_order);
 	if (r->size > UINT64_MAX - r->offset)
-		return fatelf_diag_set(d, FATELF_E_OVERFLOW, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_OVERFLOW, (int)i,
 				       "record %u (%s): offset 0x%llx + size 0x%llx overflows 64 bits",
 				       i, name, (unsigned long long)r->offset,
 				       (unsigned long long)r->size);
 	end = r->offset + r->size;
 	if (file_size != UINT64_MAX && end > file_size)
-		return fatelf_diag_set(d, FATELF_E_OUTSIDE, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_OUTSIDE, (int)i,
 				       "record %u (%s): bytes [0x%llx, 0x%llx) extend past the end of "
 				       "the file (0x%llx bytes)", i, name,
 				       (unsigned long long)r->offset, (unsigned long long)end,
 				       (unsigned long long)file_size);
 	if (r->size < ehsize)
-		return fatelf_diag_set(d, FATELF_E_TOO_SMALL, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_TOO_SMALL, (int)i,
 				       "record %u (%s): size %llu is smaller than the %u-byte ELF header "
 				       "of its class", i, name, (unsigned long long)r->size, ehsize);
 	if (r->offset < table_end)
-		return fatelf_diag_set(d, FATELF_E_OVERLAP_TABLE, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_OVERLAP_TABLE, (int)i,
 				       "record %u (%s): bytes [0x%llx, 0x%llx) overlap the header table "
 				       "[0, 0x%llx)", i, name, (unsigned long long)r->offset,
 				       (unsigned long long)end, (unsigned long long)table_end);
 	if (r->offset % FATELF_MIN_ALIGN != 0)
-		return fatelf_diag_set(d, FATELF_E_ALIGN, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_ALIGN, (int)i,
 				       "record %u (%s): offset 0x%llx is not aligned to %u",
 				       i, name, (unsigned long long)r->offset, FATELF_MIN_ALIGN);
 	/* A 32-bit loader addresses the file with 32-bit offsets: the
 	 * record's end must itself be a 32-bit value. */
 	if (r->target.word_size == FATELF_CLASS32 && end > LIMIT_4GIB)
-		return fatelf_diag_set(d, FATELF_E_4GIB, (int)i,
+		return fatelf_diag_set(d, -FATELF_E_4GIB, (int)i,
 				       "record %u (%s): 32-bit record ends at 0x%llx, beyond 0xffffffff",
 				       i, name, (unsigned long long)end);
 	return 0;
@@ -117,7 +117,7 @@ static int check_pairs(const fatelf_header *hdr, fatelf_diag *d)
 			if (ri->offset < rj->offset + rj->size && rj->offset < ri->offset + ri->size) {
 				fatelf_target_format(&ri->target, a);
 				fatelf_target_format(&rj->target, b);
-				return fatelf_diag_set(d, FATELF_E_OVERLAP, (int)j,
+				return fatelf_diag_set(d, -FATELF_E_OVERLAP, (int)j,
 						       "record %u (%s): bytes [0x%llx, 0x%llx) overlap record "
 						       "%u (%s) at [0x%llx, 0x%llx)", j, b,
 						       (unsigned long long)rj->offset,
@@ -131,7 +131,7 @@ static int check_pairs(const fatelf_header *hdr, fatelf_diag *d)
 		for (unsigned i = 0; i < j; i++)
 			if (fatelf_target_equal(&hdr->records[i].target, &hdr->records[j].target)) {
 				fatelf_target_format(&hdr->records[j].target, b);
-				return fatelf_diag_set(d, FATELF_E_DUPLICATE, (int)j,
+				return fatelf_diag_set(d, -FATELF_E_DUPLICATE, (int)j,
 						       "record %u (%s): same target as record %u", j, b, i);
 			}
 	return 0;

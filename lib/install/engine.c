@@ -22,67 +22,6 @@
 
 extern char **environ;
 
-/* ------------------------------------------------------------ errors */
-
-static const struct {
-	const char *name;
-	const char *text;
-} engine_errors[ENGINE_E_MAX - ENGINE_E_BASE] = {
-	[ENGINE_E_CONFLICT - ENGINE_E_BASE] = { "ENGINE_E_CONFLICT",
-		"the path belongs to another package or already exists" },
-	[ENGINE_E_DOWNGRADE - ENGINE_E_BASE] = { "ENGINE_E_DOWNGRADE",
-		"the offered version is older than the installed one" },
-	[ENGINE_E_NOT_INSTALLED - ENGINE_E_BASE] = { "ENGINE_E_NOT_INSTALLED",
-		"the package is not installed" },
-	[ENGINE_E_NO_HOST_RECORD - ENGINE_E_BASE] = { "ENGINE_E_NO_HOST_RECORD",
-		"a fat file has no record this host runs" },
-	[ENGINE_E_DISK_FULL - ENGINE_E_BASE] = { "ENGINE_E_DISK_FULL",
-		"not enough free disk space" },
-	[ENGINE_E_CANCELLED - ENGINE_E_BASE] = { "ENGINE_E_CANCELLED",
-		"cancelled" },
-	[ENGINE_E_POLICY - ENGINE_E_BASE] = { "ENGINE_E_POLICY",
-		"invalid policy or target list" },
-	[ENGINE_E_SETID - ENGINE_E_BASE] = { "ENGINE_E_SETID",
-		"setuid/setgid files may not be installed by this caller" },
-	[ENGINE_E_STORE - ENGINE_E_BASE] = { "ENGINE_E_STORE",
-		"the installed-file database failed" },
-	[ENGINE_E_LOCKED - ENGINE_E_BASE] = { "ENGINE_E_LOCKED",
-		"another process holds the state directory" },
-	[ENGINE_E_DIR_UNSAFE - ENGINE_E_BASE] = { "ENGINE_E_DIR_UNSAFE",
-		"an existing directory is owned or writable by someone other than root" },
-	[ENGINE_E_NAME_RESERVED - ENGINE_E_BASE] = { "ENGINE_E_NAME_RESERVED",
-		"an entry is named like the engine's temp files (.fatelf.*)" },
-};
-
-static bool engine_error_lookup(int code, const char **ret_name, const char **ret_text)
-{
-	if (code < 0)
-		code = -code;
-	if (code < ENGINE_E_BASE || code >= ENGINE_E_MAX)
-		return false;
-	*ret_name = engine_errors[code - ENGINE_E_BASE].name;
-	*ret_text = engine_errors[code - ENGINE_E_BASE].text;
-	return *ret_name != NULL;
-}
-
-const char *engine_strerror(int code)
-{
-	const char *name, *text;
-
-	if (engine_error_lookup(code, &name, &text))
-		return text;
-	return fatelf_strerror(code);
-}
-
-const char *engine_error_name(int code)
-{
-	const char *name, *text;
-
-	if (engine_error_lookup(code, &name, &text))
-		return name;
-	return fatelf_error_name(code);
-}
-
 /* ------------------------------------------------------------ config copy */
 
 static int dup_str(char **dst, const char *src, const char *dflt)
@@ -502,18 +441,6 @@ int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d)
 	return 0;
 }
 
-int engine_path_owner(engine *e, const char *path, uint32_t *ret_uid, uint32_t *ret_mode)
-{
-	struct stat st;
-	int q = eng_lstat(e, path, &st, NULL);
-
-	if (q < 0)
-		return q;
-	*ret_uid = (uint32_t)st.st_uid;
-	*ret_mode = (uint32_t)(st.st_mode & 07777);
-	return 0;
-}
-
 int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_diag *d)
 {
 	/* Write bits the bundle does not give are what let someone else swap
@@ -525,6 +452,9 @@ int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_d
 	if (st->st_uid == geteuid() && !extra)
 		return 0;
 	if (d) {
+		d->uid = (unsigned)st->st_uid;
+		d->mode = (unsigned)(st->st_mode & 07777);
+		d->has |= FATELF_DIAG_HAS_UID | FATELF_DIAG_HAS_MODE;
 		fatelf_diag_set(d, -ENGINE_E_DIR_UNSAFE, -1,
 				"%s: the directory exists, owned by uid %u with mode %04o; the bundle "
 				"declares mode %04o owned by root (--force takes it over)",
@@ -664,5 +594,5 @@ int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint6
 
 	if (!cb)
 		return 0;
-	return cb(&p, userdata) < 0 ? -ENGINE_E_CANCELLED : 0;
+	return cb(&p, userdata) < 0 ? -ECANCELED : 0;
 }

@@ -15,9 +15,11 @@
  * across processes too: the engine holds an exclusive flock on
  * STATE_DIR/lock while it is open for writing.
  *
- * Errors are negative codes as in fatelf.h (-errno or -FATELF_E_*), or
- * the engine's own -ENGINE_E_* codes below, with a fatelf_diag whose
- * subject names the path (inside the root) or package concerned.
+ * Errors are negative codes of the one error space (diag.h: -errno,
+ * -FATELF_E_* or -ENGINE_E_*), with a fatelf_diag whose subject names the
+ * path (inside the root) or package concerned and whose facts say what a
+ * caller needs to act: the owner of a conflicting path, the versions of a
+ * refused downgrade, the bytes a full disk lacks.
  */
 #ifndef FATELF_ENGINE_H
 #define FATELF_ENGINE_H
@@ -29,27 +31,6 @@
 #include "bundle.h"
 #include "fatelf.h"
 #include "netrange.h"
-
-/* ------------------------------------------------------------ errors */
-/* Codes beyond FATELF_E_MAX, for fatelf_strerror/fatelf_error_name too. */
-enum engine_error {
-	ENGINE_E_BASE = 2048,
-	ENGINE_E_CONFLICT = ENGINE_E_BASE, /* path owned by another package, or unowned on disk */
-	ENGINE_E_DOWNGRADE,             /* offered version older than installed, no allow_downgrade */
-	ENGINE_E_NOT_INSTALLED,         /* no such package */
-	ENGINE_E_NO_HOST_RECORD,        /* a fat file has no record this host runs */
-	ENGINE_E_DISK_FULL,             /* preflight: not enough free space */
-	ENGINE_E_CANCELLED,             /* the progress callback asked to stop */
-	ENGINE_E_POLICY,                /* a bad policy or target list */
-	ENGINE_E_SETID,                 /* setuid/setgid file and the caller may not install it */
-	ENGINE_E_STORE,                 /* the store failed (SQLite) */
-	ENGINE_E_LOCKED,                /* another process holds the state directory */
-	ENGINE_E_DIR_UNSAFE,            /* an existing directory another uid owns or may write in */
-	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
-	ENGINE_E_MAX
-};
-const char *engine_strerror(int code);      /* any code: engine, fatelf or errno */
-const char *engine_error_name(int code);    /* "ENGINE_E_CONFLICT", "FATELF_E_HASH", "ENOSPC" */
 
 /* ------------------------------------------------------------ policy */
 enum engine_policy {
@@ -80,7 +61,7 @@ int engine_policy_spec_parse(const char *text, engine_policy_spec *ret, fatelf_d
  * covers the whole tree) is kept as shipped whatever the policy.
  * Returns 1 and fills *ret_keep and *ret_form when the file is thinned,
  * 0 when it is kept as shipped, or a negative code:
- * -ENGINE_E_NO_HOST_RECORD (message lists the file's targets and the
+ * -FATELF_E_NO_HOST_RECORD (message lists the file's targets and the
  * host's) when no record fits; FATELF_E_NO_MATCH for a target list that
  * names nothing in the file.
  */
@@ -173,7 +154,7 @@ int engine_reconfigure(engine *e, const engine_config *c, const fatelf_ms_pubkey
 		       fatelf_diag *d);
 
 /* Progress of a long operation. Return negative from the callback to
- * cancel: the engine rolls back and returns -ENGINE_E_CANCELLED. */
+ * cancel: the engine rolls back and returns -ECANCELED. */
 typedef struct engine_progress {
 	const char *phase;              /* as in io.fatelf.Manager Progress */
 	uint64_t bytes_done, bytes_total;
@@ -314,9 +295,6 @@ typedef int (*engine_problem_cb)(const char *package, const char *path, int prob
 int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *userdata,
 		  uint64_t *ret_problems, fatelf_diag *d);
 
-/* The owner and mode of path (inside the root) as it is now, without
- * following a symlink: the data of an ENGINE_E_DIR_UNSAFE refusal. */
-int engine_path_owner(engine *e, const char *path, uint32_t *ret_uid, uint32_t *ret_mode);
 
 /* ------------------------------------------------------------ test hooks */
 /*

@@ -135,6 +135,16 @@ path_fail(fatelf_diag *d, int code, const char *path, const char *fmt, ...)
 	return d->code;
 }
 
+/* The package that owns a conflicting path, when one does, as a fact. */
+static void conflict_owner(engine *e, fatelf_diag *d)
+{
+	_cleanup_free_ char *owner = NULL;
+
+	if (d && d->subject[0] && !d->owner[0] &&
+	    store_file_owner(e->st, d->subject, &owner, NULL) >= 0 && owner)
+		FATELF_DIAG_FACT(d, owner, owner);
+}
+
 /* Makes path the subject, named once in the message a lower layer wrote. */
 static int prefix_path(fatelf_diag *d, int code, const char *path)
 {
@@ -150,7 +160,7 @@ static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
 	if (!d)
 		return code;
 	if (snprintf(msg, sizeof(msg), "entry '%s': %s", be->path,
-		     d->msg[0] ? d->msg : engine_strerror(code)) < 0)
+		     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
 		return code;
 	memcpy(d->msg, msg, sizeof(msg));
 	snprintf(d->subject, sizeof(d->subject), "%s", be->path);
@@ -563,6 +573,11 @@ static int check_space(struct install *x, fatelf_diag *d)
 		return fatelf_diag_set(d, -errno, -1, "cannot tell the free space of the root: %s",
 				       fatelf_strerror(-errno));
 	avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+	if (need > avail && d) {
+		d->needed = need;
+		d->available = avail;
+		d->has |= FATELF_DIAG_HAS_NEEDED | FATELF_DIAG_HAS_AVAILABLE;
+	}
 	if (need > avail)
 		return fatelf_diag_set(d, -ENGINE_E_DISK_FULL, -1,
 				       "not enough free space in the root: %llu bytes needed, %llu available",
@@ -664,6 +679,9 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 				    "%s %s is older than the installed %s", m->name, m->version,
 				    x->old.version);
 		snprintf(d->subject, sizeof(d->subject), "%s", m->name);
+		FATELF_DIAG_FACT(d, package, m->name);
+		FATELF_DIAG_FACT(d, installed, x->old.version);
+		FATELF_DIAG_FACT(d, offered, m->version);
 		return q;
 	}
 	q = progress(x, "preflight", NULL);
@@ -798,7 +816,7 @@ static int inst_data(void *ctx, const fatelf_bundle_entry *be, const void *buf, 
 	if (x->bytes_done - x->last_report >= PROGRESS_STEP) {
 		x->last_report = x->bytes_done;
 		if (progress(x, "staging", x->cur->path) < 0)
-			return -ENGINE_E_CANCELLED;
+			return -ECANCELED;
 	}
 	return 0;
 }
@@ -970,7 +988,7 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 		return q;
 	x->entries_done++;
 	if (progress(x, "staging", ie->path) < 0)
-		return fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
+		return fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
 	return 0;
 }
 
@@ -1180,7 +1198,7 @@ static void record_failure(engine *e, const char *package, int code, const fatel
 	eng_diag_text(code, d, text, sizeof(text));
 	if (store_tx_begin(e->st, &row, &id, NULL) < 0)
 		return;
-	(void)store_tx_finish(e->st, id, code == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
+	(void)store_tx_finish(e->st, id, code == -ECANCELED ? "cancelled" : "failed",
 			      (int64_t)time(NULL), 0, 0, text, NULL);
 }
 
@@ -1264,13 +1282,13 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		q = x.o->source_failed(x.o->source_ctx, q, d);
 	/* A byte source says -ECANCELED when it was told to stop. */
 	if (q < 0 && (x.cancelled || q == -ECANCELED)) {
-		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
+		q = fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
 	} else if (q < 0 && x.werr < 0 && x.werr_ent) {
 		q = path_fail(d, x.werr, x.werr_ent->path, "%s: cannot write the staged file: %s",
 			      x.werr_ent->path, fatelf_strerror(x.werr));
 	}
 	if (q == 0 && progress(&x, "committing", NULL) < 0)
-		q = fatelf_diag_set(d, -ENGINE_E_CANCELLED, -1, "cancelled");
+		q = fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
 	if (q < 0) {
 		if (x.fd >= 0)
 			close(TAKE_FD(x.fd));
@@ -1279,8 +1297,12 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		else if (!x.o->dry_run)
 			record_failure(e, x.name, q, d);
 		/* The key that signed, not trusted, is named as data. */
-		if (q == -FATELF_E_SIG_KEY)
+		if (q == -FATELF_E_SIG_KEY) {
 			snprintf(d->subject, sizeof(d->subject), "%s", x.unverified);
+			FATELF_DIAG_FACT(d, key_id, x.unverified);
+		}
+		if (q == -ENGINE_E_CONFLICT)
+			conflict_owner(e, d);
 		goto out;
 	}
 

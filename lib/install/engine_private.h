@@ -113,7 +113,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		  int64_t bytes_saved, fatelf_diag *d);
 /* Rolls back: unlinks staged temps, removes created directories (deepest
  * first, only when empty), marks the history row cancelled (code ==
- * -ENGINE_E_CANCELLED) or failed with the error text of why. Clears the
+ * -ECANCELED) or failed with the error text of why. Clears the
  * journal. Safe to call at any point before the commit point. After it
  * returns, t->kind is NULL and a second abort is a no-op. */
 int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why);
@@ -154,7 +154,7 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
  * library in a directory the loader searches. A failure is returned but
  * does not undo the transaction. */
 int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d);
-/* Calls the progress callback; returns -ENGINE_E_CANCELLED if it asked to stop. */
+/* Calls the progress callback; returns -ECANCELED if it asked to stop. */
 /* The first record of the FatELF file fd (header hdr, already read) is a
  * shared library, which no dynamic linker loads fat. */
 bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr);

@@ -134,6 +134,7 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 	q = store_package_get(e->st, package, &r.pkg, d);
 	if (q == -ENOENT) {
 		snprintf(d->subject, sizeof(d->subject), "%s", package);
+		FATELF_DIAG_FACT(d, package, package);
 		return fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1, "package %s is not installed",
 				       package);
 	}

@@ -122,6 +122,7 @@ static int collect_paths(engine *e, const char *const *packages, struct thin_ctx
 		for (size_t i = 0; packages[i]; i++) {
 			r = store_files_of(e->st, packages[i], collect_path, c, d);
 			if (r == -ENOENT) {
+				FATELF_DIAG_FACT(d, package, packages[i]);
 				r = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1,
 						    "package %s is not installed", packages[i]);
 				return set_subject(d, packages[i], r);

@@ -331,7 +331,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 
 void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
 {
-	const char *msg = why && why->msg[0] ? why->msg : engine_strerror(code);
+	const char *msg = why && why->msg[0] ? why->msg : fatelf_strerror(code);
 
 	if (why && why->subject[0] && !fatelf_text_names(msg, why->subject))
 		snprintf(buf, size, "%s: %s", why->subject, msg);
@@ -348,7 +348,7 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject)
 	if (!d->msg[0] || !fatelf_text_names(d->msg, subject)) {
 		/* a long message loses its tail, never its subject */
 		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
-			     d->msg[0] ? d->msg : engine_strerror(code)) < 0)
+			     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
 			return code;
 		memcpy(d->msg, msg, sizeof(msg));
 	}
@@ -698,7 +698,7 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 	tx_release_dirs(t);
 	eng_diag_text(code, why, text, sizeof(text));
 	(void)store_tx_finish(e->st, t->id,
-			      code == -ENGINE_E_CANCELLED ? "cancelled" : "failed",
+			      code == -ECANCELED ? "cancelled" : "failed",
 			      (int64_t)time(NULL), 0, 0, text, NULL);
 	if (t->journaled)
 		(void)store_journal_clear(e->st, t->id, NULL);

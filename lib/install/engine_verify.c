@@ -578,6 +578,7 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 			store_package_done(&pk);
 		}
 		if (r == -ENOENT) {
+			FATELF_DIAG_FACT(d, package, package);
 			r = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1,
 					    "package %s is not installed", package);
 			if (d)

@@ -183,6 +183,20 @@ static void file_targets(const fatelf_header *hdr, char *buf, size_t size)
  * offers; only the code changes, so the engine's callers can tell a policy
  * refusal from a damaged file.
  */
+/* The file's targets, as facts of d. */
+static void offered_targets(const fatelf_header *hdr, fatelf_diag *d)
+{
+	char name[FATELF_TARGET_NAME_MAX];
+
+	if (!d)
+		return;
+	d->ntargets = 0;
+	for (int i = 0; i < hdr->nrecords; i++) {
+		fatelf_target_format(&hdr->records[i].target, name);
+		fatelf_diag_add_target(d, name);
+	}
+}
+
 static int no_host_record(const fatelf_host *host, const fatelf_header *hdr, fatelf_diag *d)
 {
 	fatelf_diag sub;
@@ -192,10 +206,11 @@ static int no_host_record(const fatelf_host *host, const fatelf_header *hdr, fat
 	r = fatelf_host_select(host, hdr, &sub);
 	if (r >= 0)
 		/* Not reached: callers come here when no record fits. */
-		return fatelf_diag_set(d, -ENGINE_E_NO_HOST_RECORD, -1, "no record runs on this host");
+		return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1, "no record runs on this host");
 	if (r != -FATELF_E_NO_HOST_RECORD)
 		return fatelf_diag_set(d, r, sub.record, "%s", sub.msg);
-	return fatelf_diag_set(d, -ENGINE_E_NO_HOST_RECORD, -1, "%s", sub.msg);
+	offered_targets(hdr, d);
+	return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1, "%s", sub.msg);
 }
 
 static int select_targets(const engine_policy_spec *p, const fatelf_header *hdr,
@@ -232,6 +247,8 @@ static int select_targets(const engine_policy_spec *p, const fatelf_header *hdr,
 		char offers[400];
 
 		file_targets(hdr, offers, sizeof(offers));
+		offered_targets(hdr, d);
+		FATELF_DIAG_FACT(d, target, list);
 		return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1,
 				       "targets %s name no record; the file offers: %s", list, offers);
 	}

@@ -99,25 +99,25 @@ static int view_open(elf_view *v, fatelf_diag *d)
 	if (r < 0)
 		return r;
 	if (have < 16 || memcmp(e, "\177ELF", 4) != 0)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "no ELF header: the image (0x%llx bytes) does not start with "
 				       "7f 45 4c 46 and an identification", (unsigned long long)v->size);
 	ehsize = fatelf_elf_ehdr_size(e[4]);
 	if (ehsize == 0)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "ELF header: EI_CLASS is %u, not 1 (32-bit) or 2 (64-bit)", e[4]);
 	if (e[5] != FATELF_DATA2LSB && e[5] != FATELF_DATA2MSB)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "ELF header: EI_DATA is %u, not 1 (little endian) or 2 (big endian)",
 				       e[5]);
 	if (v->size < ehsize)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "ELF header: the image is 0x%llx bytes, smaller than the %u-byte "
 				       "header of its class", (unsigned long long)v->size, ehsize);
 	v->is64 = ehsize == EHDR64_SIZE;
 	v->msb = e[5] == FATELF_DATA2MSB;
 	if (e[6] != EV_CURRENT || get_e32(e + 20, v->msb) != EV_CURRENT)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "ELF header: EI_VERSION %u, e_version %u: not 1", e[6],
 				       get_e32(e + 20, v->msb));
 
@@ -130,15 +130,15 @@ static int view_open(elf_view *v, fatelf_diag *d)
 		return 0;
 	entsize = v->is64 ? PHDR64_SIZE : PHDR32_SIZE;
 	if (phentsize != entsize)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "ELF header: e_phentsize is %u, expected %u for ELFCLASS%s",
 				       phentsize, entsize, v->is64 ? "64" : "32");
 	if (v->phnum == PN_XNUM)
-		return fatelf_diag_set(d, FATELF_E_NOT_ELF, -1,
+		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1,
 				       "ELF header: extended program header count (PN_XNUM) is not "
 				       "supported");
 	if (!view_contains(v, v->phoff, (uint64_t)v->phnum * entsize))
-		return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SEGMENT, -1,
 				       "program header table [0x%llx, +0x%llx) lies outside the "
 				       "image's 0x%llx bytes", (unsigned long long)v->phoff,
 				       (unsigned long long)v->phnum * entsize,
@@ -210,7 +210,7 @@ static int map_strtab(const phdr *ph, unsigned i, void *ctx)
 	if (ph->type != PT_LOAD || m->vaddr < ph->vaddr || m->vaddr - ph->vaddr >= ph->filesz)
 		return 0;
 	if (!view_contains(m->v, ph->offset, ph->filesz))
-		return fatelf_diag_set(m->d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(m->d, -FATELF_E_SEGMENT, -1,
 				       "PT_LOAD segment (program header %u) holding DT_STRTAB covers "
 				       "file bytes [0x%llx, +0x%llx), outside the image's 0x%llx bytes",
 				       i, (unsigned long long)ph->offset,
@@ -406,12 +406,12 @@ static int str_read(str_scan *s, uint64_t tag, uint64_t stroff, size_t *ret_len)
 	size_t len = 0;
 
 	if (stroff >= s->strsz)
-		return fatelf_diag_set(s->d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(s->d, -FATELF_E_SEGMENT, -1,
 				       "%s string offset 0x%llx is not below DT_STRSZ 0x%llx",
 				       tag_name(tag), (unsigned long long)stroff,
 				       (unsigned long long)s->strsz);
 	if (s->strtab > s->v->size || stroff >= s->v->size - s->strtab)
-		return fatelf_diag_set(s->d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(s->d, -FATELF_E_SEGMENT, -1,
 				       "%s string at DT_STRTAB file offset 0x%llx + 0x%llx lies outside "
 				       "the image's 0x%llx bytes", tag_name(tag),
 				       (unsigned long long)s->strtab, (unsigned long long)stroff,
@@ -423,12 +423,12 @@ static int str_read(str_scan *s, uint64_t tag, uint64_t stroff, size_t *ret_len)
 		size_t want;
 
 		if ((uint64_t)len >= limit)
-			return fatelf_diag_set(s->d, FATELF_E_SEGMENT, -1,
+			return fatelf_diag_set(s->d, -FATELF_E_SEGMENT, -1,
 					       "%s string at DT_STRTAB + 0x%llx has no NUL before the end "
 					       "of %s", tag_name(tag), (unsigned long long)stroff,
 					       limit == s->strsz - stroff ? "DT_STRSZ" : "the image");
 		if (len >= STR_MAX)
-			return fatelf_diag_set(s->d, FATELF_E_LIMIT, -1,
+			return fatelf_diag_set(s->d, -FATELF_E_LIMIT, -1,
 					       "%s string at DT_STRTAB + 0x%llx is longer than %u bytes",
 					       tag_name(tag), (unsigned long long)stroff, STR_MAX);
 		want = (size_t)MIN((uint64_t)STR_CHUNK, limit - len);
@@ -471,7 +471,7 @@ static int str_visit(uint64_t tag, uint64_t val, void *ctx)
 		return r;
 	reach = string_reach(tag, s->buf, len);
 	if (reach > FATELF_ORIGIN_DEPTH_MAX)
-		return fatelf_diag_set(s->d, FATELF_E_LIMIT, -1,
+		return fatelf_diag_set(s->d, -FATELF_E_LIMIT, -1,
 				       "%s string at DT_STRTAB + 0x%llx reaches %d directories above "
 				       "$ORIGIN, more than the %d allowed", tag_name(tag),
 				       (unsigned long long)val, reach, FATELF_ORIGIN_DEPTH_MAX);
@@ -495,7 +495,7 @@ static int view_open_dynamic(elf_view *v, phdr *dyn, fatelf_diag *d)
 	if (r < 0)
 		return r;
 	if (dyn->type == PT_DYNAMIC && !view_contains(v, dyn->offset, dyn->filesz))
-		return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SEGMENT, -1,
 				       "PT_DYNAMIC covers file bytes [0x%llx, +0x%llx), outside the "
 				       "image's 0x%llx bytes", (unsigned long long)dyn->offset,
 				       (unsigned long long)dyn->filesz, (unsigned long long)v->size);
@@ -530,14 +530,14 @@ int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t si
 	if (r < 0)
 		return r;
 	if (r == 0 && dyn.filesz / entsize > DYN_MAX)
-		return fatelf_diag_set(d, FATELF_E_LIMIT, -1,
+		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
 				       "PT_DYNAMIC has no DT_NULL in its first %u entries", DYN_MAX);
 	if (facts.nstrings == 0) {
 		*ret_depth = -1;
 		return 0;
 	}
 	if (!facts.has_strtab || !facts.has_strsz)
-		return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SEGMENT, -1,
 				       "the dynamic section has DT_NEEDED, DT_RPATH or DT_RUNPATH "
 				       "entries but no %s", facts.has_strtab ? "DT_STRSZ" : "DT_STRTAB");
 
@@ -546,7 +546,7 @@ int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t si
 	if (r < 0)
 		return r;
 	if (!map.found)
-		return fatelf_diag_set(d, FATELF_E_SEGMENT, -1,
+		return fatelf_diag_set(d, -FATELF_E_SEGMENT, -1,
 				       "DT_STRTAB address 0x%llx is in no PT_LOAD segment's file bytes",
 				       (unsigned long long)facts.strtab);
 

@@ -122,7 +122,7 @@ static void install(engine *e, const char *bundle)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fatelf_reader_fd(&src, fd, NULL), 0);
 	int r = engine_install(e, &src, &o, &res, &d);
-	ck_assert_msg(r == 0, "install %s: %s: %s: %s", bundle, engine_error_name(r), d.subject,
+	ck_assert_msg(r == 0, "install %s: %s: %s: %s", bundle, fatelf_error_name(r), d.subject,
 		      d.msg);
 	fatelf_reader_close(&src);
 	close(fd);
@@ -387,7 +387,7 @@ START_TEST(test_thin_native)
 
 	fatelf_diag_clear(&d);
 	int r = engine_thin(e, &o, &res, &d);
-	ck_assert_msg(r == 0, "%s: %s: %s", engine_error_name(r), d.subject, d.msg);
+	ck_assert_msg(r == 0, "%s: %s: %s", fatelf_error_name(r), d.subject, d.msg);
 	ck_assert(!res.dry_run);
 	ck_assert_int_gt(res.txid, 0);
 	ck_assert_ptr_null(res.package);
@@ -496,7 +496,7 @@ START_TEST(test_thin_targets_one_package)
 
 	fatelf_diag_clear(&d);
 	int r = engine_thin(e, &o, &res, &d);
-	ck_assert_msg(r == 0, "%s: %s: %s", engine_error_name(r), d.subject, d.msg);
+	ck_assert_msg(r == 0, "%s: %s: %s", fatelf_error_name(r), d.subject, d.msg);
 	ck_assert_str_eq(res.package, "app");
 	ck_assert_uint_eq(res.files, 2);
 	engine_result_done(&res);
@@ -599,7 +599,7 @@ START_TEST(test_thin_tampered_record)
 
 	fatelf_diag_clear(&d);
 	int r = engine_thin(e, &o, &res, &d);
-	ck_assert_msg(r == -FATELF_E_RECORD_HASH, "%s: %s", engine_error_name(r), d.msg);
+	ck_assert_msg(r == -FATELF_E_RECORD_HASH, "%s: %s", fatelf_error_name(r), d.msg);
 	ck_assert_str_eq(d.subject, "/opt/app/bin/prog");
 	ck_assert_msg(strstr(d.msg, "vendor") != NULL, "%s", d.msg);
 
@@ -638,7 +638,7 @@ START_TEST(test_thin_cancelled)
 
 	for (int i = 0; i < 3; i++)
 		before[i] = tu_read_file(in_root(fat_files[i]), &len[i]);
-	ck_assert_int_eq(engine_thin(e, &o, &res, &d), -ENGINE_E_CANCELLED);
+	ck_assert_int_eq(engine_thin(e, &o, &res, &d), -ECANCELED);
 	ck_assert_str_eq(last_state(e), "cancelled");
 	for (int i = 0; i < 3; i++) {
 		ck_assert(tu_file_equals(in_root(fat_files[i]), before[i], len[i]));

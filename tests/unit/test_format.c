@@ -197,8 +197,13 @@ START_TEST(test_error_names)
 	ck_assert_str_eq(fatelf_error_name(-FATELF_E_ALIGN), "FATELF_E_ALIGN");
 	ck_assert_str_eq(fatelf_error_name(-FATELF_E_SEGMENT), "FATELF_E_SEGMENT");
 	ck_assert_str_eq(fatelf_error_name(-ENOENT), "ENOENT");
+	ck_assert_str_eq(fatelf_error_name(-ENGINE_E_CONFLICT), "ENGINE_E_CONFLICT");
+	/* One table for every code of the space, each with a name and a text. */
 	for (int c = FATELF_E_BASE; c < FATELF_E_MAX; c++) {
-		ck_assert_int_eq(strncmp(fatelf_error_name(-c), "FATELF_E_", 9), 0);
+		const char *name = fatelf_error_name(-c);
+
+		ck_assert_msg(strncmp(name, c < ENGINE_E_CONFLICT ? "FATELF_E_" : "ENGINE_E_", 9) == 0,
+			      "%d: %s", c, name);
 		ck_assert(fatelf_strerror(-c)[0] != '\0');
 	}
 }

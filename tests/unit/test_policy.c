@@ -270,6 +270,11 @@ START_TEST(test_targets)
 	ck_assert_str_eq(d.msg, "targets riscv64,s390x name no record; the file offers: "
 			 "aarch64:64bits:le:sysv:osabiver0, x86_64:64bits:le:sysv:osabiver0, "
 			 "i386:32bits:le:sysv:osabiver0");
+	/* ... and as facts: the names asked for and what the file offers */
+	ck_assert_str_eq(d.target, "riscv64,s390x");
+	ck_assert_uint_eq(d.ntargets, 3);
+	ck_assert_str_eq(d.targets[0], "aarch64:64bits:le:sysv:osabiver0");
+	ck_assert_str_eq(d.targets[2], "i386:32bits:le:sysv:osabiver0");
 	engine_policy_spec_done(&p);
 
 	/* a spec built by hand with no targets is a policy error */
@@ -303,7 +308,7 @@ START_TEST(test_keep_fat_override)
 	hdr_add(&f, EM_RISCV, C64, LE);
 	ck_assert_int_eq(sel(&p, globs, 2, &h, "/opt/shared/bin/rv", &f, &k, &form, &d), 0);
 	ck_assert_int_eq(sel(&p, globs, 2, &h, "/opt/other/bin/rv", &f, &k, &form, &d),
-			 -ENGINE_E_NO_HOST_RECORD);
+			 -FATELF_E_NO_HOST_RECORD);
 
 	/* with targets too */
 	engine_policy_spec t;
@@ -329,14 +334,16 @@ START_TEST(test_no_host_record)
 	hdr_add(&f, EM_X86_64, C64, LE);
 	hdr_add(&f, EM_AARCH64, C64, LE);
 	ck_assert_int_eq(sel(&native, NULL, 0, &h, "/opt/x/bin/x", &f, &k, &form, &d),
-			 -ENGINE_E_NO_HOST_RECORD);
-	ck_assert_int_eq(d.code, -ENGINE_E_NO_HOST_RECORD);
+			 -FATELF_E_NO_HOST_RECORD);
+	ck_assert_int_eq(d.code, -FATELF_E_NO_HOST_RECORD);
 	ck_assert_str_eq(d.msg, want);
+	ck_assert_uint_eq(d.ntargets, 2);
+	ck_assert_str_eq(d.targets[1], "aarch64:64bits:le:sysv:osabiver0");
 	/* no file name: the caller prefixes it */
 	ck_assert_ptr_null(strstr(d.msg, "/opt/x"));
 
 	ck_assert_int_eq(sel(&compat, NULL, 0, &h, "/opt/x/bin/x", &f, &k, &form, &d),
-			 -ENGINE_E_NO_HOST_RECORD);
+			 -FATELF_E_NO_HOST_RECORD);
 	ck_assert_str_eq(d.msg, want);
 
 	/* an x86_64 host and a FreeBSD-only file: the osabi shows */
@@ -344,14 +351,14 @@ START_TEST(test_no_host_record)
 	fatelf_header_init(&f);
 	hdr_add_osabi(&f, EM_X86_64, C64, LE, 9);
 	ck_assert_int_eq(sel(&native, NULL, 0, &x86, "/opt/x/bin/x", &f, &k, &form, &d),
-			 -ENGINE_E_NO_HOST_RECORD);
+			 -FATELF_E_NO_HOST_RECORD);
 	ck_assert_str_eq(d.msg, "no record runs on this host (x86_64: x86_64, i386); the file offers: "
 			 "x86_64:64bits:le:freebsd:osabiver0");
 
 	/* a NULL diag is fine */
 	fatelf_keepset ks;
 	ck_assert_int_eq(engine_policy_select(&native, NULL, 0, &h, "/x", &f, &ks, &form, NULL),
-			 -ENGINE_E_NO_HOST_RECORD);
+			 -FATELF_E_NO_HOST_RECORD);
 }
 END_TEST
 

@@ -544,6 +544,7 @@ START_TEST(test_find)
 
 	fatelf_diag_clear(&d);
 	ck_assert_int_eq(fatelf_target_find("riscv64", &h, &d), -FATELF_E_NO_MATCH);
+	ck_assert_str_eq(d.target, "riscv64");
 	ck_assert_str_eq(d.msg, "no record matches 'riscv64'; the file has: "
 		"x86_64:64bits:le:sysv:osabiver0, x86_64:64bits:le:linux:osabiver0, "
 		"i386:32bits:le:sysv:osabiver0, aarch64:64bits:le:sysv:osabiver0");

@@ -1,0 +1,138 @@
+/*
+ * Unit tests for fatelfctl's words (client/words.c): each error of the
+ * daemon, with its parameters, becomes one sentence and one exit status.
+ */
+#include <check.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "fatelfctl.h"
+#include "testutil.h"
+
+static char msg[2048];
+
+/* The words and status for error (short names are io.fatelf.Manager's)
+ * with params given as JSON text. */
+static int say(const char *error, const char *params_json)
+{
+	char name[256];
+	json_object *p = params_json ? json_tokener_parse(params_json) : NULL;
+	int status;
+
+	if (params_json)
+		ck_assert_ptr_nonnull(p);
+	snprintf(name, sizeof(name), "%s%s", strchr(error, '.') ? "" : CTL_INTERFACE ".", error);
+	status = ctl_error_words(name, p, "install", "/run/test.sock", msg, sizeof(msg));
+	json_object_put(p);
+	return status;
+}
+
+START_TEST(test_conflict)
+{
+	ck_assert_int_eq(say("Conflict", "{\"path\":\"/opt/x/f\",\"owner\":\"base\","
+			     "\"message\":\"/opt/x/f belongs to package base\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "conflict: /opt/x/f belongs to package base");
+	ck_assert_int_eq(say("Conflict", "{\"path\":\"/opt/x/f\",\"owner\":null,"
+			     "\"message\":\"/opt/x/f exists on disk and belongs to no package\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "conflict: /opt/x/f exists on disk and belongs to no package");
+}
+END_TEST
+
+START_TEST(test_install_refusals)
+{
+	say("Downgrade", "{\"package\":\"app\",\"installed\":\"2.0\",\"offered\":\"1.0\"}");
+	ck_assert_str_eq(msg, "downgrade: app 2.0 is installed and the bundle has 1.0 (--allow-downgrade allows it)");
+	say("NoHostRecord", "{\"path\":\"/opt/x/bin/x\",\"targets\":[\"aarch64\",\"riscv64\"],"
+	    "\"host\":[\"x86_64:64bits:le\"]}");
+	ck_assert_str_eq(msg, "no record for this machine: /opt/x/bin/x has aarch64, riscv64; "
+			 "this host runs x86_64:64bits:le");
+	say("DiskFull", "{\"needed\":1048576,\"available\":2048,\"message\":\"not enough\"}");
+	ck_assert_str_eq(msg, "disk full: needs 1.0 MiB, 2.0 KiB available");
+	say("DiskFull", "{\"needed\":0,\"available\":0,\"message\":\"/opt/x: No space left on device\"}");
+	ck_assert_str_eq(msg, "disk full: /opt/x: No space left on device");
+	say("DirectoryUnsafe", "{\"path\":\"/opt/hello\",\"uid\":65534,\"mode\":511,\"message\":\"m\"}");
+	ck_assert_str_eq(msg, "unsafe directory: /opt/hello is owned by uid 65534 with mode 0777, so others "
+			 "could replace what is installed in it (--force as root takes it over)");
+	say("BundleInvalid", "{\"code\":\"FATELF_E_HASH\",\"entry\":\"opt/x\","
+	    "\"message\":\"entry 'opt/x': SHA-256 mismatch\"}");
+	ck_assert_str_eq(msg, "invalid bundle: entry 'opt/x': SHA-256 mismatch (FATELF_E_HASH)");
+	say("FetchFailed", "{\"url\":\"http://h/x\",\"message\":\"http://h/x: the server answered HTTP 404\"}");
+	ck_assert_str_eq(msg, "download failed: http://h/x: the server answered HTTP 404");
+	say("Cancelled", "{\"id\":7}");
+	ck_assert_str_eq(msg, "cancelled: transaction 7 was rolled back");
+}
+END_TEST
+
+START_TEST(test_signatures)
+{
+	say("SignatureRequired", "{\"message\":\"m\",\"keys_dir\":\"/k\",\"keys\":0,\"key_id\":null}");
+	ck_assert_str_eq(msg, "signature required: the bundle is not signed (root may install it with "
+			 "--allow-unsigned)");
+	say("SignatureRequired", "{\"message\":\"m\",\"keys_dir\":\"/k\",\"keys\":0,\"key_id\":\"ABCD\"}");
+	ck_assert_msg(strstr(msg, "signed by key ABCD, but no trusted key is configured in /k"), "%s", msg);
+	say("SignatureRequired", "{\"message\":\"m\",\"keys_dir\":\"/k\",\"keys\":3,\"key_id\":\"ABCD\"}");
+	ck_assert_msg(strstr(msg, "not one of the 3 trusted keys in /k"), "%s", msg);
+	say("SignatureInvalid", "{\"code\":\"FATELF_E_SIG_INVALID\",\"message\":\"bad\"}");
+	ck_assert_str_eq(msg, "bad signature: bad (FATELF_E_SIG_INVALID)");
+}
+END_TEST
+
+START_TEST(test_statuses)
+{
+	ck_assert_int_eq(say("RootRequired", "{\"parameter\":\"allow_unsigned\"}"), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: only root may use --allow-unsigned");
+	ck_assert_int_eq(say("RootRequired", "{\"parameter\":\"url\"}"), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: only root may use a file URL");
+	ck_assert_int_eq(say("org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: installing needs root or the admin group");
+	ck_assert_int_eq(say("org.varlink.service.InterfaceNotFound", "{\"interface\":\"x.y\"}"), EXIT_SYSTEM);
+	ck_assert_str_eq(msg, "the service at /run/test.sock does not offer x.y (is it fatelfd?)");
+	ck_assert_int_eq(say("org.varlink.service.MethodNotImplemented", "{\"method\":\"a.B\"}"), EXIT_SYSTEM);
+	ck_assert_int_eq(say("NoSuchTransaction", "{\"id\":4,\"state\":\"committed\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "transaction 4 has already ended (committed); nothing to cancel");
+	ck_assert_int_eq(say("NoSuchTransaction", "{\"id\":null}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "no transaction is running");
+	ck_assert_int_eq(say("Failed", "{\"code\":\"EIO\",\"message\":\"Input/output error\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "failed: Input/output error (EIO)");
+	/* A newer daemon's error keeps its name and parameters. */
+	ck_assert_int_eq(say("io.fatelf.Manager.Brand", "{\"x\":1}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "io.fatelf.Manager.Brand: {\"x\":1}");
+}
+END_TEST
+
+/* Every row speaks even when the parameters are missing or mistyped. */
+START_TEST(test_every_row_without_params)
+{
+	size_t n = 0;
+
+	for (const char *e; (e = ctl_words_error(n)); n++) {
+		int status = say(e, NULL);
+
+		ck_assert_msg(msg[0] && !strstr(msg, "(null)"), "%s: %s", e, msg);
+		ck_assert_msg(status == EXIT_FAILED || status == EXIT_SYSTEM || status == EXIT_DENIED, "%s", e);
+		say(e, "{\"path\":1,\"message\":[],\"needed\":\"x\",\"targets\":{}}");
+		ck_assert_msg(msg[0] && !strstr(msg, "(null)"), "%s: %s", e, msg);
+	}
+	ck_assert_uint_ge(n, 20);
+}
+END_TEST
+
+static Suite *words_suite(void)
+{
+	Suite *s = suite_create("words");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_conflict);
+	tcase_add_test(tc, test_install_refusals);
+	tcase_add_test(tc, test_signatures);
+	tcase_add_test(tc, test_statuses);
+	tcase_add_test(tc, test_every_row_without_params);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(words_suite());
+}
