@@ -81,8 +81,6 @@ entry_fail(struct reader *r, const char *path, int code, int record, const char 
 	char rule[sizeof(r->d->msg)];
 	va_list ap;
 
-	if (code > 0)
-		code = -code;
 	if (!r->d)
 		return code;
 	va_start(ap, fmt);

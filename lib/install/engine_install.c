@@ -122,8 +122,6 @@ path_fail(fatelf_diag *d, int code, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (code > 0)
-		code = -code;
 	if (!d)
 		return code;
 	d->code = code;
