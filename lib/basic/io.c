@@ -13,12 +13,13 @@
 #include "io.h"
 #include "macro.h"
 
-int write_all(int fd, const void *buf, size_t len)
+/* All of buf at off, or at fd's position for COPY_AT_POSITION. */
+static int write_at(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
 
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = off == COPY_AT_POSITION ? write(fd, p, len) : pwrite(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -29,29 +30,20 @@ int write_all(int fd, const void *buf, size_t len)
 			return -EIO;
 		p += n;
 		len -= (size_t)n;
+		if (off != COPY_AT_POSITION)
+			off += (uint64_t)n;
 	}
 	return 0;
 }
 
+int write_all(int fd, const void *buf, size_t len)
+{
+	return write_at(fd, buf, len, COPY_AT_POSITION);
+}
+
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return write_at(fd, buf, len, off);
 }
 
 /* ------------------------------------------------------------ small files */
@@ -159,8 +151,7 @@ static int copy_by_hand(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off
 		}
 		if (n == 0)
 			return -EIO; /* the input shrank under us */
-		r = out_off == COPY_AT_POSITION ? write_all(out_fd, buf, (size_t)n)
-						: pwrite_all(out_fd, buf, (size_t)n, out_off);
+		r = write_at(out_fd, buf, (size_t)n, out_off);
 		if (r < 0)
 			return r;
 		in_off += (uint64_t)n;

@@ -26,8 +26,9 @@ enum {
  * All of a small file, at most max bytes: malloc'd and NUL-terminated in
  * *ret_buf, its length in *ret_len. -EFBIG when it holds more than max
  * bytes, -EISDIR for a directory. read_fd_max reads from fd's position
- * to its end; a regular file's size is checked before anything is read,
- * anything else (procfs, a pipe) is read up to the limit.
+ * to its end; a regular file whose size is over max is refused before
+ * anything is read, anything else (procfs, a pipe) is read up to the
+ * limit.
  */
 int read_fd_max(int fd, size_t max, char **ret_buf, size_t *ret_len);
 int read_file_max(int dirfd, const char *path, unsigned flags, size_t max, char **ret_buf,
