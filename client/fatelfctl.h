@@ -3,7 +3,7 @@
  * fatelfctl.c dispatches to, the connection to fatelfd (conn.c) and the
  * output helpers every verb shares (output.c): tables, sizes, times, JSON,
  * the progress bar and the one-line errors with their exit codes. The
- * client speaks Varlink through lib/varlink.h and nothing else of
+ * client speaks Varlink through lib/varlink/varlink.h and nothing else of
  * libfatelf: everything it knows about packages comes from the daemon.
  */
 #ifndef FATELF_CLIENT_FATELFCTL_H

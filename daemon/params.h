@@ -5,7 +5,7 @@
  * whether the method mutates (and so needs an admin caller), and which
  * fields only root may set (PARAMS_ROOT_ONLY). The daemon's
  * handlers and the fuzz_dispatch target share these tables, so the fuzzer
- * checks exactly what the daemon accepts. Depends on lib/varlink.h alone.
+ * checks exactly what the daemon accepts. Depends on lib/varlink/varlink.h alone.
  */
 #ifndef FATELFD_PARAMS_H
 #define FATELFD_PARAMS_H

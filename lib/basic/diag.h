@@ -65,7 +65,7 @@ enum fatelf_error {
 	FATELF_E_STREAM_STATE,          /* push after finish, or after an error */
 	FATELF_E_EMPTY_KEEP,            /* a keep set that selects nothing */
 	FATELF_E_INVALID,               /* an invalid argument (bad option value) */
-	/* minisign keys and signatures (lib/minisign.c) */
+	/* minisign keys and signatures (lib/bundle/minisign.c) */
 	FATELF_E_KEY_FORMAT,            /* not a minisign Ed25519 key */
 	FATELF_E_KEY_PASSWORD,          /* wrong password (secret key checksum) */
 	FATELF_E_SIG_FORMAT,            /* not a minisign signature */
@@ -74,7 +74,7 @@ enum fatelf_error {
 	FATELF_E_SIG_INVALID,           /* signature does not match the data */
 	FATELF_E_SIG_COMMENT,           /* trusted comment signature does not match */
 	FATELF_E_SIG_MISSING,           /* a signature is required and there is none */
-	/* bundle manifest (lib/manifest.c) */
+	/* bundle manifest (lib/bundle/manifest.c) */
 	FATELF_E_MANIFEST_JSON,         /* not JSON, or nested too deep */
 	FATELF_E_MANIFEST_TOO_BIG,      /* larger than the limit (4 MiB) */
 	FATELF_E_MANIFEST_SCHEMA,       /* a field missing, unknown or of the wrong type */
@@ -90,7 +90,7 @@ enum fatelf_error {
 	FATELF_E_MODE,                  /* setuid/setgid not declared, or bits beyond 07777 */
 	FATELF_E_LIMIT,                 /* path length, entry count or total size limit */
 	FATELF_E_RECORDS,               /* a FatELF entry's records disagree with its file */
-	/* bundle archives (lib/bundle_read.c) */
+	/* bundle archives (lib/bundle/bundle_read.c) */
 	FATELF_E_ARCHIVE,               /* the archive is damaged or truncated */
 	FATELF_E_MEMBER_ORDER,          /* fatbundle.json is not the first member */
 	FATELF_E_MEMBER_UNKNOWN,        /* a member the manifest does not list */

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-/* Minisign (lib/minisign.c) */
+/* Minisign (lib/bundle/minisign.c) */
 #define FATELF_MS_KEYID_SIZE 8
 
 typedef struct fatelf_ms_pubkey {
@@ -92,7 +92,7 @@ int fatelf_ms_verify(const fatelf_ms_pubkey *keys, size_t nkeys, const void *msg
 		     const char *sigtext, size_t siglen, const fatelf_ms_pubkey **ret_key,
 		     fatelf_diag *d);
 
-/* SHA-256 helpers (lib/minisign.c keeps all OpenSSL use in one place) */
+/* SHA-256 helpers (lib/bundle/minisign.c keeps all OpenSSL use in one place) */
 typedef struct fatelf_sha256 fatelf_sha256;
 fatelf_sha256 *fatelf_sha256_new(void);
 void fatelf_sha256_update(fatelf_sha256 *h, const void *buf, size_t len);
@@ -104,7 +104,7 @@ void fatelf_hex(const uint8_t *buf, size_t len, char *out);
 /* Parses exactly 2*len hex digits. */
 int fatelf_unhex(const char *hex, uint8_t *out, size_t len);
 
-/* Manifest (lib/manifest.c) */
+/* Manifest (lib/bundle/manifest.c) */
 #define FATELF_BUNDLE_FORMAT        1
 #define FATELF_MANIFEST_NAME        "fatbundle.json"
 #define FATELF_SIGNATURE_NAME       "fatbundle.json.minisig"
@@ -215,7 +215,7 @@ int fatelf_pkg_version_compare(const char *a, const char *b);
 int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_diag *d);
 int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rule[FATELF_PATH_RULE_MAX]);
 
-/* Safe files beneath a root (lib/fsroot.c) */
+/* Safe files beneath a root (lib/bundle/fsroot.c) */
 /*
  * Opens the directory that holds path (relative to rootfd), walking
  * component by component without following any symlink and never leaving
@@ -230,7 +230,7 @@ int fatelf_root_open_parent(int rootfd, const char *path, bool mkdirs, const cha
  * directory someone moved in for it since holds something. */
 bool fatelf_dir_is_empty(int fd);
 
-/* Writer (lib/bundle_write.c) */
+/* Writer (lib/bundle/bundle_write.c) */
 enum fatelf_compression {
 	FATELF_COMPRESS_ZSTD = 0,       /* default */
 	FATELF_COMPRESS_NONE,
@@ -265,7 +265,7 @@ typedef struct fatelf_bundle_create_opts {
 int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_create_opts *o,
 			 fatelf_diag *d);
 
-/* Reader (lib/bundle_read.c) */
+/* Reader (lib/bundle/bundle_read.c) */
 typedef struct fatelf_bundle_reader_ops {
 	/*
 	 * After the manifest (and its signature, if any) checked out, before

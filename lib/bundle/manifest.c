@@ -3,10 +3,10 @@
  * add, find by path, the sorted order of the entries and the union of
  * their targets) and a strict parser that checks every rule of
  * doc/fatbundle.md before any payload byte is looked at. The manifest is hostile input: its bytes pass the pre-scan of
- * lib/jsonscan.c before json-c parses them, every field is checked
+ * lib/bundle/jsonscan.c before json-c parses them, every field is checked
  * against a dispatch table, and every name a message shows is quoted by
- * lib/text.c. The package and path rules are lib/pkgrules.c's, the
- * canonical form lib/manifest_write.c's.
+ * lib/basic/text.c. The package and path rules are lib/bundle/pkgrules.c's, the
+ * canonical form lib/bundle/manifest_write.c's.
  */
 #include <json-c/json.h>
 #include <stdarg.h>

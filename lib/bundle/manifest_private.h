@@ -16,7 +16,7 @@
 #define PKG_NAME_MAX 255
 #define PKG_VERSION_MAX 255
 
-/* The model (lib/manifest.c) */
+/* The model (lib/bundle/manifest.c) */
 void fatelf_manifest_entries_sort(fatelf_manifest *m);
 int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n);
 

@@ -115,7 +115,7 @@ void fatelf_source_mem(fatelf_source *ret, const void *mem, size_t len);
 /* Reads exactly len bytes at off, or fails with -EIO (short) or -errno. */
 int fatelf_source_read(const fatelf_source *src, void *buf, size_t len, uint64_t off);
 
-/* ELF facts (lib/elf.c) */
+/* ELF facts (lib/fatelf/elf.c) */
 typedef struct fatelf_elfinfo {
 	fatelf_target target;   /* from e_ident / e_machine */
 	uint16_t type;          /* e_type: ET_REL, ET_EXEC, ET_DYN, ... */
@@ -151,7 +151,7 @@ int fatelf_record_check_elf(const fatelf_source *src, uint64_t base, const fatel
 /* Size of an ELF header for a class: 52 or 64, 0 for an unknown class. */
 unsigned fatelf_elf_ehdr_size(uint8_t word_size);
 
-/* Validation (lib/validate.c) */
+/* Validation (lib/fatelf/validate.c) */
 typedef struct fatelf_validate_opts {
 	/* called once per warning; may be NULL */
 	void (*warn)(void *ctx, int warning, int record, const char *msg);
@@ -175,7 +175,7 @@ int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
  */
 int fatelf_validate_table(const fatelf_header *hdr, uint64_t file_size, fatelf_diag *d);
 
-/* Names: machines, osabis, targets (lib/machines.c, lib/target.c) */
+/* Names: machines, osabis, targets (lib/fatelf/machines.c, lib/fatelf/target.c) */
 /* Short name ("x86_64", "aarch64", "riscv") or NULL when the gABI table
  * has no name for it. */
 const char *fatelf_machine_name(uint16_t machine);
@@ -239,7 +239,7 @@ const char *fatelf_target_debian_arch(const fatelf_target *t);
 /* true when all five fields are equal. */
 bool fatelf_target_equal(const fatelf_target *a, const fatelf_target *b);
 
-/* Host (lib/host.c) */
+/* Host (lib/fatelf/host.c) */
 #define FATELF_HOST_MAX 8
 typedef struct fatelf_host {
 	char uname_machine[65];
@@ -269,7 +269,7 @@ int fatelf_host_runs(const fatelf_host *h, const fatelf_target *t);
  */
 int fatelf_host_select(const fatelf_host *h, const fatelf_header *hdr, fatelf_diag *d);
 
-/* Keep sets and output layout (lib/layout.c) */
+/* Keep sets and output layout (lib/fatelf/layout.c) */
 typedef struct fatelf_keepset {
 	uint8_t bits[(FATELF_MAX_RECORDS + 7) / 8];
 } fatelf_keepset;
@@ -320,7 +320,7 @@ int fatelf_plan_make(const fatelf_header *in, const fatelf_keepset *keep, int fo
 uint64_t fatelf_align_of_offset(uint64_t offset);
 uint64_t fatelf_align_up(uint64_t v, uint64_t align);
 
-/* Seekable writers (lib/write.c, lib/edit.c) */
+/* Seekable writers (lib/fatelf/write.c, lib/fatelf/edit.c) */
 /*
  * Atomic output: a hidden temp file (".NAME.fatelf.XXXXXX") in the
  * target's own directory, renamed over the target on commit. The target
@@ -385,7 +385,7 @@ int fatelf_open_validated(const char *path, fatelf_header *ret_hdr,
 			  fatelf_elfinfo *ret_info, const fatelf_validate_opts *opts,
 			  fatelf_diag *d);
 
-/* Streaming thinner (lib/stream.c) */
+/* Streaming thinner (lib/fatelf/stream.c) */
 /*
  * Reads a FatELF from bytes pushed in order (a pipe, an archive member, a
  * download) and emits the output of a plan as the bytes pass: no seeking,

@@ -55,7 +55,7 @@ int engine_policy_spec_format(const engine_policy_spec *p, char *buf, size_t siz
 int engine_policy_spec_parse(const char *text, engine_policy_spec *ret, fatelf_diag *d);
 
 /*
- * What a fat file becomes (lib/policy.c, pure: no I/O). path is the
+ * What a fat file becomes (lib/install/policy.c, pure: no I/O). path is the
  * installed absolute path inside the root ("/opt/x/bin/x"); a path that
  * matches one of keep_fat (fnmatch, FNM_PATHNAME off, so "/opt/shared/ *"
  * covers the whole tree) is kept as shipped whatever the policy.
@@ -139,7 +139,7 @@ enum {
 int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
 		engine **ret, unsigned *ret_recovered, fatelf_diag *d);
 engine *engine_close(engine *e);
-/* The store, for queries (lib/store.h). */
+/* The store, for queries (lib/install/store.h). */
 struct store *engine_store(engine *e);
 /* The path that reaches the engine's database through the state directory
  * it checked ("/proc/self/fd/N/fatelf.db"), for another connection to the

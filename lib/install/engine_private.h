@@ -1,7 +1,7 @@
 /*
  * Inside the install engine: the engine object and the transaction
  * protocol that every mutating operation (install, upgrade, remove, thin)
- * shares, implemented in lib/engine_tx.c.
+ * shares, implemented in lib/install/engine_tx.c.
  *
  * The protocol, and why it is crash-safe:
  *   1. eng_tx_start writes a pending history row (its id names the temp

@@ -1,8 +1,8 @@
 /*
  * fatelf-run's layers of libfatelf: what the kernel's binfmt_misc will run
- * (lib/binfmt.c), how far an ELF image's $ORIGIN references reach
- * (lib/elfdyn.c), and the per-user cache of selected records that makes a
- * fat executable start as fast as a thin one (lib/runcache.c).
+ * (lib/run/binfmt.c), how far an ELF image's $ORIGIN references reach
+ * (lib/run/elfdyn.c), and the per-user cache of selected records that makes a
+ * fat executable start as fast as a thin one (lib/run/runcache.c).
  *
  * Like fatelf.h, nothing here prints or exits; functions return 0 (or a
  * count) or a negative code (-errno or -FATELF_E_*) and fill a fatelf_diag.

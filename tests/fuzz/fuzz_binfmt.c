@@ -1,6 +1,6 @@
 /*
  * fuzz_binfmt: libFuzzer target for the binfmt_misc entry parser and
- * matcher (lib/binfmt.c), whose input is text anyone allowed to register
+ * matcher (lib/run/binfmt.c), whose input is text anyone allowed to register
  * an entry controls.
  *
  * Besides "no crash, no sanitizer report" it checks properties that must

@@ -1,5 +1,5 @@
 /*
- * fuzz_elfdyn: libFuzzer target for the $ORIGIN scanner (lib/elfdyn.c),
+ * fuzz_elfdyn: libFuzzer target for the $ORIGIN scanner (lib/run/elfdyn.c),
  * which reads the ELF header, program headers, dynamic section and
  * strings of an untrusted record before fatelf-run runs it.
  *

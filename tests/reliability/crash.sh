@@ -16,7 +16,7 @@
 # committed, never pending), a clean `fatelfctl verify`, and no
 # ".fatelf.*" temp in the root. The expected states come from the same
 # operation run without a failpoint, and are checked against the source
-# trees themselves. The failpoints (lib/engine_tx.c), in protocol order:
+# trees themselves. The failpoints (lib/install/engine_tx.c), in protocol order:
 #
 #   tx-started            the pending history row is written
 #   tx-journaled          the plan is in the journal, nothing touched yet

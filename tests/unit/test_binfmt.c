@@ -1,5 +1,5 @@
 /*
- * Unit tests for binfmt_misc entries (lib/binfmt.c): the text the kernel
+ * Unit tests for binfmt_misc entries (lib/run/binfmt.c): the text the kernel
  * prints for an entry, parsed field by field (qemu-user's aarch64 entry
  * with a mask, entries without one, extension entries, disabled ones),
  * malformed texts refused with a message naming the line, matching under

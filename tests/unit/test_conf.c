@@ -1,5 +1,5 @@
 /*
- * Unit tests for the daemon's configuration (lib/conf.c): the defaults,
+ * Unit tests for the daemon's configuration (daemon/conf.c): the defaults,
  * every key, drop-in order, KeepFat and Targets lists, the exact error an
  * admin sees for each kind of mistake ("FILE:LINE: Key: rule"), and
  * loading the trusted keys directory.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/edit.c and lib/write.c: glue, extract, remove,
+ * Unit tests for lib/fatelf/edit.c and lib/fatelf/write.c: glue, extract, remove,
  * replace, thin and split on real files, checked byte for byte.
  */
 #include <check.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the $ORIGIN reach of an ELF image (lib/elfdyn.c): real
+ * Unit tests for the $ORIGIN reach of an ELF image (lib/run/elfdyn.c): real
  * executables and libraries built at test time by gcc and the cross
  * compilers (64/32-bit, little and big endian, RPATH and RUNPATH, static),
  * read both as whole files and embedded at an offset like a FatELF record;

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/format.c: the header and record table as bytes. Every
+ * Unit tests for lib/fatelf/format.c: the header and record table as bytes. Every
  * field is little endian at a fixed offset; a table round-trips through
  * encode and decode; decode rejects what it cannot decode with the
  * validation codes.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the host (lib/host.c) and the "compatible" keep set: what
+ * Unit tests for the host (lib/fatelf/host.c) and the "compatible" keep set: what
  * each uname -m name runs, the kernel's record selection rule, the error a
  * user sees when nothing fits, and detection on the machine running the
  * tests.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/layout.c: keep sets, alignment rules and the output
+ * Unit tests for lib/fatelf/layout.c: keep sets, alignment rules and the output
  * plan every writer follows.
  */
 #include <check.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/minisign.c: keys and signatures checked against the
+ * Unit tests for lib/bundle/minisign.c: keys and signatures checked against the
  * real minisign CLI in both directions (it signs, we verify; we sign, it
  * verifies), encrypted keys, every rejection code, hostile text, and the
  * SHA-256 and hex helpers. The minisign binary is required: without it

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the install policy (lib/policy.c): what each policy keeps
+ * Unit tests for the install policy (lib/install/policy.c): what each policy keeps
  * of a fat file on x86_64, aarch64 and riscv64 hosts, the KeepFat override,
  * the error an admin sees when no record fits, the stored policy text, and
  * the installed size, checked against the bytes a real thin writes.

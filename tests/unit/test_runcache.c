@@ -1,5 +1,5 @@
 /*
- * Unit tests for fatelf-run's cache (lib/runcache.c): where it lives, the
+ * Unit tests for fatelf-run's cache (lib/run/runcache.c): where it lives, the
  * safety rules a cache directory must pass before anything in it is run,
  * what an entry holds (the record's exact bytes, under the fat file's
  * name), when a new entry is made and old ones go, and the $ORIGIN view

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the installed-file database (lib/store.c): migrations on
+ * Unit tests for the installed-file database (lib/install/store.c): migrations on
  * PRAGMA user_version and the connection settings, refusing a newer schema
  * without touching the file, path conflicts between packages, owner
  * lookups, cascading removal, history rows, the upgrade/thin/remove

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/stream.c: the streaming thinner gives the same bytes
+ * Unit tests for lib/fatelf/stream.c: the streaming thinner gives the same bytes
  * as the seekable writer, whatever the chunking, and the same verdict as
  * fatelf_validate on bad input.
  */

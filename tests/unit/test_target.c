@@ -1,5 +1,5 @@
 /*
- * Unit tests for target names (lib/machines.c, lib/target.c): the machine
+ * Unit tests for target names (lib/fatelf/machines.c, lib/fatelf/target.c): the machine
  * and osabi tables, parsing in every accepted syntax, conflicts and syntax
  * errors, finding records, the names printed back, and keep sets built
  * from names.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/validate.c and lib/elf.c: every corpus file is
+ * Unit tests for lib/fatelf/validate.c and lib/fatelf/elf.c: every corpus file is
  * rejected with exactly its own code and a message naming its record,
  * every valid edge case is accepted with exactly its warnings, and
  * validation reads headers only, whatever the size of the images.

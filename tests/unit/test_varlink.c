@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/varlink.c: framing across split reads and several
+ * Unit tests for lib/varlink/varlink.c: framing across split reads and several
  * messages per read, the size limit, the strict call parser's refusals,
  * dispatch tables (mandatory, unknown, wrong type, ranges, string arrays,
  * dest untouched on error), and the exact bytes of replies and calls with
