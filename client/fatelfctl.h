@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "text.h"
 #include "varlink.h"
 
 /* Exit status of fatelfctl (documented in --help and fatelfctl(1)). */
@@ -141,8 +142,6 @@ const char *ctl_words_error(size_t i);
 /* true when color may be used on stream f (a TTY, NO_COLOR unset or empty) */
 bool ctl_color(FILE *f);
 
-/* "812 B", "16.0 KiB", "1.2 MiB", "3.0 GiB" */
-const char *ctl_format_size(uint64_t n, char buf[32]);
 /* Local time "YYYY-MM-DD HH:MM" ("-" for 0). */
 const char *ctl_format_time(int64_t t, char buf[32]);
 /* "42s", "5m 03s", "2h 07m", "3d 04h" */

@@ -422,8 +422,8 @@ void ctl_result_print(json_object *r)
 	const char *cw = change ? change_words(change, dry) : NULL;
 	char what[512], written[32], saved[32];
 
-	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_written"), written);
-	ctl_format_size((uint64_t)ctl_json_int(r, "bytes_saved"), saved);
+	fatelf_format_size((uint64_t)ctl_json_int(r, "bytes_written"), written);
+	fatelf_format_size((uint64_t)ctl_json_int(r, "bytes_saved"), saved);
 	if (cw && (strcmp(change, "upgrade") == 0 || strcmp(change, "downgrade") == 0))
 		snprintf(what, sizeof(what), "%s %s %s -> %s", cw, pkg ? pkg : "?", oldv ? oldv : "?",
 			 newv ? newv : "?");
@@ -562,7 +562,7 @@ int ctl_tx_reply(json_object *params, bool continues, void *userdata)
 			printf("nothing to thin\n");
 		else if (n > 1)
 			printf("%s: %llu %s, %s %s in total\n", dry ? "would thin" : "thinned",
-			       (unsigned long long)files, files == 1 ? "file" : "files", ctl_format_size(saved, buf),
+			       (unsigned long long)files, files == 1 ? "file" : "files", fatelf_format_size(saved, buf),
 			       dry ? "would be saved" : "saved");
 	}
 	return CTL_CONTINUE;

@@ -12,25 +12,6 @@
 
 /* ------------------------------------------------------------ formats */
 
-const char *ctl_format_size(uint64_t n, char buf[32])
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)n;
-	unsigned u = 0;
-
-	if (n < 1024) {
-		snprintf(buf, 32, "%llu B", (unsigned long long)n);
-		return buf;
-	}
-	v /= 1024.0;
-	while (v >= 1024.0 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024.0;
-		u++;
-	}
-	snprintf(buf, 32, "%.1f %s", v, units[u]);
-	return buf;
-}
-
 const char *ctl_format_time(int64_t t, char buf[32])
 {
 	time_t tt = (time_t)t;

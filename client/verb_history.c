@@ -59,8 +59,8 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		row[3] = versions;
 		row[4] = ctl_json_str(x, "state", "?");
 		row[5] = ctl_format_time(ctl_json_int(x, "started_at"), started);
-		row[6] = ctl_format_size((uint64_t)ctl_json_int(x, "bytes_written"), written);
-		row[7] = ctl_format_size((uint64_t)ctl_json_int(x, "bytes_saved"), saved);
+		row[6] = fatelf_format_size((uint64_t)ctl_json_int(x, "bytes_written"), written);
+		row[7] = fatelf_format_size((uint64_t)ctl_json_int(x, "bytes_saved"), saved);
 		row[8] = ctl_json_str(x, "error", "-");
 		if (ctl_table_add(&t, row) < 0)
 			break;

@@ -39,10 +39,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	printf("installed: %s\n", ctl_format_time(ctl_json_int(p, "installed_at"), a));
 	printf("policy: %s\n", ctl_json_str(p, "policy", "-"));
 	printf("files: %lld\n", (long long)ctl_json_int(p, "files"));
-	printf("size as shipped: %s\n", ctl_format_size((uint64_t)shipped, b));
-	printf("size on disk: %s\n", ctl_format_size((uint64_t)installed, c));
+	printf("size as shipped: %s\n", fatelf_format_size((uint64_t)shipped, b));
+	printf("size on disk: %s\n", fatelf_format_size((uint64_t)installed, c));
 	printf("saved by thinning: %s\n",
-	       ctl_format_size(shipped > installed ? (uint64_t)(shipped - installed) : 0, a));
+	       fatelf_format_size(shipped > installed ? (uint64_t)(shipped - installed) : 0, a));
 	return CTL_CONTINUE;
 }
 

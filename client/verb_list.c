@@ -45,8 +45,8 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		row[0] = ctl_json_str(p, "name", "?");
 		row[1] = ctl_json_str(p, "version", "?");
 		row[2] = files;
-		row[3] = ctl_format_size((uint64_t)installed, size);
-		row[4] = ctl_format_size(shipped > installed ? (uint64_t)(shipped - installed) : 0, saved);
+		row[3] = fatelf_format_size((uint64_t)installed, size);
+		row[4] = fatelf_format_size(shipped > installed ? (uint64_t)(shipped - installed) : 0, saved);
 		row[5] = ctl_json_str(p, "policy", "-");
 		row[6] = ctl_json_str(p, "summary", "");
 		if (ctl_table_add(&t, row) < 0)

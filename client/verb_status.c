@@ -108,8 +108,8 @@ static int on_reply(json_object *p, bool continues, void *userdata)
 	printf("files: %lld\n", (long long)ctl_json_int(p, "files"));
 	printf("fat files: %lld (%lld installed fat)\n", (long long)ctl_json_int(p, "fat_files"),
 	       (long long)ctl_json_int(p, "fat_files_fat"));
-	printf("bytes on disk: %s\n", ctl_format_size((uint64_t)ctl_json_int(p, "bytes_on_disk"), a));
-	printf("bytes saved: %s\n", ctl_format_size((uint64_t)ctl_json_int(p, "bytes_saved"), a));
+	printf("bytes on disk: %s\n", fatelf_format_size((uint64_t)ctl_json_int(p, "bytes_on_disk"), a));
+	printf("bytes saved: %s\n", fatelf_format_size((uint64_t)ctl_json_int(p, "bytes_saved"), a));
 	if (running)
 		print_running(running, ctl_json_obj(p, "progress"));
 	else

@@ -157,8 +157,8 @@ static void w_disk_full(const words_in *w, char *msg, size_t size)
 			 ctl_json_str(w->p, "message", "no space left on the device"));
 	else
 		snprintf(msg, size, "disk full: needs %s, %s available",
-			 ctl_format_size((uint64_t)ctl_json_int(w->p, "needed"), a),
-			 ctl_format_size((uint64_t)ctl_json_int(w->p, "available"), b));
+			 fatelf_format_size((uint64_t)ctl_json_int(w->p, "needed"), a),
+			 fatelf_format_size((uint64_t)ctl_json_int(w->p, "available"), b));
 }
 
 static void w_fetch_failed(const words_in *w, char *msg, size_t size)

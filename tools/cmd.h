@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "fatelf.h"
+#include "text.h"
 
 /* Exit status of the fatelf command (documented in --help and fatelf(1)). */
 enum {
@@ -137,8 +138,6 @@ int cmd_resolve_target(const char *in, const char *target, char buf[32], const c
 uint64_t cmd_trailing_bytes(const fatelf_header *hdr, uint64_t file_size);
 
 /* Output */
-/* "812 B", "16.0 KiB", "1.2 MiB" */
-const char *cmd_format_size(uint64_t n, char buf[32]);
 /* Largest power of two dividing v (0 for 0). */
 uint64_t cmd_align_of(uint64_t v);
 /* "REL", "EXEC", "DYN", "CORE", "NONE"; NULL for other values. */

@@ -288,7 +288,7 @@ int cmd_bundle_create(int argc, char **argv)
 	}
 	if (stat(out, &st) == 0)
 		printf("%s: %s %s, %" PRIu64 " bytes (%s)%s\n", out, o.name, o.version,
-		       (uint64_t)st.st_size, cmd_format_size((uint64_t)st.st_size, size),
+		       (uint64_t)st.st_size, fatelf_format_size((uint64_t)st.st_size, size),
 		       sign ? ", signed" : "");
 	return EXIT_OK;
 }

@@ -267,7 +267,7 @@ static void inspect_text(const char *path, const fatelf_manifest *m, const char 
 	printf("entries:   %zu (%zu files, %zu dirs, %zu symlinks)\n", m->nentries, nfiles, ndirs,
 	       nlinks);
 	printf("size:      %" PRIu64 " bytes (%s)\n\n", m->total_size,
-	       cmd_format_size(m->total_size, s1));
+	       fatelf_format_size(m->total_size, s1));
 
 	printf("%-7s %-5s %12s %-6s %-24s %s\n", "TYPE", "MODE", "SIZE", "KIND", "RECORDS", "PATH");
 	for (size_t i = 0; i < m->nentries; i++) {
@@ -295,7 +295,7 @@ static void inspect_text(const char *path, const fatelf_manifest *m, const char 
 		uint64_t saved = m->total_size - th[i].size;
 		printf("  %-10s %14" PRIu64 " %14" PRIu64 " %6.1f%%  (%s, saves %s)\n", th[i].arch,
 		       th[i].size, saved, m->total_size ? 100.0 * (double)saved / (double)m->total_size : 0.0,
-		       cmd_format_size(th[i].size, s1), cmd_format_size(saved, s2));
+		       fatelf_format_size(th[i].size, s1), fatelf_format_size(saved, s2));
 		if (th[i].nfat_kept)
 			printf("    %zu FatELF file(s) have no record that runs on %s and stay whole "
 			       "(first: %s)\n", th[i].nfat_kept, th[i].arch, th[i].first_kept);

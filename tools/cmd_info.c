@@ -124,7 +124,7 @@ static void print_human(const struct info_file *f)
 	char sz[32];
 
 	printf("file:        %s\n", f->path);
-	printf("size:        %" PRIu64 " (%s)\n", f->size, cmd_format_size(f->size, sz));
+	printf("size:        %" PRIu64 " (%s)\n", f->size, fatelf_format_size(f->size, sz));
 	printf("version:     %u\n", (unsigned)f->hdr.version);
 	printf("records:     %u\n", (unsigned)f->hdr.nrecords);
 	if (f->host_record >= 0) {

@@ -147,7 +147,7 @@ int cmd_thin(int argc, char **argv)
 	if (r < 0)
 		return cmd_report(out, &d, r);
 	printf("%s: %" PRIu64 " -> %" PRIu64 " bytes (%s -> %s), saved %" PRId64 " bytes (%.1f%%)\n",
-	       out, before, after, cmd_format_size(before, b1), cmd_format_size(after, b2),
+	       out, before, after, fatelf_format_size(before, b1), fatelf_format_size(after, b2),
 	       (int64_t)(before - after),
 	       before ? 100.0 * ((double)before - (double)after) / (double)before : 0.0);
 	return EXIT_OK;

@@ -262,25 +262,6 @@ uint64_t cmd_trailing_bytes(const fatelf_header *hdr, uint64_t file_size)
 	return file_size > end ? file_size - end : 0;
 }
 
-const char *cmd_format_size(uint64_t n, char buf[32])
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)n;
-	unsigned u = 0;
-
-	if (n < 1024) {
-		snprintf(buf, 32, "%llu B", (unsigned long long)n);
-		return buf;
-	}
-	v /= 1024.0;
-	while (v >= 1024.0 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024.0;
-		u++;
-	}
-	snprintf(buf, 32, "%.1f %s", v, units[u]);
-	return buf;
-}
-
 uint64_t cmd_align_of(uint64_t v)
 {
 	return v & (~v + 1);

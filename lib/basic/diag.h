@@ -166,6 +166,9 @@ typedef struct fatelf_diag {
 } fatelf_diag;
 
 /* Clears code, message and every fact. */
+/* The version string of the libraries ("0.1.0"). */
+const char *fatelf_version(void);
+
 void fatelf_diag_clear(fatelf_diag *d);
 /*
  * Sets code, record and message of d (if not NULL) and returns code.

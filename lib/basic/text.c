@@ -200,3 +200,22 @@ bool fatelf_text_names(const char *msg, const char *subject)
 	}
 	return false;
 }
+
+const char *fatelf_format_size(uint64_t n, char buf[32])
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)n;
+	unsigned u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, 32, "%llu B", (unsigned long long)n);
+		return buf;
+	}
+	v /= 1024.0;
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, 32, "%.1f %s", v, units[u]);
+	return buf;
+}

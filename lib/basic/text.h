@@ -69,4 +69,7 @@ char *fatelf_text_url_redact(const char *url);
  * "/opt/ab" does not. For a message that must name its subject once. */
 bool fatelf_text_names(const char *msg, const char *subject);
 
+/* A size for people: "812 B", "1.5 MiB" (binary units, one decimal). */
+const char *fatelf_format_size(uint64_t n, char buf[32]);
+
 #endif

@@ -422,8 +422,6 @@ const fatelf_plan *fatelf_stream_plan(const fatelf_stream *s);
 uint64_t fatelf_stream_bytes_out(const fatelf_stream *s);
 fatelf_stream *fatelf_stream_free(fatelf_stream *s);
 
-/* Version string of the library ("0.1.0") */
-const char *fatelf_version(void);
 
 #ifdef __cplusplus
 }
