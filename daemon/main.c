@@ -23,7 +23,9 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "dispatch.h"
 #include "fatelfd.h"
+#include "worker.h"
 #include "macro.h"
 
 void daemon_log(int prio, const char *fmt, ...)
@@ -73,8 +75,8 @@ static int check_interface(void)
 			bool found = false;
 
 			ndeclared++;
-			for (size_t i = 0; methods_name(i); i++) {
-				const char *m = methods_name(i);
+			for (size_t i = 0; dispatch_method_name(i); i++) {
+				const char *m = dispatch_method_name(i);
 
 				if (strncmp(m, prefix, plen) == 0 && strlen(m + plen) == n &&
 				    strncmp(m + plen, name, n) == 0)
@@ -88,8 +90,8 @@ static int check_interface(void)
 		line += len + (line[len] == '\n');
 	}
 	/* Every handler of the interface is declared. */
-	for (size_t i = 0; methods_name(i); i++) {
-		const char *m = methods_name(i);
+	for (size_t i = 0; dispatch_method_name(i); i++) {
+		const char *m = dispatch_method_name(i);
 		char want[300];
 
 		if (strncmp(m, prefix, plen) != 0)
@@ -101,16 +103,16 @@ static int check_interface(void)
 		}
 	}
 	/* Every handler has a parameter table, and every table a handler. */
-	for (size_t i = 0; methods_name(i); i++)
-		if (!params_lookup(methods_name(i))) {
-			printf("handler %s has no parameter table\n", methods_name(i));
+	for (size_t i = 0; dispatch_method_name(i); i++)
+		if (!params_lookup(dispatch_method_name(i))) {
+			printf("handler %s has no parameter table\n", dispatch_method_name(i));
 			bad++;
 		}
 	for (const params_method *pm = params_methods; pm->name; pm++) {
 		bool found = false;
 
-		for (size_t i = 0; methods_name(i); i++)
-			if (strcmp(methods_name(i), pm->name) == 0)
+		for (size_t i = 0; dispatch_method_name(i); i++)
+			if (strcmp(dispatch_method_name(i), pm->name) == 0)
 				found = true;
 		if (!found) {
 			printf("parameter table %s has no handler\n", pm->name);

@@ -33,7 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dispatch.h"
 #include "fatelfd.h"
+#include "worker.h"
 #include "macro.h"
 
 /* epoll data for the fixed fds; connections are their conn pointer. */
@@ -571,7 +573,7 @@ static bool conn_process(conn *c)
 			conn_free(c);
 			return false;
 		}
-		methods_dispatch(c, msg, len);
+		dispatch_call(c, msg, len);
 	}
 	if (c->dead)
 		return false;
