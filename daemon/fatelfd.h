@@ -73,7 +73,8 @@ static inline void json_putp(json_object **o)
 }
 #define _cleanup_json_ __attribute__((cleanup(json_putp)))
 
-/* Logging to stderr with sd-daemon priority prefixes (journald reads them). */
+/* Logging to stderr with sd-daemon priority prefixes (journald reads
+ * them): daemon/log.c. */
 #define log_info(...) daemon_log(6, __VA_ARGS__)
 #define log_error(...) daemon_log(3, __VA_ARGS__)
 void daemon_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -138,6 +139,11 @@ struct server {
 	bool usage_valid;
 	uint64_t usage_packages;
 	store_usage usage;
+	/* The layers above the loop, which it calls: a call arrived on c (the
+	 * message without its NUL), the eventfd fired, SIGHUP. */
+	void (*on_call)(conn *c, const char *msg, size_t len);
+	void (*on_wake)(server *s);
+	void (*on_reload)(server *s);
 };
 
 int server_listen(server *s, const char *path);

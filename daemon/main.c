@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +27,10 @@
 #include "worker.h"
 #include "macro.h"
 
-void daemon_log(int prio, const char *fmt, ...)
+/* The server's calls up into the layers above it. */
+static void on_wake(server *s)
 {
-	char msg[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* One write per line, so lines of two threads never interleave. */
-	fprintf(stderr, "<%d>%s\n", prio, msg);
+	worker_dispatch(s->worker);
 }
 
 static void usage(FILE *f)
@@ -201,7 +194,10 @@ int main(int argc, char **argv)
 	const char *opt_socket = NULL, *opt_root = NULL, *opt_state = NULL;
 	const char *opt_config = FATELFD_DEFAULT_CONFIG;
 	_cleanup_free_ char *socket_path = NULL;
-	server s = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1 };
+	server s = {
+		.listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1,
+		.on_call = dispatch_call, .on_wake = on_wake, .on_reload = server_reload,
+	};
 	engine *rw = NULL;
 	fatelf_diag d = { 0 };
 	unsigned recovered = 0;
