@@ -1,12 +1,12 @@
 /*
- * fatelfd's methods: one table of every method the daemon serves, with
- * the parameter dispatch table of each and whether it changes the system.
- * The table is checked against schema/io.fatelf.Manager.varlink (the file
- * embedded as fatelfd_interface_text) by `fatelfd --check-interface`.
+ * From a message to its method's handler. The methods are the rows of
+ * daemon/methodset.h; `fatelfd --check-interface` and
+ * tests/unit/test_daemon.c hold them to schema/io.fatelf.Manager.varlink
+ * (the file embedded as fatelfd_interface_text).
  *
  * Order of checks for a call: the method exists (else MethodNotFound or
- * InterfaceNotFound), the caller may call it (mutating methods need uid 0
- * or the admin group, else PermissionDenied), the parameters pass the
+ * InterfaceNotFound), the caller may call it (daemon/authz.c: methods for
+ * admins need uid 0 or the admin group, else PermissionDenied), the parameters pass the
  * dispatch table (else InvalidParameter naming the field), a caller other
  * than root sets no root-only field (else RootRequired naming it), then
  * the handler runs. Read methods answer inline from the read-only store: each
@@ -21,57 +21,36 @@
 #include "dispatch.h"
 #include "macro.h"
 #include "methods.h"
+#include "methodset.h"
 #include "reply.h"
 
 #define E(name) "io.fatelf.Manager." name
 
 /* ------------------------------------------------------------ the table */
 
-typedef struct method {
-	const char *name;
-	void (*handler)(conn *c, const vl_call *call, union method_params *p);
-} method;
-
-/* The handlers; each one's parameters and whether it mutates come from
- * params_methods[] (daemon/params.c), which the fuzzer shares. */
-static const method methods[] = {
-	{ "org.varlink.service.GetInfo", method_get_info },
-	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description },
-	{ E("Status"), method_status },
-	{ E("Install"), method_install },
-	{ E("Remove"), method_remove },
-	{ E("Thin"), method_thin },
-	{ E("Cancel"), method_cancel },
-	{ E("List"), method_list },
-	{ E("Info"), method_info },
-	{ E("Files"), method_files },
-	{ E("Owner"), method_owner },
-	{ E("Verify"), method_verify },
-	{ E("History"), method_history },
-	{ E("GetPolicy"), method_get_policy },
-};
+/* The handler of each row of params_methods[], in the same order: both
+ * are expanded from daemon/methodset.h. */
+#define DISPATCH_ROW(name, handler, fields, who, runs) handler,
+static method_handler *const handlers[] = { FATELFD_METHODSET(DISPATCH_ROW) };
 
 const char *dispatch_method_name(size_t i)
 {
-	return i < ARRAY_SIZE(methods) ? methods[i].name : NULL;
+	return i < ARRAY_SIZE(handlers) ? params_methods[i].name : NULL;
 }
 
-static void params_free(const vl_field *fields, union method_params *p)
+method_handler *dispatch_handler(const params_method *m)
 {
-	for (const vl_field *f = fields; f->name; f++)
-		if (f->type == VL_STRV) {
-			void *v;
-
-			memcpy(&v, (char *)p + f->offset, sizeof(v));
-			free(v);
-		}
+	for (size_t i = 0; i < ARRAY_SIZE(handlers); i++)
+		if (&params_methods[i] == m)
+			return handlers[i];
+	return NULL;
 }
 
 void dispatch_call(conn *c, const char *msg, size_t len)
 {
 	vl_call call = { 0 };
-	const method *m = NULL;
-	const params_method *pm = NULL;
+	const params_method *pm;
+	method_handler *handler = NULL;
 	union method_params p;
 	const char *bad = NULL;
 	fatelf_diag d = { 0 };
@@ -83,12 +62,10 @@ void dispatch_call(conn *c, const char *msg, size_t len)
 		return;
 	}
 	c->oneway = (call.flags & VL_CALL_ONEWAY) != 0;
-	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
-		if (strcmp(methods[i].name, call.method) == 0)
-			m = &methods[i];
-	if (m)
-		pm = params_lookup(m->name);
-	if (!m || !pm) {
+	pm = params_lookup(call.method);
+	if (pm)
+		handler = dispatch_handler(pm);
+	if (!handler) {
 		char iface[VL_NAME_MAX + 1];
 
 		ilen = vl_name_interface_len(call.method);
@@ -103,7 +80,7 @@ void dispatch_call(conn *c, const char *msg, size_t len)
 		reply_error_str(c, VL_ERROR_METHOD_NOT_IMPLEMENTED, "method", call.method);
 		goto out;
 	}
-	if (pm->mutating && !authz_caller_is_admin(c)) {
+	if (!authz_may_call(pm, c->uid, c->gid, c->srv->cfg.admin_group)) {
 		reply_error(c, VL_ERROR_PERMISSION_DENIED, NULL);
 		goto out;
 	}
@@ -115,13 +92,13 @@ void dispatch_call(conn *c, const char *msg, size_t len)
 	/* The admin group may call the method, but the options that lift a
 	 * safety check (a signature, a conflict, a downgrade, the policy) or
 	 * name the daemon's own files are root's. */
-	if (c->uid != 0 && (bad = params_root_only_set(pm->fields, &p))) {
+	if ((bad = authz_root_only_field(pm, c->uid, &p))) {
 		reply_error_str(c, E("RootRequired"), "parameter", bad);
-		params_free(pm->fields, &p);
+		params_done(pm->fields, &p);
 		goto out;
 	}
-	m->handler(c, &call, &p);
-	params_free(pm->fields, &p);
+	handler(c, &call, &p);
+	params_done(pm->fields, &p);
 out:
 	c->oneway = false;
 	vl_call_done(&call);
