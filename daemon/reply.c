@@ -11,7 +11,6 @@
 #include "macro.h"
 #include "reply.h"
 
-
 /* Replies to the call being handled on c, unless it was oneway. */
 void reply(conn *c, json_object *params)
 {
