@@ -43,7 +43,6 @@ extern "C" {
 #define FATELF_MIN_ALIGN        4096u          /* what validation requires */
 #define FATELF_MAX_ALIGN        (2u << 20)     /* largest alignment a writer keeps */
 
-
 /* Warnings from validation: a valid file, but worth telling. */
 enum fatelf_warning {
 	FATELF_W_UNDER_ALIGNED = 1,     /* offset aligned below the ELF's own p_align */
@@ -51,7 +50,7 @@ enum fatelf_warning {
 };
 
 /* Header and records */
-/* fatelf_target is in libfatelf.h */
+/* fatelf_target is in libfatelf.h. */
 typedef struct fatelf_record {
 	fatelf_target target;
 	uint8_t reserved[2];    /* kept as read, so validation can check them */
