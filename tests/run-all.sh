@@ -29,7 +29,7 @@ logdir=$top/build-logs
 rm -rf "$logdir"
 mkdir -p "$logdir"
 
-PACKAGES="autoconf automake pkg-config make gcc libc6-dev binutils
+PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils
 	check libjson-c-dev libarchive-dev libcurl4-openssl-dev libsqlite3-dev
 	libsystemd-dev libssl-dev
 	file jq clang libclang-rt-14-dev qemu-user-static minisign libarchive-tools zstd

@@ -115,11 +115,18 @@ enum fatelf_error {
 };
 
 
+/* What libfatelf.so exports (include/fatelf/libfatelf.h, which declares
+ * these four functions too and copies the codes up to FATELF_E_INVALID:
+ * their values are part of its ABI, so new codes are only appended). */
+#ifndef FATELF_PUBLIC
+#define FATELF_PUBLIC __attribute__((visibility("default")))
+#endif
+
 /* One static string per code, for -errno too (strerror wording). */
-const char *fatelf_strerror(int code);
+FATELF_PUBLIC const char *fatelf_strerror(int code);
 /* The code's stable symbolic name, e.g. "FATELF_E_ALIGN",
  * "ENGINE_E_CONFLICT", "ENOENT". */
-const char *fatelf_error_name(int code);
+FATELF_PUBLIC const char *fatelf_error_name(int code);
 
 /*
  * The diagnostic for a failure. msg never names the file (the caller knows
@@ -167,9 +174,9 @@ typedef struct fatelf_diag {
 
 /* Clears code, message and every fact. */
 /* The version string of the libraries ("0.1.0"). */
-const char *fatelf_version(void);
+FATELF_PUBLIC const char *fatelf_version(void);
 
-void fatelf_diag_clear(fatelf_diag *d);
+FATELF_PUBLIC void fatelf_diag_clear(fatelf_diag *d);
 /*
  * Sets code, record and message of d (if not NULL) and returns code.
  * code is negative, as returned (-EIO, -FATELF_E_ALIGN): the one

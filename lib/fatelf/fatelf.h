@@ -1,7 +1,9 @@
 /*
  * libfatelf: the FatELF v1 format, from bytes to files.
  *
- * This header is the whole public API of the library. It owns:
+ * This header is the library's whole API inside the tree; its exported
+ * part, which a program outside uses, is include/fatelf/libfatelf.h (the
+ * installed libfatelf.so.0), included below. It owns:
  *   - the on-disk header and record table (decode, encode);
  *   - byte sources (fd, memory) that every reader goes through;
  *   - strict validation of a FatELF file against the ELF images it holds;
@@ -25,6 +27,8 @@
 #include <sys/types.h>
 
 #include "diag.h"
+/* The exported part of this API, which this header extends. */
+#include "libfatelf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,17 +39,9 @@ extern "C" {
 #define FATELF_FORMAT_VERSION   1
 #define FATELF_HEADER_SIZE      8
 #define FATELF_RECORD_SIZE      24
-#define FATELF_MAX_RECORDS      255
 #define FATELF_TABLE_SIZE(n)    (FATELF_HEADER_SIZE + (uint64_t)(n) * FATELF_RECORD_SIZE)
 #define FATELF_MIN_ALIGN        4096u          /* what validation requires */
 #define FATELF_MAX_ALIGN        (2u << 20)     /* largest alignment a writer keeps */
-
-#define FATELF_CLASS32          1   /* ELFCLASS32 */
-#define FATELF_CLASS64          2   /* ELFCLASS64 */
-#define FATELF_DATA2LSB         1   /* ELFDATA2LSB */
-#define FATELF_DATA2MSB         2   /* ELFDATA2MSB */
-#define FATELF_OSABI_SYSV       0
-#define FATELF_OSABI_LINUX      3
 
 /* Warnings from validation: a valid file, but worth telling. */
 enum fatelf_warning {
@@ -54,14 +50,7 @@ enum fatelf_warning {
 };
 
 /* Header and records */
-typedef struct fatelf_target {
-	uint16_t machine;       /* e_machine */
-	uint8_t osabi;          /* EI_OSABI */
-	uint8_t osabi_version;  /* EI_ABIVERSION */
-	uint8_t word_size;      /* EI_CLASS: FATELF_CLASS32/64 */
-	uint8_t byte_order;     /* EI_DATA: FATELF_DATA2LSB/MSB */
-} fatelf_target;
-
+/* fatelf_target is in libfatelf.h. */
 typedef struct fatelf_record {
 	fatelf_target target;
 	uint8_t reserved[2];    /* kept as read, so validation can check them */
@@ -91,10 +80,6 @@ int fatelf_header_decode(const void *buf, size_t len, fatelf_header *ret, fatelf
 ssize_t fatelf_header_encode(const fatelf_header *hdr, void *buf, size_t cap);
 /* Fills hdr with magic, version 1, 0 records. */
 void fatelf_header_init(fatelf_header *hdr);
-/* true when buf starts with the FatELF magic (len >= 4). */
-bool fatelf_is_fatelf(const void *buf, size_t len);
-/* true when buf starts with the ELF magic (len >= 4). */
-bool fatelf_is_elf(const void *buf, size_t len);
 
 /* Byte sources: every seekable reader takes one */
 typedef struct fatelf_source {
@@ -176,15 +161,7 @@ int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
 int fatelf_validate_table(const fatelf_header *hdr, uint64_t file_size, fatelf_diag *d);
 
 /* Names: machines, osabis, targets (lib/fatelf/machines.c, lib/fatelf/target.c) */
-/* Short name ("x86_64", "aarch64", "riscv") or NULL when the gABI table
- * has no name for it. */
-const char *fatelf_machine_name(uint16_t machine);
-/* Long description ("AMD x86-64 architecture") or NULL. */
-const char *fatelf_machine_desc(uint16_t machine);
-/* Looks up a short name; also accepts "emN" for a raw number. */
-int fatelf_machine_from_name(const char *name, uint16_t *ret);
-const char *fatelf_osabi_name(uint8_t osabi);      /* "sysv", "linux", ... or NULL */
-int fatelf_osabi_from_name(const char *name, uint8_t *ret); /* also "osabiN" */
+/* The machine and osabi names are in libfatelf.h. */
 
 /* Bits of fatelf_pattern.want */
 #define FATELF_WANT_MACHINE     0x01u
@@ -218,11 +195,8 @@ int fatelf_pattern_find(const fatelf_pattern *p, const fatelf_header *hdr, fatel
 /* parse + find, for convenience. */
 int fatelf_target_find(const char *name, const fatelf_header *hdr, fatelf_diag *d);
 
-#define FATELF_TARGET_NAME_MAX  96
-/* Full name, every field: "x86_64:64bits:le:sysv:osabiver0". Unknown
- * machines print as "emN", unknown osabis as "osabiN". Always parses back
- * to a pattern matching exactly this target. */
-void fatelf_target_format(const fatelf_target *t, char buf[FATELF_TARGET_NAME_MAX]);
+/* fatelf_target_format (libfatelf.h) always parses back to a pattern
+ * matching exactly its target. */
 /* The fields named by want only, in the canonical order
  * machine:bits:order:osabi:osabiverN. */
 void fatelf_target_format_fields(const fatelf_target *t, unsigned want,
@@ -231,13 +205,6 @@ void fatelf_target_format_fields(const fatelf_target *t, unsigned want,
  * alone (what split names files by, and info prints as "name"). */
 void fatelf_target_short_name(const fatelf_header *hdr, int index,
 			      char buf[FATELF_TARGET_NAME_MAX]);
-/* A familiar architecture name for the machine/class/order ("x86_64",
- * "i386", "aarch64", "armhf", "ppc64le", "s390x", "riscv64"), or NULL. */
-const char *fatelf_target_arch(const fatelf_target *t);
-/* Debian architecture name ("amd64", "arm64", ...) or NULL. */
-const char *fatelf_target_debian_arch(const fatelf_target *t);
-/* true when all five fields are equal. */
-bool fatelf_target_equal(const fatelf_target *a, const fatelf_target *b);
 
 /* Host (lib/fatelf/host.c) */
 #define FATELF_HOST_MAX 8
@@ -287,11 +254,7 @@ int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, s
 int fatelf_keep_from_host(const fatelf_header *hdr, const fatelf_host *h,
 			  fatelf_keepset *ret, fatelf_diag *d);
 
-enum fatelf_form {
-	FATELF_FORM_AUTO = 0,   /* one record kept: plain ELF; several: FatELF */
-	FATELF_FORM_ELF,        /* exactly one record, as a plain ELF */
-	FATELF_FORM_FAT,        /* always a FatELF, even with one record */
-};
+/* enum fatelf_form (the output's form) is in libfatelf.h. */
 
 /*
  * The output of keeping some records of `in`. One plan is shared by the
@@ -362,20 +325,11 @@ typedef struct fatelf_glue_opts {
 /* Inputs are ELF files or FatELF files (whose records are all taken). */
 int fatelf_glue(const char *out, const char *const *inputs, size_t n,
 		const fatelf_glue_opts *opts, fatelf_diag *d);
-/* The one record that target names, as a plain ELF. */
-int fatelf_extract(const char *out, const char *in, const char *target, fatelf_diag *d);
-/* A FatELF without the record target names (at least one must remain). */
-int fatelf_remove(const char *out, const char *in, const char *target, fatelf_diag *d);
-/* Replaces the record with newelf's target by newelf. */
-int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_diag *d);
+/* fatelf_extract, fatelf_remove and fatelf_replace are in libfatelf.h. */
 /* Keeps the records in keep, in the given form. */
 int fatelf_thin(const char *out, const char *in, const fatelf_keepset *keep, int form,
 		fatelf_diag *d);
-/* Writes each record to "<prefix>-<short name>" (prefix defaults to in).
- * Calls on_file (may be NULL) with each path written. Returns the count. */
-int fatelf_split(const char *in, const char *prefix,
-		 void (*on_file)(void *ctx, int index, const char *path), void *ctx,
-		 fatelf_diag *d);
+/* fatelf_split is in libfatelf.h. */
 
 /*
  * Opens path, validates it and fills ret_hdr. Returns the fd (caller
