@@ -5,8 +5,8 @@
  * against a record table. This module also prints names: the full
  * canonical form, the shortest unambiguous form (what split names files
  * by), and the familiar uname/Debian names. Keep sets, the record choices
- * that thin and the installer act on, are built here from names or from a
- * host, since both are "which records does this name pick".
+ * that thin and the installer act on, are built here from names ("which
+ * records does this name pick"); host.c builds them from a host.
  *
  * The historical ':' syntax lets fields come in any order. Each field is
  * looked up in a fixed order (gABI machine names first), and the machine
@@ -546,7 +546,7 @@ bool fatelf_target_equal(const fatelf_target *a, const fatelf_target *b)
 	       a->byte_order == b->byte_order;
 }
 
-/* Keep sets chosen by name or by host (the bit operations are in layout.c) */
+/* Keep sets chosen by name (by host: host.c; the bit operations: layout.c) */
 
 int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, size_t n,
 			   fatelf_keepset *ret, fatelf_diag *d)
@@ -572,32 +572,6 @@ int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, s
 		if (!any)
 			/* Reuse find's wording, which lists what the file has. */
 			return pattern_find_named(&p, hdr, names[i], d);
-	}
-	*ret = k;
-	return (int)fatelf_keep_count(&k);
-}
-
-int fatelf_keep_from_host(const fatelf_header *hdr, const fatelf_host *h,
-			  fatelf_keepset *ret, fatelf_diag *d)
-{
-	fatelf_keepset k;
-
-	fatelf_keep_clear(&k);
-	for (int i = 0; i < hdr->nrecords; i++) {
-		const fatelf_target *t = &hdr->records[i].target;
-
-		if (fatelf_host_runs(h, t) > 0 &&
-		    (t->osabi == FATELF_OSABI_SYSV || t->osabi == FATELF_OSABI_LINUX) &&
-		    t->osabi_version == 0)
-			fatelf_keep_add(&k, (unsigned)i);
-	}
-	if (fatelf_keep_count(&k) == 0) {
-		/* The kernel's rule is the same test on each record, so select
-		 * fails too, with the message that lists both sides. */
-		int r = fatelf_host_select(h, hdr, d);
-
-		return r < 0 ? r : fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1,
-						   "no record runs on this host");
 	}
 	*ret = k;
 	return (int)fatelf_keep_count(&k);

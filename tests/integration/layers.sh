@@ -125,25 +125,25 @@ else
 		"$(printf '%s\n' "$sedges" | awk '$1 == "client" && $2 != "lib/varlink" && $2 != "lib/basic"')"
 fi
 
-# Inside daemon/, calls between files go one way: the loop (server.c) calls
-# up only through the callbacks main.c gives it. file_edges: "FROM TO" for
-# every undefined symbol of a fatelfd object that another of its objects
-# defines; file_cycles: the files of each loop tsort finds in such edges.
+# Inside a layer, calls between files go one way too. file_edges OBJ...:
+# "FROM TO" for every undefined symbol of one object that another of the
+# given objects defines (each file named by its object's stem, without
+# automake's per-target prefix); file_cycles: the files of each loop that
+# tsort finds in such edges.
 file_edges() {
 	local o f t sym
 	declare -A def=()
-	for o in "$top_builddir"/daemon/fatelfd-*.o; do
+	stem() { f=${1##*/}; f=${f%.o}; f=${f#*-}; }
+	for o in "$@"; do
 		[ -e "$o" ] || continue
-		f=${o##*/fatelfd-}
-		f=${f%.o}
+		stem "$o"
 		while read -r t sym; do
 			def[$sym]=$f
 		done < <(nm --defined-only "$o" 2>/dev/null | awk '$2 ~ /^[TDBR]$/ { print $2, $3 }')
 	done
-	for o in "$top_builddir"/daemon/fatelfd-*.o; do
+	for o in "$@"; do
 		[ -e "$o" ] || continue
-		f=${o##*/fatelfd-}
-		f=${f%.o}
+		stem "$o"
 		nm --undefined-only "$o" 2>/dev/null | awk '{ print $NF }' | while read -r sym; do
 			[ -n "${def[$sym]:-}" ] && [ "${def[$sym]}" != "$f" ] && echo "$f ${def[$sym]}"
 		done
@@ -155,15 +155,30 @@ file_cycles() {
 
 check_eq "the cycle check finds a loop of three files" "a b c " \
 	"$(printf '%s\n' "a b" "b c" "c a" "c d" | file_cycles)"
+
+# The daemon: the loop (server.c) calls up only through the callbacks
+# main.c gives it.
 nfobj=$(find "$top_builddir/daemon" -name 'fatelfd-*.o' | wc -l)
 if [ "$nfobj" -lt 10 ]; then
 	fail "fatelfd's objects are there" "only $nfobj fatelfd-*.o files under $top_builddir/daemon"
 else
-	fedges=$(file_edges)
+	fedges=$(file_edges "$top_builddir"/daemon/fatelfd-*.o)
 	check_match "fatelfd's files call each other" "^[0-9]{2,}$" "$(printf '%s\n' "$fedges" | wc -l)"
 	check_eq "no call cycle between fatelfd's files" "" "$(printf '%s\n' "$fedges" | file_cycles)"
 	check_eq "the loop calls nothing above it" "" \
 		"$(printf '%s\n' "$fedges" | awk '$1 == "server" && $2 != "log"')"
 fi
+
+# The library layers (their static archives' objects).
+for d in lib/basic lib/fatelf lib/run lib/bundle lib/varlink; do
+	objs=("$top_builddir/$d"/lib*_a-*.o)
+	if [ ! -e "${objs[0]}" ]; then
+		fail "$d's objects are there" "no lib*_a-*.o under $top_builddir/$d"
+		continue
+	fi
+	check_eq "no call cycle between the files of $d" "" "$(file_edges "${objs[@]}" | file_cycles)"
+done
+check_match "host.c uses target.c, not the reverse" "^host target$" \
+	"$(file_edges "$top_builddir"/lib/fatelf/lib*_a-host.o "$top_builddir"/lib/fatelf/lib*_a-target.o)"
 
 t_done
