@@ -1,26 +1,21 @@
 /*
- * The install engine's object and the helpers its operations share:
- * opening a root and a state directory (store, lock, host, recovery of a
- * transaction a crash cut off), the engine's error texts, safe lookups
- * and hashing beneath the root, progress reporting, ldconfig, and the
- * failpoints that crash tests use to kill the engine at a named step.
- * The operations themselves live in engine_install.c, engine_remove.c,
- * engine_thin.c and engine_verify.c; the transaction protocol they share
- * lives in engine_tx.c.
+ * The install engine's object: opening a root and a state directory
+ * (store, lock, host, recovery of a transaction a crash cut off), its
+ * configuration, and its accessors. The helpers the operations share live
+ * in engine_fs.c (safe lookups and hashing beneath the root, progress),
+ * engine_ldconfig.c and engine_fail.c (failpoints); the operations live in
+ * engine_install.c, engine_remove.c, engine_thin.c and engine_verify.c,
+ * and the transaction protocol they share in engine_tx.c. Calls between
+ * these files go one way: engine.c -> engine_tx.c -> engine_fs.c.
  */
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "engine_private.h"
 #include "macro.h"
-
-extern char **environ;
 
 /* ------------------------------------------------------------ config copy */
 
@@ -377,222 +372,4 @@ void engine_result_done(engine_result *r)
 		free(r->warnings[i].path);
 	free(r->warnings);
 	memset(r, 0, sizeof(*r));
-}
-
-/* ------------------------------------------------------------ failpoints */
-
-void engine_failpoint(const char *name)
-{
-#ifdef FATELF_FAILPOINTS
-	static unsigned hits;
-	const char *want = getenv("FATELF_FAILPOINT");
-	size_t n;
-	unsigned long nth = 1;
-
-	if (!want || !*want)
-		return;
-	n = strcspn(want, ":");
-	if (strlen(name) != n || memcmp(want, name, n) != 0)
-		return;
-	if (want[n] == ':') {
-		char *end;
-		nth = strtoul(want + n + 1, &end, 10);
-		if (*end != '\0' || nth == 0)
-			return;
-	}
-	if (__atomic_add_fetch(&hits, 1, __ATOMIC_RELAXED) == nth)
-		kill(getpid(), SIGKILL);
-#else
-	(void)name;
-#endif
-}
-
-/* ------------------------------------------------------------ shared helpers */
-
-int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_diag *d)
-{
-	if (!path || path[0] != '/' || path[1] == '\0')
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not an absolute path inside the root",
-				       path ? path : "(null)");
-	return fatelf_root_open_parent(e->rootfd, path + 1, false, ret_base, d);
-}
-
-int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d)
-{
-	_cleanup_close_ int dirfd = -1;
-	const char *base;
-	fatelf_diag tmp;
-
-	/* A missing parent is a missing path, and not worth a message. */
-	dirfd = eng_open_parent(e, path, &base, &tmp);
-	if (dirfd == -ENOENT)
-		return -ENOENT;
-	if (dirfd < 0) {
-		if (d)
-			*d = tmp;
-		return dirfd;
-	}
-	if (fstatat(dirfd, base, ret, AT_SYMLINK_NOFOLLOW) < 0) {
-		int q = -errno;
-		if (q == -ENOENT)
-			return q;
-		return fatelf_diag_set(d, q, -1, "%s: %s", path, fatelf_strerror(q));
-	}
-	return 0;
-}
-
-int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_diag *d)
-{
-	/* Write bits the bundle does not give are what let someone else swap
-	 * root's files inside; a sticky directory (/tmp) keeps them out. */
-	mode_t extra = st->st_mode & ~want & (S_IWGRP | S_IWOTH);
-
-	if (st->st_mode & S_ISVTX)
-		extra = 0;
-	if (st->st_uid == geteuid() && !extra)
-		return 0;
-	if (d) {
-		d->uid = (unsigned)st->st_uid;
-		d->mode = (unsigned)(st->st_mode & 07777);
-		d->has |= FATELF_DIAG_HAS_UID | FATELF_DIAG_HAS_MODE;
-		fatelf_diag_set(d, -ENGINE_E_DIR_UNSAFE, -1,
-				"%s: the directory exists, owned by uid %u with mode %04o; the bundle "
-				"declares mode %04o owned by root (--force takes it over)",
-				path, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777),
-				(unsigned)(want & 07777));
-		snprintf(d->subject, sizeof(d->subject), "%s", path);
-	}
-	return -ENGINE_E_DIR_UNSAFE;
-}
-
-int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d)
-{
-	_cleanup_close_ int dirfd = -1, fd = -1;
-	fatelf_sha256 *h;
-	const char *base;
-	uint8_t buf[65536], md[32];
-	uint64_t size = 0;
-	struct stat st;
-
-	dirfd = eng_open_parent(e, path, &base, d);
-	if (dirfd < 0)
-		return dirfd;
-	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: cannot open it: %s", path,
-				       fatelf_strerror(-errno));
-	if (fstat(fd, &st) < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
-	if (!S_ISREG(st.st_mode))
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a regular file", path);
-	h = fatelf_sha256_new();
-	if (!h)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int q = -errno;
-			fatelf_sha256_free(h);
-			return fatelf_diag_set(d, q, -1, "%s: cannot read it: %s", path,
-					       fatelf_strerror(q));
-		}
-		if (n == 0)
-			break;
-		fatelf_sha256_update(h, buf, (size_t)n);
-		size += (uint64_t)n;
-	}
-	fatelf_sha256_final(h, md);
-	fatelf_sha256_free(h);
-	fatelf_hex(md, sizeof(md), hex);
-	if (ret_size)
-		*ret_size = size;
-	return 0;
-}
-
-/* The directories the dynamic loader searches by default, and their
- * multiarch subdirectories ("/usr/lib/x86_64-linux-gnu"). */
-static bool loader_dir(const char *dir, size_t len)
-{
-	static const char *const dirs[] = {
-		"/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32", "/usr/lib64",
-		"/usr/libx32", "/usr/local/lib",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		size_t n = strlen(dirs[i]);
-		if (len < n || memcmp(dir, dirs[i], n) != 0)
-			continue;
-		if (len == n)
-			return true;
-		/* one multiarch level: "/<triplet>" with no further '/' */
-		if (dir[n] == '/' && len > n + 1 && !memchr(dir + n + 1, '/', len - n - 1) &&
-		    memmem(dir + n + 1, len - n - 1, "-linux-", 7))
-			return true;
-	}
-	return false;
-}
-
-static bool is_loader_library(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash || !strstr(slash + 1, ".so"))
-		return false;
-	return loader_dir(path, (size_t)(slash - path));
-}
-
-int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d)
-{
-	char *argv[4];
-	bool any = false;
-	pid_t pid;
-	int status, q;
-
-	if (!e->cfg.ldconfig || !e->cfg.ldconfig_path || !*e->cfg.ldconfig_path)
-		return 0;
-	for (size_t i = 0; i < n && !any; i++)
-		any = paths[i] && is_loader_library(paths[i]);
-	if (!any)
-		return 0;
-
-	argv[0] = e->cfg.ldconfig_path;
-	argv[1] = NULL;
-	if (strcmp(e->cfg.root, "/") != 0) {
-		argv[1] = (char *)"-r";
-		argv[2] = e->cfg.root;
-		argv[3] = NULL;
-	}
-	q = posix_spawn(&pid, e->cfg.ldconfig_path, NULL, NULL, argv, environ);
-	if (q != 0)
-		return fatelf_diag_set(d, -q, -1, "cannot run %s: %s", e->cfg.ldconfig_path,
-				       fatelf_strerror(-q));
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return fatelf_diag_set(d, -errno, -1, "waiting for %s: %s",
-					       e->cfg.ldconfig_path, fatelf_strerror(-errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return fatelf_diag_set(d, -EIO, -1, "%s failed (%s %d)", e->cfg.ldconfig_path,
-				       WIFEXITED(status) ? "exit status" : "signal",
-				       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	return 0;
-}
-
-int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
-		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
-		 const char *path)
-{
-	engine_progress p = {
-		.phase = phase,
-		.bytes_done = bytes_done,
-		.bytes_total = bytes_total,
-		.entries_done = entries_done,
-		.entries_total = entries_total,
-		.path = path,
-	};
-
-	if (!cb)
-		return 0;
-	return cb(&p, userdata) < 0 ? -ECANCELED : 0;
 }

@@ -170,7 +170,7 @@ else
 fi
 
 # The library layers (their static archives' objects).
-for d in lib/basic lib/fatelf lib/run lib/bundle lib/varlink; do
+for d in lib/basic lib/fatelf lib/run lib/bundle lib/varlink lib/install; do
 	objs=("$top_builddir/$d"/lib*_a-*.o)
 	if [ ! -e "${objs[0]}" ]; then
 		fail "$d's objects are there" "no lib*_a-*.o under $top_builddir/$d"
