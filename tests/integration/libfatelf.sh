@@ -8,7 +8,11 @@
 . "$(dirname "$0")/lib.sh"
 
 t_init libfatelf
-t_require_tool make pkg-config readelf nm "${CC:-cc}"
+# The program is built with the build's compiler and flags, as a program
+# linking a sanitized library must be sanitized too.
+CC=${BUILD_CC:-${CC:-cc}}
+read -r -a BFLAGS <<<"${BUILD_CFLAGS:-}"
+t_require_tool make pkg-config readelf nm "${CC%% *}"
 
 DEST=$T_WORK/dest
 run make -C "$top_builddir" install DESTDIR="$DEST"
@@ -56,11 +60,11 @@ check_match "pkg-config gives -lfatelf and the installed include directory" \
 	"-I$DEST/.*include .*-lfatelf" "$flags"
 # shellcheck disable=SC2086 # flags are words
 check "the header compiles alone, C99, pedantic, warnings as errors" \
-	"${CC:-cc}" -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c - $flags <<<'#include <fatelf/libfatelf.h>'
+	$CC -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c - $flags <<<'#include <fatelf/libfatelf.h>'
 mkdir -p run
 # shellcheck disable=SC2086
 check "tests/pkgconfig/hello.c builds against the installed library" \
-	"${CC:-cc}" -Wall -Wextra -Werror -o run/hello "$top_srcdir/tests/pkgconfig/hello.c" $flags
+	$CC "${BFLAGS[@]}" -Wall -Wextra -Werror -o run/hello "$top_srcdir/tests/pkgconfig/hello.c" $flags
 check_match "... and needs libfatelf.so.0" "\[libfatelf\.so\.0\]" "$(readelf -d run/hello | grep NEEDED)"
 (cd run && LD_LIBRARY_PATH=${SO%/*} ./hello) >hello.out 2>hello.err
 check_eq "... and runs: every check of the program holds" "0" "$?"
