@@ -244,7 +244,7 @@ check_match "... saying so, and shows nothing" "^fatelf: badsig.fatbundle: signa
 	cd repack || exit 1
 	mapfile -t rest < <(bsdtar -tf ../unsigned.fatbundle | sed 1d)
 	cp files/opt/hello/share/data.bin data.orig
-	printf 'X' | dd of=files/opt/hello/share/data.bin bs=1 seek=5000 conv=notrunc status=none
+	flip_byte files/opt/hello/share/data.bin 5000
 	bsdtar --format pax --zstd -n -cf ../tampered.fatbundle fatbundle.json "${rest[@]}"
 	mv data.orig files/opt/hello/share/data.bin
 )

@@ -288,7 +288,7 @@ check_eq "FATELF_SOCKET chooses the daemon; status counts the package and 3 fat 
 run ctl verify demo
 check_eq "verify of a clean install exits 0" 0 "$RC"
 check_match "... and counts the files" "^$(wc -l <want-files1) files checked, 0 problems" "$(tail -1 <<<"$RUN_OUT")"
-printf 'X' | dd of="$ROOT/opt/demo/share/doc/data.bin" bs=1 seek=1000 conv=notrunc status=none
+flip_byte "$ROOT/opt/demo/share/doc/data.bin" 1000
 rm -f "$ROOT/opt/demo/share/doc/NEWS"
 run ctl verify demo
 check_eq "verify after damage exits 1" 1 "$RC"

@@ -209,6 +209,17 @@ file_mode() {
 	stat -c %a -- "$1"
 }
 
+# flip_byte FILE OFFSET: inverts every bit of one byte in place, so the
+# file surely changes whatever the byte was (writing a fixed byte over
+# random data leaves it unchanged one time in 256).
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 -- "$1" | tr -d ' ')
+	[ -n "$b" ] || { echo "flip_byte: $1 has no byte at offset $2" >&2; return 1; }
+	# shellcheck disable=SC2059
+	printf "$(printf '\\%03o' $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on at the moment.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
