@@ -17,6 +17,10 @@
 #       (<= 1.5, as bench.sh's validate). On a loaded machine (a) and (b)
 #       meet a floor that is not the copy's: starting the process, which
 #       (c) shows is all that thin costs there.
+#   (d) where it clones, not a row: /bin/true against the same cp, timed
+#       the same way: the floor of (a) and (b), what a program that does
+#       nothing costs here (the timer's date(1) and the exec). It is
+#       printed after the table; a ratio near it is all process start.
 # BENCH_BASE=DIR adds the same rows for the fatelf of another build dir
 # (for example the build before copy_range cloned), against the same cp,
 # in the same run: the before-and-after figures side by side. (A recent
@@ -78,6 +82,24 @@ mkfs_for() { # FS IMAGE
 	esac >/dev/null
 }
 
+# floor_note FS SETUP "B CMD": times /bin/true against B as compare()
+# does, and keeps a line for after the table.
+notes=()
+floor_note() {
+	local fs=$1 setup=$2 b=$3 i ta=() tb=() ma mb
+	for ((i = 0; i < RUNS; i++)); do
+		eval "$setup"; ta+=("$(ns /bin/true)")
+		eval "$setup"; tb+=("$(ns eval "$b")")
+	done
+	eval "$setup"
+	ma=$(printf '%s\n' "${ta[@]}" | median)
+	mb=$(printf '%s\n' "${tb[@]}" | median)
+	notes+=("$(printf '%s: floor: /bin/true %.2f ms vs cp --reflink=never %.2f ms: %.3f' "$fs" \
+		"$(awk -v n="$ma" 'BEGIN { print n / 1e6 }')" "$(awk -v n="$mb" 'BEGIN { print n / 1e6 }')" \
+		"$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')")")
+	echo "${notes[-1]}" >&2
+}
+
 mkdir -p "$MNT"
 for fs in "${filesystems[@]}"; do
 	rm -f fs.img
@@ -108,9 +130,11 @@ for fs in "${filesystems[@]}"; do
 		"\"\$FATELF\" thin -o out big.fat aarch64" "cp --reflink=never aarch64.elf out"
 	compare "$fs: extract 512 MiB record  vs  cp --reflink=never" $target "rm -f out; sync" \
 		"\"\$FATELF\" extract -o out big.fat aarch64" "cp --reflink=never aarch64.elf out"
-	[ "$target" = 0.02 ] &&
+	if [ "$target" = 0.02 ]; then
 		compare "$fs: thin 512 MiB record  vs  thin 1 MiB record" 1.5 "rm -f out; sync" \
 			"\"\$FATELF\" thin -o out big.fat aarch64" "\"\$FATELF\" thin -o out small.fat aarch64"
+		floor_note "$fs" "rm -f out; sync" "cp --reflink=never aarch64.elf out"
+	fi
 	if [ -n "$BASE_FATELF" ]; then
 		compare "$fs: thin, BENCH_BASE build  vs  cp --reflink=never" 1.10 "rm -f out; sync" \
 			"\"\$BASE_FATELF\" thin -o out big.fat aarch64" "cp --reflink=never aarch64.elf out"
@@ -123,3 +147,8 @@ for fs in "${filesystems[@]}"; do
 done
 
 report
+rc=$?
+for n in "${notes[@]}"; do
+	echo "$n"
+done
+exit $rc

@@ -44,6 +44,9 @@ int cmd_replace(int argc, char **argv);
 int cmd_thin(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
+/* fatelf bundle: the front end execs fatelf-bundle (bundle_exec.c), which
+ * runs cmd_bundle (cmd_bundle.c). */
+int cmd_bundle_exec(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 
 /* Their --help texts */

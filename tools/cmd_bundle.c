@@ -2,7 +2,8 @@
  * fatelf bundle: the vendor's and the admin's side of fat bundles
  * (doc/fatbundle.md). This file is the verb table and its dispatch; each
  * verb lives in its own cmd_bundle_VERB.c. A new verb is one new file and
- * one line of the table.
+ * one line of the table. It runs in the fatelf-bundle program, which the
+ * fatelf front end execs for "fatelf bundle" (bundle_exec.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,45 +11,6 @@
 
 #include "bundle_cmd.h"
 #include "macro.h"
-
-const char cmd_bundle_usage[] =
-	"Usage: fatelf bundle create -o OUT --name N --version V [OPTIONS] TREE\n"
-	"       fatelf bundle inspect [--json] BUNDLE\n"
-	"       fatelf bundle verify [--json] [--key PUB]... BUNDLE\n"
-	"       fatelf bundle extract [--target T] [--key PUB]... BUNDLE DIR\n"
-	"\n"
-	"Fat bundles: one signed archive of a staging tree for every architecture.\n"
-	"\n"
-	"create packs TREE (laid out like the target root) into OUT, written\n"
-	"atomically. FatELF files are validated, plain ELF files recorded with\n"
-	"their target. The same tree gives the same bytes; every member's mtime is\n"
-	"$SOURCE_DATE_EPOCH, or 0.\n"
-	"  -o, --output OUT            the bundle to write\n"
-	"      --name N                package name ([a-z0-9][a-z0-9+.-]*)\n"
-	"      --version V             package version (dpkg syntax)\n"
-	"      --summary S, --vendor V, --license L, --homepage U\n"
-	"      --compression C         none, gzip, xz or zstd (default)\n"
-	"      --config GLOB           files matching GLOB are config files\n"
-	"                              (repeatable; default: everything under etc/)\n"
-	"      --allow-setid           keep setuid/setgid bits (else refused)\n"
-	"      --sign SECKEY           sign with a minisign secret key\n"
-	"      --password-file F       the key's password is F's first line\n"
-	"                              (else asked on the terminal, if encrypted)\n"
-	"      --trusted-comment T     the signature's trusted comment\n"
-	"\n"
-	"inspect checks the bundle and shows its package fields, targets, entries,\n"
-	"and for each architecture the size of a thinned install.\n"
-	"\n"
-	"verify checks the signature, every hash and every FatELF record; with a\n"
-	"--key (a minisign .pub file or an RW... string) a signature by one of the\n"
-	"keys is required. Prints the first failure.\n"
-	"\n"
-	"extract unpacks BUNDLE into DIR (entry opt/x lands at DIR/opt/x), each\n"
-	"FatELF thinned to T (an architecture such as aarch64, a target name, or\n"
-	"\"host\") when --target is given. With --key, a signature is required.\n"
-	"\n"
-	"  -j, --json                  inspect, verify: JSON output\n"
-	"  -h, --help                  show this help\n";
 
 /* The verbs share one --help text: the bundle's, which documents them all. */
 static const struct fatelf_cmd verbs[] = {

@@ -30,7 +30,7 @@ static const struct fatelf_cmd commands[] = {
 	{ "thin",     "Keep only the records a machine needs",             cmd_thin,     cmd_thin_usage },
 	{ "verify",   "Tell whether a file has a record for a target",     cmd_verify,   cmd_verify_usage },
 	{ "targets",  "Show this machine's targets and binfmt_misc state", cmd_targets,  cmd_targets_usage },
-	{ "bundle",   "Create, inspect, verify and extract fat bundles",   cmd_bundle,   cmd_bundle_usage },
+	{ "bundle",   "Create, inspect, verify and extract fat bundles",   cmd_bundle_exec, cmd_bundle_usage },
 	{ "help",     "Show help for a command",                           cmd_help_command, cmd_help_usage },
 };
 
