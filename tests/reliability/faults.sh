@@ -291,25 +291,7 @@ if command -v nginx >/dev/null 2>&1; then
 
 		# --- a server that sends headers and half the body, then stalls.
 		port=$(free_port)
-		cat >stall.py <<'EOF'
-import socket, sys, time
-path, port = sys.argv[1], int(sys.argv[2])
-data = open(path, "rb").read()
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", port))
-srv.listen(8)
-print("ready", flush=True)
-held = []
-while True:
-	c, _ = srv.accept()
-	c.recv(65536)
-	c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-		  b"Content-Length: %d\r\n\r\n" % len(data))
-	c.sendall(data[: len(data) // 2])
-	held.append(c)  # never another byte, never closed
-EOF
-		python3 stall.py big-2.fatbundle "$port" >stall.out 2>&1 &
+		python3 "$top_srcdir/tests/reliability/httpstall.py" "$port" big-2.fatbundle >stall.out 2>&1 &
 		SPID=$!
 		OTHER_PIDS+=("$SPID")
 		if wait_for 10 grep -q ready stall.out; then
