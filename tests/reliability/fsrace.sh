@@ -539,9 +539,5 @@ else
 	echo "# skipped: a directory swapped in before --force takes it over (strace is missing)"
 fi
 
-if grep -q 'AddressSanitizer\|runtime error:' "$W"/*/log; then
-	fail "no sanitizer report in the daemons' logs" "$(grep -m5 'AddressSanitizer\|runtime error:' "$W"/*/log)"
-else
-	pass "no sanitizer report in the daemons' logs"
-fi
+check_no_sanitizer_report
 t_done
