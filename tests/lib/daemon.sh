@@ -31,6 +31,7 @@ export FATELFD FATELFCTL
 : "${DAEMON_KEYS:=}"
 DAEMON_SOCKDIR=
 DAEMON_STATUS=
+DAEMON_REPORTED=no
 DAEMON_SEQ=0
 DAEMON_PIDS=()
 DAEMON_LOGS=()
@@ -167,16 +168,25 @@ daemon_reap() {
 		return 1
 	fi
 	DAEMON_STATUS=$(cat "$DSTATUS")
+	DAEMON_REPORTED=no
 	if tail -c +"$((DLOG_FROM + 1))" "$DLOG" | grep -qE "$DAEMON_SANITIZER_ERE"; then
 		daemon_log_tail "made a sanitizer report (exit $DAEMON_STATUS)"
+		DAEMON_REPORTED=yes
 	fi
 	return 0
 }
 
-# daemon_stop: a clean stop (SIGTERM), then reaps it.
+# daemon_stop: a clean stop (SIGTERM), then reaps it; a daemon that does
+# not exit 0 (it crashed, or a sanitizer found a leak at exit) gets the end
+# of its log printed. Returns daemon_reap's status: the suite judges
+# DAEMON_STATUS.
 daemon_stop() {
 	kill "$DPID" 2>/dev/null
-	daemon_reap
+	daemon_reap || return
+	if [ "$DAEMON_STATUS" != 0 ] && [ "$DAEMON_REPORTED" = no ]; then
+		daemon_log_tail "exited $DAEMON_STATUS on SIGTERM"
+	fi
+	return 0
 }
 
 # daemon_kill: kill -9 of the last daemon, then reaps it.
