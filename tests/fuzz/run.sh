@@ -4,9 +4,10 @@
 # The targets are automake programs (Makefile.am, "fuzzing"), built in a
 # tree configured with CC=clang --enable-fuzzing, where the libraries too
 # carry the fuzzer's coverage and ASan/UBSan. `make fuzz` in such a tree
-# builds them and calls this script with FUZZ_BUILDDIR set. Called
-# without it, the script makes that tree itself ($FUZZ_BUILDDIR, default
-# build-fuzz/ in the source tree, after ./autogen.sh) and runs make fuzz.
+# builds them and calls this script with FUZZ_BUILDDIR and FUZZ_TARGETS
+# (Makefile.am's list) set. Called without them, the script makes that
+# tree itself (build-fuzz/ in the source tree, after ./autogen.sh) and
+# runs make fuzz there.
 #
 # Each target runs for SECONDS (default 60). fuzz_validate and fuzz_stream
 # are seeded with the malformed corpus and its valid edge cases from
@@ -25,7 +26,6 @@ set -u
 
 seconds=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-TARGETS="fuzz_validate fuzz_stream fuzz_manifest fuzz_bundle fuzz_varlink fuzz_dispatch fuzz_binfmt fuzz_elfdyn"
 
 if [ -z "${FUZZ_BUILDDIR:-}" ]; then
 	tree=$top/build-fuzz
@@ -41,6 +41,11 @@ if [ -z "${FUZZ_BUILDDIR:-}" ]; then
 fi
 
 bin=$FUZZ_BUILDDIR
+# The targets are the ones Makefile.am names (FUZZ_TARGETS, passed by make fuzz).
+TARGETS=
+for t in ${FUZZ_TARGETS:?make fuzz passes FUZZ_TARGETS}; do
+	TARGETS+=" ${t##*/}"
+done
 work=$bin/fuzz
 rm -rf "$work"
 mkdir -p "$work/artifacts" "$work/seeds" || exit 3

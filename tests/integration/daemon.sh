@@ -9,12 +9,10 @@
 # daemon, downloads a bundle from a real nginx on 127.0.0.1, and serves
 # through systemd-socket-activate.
 . "$(dirname "$0")/lib.sh"
-
-: "${FATELFD:=$top_builddir/daemon/fatelfd}"
-: "${FATELFCTL:=$top_builddir/client/fatelfctl}"
+. "$top_srcdir/tests/lib/daemon.sh"
 
 t_init daemon
-t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
+t_require_exec "$FATELF"
 t_require_tool jq cmp minisign python3 timeout gcc
 [ "$(uname -m)" = x86_64 ] || t_skip "the host is $(uname -m), this test expects x86_64"
 
@@ -27,9 +25,12 @@ for a in $ARCHES; do
 	t_require_tool "${CC[$a]}"
 done
 
-# ---- processes this test starts, stopped however it ends
+# ---- the daemons (tests/lib/daemon.sh), and the other servers this test
+# starts (nginx, systemd-socket-activate), stopped however it ends. The
+# unprivileged caller below reads a bundle from DAEMON_SOCKDIR too.
+daemon_init
 PIDS=()
-stop_all() {
+stop_others() {
 	local p
 	for p in "${PIDS[@]}"; do
 		kill "$p" 2>/dev/null
@@ -39,13 +40,7 @@ stop_all() {
 	done
 	PIDS=()
 }
-# Sockets live in a directory of their own under /tmp: a socket path has
-# at most 107 bytes, and the unprivileged caller below must be able to
-# reach the socket (and read a bundle) whatever the build directory's
-# permissions are.
-SOCKDIR=$(mktemp -d /tmp/fatelfd-test.XXXXXX) || { echo "Bail out! mktemp"; exit 99; }
-chmod 0755 "$SOCKDIR"
-trap 'stop_all; rm -rf "$SOCKDIR"' EXIT
+trap 'stop_others; daemon_cleanup' EXIT
 
 # ---- fixtures: hello, a shared library and a program that uses it
 hello=$top_srcdir/tests/integration/hello.c
@@ -142,42 +137,19 @@ check "bundle demo 1.0, unsigned" mkb unsigned.fatbundle demo 1.0 tree1
 check "bundle demo 1.0, signed with an untrusted key" mkb wrongkey.fatbundle demo 1.0 tree1 --sign other.key
 check "the signed bundle verifies with k.pub" "$FATELF" bundle verify --key k.pub demo-1.fatbundle
 # A copy anyone can read, for the unprivileged caller.
-cp demo-1.fatbundle "$SOCKDIR/demo-1.fatbundle"
-chmod 0644 "$SOCKDIR/demo-1.fatbundle"
+cp demo-1.fatbundle "$DAEMON_SOCKDIR/demo-1.fatbundle"
+chmod 0644 "$DAEMON_SOCKDIR/demo-1.fatbundle"
 
 # ---- a private daemon per scenario
-# start_daemon DIR [CONFIG-LINE...]: DIR/root, DIR/state, DIR/fatelfd.conf
-# ([Daemon] trusting k.pub, then the lines), socket $SOCKDIR/DIR.sock;
-# waits until status answers. Sets SOCK, ROOT, DPID.
+# start_daemon NAME [CONFIG-LINE...]: a daemon over $T_WORK/NAME whose
+# config trusts k.pub, then has the lines; waits until status answers.
+DAEMON_KEYS=$T_WORK/keys
+mkdir -p "$DAEMON_KEYS"
+cp k.pub "$DAEMON_KEYS/k.pub"
 start_daemon() {
-	local name=$1 d=$T_WORK/$1 i
+	local name=$1
 	shift
-	mkdir -p "$d/root" "$d/state" "$d/keys"
-	cp k.pub "$d/keys/k.pub"
-	{
-		echo "[Daemon]"
-		echo "TrustedKeys=$d/keys"
-		printf '%s\n' "$@"
-	} >"$d/fatelfd.conf"
-	SOCK=$SOCKDIR/$name.sock
-	ROOT=$d/root
-	"$FATELFD" --socket "$SOCK" --root "$ROOT" --state-dir "$d/state" --config "$d/fatelfd.conf" \
-		2>"$d/log" &
-	DPID=$!
-	PIDS+=("$DPID")
-	for ((i = 0; i < 100; i++)); do
-		if [ -S "$SOCK" ] && timeout 5 "$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1; then
-			return 0
-		fi
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "# fatelfd in $d did not answer; its log:"
-	sed 's/^/#   /' "$d/log"
-	return 1
-}
-ctl() {
-	timeout 60 "$FATELFCTL" --socket "$SOCK" "$@"
+	daemon_prepare "$name" "$@" && daemon_start "$name"
 }
 nobody() {
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$FATELFCTL" --socket "$SOCK" "$@"
@@ -205,7 +177,6 @@ if start_daemon n RequireSignature=yes; then
 else
 	fail "a private fatelfd answers status on its socket"
 fi
-NPID=$DPID NSOCK=$SOCK NROOT=$ROOT
 
 run ctl --json status
 check_eq "status --json: the root is the private root" "$ROOT" "$(jq -r .root <<<"$RUN_OUT")"
@@ -309,7 +280,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
 	check_eq "uid 65534 can call status" 0 "$RC"
 	run nobody --json list
 	check_eq "uid 65534 can call list" "0 demo" "$RC $(jq -r '.packages[0].name' <<<"$RUN_OUT")"
-	run nobody install "$SOCKDIR/demo-1.fatbundle"
+	run nobody install "$DAEMON_SOCKDIR/demo-1.fatbundle"
 	check_eq "uid 65534: install is permission denied (exit 4)" 4 "$RC"
 	check_match "... in words" '^fatelfctl: install: permission denied' "$RUN_ERR"
 	run nobody remove demo
@@ -377,44 +348,9 @@ check_eq "history demo --limit 1: the downgrade row" "1 downgrade 2.0 1.0" \
 	"$(jq -r '"\(.transactions | length) \(.transactions[0].kind) \(.transactions[0].old_version) \(.transactions[0].new_version)"' <<<"$RUN_OUT")"
 
 # ---- raw Varlink
-cat >vl.py <<'EOF'
-# vl.py SOCKET MESSAGE...: sends every message in one write, NUL-terminated,
-# then prints each reply (one JSON per line) until each call is answered
-# (replies with "continues": true are followed by more).
-# With --fd FILE first, FILE is opened and passed with the messages
-# (SCM_RIGHTS), as fd index 0.
-import array, json, os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(60)
-s.connect(sys.argv[1])
-args = sys.argv[2:]
-fds = []
-if args and args[0] == "--fd":
-    fds = [os.open(args[1], os.O_RDONLY)]
-    args = args[2:]
-msgs = [json.loads(m) for m in args]
-data = b"".join(json.dumps(m).encode() + b"\0" for m in msgs)
-if fds:
-    s.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-else:
-    s.sendall(data)
-buf = b""
-for m in msgs:
-    if m.get("oneway"):
-        continue
-    while True:
-        while b"\0" not in buf:
-            d = s.recv(65536)
-            if not d:
-                sys.exit("connection closed")
-            buf += d
-        raw, _, buf = buf.partition(b"\0")
-        r = json.loads(raw)
-        print(json.dumps(r))
-        if not r.get("continues"):
-            break
-EOF
-vl() { timeout 60 python3 vl.py "$SOCK" "$@"; }
+# vl JSON... [--fd FILE]: the calls in one write (tests/reliability/vlclient.py
+# call), each reply one JSON line.
+vl() { timeout 60 python3 "$top_srcdir/tests/reliability/vlclient.py" call "$SOCK" "$@"; }
 run vl '{"method":"org.varlink.service.GetInfo"}'
 check_eq "GetInfo lists io.fatelf.Manager and org.varlink.service" "io.fatelf.Manager org.varlink.service" \
 	"$(jq -r '.parameters.interfaces | sort | join(" ")' <<<"$RUN_OUT")"
@@ -442,8 +378,8 @@ run vl '{"method":"io.fatelf.Manager.Status"}' '{"method":"io.fatelf.Manager.Inf
 check_eq "two calls in one write get two replies, in order" "$ROOT demo" \
 	"$(jq -r '.parameters.root // .parameters.package.name' <<<"$RUN_OUT" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "a plain call's reply has no continues" "" "$(jq -r 'select(.continues) | .continues' <<<"$RUN_OUT")"
-run vl --fd web.fatbundle '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0},"more":true}'
-check_eq "Install with more exits cleanly" 0 "$RC"
+run vl '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0},"more":true}' --fd web.fatbundle
+check_eq "Install with more exits cleanly" "0 no" "$RC $(grep -qx closed <<<"$RUN_OUT" && echo closed || echo no)"
 nrep=$(grep -c . <<<"$RUN_OUT")
 if [ "$nrep" -ge 2 ]; then
 	pass "Install with more gets several replies ($nrep)"
@@ -539,9 +475,8 @@ else
 fi
 
 # SIGTERM: a clean exit 0
-kill -TERM "$NPID"
-wait "$NPID"
-check_eq "fatelfd exits 0 on SIGTERM" 0 "$?"
+daemon_stop
+check_eq "fatelfd exits 0 on SIGTERM" 0 "$DAEMON_STATUS"
 if command -v sqlite3 >/dev/null 2>&1; then
 	check_eq "... leaving its store with demo and sys" "$([ "$(id -u)" -eq 0 ] && echo "demo sys" || echo demo)" \
 		"$(sqlite3 "$T_WORK/n/state/fatelf.db" 'SELECT name FROM packages ORDER BY name' | tr '\n' ' ' | sed 's/ $//')"
@@ -558,8 +493,7 @@ if start_daemon c "[Policy]" Policy=compatible; then
 	check_cmp "... as the x86_64 ELF" b-x86_64/hello c-x86
 	run ctl --json info demo
 	check_eq "compatible: info records the policy" compatible "$(jq -r .package.policy <<<"$RUN_OUT")"
-	kill "$DPID"
-	wait "$DPID" 2>/dev/null
+	daemon_stop
 else
 	fail "a private fatelfd with Policy=compatible answers"
 fi
@@ -602,8 +536,7 @@ if start_daemon k "[Policy]" Policy=native; then
 	run ctl --json thin demo
 	check_eq "a second thin saves nothing" "0 0" \
 		"$RC $(jq -s 'map(.result // empty, (.results // [])[]) | map(.bytes_saved) | add // 0' <<<"$RUN_OUT")"
-	kill "$DPID"
-	wait "$DPID" 2>/dev/null
+	daemon_stop
 else
 	fail "a private fatelfd with Policy=native answers (keep scenario)"
 fi
@@ -620,8 +553,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T_WORK/full/root" &&
 		check_eq "... and the root is left empty (no file, no temp)" "" "$(find "$ROOT" -mindepth 1 | head -3)"
 		run ctl --json history
 		check_eq "... and history records it as failed" failed "$(jq -r '.transactions[0].state' <<<"$RUN_OUT")"
-		kill "$DPID"
-		wait "$DPID" 2>/dev/null
+		daemon_stop
 	else
 		fail "a private fatelfd on a small tmpfs root answers"
 	fi
@@ -634,8 +566,8 @@ fi
 if command -v systemd-socket-activate >/dev/null 2>&1; then
 	d=$T_WORK/sa
 	mkdir -p "$d/root" "$d/state"
-	printf '[Daemon]\nTrustedKeys=%s\n' "$T_WORK/n/keys" >"$d/fatelfd.conf"
-	SOCK=$SOCKDIR/sa.sock
+	printf '[Daemon]\nTrustedKeys=%s\n' "$DAEMON_KEYS" >"$d/fatelfd.conf"
+	SOCK=$DAEMON_SOCKDIR/sa.sock
 	systemd-socket-activate -l "$SOCK" "$FATELFD" --root "$d/root" --state-dir "$d/state" \
 		--config "$d/fatelfd.conf" 2>"$d/log" &
 	SAPID=$!
@@ -655,5 +587,6 @@ else
 	echo "# skipping socket activation: systemd-socket-activate is not installed"
 fi
 
-stop_all
+stop_others
+check_no_sanitizer_report
 t_done

@@ -11,6 +11,9 @@
 # failure), and ends with t_done, which prints a summary and exits 0 when
 # every check passed, 1 otherwise. t_skip exits 77, automake's SKIP, and is
 # only for a missing tool the test cannot run without.
+#
+# A suite that runs a private fatelfd sources tests/lib/daemon.sh after
+# this file; the reliability suites get both through tests/reliability/lib.sh.
 
 set -u
 

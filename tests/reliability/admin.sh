@@ -19,9 +19,6 @@ rl_init admin
 [ "$(id -u)" -eq 0 ] || t_skip "making a user and a group needs root"
 t_require_tool python3 setpriv groupadd useradd userdel groupdel getent
 
-VLC=$top_srcdir/tests/reliability/vlclient.py
-SYS_PYTHON=/usr/bin/python3
-[ -x "$SYS_PYTHON" ] || SYS_PYTHON=$(command -v python3)
 NOGROUP=$(getent group 65534 | cut -d: -f1)
 [ -n "$NOGROUP" ] || t_skip "no group 65534"
 
@@ -31,8 +28,7 @@ USR=fatelft$$
 USER_MADE=no
 GROUP_MADE=no
 cleanup() {
-	rl_stop_all
-	rm -rf "$RL_SOCKDIR"
+	daemon_cleanup
 	[ "$USER_MADE" = yes ] && userdel "$USR" >/dev/null 2>&1
 	[ "$GROUP_MADE" = yes ] && groupdel "$ADM" >/dev/null 2>&1
 }
@@ -53,7 +49,7 @@ admin_ctl() {
 	as_admin "$FATELFCTL" --socket "$SOCK" "$@"
 }
 admin_call() { # JSON [--fd PATH]
-	as_admin "$SYS_PYTHON" "$RL_SOCKDIR/vlclient.py" call "$SOCK" "$@"
+	as_admin "$SYS_PYTHON" "$VLC" call "$SOCK" "$@"
 }
 
 # ---------------------------------------------------------------- bundles
@@ -62,18 +58,17 @@ printf 'app 1\n' >tree-app1/opt/app/README
 printf 'app 2\n' >tree-app2/opt/app/README
 printf 'evil::0:0::/:/bin/sh\n' >tree-passwd/etc/passwd
 rl_fat_file tree-fat/opt/fat/tool 7 4096
-check "bundle app 1 (signed)" rl_bundle "$RL_SOCKDIR/app-1.fatbundle" app 1 tree-app1
-check "bundle app 2 (signed)" rl_bundle "$RL_SOCKDIR/app-2.fatbundle" app 2 tree-app2
-check "bundle fat 1 (signed, a fat file)" rl_bundle "$RL_SOCKDIR/fat-1.fatbundle" fat 1 tree-fat
-check "bundle passwd (signed, ships /etc/passwd)" rl_bundle "$RL_SOCKDIR/passwd-s.fatbundle" \
+check "bundle app 1 (signed)" rl_bundle "$DAEMON_SOCKDIR/app-1.fatbundle" app 1 tree-app1
+check "bundle app 2 (signed)" rl_bundle "$DAEMON_SOCKDIR/app-2.fatbundle" app 2 tree-app2
+check "bundle fat 1 (signed, a fat file)" rl_bundle "$DAEMON_SOCKDIR/fat-1.fatbundle" fat 1 tree-fat
+check "bundle passwd (signed, ships /etc/passwd)" rl_bundle "$DAEMON_SOCKDIR/passwd-s.fatbundle" \
 	passwd 1 tree-passwd
-check "bundle passwd (unsigned)" "$FATELF" bundle create -o "$RL_SOCKDIR/passwd-u.fatbundle" \
+check "bundle passwd (unsigned)" "$FATELF" bundle create -o "$DAEMON_SOCKDIR/passwd-u.fatbundle" \
 	--name passwd --version 1 tree-passwd
-cp "$VLC" "$RL_SOCKDIR/vlclient.py"
-chmod 0644 "$RL_SOCKDIR"/*.fatbundle "$RL_SOCKDIR/vlclient.py"
+chmod 0644 "$DAEMON_SOCKDIR"/*.fatbundle
 
-rl_prepare main "AdminGroup=$ADM"
-if rl_start main; then
+daemon_prepare main "AdminGroup=$ADM"
+if daemon_start main; then
 	pass "a private fatelfd answers (AdminGroup=$ADM)"
 else
 	fail "a private fatelfd answers" "$(tail -20 "$DLOG")"
@@ -85,17 +80,17 @@ chmod 0644 "$ROOT/etc/passwd"
 PASSWD_SUM=$(sha256sum <"$ROOT/etc/passwd")
 
 # ---------------------------------------------------------------- what a member may do
-run admin_ctl install "$RL_SOCKDIR/app-2.fatbundle"
+run admin_ctl install "$DAEMON_SOCKDIR/app-2.fatbundle"
 check_eq "a member installs a bundle signed by a trusted key" "0 app 2" \
 	"$RC $(cat "$ROOT/opt/app/README" 2>&1)"
-run admin_ctl install "$RL_SOCKDIR/fat-1.fatbundle"
+run admin_ctl install "$DAEMON_SOCKDIR/fat-1.fatbundle"
 check_eq "a member installs a bundle with a fat file" 0 "$RC"
 
 # state: what must not change when a refusal comes
 state() {
 	printf '%s\n' "$(sha256sum <"$ROOT/etc/passwd")" "$(rl_snapshot_root "$ROOT")"
 	rl_snapshot_store app fat passwd
-	rl_ctl --json history --limit 1000 | jq -c '[.transactions[] | .id]'
+	ctl --json history --limit 1000 | jq -c '[.transactions[] | .id]'
 }
 STATE0=$(state)
 
@@ -113,24 +108,24 @@ refused_root() {
 
 I='"method":"io.fatelf.Manager.Install"'
 refused_root "Install allow_unsigned" allow_unsigned \
-	"{$I,\"parameters\":{\"fd\":0,\"allow_unsigned\":true}}" --fd "$RL_SOCKDIR/passwd-u.fatbundle"
+	"{$I,\"parameters\":{\"fd\":0,\"allow_unsigned\":true}}" --fd "$DAEMON_SOCKDIR/passwd-u.fatbundle"
 refused_root "Install force" force \
-	"{$I,\"parameters\":{\"fd\":0,\"force\":true}}" --fd "$RL_SOCKDIR/passwd-s.fatbundle"
+	"{$I,\"parameters\":{\"fd\":0,\"force\":true}}" --fd "$DAEMON_SOCKDIR/passwd-s.fatbundle"
 refused_root "Install allow_unsigned and force (the root's /etc/passwd)" allow_unsigned \
 	"{$I,\"parameters\":{\"fd\":0,\"allow_unsigned\":true,\"force\":true}}" \
-	--fd "$RL_SOCKDIR/passwd-u.fatbundle"
+	--fd "$DAEMON_SOCKDIR/passwd-u.fatbundle"
 refused_root "Install allow_downgrade" allow_downgrade \
-	"{$I,\"parameters\":{\"fd\":0,\"allow_downgrade\":true}}" --fd "$RL_SOCKDIR/app-1.fatbundle"
+	"{$I,\"parameters\":{\"fd\":0,\"allow_downgrade\":true}}" --fd "$DAEMON_SOCKDIR/app-1.fatbundle"
 refused_root "Install policy" policy \
-	"{$I,\"parameters\":{\"fd\":0,\"policy\":\"keep\"}}" --fd "$RL_SOCKDIR/fat-1.fatbundle"
+	"{$I,\"parameters\":{\"fd\":0,\"policy\":\"keep\"}}" --fd "$DAEMON_SOCKDIR/fat-1.fatbundle"
 refused_root "Install targets" targets \
-	"{$I,\"parameters\":{\"fd\":0,\"targets\":[\"aarch64\"]}}" --fd "$RL_SOCKDIR/fat-1.fatbundle"
+	"{$I,\"parameters\":{\"fd\":0,\"targets\":[\"aarch64\"]}}" --fd "$DAEMON_SOCKDIR/fat-1.fatbundle"
 refused_root "Install path" path \
-	"{$I,\"parameters\":{\"path\":\"$RL_SOCKDIR/app-1.fatbundle\"}}"
+	"{$I,\"parameters\":{\"path\":\"$DAEMON_SOCKDIR/app-1.fatbundle\"}}"
 refused_root "Install of a file URL" url \
-	"{$I,\"parameters\":{\"url\":\"file://$RL_SOCKDIR/app-1.fatbundle\"}}"
+	"{$I,\"parameters\":{\"url\":\"file://$DAEMON_SOCKDIR/app-1.fatbundle\"}}"
 refused_root "Install of a FILE URL (upper case)" url \
-	"{$I,\"parameters\":{\"url\":\"FILE://$RL_SOCKDIR/app-1.fatbundle\"}}"
+	"{$I,\"parameters\":{\"url\":\"FILE://$DAEMON_SOCKDIR/app-1.fatbundle\"}}"
 refused_root "Thin targets" targets \
 	'{"method":"io.fatelf.Manager.Thin","parameters":{"targets":["aarch64"]}}'
 refused_root "Thin of a package, with targets" targets \
@@ -138,37 +133,37 @@ refused_root "Thin of a package, with targets" targets \
 
 # false is no override: the member may say it.
 run admin_call "{$I,\"parameters\":{\"fd\":0,\"force\":false,\"allow_unsigned\":false,\"dry_run\":true}}" \
-	--fd "$RL_SOCKDIR/app-2.fatbundle"
+	--fd "$DAEMON_SOCKDIR/app-2.fatbundle"
 check_eq "a member may pass force: false and allow_unsigned: false" "null" \
 	"$(tail -1 <<<"$RUN_OUT" | jq -r .error 2>&1)"
 
 # fatelfctl's words and exit status.
-run admin_ctl install --allow-unsigned "$RL_SOCKDIR/passwd-u.fatbundle"
+run admin_ctl install --allow-unsigned "$DAEMON_SOCKDIR/passwd-u.fatbundle"
 check_eq "fatelfctl install --allow-unsigned as a member exits 4" 4 "$RC"
 check_eq "... saying that only root may use it" \
 	"fatelfctl: install: permission denied: only root may use --allow-unsigned" "$RUN_ERR"
-run admin_ctl install --force "$RL_SOCKDIR/passwd-s.fatbundle"
+run admin_ctl install --force "$DAEMON_SOCKDIR/passwd-s.fatbundle"
 check_eq "fatelfctl install --force as a member: exit 4, in words" \
 	"4 fatelfctl: install: permission denied: only root may use --force" "$RC $RUN_ERR"
-run admin_ctl install --allow-downgrade "$RL_SOCKDIR/app-1.fatbundle"
+run admin_ctl install --allow-downgrade "$DAEMON_SOCKDIR/app-1.fatbundle"
 check_eq "fatelfctl install --allow-downgrade as a member: exit 4, in words" \
 	"4 fatelfctl: install: permission denied: only root may use --allow-downgrade" "$RC $RUN_ERR"
-run admin_ctl install --policy keep "$RL_SOCKDIR/fat-1.fatbundle"
+run admin_ctl install --policy keep "$DAEMON_SOCKDIR/fat-1.fatbundle"
 check_eq "fatelfctl install --policy as a member: exit 4, in words" \
 	"4 fatelfctl: install: permission denied: only root may use --policy" "$RC $RUN_ERR"
 run admin_ctl thin --all --targets aarch64
 check_eq "fatelfctl thin --targets as a member: exit 4, in words" \
 	"4 fatelfctl: thin: permission denied: only root may use --targets" "$RC $RUN_ERR"
-run admin_ctl install "file://$RL_SOCKDIR/app-1.fatbundle"
+run admin_ctl install "file://$DAEMON_SOCKDIR/app-1.fatbundle"
 check_eq "fatelfctl install of a file URL as a member: exit 4, in words" \
 	"4 fatelfctl: install: permission denied: only root may use a file URL" "$RC $RUN_ERR"
 check_eq "after every refusal: nothing changed" "$STATE0" "$(state)"
 
 # Without the overrides the member still meets the checks themselves.
-run admin_ctl install "$RL_SOCKDIR/passwd-u.fatbundle"
+run admin_ctl install "$DAEMON_SOCKDIR/passwd-u.fatbundle"
 check_eq "a member's unsigned bundle: signature required (exit 1)" 1 "$RC"
 check_match "... in words" 'signature required' "$RUN_ERR"
-run admin_ctl install "$RL_SOCKDIR/passwd-s.fatbundle"
+run admin_ctl install "$DAEMON_SOCKDIR/passwd-s.fatbundle"
 check_eq "a member's signed bundle over the root's /etc/passwd: conflict (exit 1)" 1 "$RC"
 check_eq "... and /etc/passwd is the root's" "$PASSWD_SUM" "$(sha256sum <"$ROOT/etc/passwd")"
 
@@ -186,7 +181,7 @@ check_eq "a member removes a package" "0 no" \
 	--fd pipe-silent:30 >bg.out 2>&1 &
 BG=$!
 for ((i = 0; i < 200; i++)); do
-	rl_ctl --json status 2>/dev/null | jq -e '.running != null' >/dev/null && break
+	ctl --json status 2>/dev/null | jq -e '.running != null' >/dev/null && break
 	sleep 0.05
 done
 run admin_ctl cancel
@@ -196,22 +191,22 @@ check_eq "... whose caller gets Cancelled" "io.fatelf.Manager.Cancelled" \
 	"$(tail -1 bg.out | jq -r .error 2>&1)"
 
 # ---------------------------------------------------------------- root may
-run rl_ctl install --allow-unsigned --force "$RL_SOCKDIR/passwd-u.fatbundle"
+run ctl install --allow-unsigned --force "$DAEMON_SOCKDIR/passwd-u.fatbundle"
 check_eq "root may install unsigned with --force over an unowned file" "0 evil::0:0::/:/bin/sh" \
 	"$RC $(cat "$ROOT/etc/passwd")"
-run rl_ctl install --allow-downgrade "$RL_SOCKDIR/app-1.fatbundle"
+run ctl install --allow-downgrade "$DAEMON_SOCKDIR/app-1.fatbundle"
 check_eq "root may downgrade" "0 app 1" "$RC $(cat "$ROOT/opt/app/README")"
-run rl_ctl install --policy keep "$RL_SOCKDIR/fat-1.fatbundle"
+run ctl install --policy keep "$DAEMON_SOCKDIR/fat-1.fatbundle"
 check_eq "root may override the policy" 0 "$RC"
-run rl_ctl thin --all --targets x86_64
+run ctl thin --all --targets x86_64
 check_eq "root may thin to targets" 0 "$RC"
 
 # Someone outside the group still gets PermissionDenied for the method.
 run timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" \
-	"$RL_SOCKDIR/vlclient.py" call "$SOCK" '{"method":"io.fatelf.Manager.Remove","parameters":{"package":"app"}}'
+	"$VLC" call "$SOCK" '{"method":"io.fatelf.Manager.Remove","parameters":{"package":"app"}}'
 check_eq "uid 65534 outside the group: Remove is PermissionDenied" \
 	"org.varlink.service.PermissionDenied" "$(tail -1 <<<"$RUN_OUT" | jq -r .error 2>&1)"
 
-rl_stop
-check_eq "the daemon stops cleanly" 0 "$RL_STATUS"
+daemon_stop
+check_eq "the daemon stops cleanly" 0 "$DAEMON_STATUS"
 t_done

@@ -174,14 +174,14 @@ files_of() {
 
 # ================================================================ base states
 # Each base is a stopped daemon's directory, copied for each run.
-rl_prepare base-empty
-rl_prepare base-v1
-rl_prepare base-keep
+daemon_prepare base-empty
+daemon_prepare base-v1
+daemon_prepare base-keep
 ok=yes
-rl_start base-empty && rl_stop || ok=no
-if rl_start base-v1 && rl_ctl install "$T_WORK/demo-1.fatbundle" >/dev/null && rl_stop; then :; else ok=no; fi
-if rl_start base-keep && rl_ctl install --policy keep "$T_WORK/demo-1.fatbundle" >/dev/null &&
-	rl_stop; then :; else ok=no; fi
+daemon_start base-empty && daemon_stop || ok=no
+if daemon_start base-v1 && ctl install "$T_WORK/demo-1.fatbundle" >/dev/null && daemon_stop; then :; else ok=no; fi
+if daemon_start base-keep && ctl install --policy keep "$T_WORK/demo-1.fatbundle" >/dev/null &&
+	daemon_stop; then :; else ok=no; fi
 if [ $ok = yes ]; then
 	pass "the base states: empty, demo 1.0 native, demo 1.0 kept fat"
 else
@@ -200,20 +200,20 @@ clone() {
 declare -A BEFORE AFTER BEFORE_STORE AFTER_STORE
 for op in install upgrade remove thin; do
 	clone "$(op_base "$op")" "ref-$op"
-	if ! rl_start "ref-$op"; then
+	if ! daemon_start "ref-$op"; then
 		fail "reference $op: the daemon starts" "$(cat "$DLOG")"
 		continue
 	fi
 	BEFORE[$op]=$(rl_snapshot_root "$ROOT")
 	BEFORE_STORE[$op]=$(rl_snapshot_store demo)
 	# shellcheck disable=SC2046
-	run rl_ctl $(op_args "$op")
+	run ctl $(op_args "$op")
 	check_eq "reference $op without a failpoint exits 0" 0 "$RC"
 	AFTER[$op]=$(rl_snapshot_root "$ROOT")
 	AFTER_STORE[$op]=$(rl_snapshot_store demo)
 	check_eq "reference $op: the transaction is committed" committed "$(rl_tx_states | tail -1 | cut -d' ' -f2)"
-	check_exit 0 "reference $op: verify is clean" rl_ctl verify
-	rl_stop
+	check_exit 0 "reference $op: verify is clean" ctl verify
+	daemon_stop
 done
 # The references are what the trees say: demo 1.0 installed natively is
 # tree1 with each fat file thinned to x86_64, 2.0 likewise, the keep
@@ -270,26 +270,26 @@ crash_run() {
 	name="$op killed at $fp${*:+, recovery killed at $*}: wholly $side"
 	FP_TOTAL=$((FP_TOTAL + 1))
 	clone "$(op_base "$op")" "fp"
-	if ! rl_start fp "FATELF_FAILPOINT=$fp"; then
+	if ! daemon_start fp "FATELF_FAILPOINT=$fp"; then
 		fail "$name" "the daemon with the failpoint did not start" "$(cat "$DLOG")"
 		return
 	fi
 	# shellcheck disable=SC2046
-	run rl_ctl $(op_args "$op")
+	run ctl $(op_args "$op")
 	[ "$RC" = 3 ] || problems+=("fatelfctl exited $RC, not 3: $RUN_ERR")
 	grep -Eq 'closed the connection|cannot reach|connection' <<<"$RUN_ERR" ||
 		problems+=("fatelfctl did not say the daemon went away: $RUN_ERR")
-	rl_reap
-	[ "$RL_STATUS" = 137 ] || problems+=("the daemon did not die of SIGKILL (wait status $RL_STATUS)")
+	daemon_reap
+	[ "$DAEMON_STATUS" = 137 ] || problems+=("the daemon did not die of SIGKILL (wait status $DAEMON_STATUS)")
 	for rfp in "$@"; do
-		if rl_start fp "FATELF_FAILPOINT=$rfp"; then
+		if daemon_start fp "FATELF_FAILPOINT=$rfp"; then
 			problems+=("the restart with $rfp did not die in recovery")
-			rl_stop
-		elif [ "$RL_STATUS" != 137 ]; then
-			problems+=("the restart with $rfp ended with wait status $RL_STATUS, not SIGKILL")
+			daemon_stop
+		elif [ "$DAEMON_STATUS" != 137 ]; then
+			problems+=("the restart with $rfp ended with wait status $DAEMON_STATUS, not SIGKILL")
 		fi
 	done
-	if ! rl_start fp; then
+	if ! daemon_start fp; then
 		fail "$name" "${problems[@]}" "the restart without a failpoint failed" "$(tail -20 "$DLOG")"
 		return
 	fi
@@ -324,12 +324,12 @@ crash_run() {
 		[ "$last" = "$(kind_of "$op") committed" ] || problems+=("history: last row is '$last', not committed")
 	fi
 	grep -q pending <<<"$states" && problems+=("history still has a pending row: $states")
-	run rl_ctl verify
+	run ctl verify
 	[ "$RC" = 0 ] && grep -q ' 0 problems' <<<"$RUN_OUT" || problems+=("verify is not clean: $(last_run)")
 	local temps
 	temps=$(rl_temps "$ROOT")
 	[ -z "$temps" ] || problems+=("temps left: $temps")
-	rl_stop
+	daemon_stop
 	if [ ${#problems[@]} -eq 0 ]; then
 		FP_OK=$((FP_OK + 1))
 		pass "$name"
@@ -351,15 +351,15 @@ kind_of() {
 no_fire_run() {
 	local op=$1 fp=$2
 	clone "$(op_base "$op")" "fp"
-	if ! rl_start fp "FATELF_FAILPOINT=$fp"; then
+	if ! daemon_start fp "FATELF_FAILPOINT=$fp"; then
 		fail "$op with $fp (one past the last) completes" "the daemon did not start"
 		return
 	fi
 	# shellcheck disable=SC2046
-	run rl_ctl $(op_args "$op")
+	run ctl $(op_args "$op")
 	check_eq "$op with $fp (one past the last hit) completes: the last was the last" \
 		"0 yes" "$RC $([ "$(rl_snapshot_root "$ROOT")" = "${AFTER[$op]}" ] && echo yes || echo no)"
-	rl_stop
+	daemon_stop
 }
 
 if [ "$FATELF_FAILPOINTS" = yes ]; then
@@ -407,10 +407,10 @@ N=40
 declare -A BULK BULK_STORE
 RK_MS=
 clone base-empty ref-bulk
-if rl_start ref-bulk; then
+if daemon_start ref-bulk; then
 	for v in 1 2 1 2; do
 		t0=$(date +%s%N)
-		run rl_ctl install --allow-downgrade "$T_WORK/bulk-$v.fatbundle"
+		run ctl install --allow-downgrade "$T_WORK/bulk-$v.fatbundle"
 		t1=$(date +%s%N)
 		# The fastest of the four: the others were slowed by something else.
 		ms=$(((t1 - t0) / 1000000))
@@ -419,7 +419,7 @@ if rl_start ref-bulk; then
 		BULK[$v]=$(rl_snapshot_root "$ROOT")
 		BULK_STORE[$v]=$(rl_snapshot_store bulk)
 	done
-	rl_stop
+	daemon_stop
 	check_eq "reference: bulk 1.0 is bulk1, fat files thinned" \
 		"$(expected_tree bulk1 native | files_of)" "$(files_of <<<"${BULK[1]}")"
 	check_eq "reference: bulk 2.0 is bulk2, fat files thinned" \
@@ -442,7 +442,7 @@ RK_KILLED=0
 RK_FORWARD=0
 RK_BACK=0
 cur=none
-rl_start rnd || fail "the random-kill daemon starts" "$(cat "$DLOG")"
+daemon_start rnd || fail "the random-kill daemon starts" "$(cat "$DLOG")"
 for ((i = 1; i <= N; i++)); do
 	# The other version than the installed one, so each run changes it.
 	case $cur in
@@ -450,20 +450,20 @@ for ((i = 1; i <= N; i++)); do
 	*) want=1 ;;
 	esac
 	delay=$(awk -v r="$RANDOM" -v m="$RK_MAX" 'BEGIN { printf "%.3f", (r % (m + 1)) / 1000 }')
-	rl_ctl install --allow-downgrade "$T_WORK/bulk-$want.fatbundle" >"$T_WORK/.rk.out" 2>"$T_WORK/.rk.err" &
+	ctl install --allow-downgrade "$T_WORK/bulk-$want.fatbundle" >"$T_WORK/.rk.out" 2>"$T_WORK/.rk.err" &
 	cpid=$!
 	sleep "$delay"
 	kill -9 "$DPID" 2>/dev/null
 	wait "$cpid"
 	crc=$?
-	rl_reap
+	daemon_reap
 	problems=()
 	case $crc in
 	0) RK_FINISHED=$((RK_FINISHED + 1)) ;;
 	3) RK_KILLED=$((RK_KILLED + 1)) ;;
 	*) problems+=("fatelfctl exited $crc: $(cat "$T_WORK/.rk.err")") ;;
 	esac
-	if ! rl_start rnd; then
+	if ! daemon_start rnd; then
 		fail "random kill $i: the daemon restarts" "$(tail -20 "$DLOG")"
 		break
 	fi
@@ -485,7 +485,7 @@ for ((i = 1; i <= N; i++)); do
 		problems+=("fatelfctl said done but the package is $now, not $want")
 	[ -n "$now" ] && [ "$now" != "$want" ] && [ "$now" != "$cur" ] &&
 		problems+=("the package became $now: it was $cur, the install was $want")
-	run rl_ctl verify
+	run ctl verify
 	[ "$RC" = 0 ] && grep -q ' 0 problems' <<<"$RUN_OUT" || problems+=("verify is not clean: $(last_run)")
 	temps=$(rl_temps "$ROOT")
 	[ -z "$temps" ] || problems+=("temps left: $temps")
@@ -504,7 +504,7 @@ for ((i = 1; i <= N; i++)); do
 	fi
 	[ -n "$now" ] && cur=$now
 done
-rl_stop
+daemon_stop
 check_eq "random kills: every run left one whole version, verify clean, no temps" "$N" "$RK_OK"
 echo "# random kills: $RK_KILLED killed before fatelfctl had its answer ($RK_BACK left the old state, $RK_FORWARD the new)," \
 	"$RK_FINISHED finished before the kill"

@@ -9,7 +9,6 @@
 # suites that make them (diskfull.sh, queue.sh) and by test_errmap.
 . "$(dirname "$0")/lib.sh" || exit 99
 
-VLC=$top_srcdir/tests/reliability/vlclient.py
 CHECK=$top_srcdir/tests/reliability/errcheck.py
 IFACE=$top_srcdir/schema/io.fatelf.Manager.varlink
 
@@ -54,8 +53,8 @@ open(sys.argv[2], "wb").write(data.replace(old, b"the APP package"))
 PY
 head -c 300 a-2.fatbundle >truncated.fatbundle
 
-rl_prepare main
-if rl_start main; then
+daemon_prepare main
+if daemon_start main; then
 	pass "a private fatelfd answers"
 else
 	fail "a private fatelfd answers" "$(tail -20 "$DLOG")"
@@ -131,5 +130,5 @@ JSON
 run python3 "$CHECK" "$IFACE" bad.jsonl
 check_eq "the checker refuses five bad replies" "1 5" "$RC $(grep -c '^bad ' <<<"$RUN_OUT")"
 
-rl_stop
+daemon_stop
 t_done

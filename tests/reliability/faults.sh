@@ -41,12 +41,12 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
-	rl_stop_all
+	daemon_stop_all
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
 		umount "${MOUNTS[$i]}" 2>/dev/null || umount -l "${MOUNTS[$i]}" 2>/dev/null
 	done
 	MOUNTS=()
-	rm -rf "$RL_SOCKDIR"
+	rm -rf "$DAEMON_SOCKDIR"
 }
 trap cleanup EXIT
 
@@ -78,7 +78,7 @@ BIG2_SIZE=$(file_size big-2.fatbundle)
 setup() {
 	local d=$1
 	shift
-	rl_prepare "$d" "$@"
+	daemon_prepare "$d" "$@"
 	if [ -n "${MOUNT_SIZE:-}" ]; then
 		mkdir -p "$T_WORK/$d/fs"
 		if ! mount -t tmpfs -o "size=$MOUNT_SIZE" "fatelf-$d" "$T_WORK/$d/fs"; then
@@ -93,11 +93,11 @@ setup() {
 		fi
 		MOUNTS+=("$T_WORK/$d/root")
 	fi
-	if ! rl_start "$d"; then
+	if ! daemon_start "$d"; then
 		fail "$d: fatelfd starts" "$(tail -20 "$DLOG")"
 		return 1
 	fi
-	run rl_ctl install big-1.fatbundle
+	run ctl install big-1.fatbundle
 	if [ "$RC" -ne 0 ]; then
 		fail "$d: install big 1.0 first" "$(last_run)"
 		return 1
@@ -131,7 +131,7 @@ after_fault() {
 		return
 	fi
 	pass "$label: the daemon is still running"
-	check "$label: ... and answers status" rl_ctl status
+	check "$label: ... and answers status" ctl status
 	check_eq "$label: the root is byte-identical to before" "$BEFORE_ROOT" "$(rl_snapshot_root "$ROOT")"
 	check_eq "$label: no .fatelf.* temp is left" "" "$(rl_temps "$ROOT")"
 	check_eq "$label: the store is unchanged" "$BEFORE_STORE" "$(rl_snapshot_store big)"
@@ -139,7 +139,7 @@ after_fault() {
 	last=$(printf '%s\n' "$states" | tail -1)
 	check_eq "$label: one more history row" "$((BEFORE_NTX + 1))" "$(printf '%s\n' "$states" | grep -c .)"
 	check_match "$label: ... failed or rolled back" "^($kind) (failed|rolled-back)$" "$last"
-	run rl_ctl verify
+	run ctl verify
 	check_eq "$label: fatelfctl verify is clean" 0 "$RC"
 }
 
@@ -175,9 +175,9 @@ if [ "$IS_ROOT" = yes ]; then
 	if setup full; then
 		dd if=/dev/zero of="$T_WORK/full/fs/filler" bs=64k count=24 2>/dev/null
 		before
-		run rl_ctl install big-2.fatbundle
+		run ctl install big-2.fatbundle
 		after_fault "full disk (preflight)" '^fatelfctl: install: disk full: needs [0-9.]+ [KM]iB'
-		rl_stop
+		daemon_stop
 	fi
 	# --- ENOSPC in the middle of a file: the preflight passes (16 MiB
 	# free), the upgrade is fed through a pipe, and once the blob's temp
@@ -211,10 +211,10 @@ if [ "$IS_ROOT" = yes ]; then
 		# The preflight's "needs N" has no meaning here: nothing said
 		# how much was needed, and "needs 0 B" misleads.
 		check_nomatch "ENOSPC mid-file: ... without claiming it needs 0 B" 'needs 0 B' "$FAULT_ERR"
-		run rl_ctl install big-2.fatbundle
+		run ctl install big-2.fatbundle
 		check_eq "ENOSPC mid-file: with space again, the upgrade succeeds" 0 "$RC"
 		check_cmp "... and installs 2.0's blob" tree2/opt/big/share/blob "$ROOT/opt/big/share/blob"
-		rl_stop
+		daemon_stop
 	fi
 	unset MOUNT_SIZE
 
@@ -223,29 +223,29 @@ if [ "$IS_ROOT" = yes ]; then
 	if setup ro; then
 		before
 		if mount -o remount,bind,ro "$T_WORK/ro/root"; then
-			run rl_ctl install big-2.fatbundle
+			run ctl install big-2.fatbundle
 			after_fault "read-only root (upgrade)" '^fatelfctl: install: .*([Rr]ead-only|EROFS)'
 			BEFORE_NTX=$((BEFORE_NTX + 1))
-			run rl_ctl remove big
+			run ctl remove big
 			after_fault "read-only root (remove)" '^fatelfctl: remove: .*([Rr]ead-only|EROFS)' remove
 			mount -o remount,bind,rw "$T_WORK/ro/root"
 			check "read-only root: writable again, big 2.0 installs (no restart)" \
-				rl_ctl install big-2.fatbundle
+				ctl install big-2.fatbundle
 			# Whatever the remove left journaled is settled by a restart.
-			rl_stop
-			if rl_start ro; then
-				run rl_ctl install big-2.fatbundle
+			daemon_stop
+			if daemon_start ro; then
+				run ctl install big-2.fatbundle
 				check_match "read-only root: after a restart big 2.0 installs (or is already)" \
 					'^0$' "$RC"
 				check_cmp "... with 2.0's blob" tree2/opt/big/share/blob "$ROOT/opt/big/share/blob"
-				check "... and verify is clean" rl_ctl verify
+				check "... and verify is clean" ctl verify
 			else
 				fail "read-only root: fatelfd restarts" "$(tail -20 "$DLOG")"
 			fi
 		else
 			fail "read-only root: remount the root read-only"
 		fi
-		rl_stop
+		daemon_stop
 	fi
 	unset MOUNT_SIZE
 else
@@ -291,31 +291,13 @@ if command -v nginx >/dev/null 2>&1; then
 
 		# --- a server that sends headers and half the body, then stalls.
 		port=$(free_port)
-		cat >stall.py <<'EOF'
-import socket, sys, time
-path, port = sys.argv[1], int(sys.argv[2])
-data = open(path, "rb").read()
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", port))
-srv.listen(8)
-print("ready", flush=True)
-held = []
-while True:
-	c, _ = srv.accept()
-	c.recv(65536)
-	c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-		  b"Content-Length: %d\r\n\r\n" % len(data))
-	c.sendall(data[: len(data) // 2])
-	held.append(c)  # never another byte, never closed
-EOF
-		python3 stall.py big-2.fatbundle "$port" >stall.out 2>&1 &
+		python3 "$top_srcdir/tests/reliability/httpstall.py" "$port" big-2.fatbundle >stall.out 2>&1 &
 		SPID=$!
 		OTHER_PIDS+=("$SPID")
 		if wait_for 10 grep -q ready stall.out; then
 			before
 			t0=$(date +%s.%N)
-			run rl_ctl install "http://127.0.0.1:$port/big-2.fatbundle"
+			run ctl install "http://127.0.0.1:$port/big-2.fatbundle"
 			t1=$(date +%s.%N)
 			secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 			echo "# stalled download: fatelfctl returned after $secs s (FetchTimeoutSec=2)"
@@ -327,7 +309,7 @@ EOF
 		fi
 		kill "$SPID" 2>/dev/null
 		wait "$SPID" 2>/dev/null
-		rl_stop
+		daemon_stop
 	fi
 else
 	echo "# skipping the HTTP faults: nginx is not installed"
@@ -349,13 +331,13 @@ if setup pipe; then
 		fail "pipe closed mid-bundle: staging began"
 	fi
 	sleep 1
-	run rl_ctl status
+	run ctl status
 	check_eq "pipe stalled: status answers meanwhile" 0 "$RC"
 	check_match "... and shows the running transaction" 'upgrade|install|staging' "$RUN_OUT"
 	exec 7>&-
 	ctl_bg_wait
 	after_fault "pipe closed mid-bundle" '^fatelfctl: install: '
-	rl_stop
+	daemon_stop
 fi
 
 cleanup

@@ -28,7 +28,6 @@
 # build runs as many as fit).
 . "$(dirname "$0")/lib.sh" || exit 99
 
-VLC=$top_srcdir/tests/reliability/vlclient.py
 : "${FSRACE_CYCLES:=300}"
 : "${FSRACE_SECONDS:=45}"
 
@@ -36,9 +35,6 @@ rl_init fsrace
 t_require_tool python3 setpriv mkfifo
 [ "$(id -u)" -eq 0 ] || t_skip "the swapper runs as uid 65534 against root's daemon: needs root"
 
-# uid 65534 cannot run a python3 that lives in root's home (pyenv).
-SYS_PYTHON=/usr/bin/python3
-[ -x "$SYS_PYTHON" ] || SYS_PYTHON=$(command -v python3)
 nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
@@ -48,7 +44,7 @@ vlc() {
 
 # Everything below lives where uid 65534 can reach it: the work directory
 # may be beneath a home it cannot enter.
-W=$RL_SOCKDIR
+W=$DAEMON_SOCKDIR
 mkdir -m 0777 "$W/io"          # what the swapper writes: its counts, the stop files
 
 # The swapper: uid 65534, in a loop, as fast as it can.
@@ -158,11 +154,11 @@ printf 'secret\n' >"$SECRET"
 chmod 0600 "$SECRET"
 # Durable=no: the race is in the file system calls, and 600 syncfs of a
 # shared disk would take most of the time.
-rl_prepare "$W/race" "Durable=no"
+daemon_prepare "$W/race" "Durable=no"
 chmod 0755 "$W/race"
-rl_start "$W/race" || { fail "fatelfd starts over the race root" "$(tail -5 "$DLOG")"; t_done; }
-check "the first install creates pub" rl_ctl install "$T_WORK/race.fatbundle"
-check "... and the remove takes everything but pub away" rl_ctl remove race
+daemon_start "$W/race" || { fail "fatelfd starts over the race root" "$(tail -5 "$DLOG")"; t_done; }
+check "the first install creates pub" ctl install "$T_WORK/race.fatbundle"
+check "... and the remove takes everything but pub away" ctl remove race
 # pub must outlive the removes for the swapper to work in it.
 mkdir -p "$ROOT/pub"
 chmod 0777 "$ROOT/pub"
@@ -177,7 +173,7 @@ for ((i = 0; i < 200; i++)); do
 done
 ok=0 refused=0 at_mode=0 other=0 start=$SECONDS
 for ((c = 0; c < FSRACE_CYCLES;)); do
-	if rl_ctl install "$T_WORK/race.fatbundle" >/dev/null 2>"$T_WORK/race.err"; then
+	if ctl install "$T_WORK/race.fatbundle" >/dev/null 2>"$T_WORK/race.err"; then
 		ok=$((ok + 1))
 	elif grep -qE 'symlink|replaced|no such directory|No such file|not a directory|conflict|ELOOP' "$T_WORK/race.err"; then
 		refused=$((refused + 1))
@@ -186,7 +182,7 @@ for ((c = 0; c < FSRACE_CYCLES;)); do
 		other=$((other + 1))
 		[ "$other" -eq 1 ] && first_other=$(cat "$T_WORK/race.err")
 	fi
-	rl_ctl remove race >/dev/null 2>&1
+	ctl remove race >/dev/null 2>&1
 	# What a refused install could not take back (a directory it made,
 	# moved aside while it rolled back) goes, so every cycle makes them all.
 	rmdir "$ROOT"/pub/d* 2>/dev/null
@@ -209,9 +205,9 @@ else
 	fail "the swapper swapped $swaps new directories for a symlink"
 fi
 check_eq "no temp file left in the root" "" "$(rl_temps "$ROOT")"
-check "fatelfd still serves" rl_ctl status
-rl_stop
-check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
+check "fatelfd still serves" ctl status
+daemon_stop
+check_eq "fatelfd exits 0 on SIGTERM" 0 "$DAEMON_STATUS"
 
 # ================================= a private directory of root's swapped in
 # Next to the new directory n in the 0777 pub sits priv, root's own, 0700,
@@ -224,14 +220,14 @@ if command -v strace >/dev/null; then
 	chmod 0777 tree-standin/pub
 	chmod 0755 tree-standin/pub/n
 	check "bundle standin (pub 0777, pub/n 0755)" rl_bundle standin.fatbundle standin 1 tree-standin
-	rl_prepare "$W/standin" "Durable=no"
+	daemon_prepare "$W/standin" "Durable=no"
 	chmod 0755 "$W/standin"
 	mkdir -m 0777 "$W/standin/root/pub"
 	chmod 0777 "$W/standin/root/pub"
 	mkdir -m 0700 "$W/standin/root/pub/priv"
 	printf 'private\n' >"$W/standin/root/pub/priv/key"
 	chmod 0600 "$W/standin/root/pub/priv/key"
-	rl_start "$W/standin" strace -f -qq -o /dev/null -e trace=mkdirat \
+	daemon_start "$W/standin" strace -f -qq -o /dev/null -e trace=mkdirat \
 		-e inject=mkdirat:delay_exit=400000 ||
 		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
 	rm -f "$W/io/standin"
@@ -249,7 +245,7 @@ while time.time() < end:
     time.sleep(0.0005)
 ' "$ROOT/pub" "$W/io/standin" &
 	swapper=$!
-	run rl_ctl install "$T_WORK/standin.fatbundle"
+	run ctl install "$T_WORK/standin.fatbundle"
 	wait "$swapper"
 	check_eq "uid 65534 swapped root's private directory in for the new one" swapped \
 		"$(cat "$W/io/standin" 2>&1)"
@@ -263,7 +259,7 @@ while time.time() < end:
 	# strace's child is the daemon.
 	dpid=$(pgrep -P "$DPID")
 	[ -n "$dpid" ] && kill "$dpid"
-	rl_reap
+	daemon_reap
 else
 	echo "# skipped: a private directory of root's swapped in (strace is missing)"
 fi
@@ -279,10 +275,10 @@ done
 rl_fat_file tree-fifo/pub/fat 7 8192
 chmod 0777 tree-fifo/pub
 check "bundle fifo ($NFIFO files and a fat one in a 0777 directory)" rl_bundle fifo.fatbundle fifo 1 tree-fifo
-rl_prepare "$W/fifo"
+daemon_prepare "$W/fifo"
 chmod 0755 "$W/fifo"
-rl_start "$W/fifo" || { fail "fatelfd starts over the fifo root" "$(tail -5 "$DLOG")"; t_done; }
-check "install fifo (the fat file kept fat)" rl_ctl install --policy keep "$T_WORK/fifo.fatbundle"
+daemon_start "$W/fifo" || { fail "fatelfd starts over the fifo root" "$(tail -5 "$DLOG")"; t_done; }
+check "install fifo (the fat file kept fat)" ctl install --policy keep "$T_WORK/fifo.fatbundle"
 for ((i = 0; i < NFIFO; i++)); do
 	nobody mkfifo "$ROOT/pub/.q$i"
 done
@@ -314,7 +310,7 @@ if [ "$typed" -gt 0 ]; then
 else
 	fail "... and the swapped-in FIFOs were seen ($typed verifies)"
 fi
-run rl_ctl --json verify fifo
+run ctl --json verify fifo
 check_eq "with every file back, verify is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 
 # A FIFO where the fat file was: verify names its type, and thin names the
@@ -337,18 +333,18 @@ chmod 0644 "$W/io/fat.copy"
 nobody sh -c "cp '$W/io/fat.copy' '$ROOT/pub/.mine' && chmod 6755 '$ROOT/pub/.mine' &&
 	mv -f '$ROOT/pub/.mine' '$ROOT/pub/fat'"
 check_eq "uid 65534's copy is setuid and setgid to itself" "6755 65534" "$(stat -c '%a %u' "$ROOT/pub/fat")"
-run rl_ctl thin --all
+run ctl thin --all
 check_eq "thin rewrites it into its x86_64 ELF record" "0 7f454c46" \
 	"$RC $(head -c4 "$ROOT/pub/fat" | od -An -tx1 | tr -d ' \n')"
 check_eq "... as root's, with the shipped mode and no setid bit" "$shipped 0" \
 	"$(stat -c '%a %u' "$ROOT/pub/fat")"
-check "fatelfd still serves" rl_ctl status
-rl_stop
-check_eq "fatelfd exits 0 on SIGTERM" 0 "$RL_STATUS"
+check "fatelfd still serves" ctl status
+daemon_stop
+check_eq "fatelfd exits 0 on SIGTERM" 0 "$DAEMON_STATUS"
 
 # =============================================================== temp names
-rl_prepare "$W/temps"
-rl_start "$W/temps" || { fail "fatelfd starts over the temps root" "$(tail -5 "$DLOG")"; t_done; }
+daemon_prepare "$W/temps"
+daemon_start "$W/temps" || { fail "fatelfd starts over the temps root" "$(tail -5 "$DLOG")"; t_done; }
 
 # An entry named like a temp file: the engine's names are its own.
 mkdir -p tree-tname/opt/t
@@ -362,7 +358,7 @@ check_eq "an entry in the temp namespace: BundleInvalid naming the entry and the
 	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -c -r '"\(.error) \(.parameters | {code, entry} | tostring)"' 2>&1)"
 check_match "... whose message says the name is reserved" 'reserved' \
 	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r .parameters.message 2>&1)"
-run rl_ctl install "$T_WORK/tname.fatbundle"
+run ctl install "$T_WORK/tname.fatbundle"
 check_match "fatelfctl says so in one line" '^fatelfctl: install: invalid bundle: opt/t/\.fatelf\.2\.1: .*reserved' "$RUN_ERR"
 check_eq "... and the root is unchanged" "$before" "$(rl_snapshot_root "$ROOT")"
 
@@ -376,16 +372,16 @@ printf 'v2 keep\n' >tree-plant2/opt/p/keep
 printf 'v2 new\n' >tree-plant2/opt/p/new
 check "bundles plant 1 (keep, gone) and 2 (keep, new)" \
 	eval 'rl_bundle plant1.fatbundle plant 1 tree-plant1 && rl_bundle plant2.fatbundle plant 2 tree-plant2'
-check "install plant 1" rl_ctl install "$T_WORK/plant1.fatbundle"
+check "install plant 1" ctl install "$T_WORK/plant1.fatbundle"
 printf 'outside\n' >"$W/outside"
-next=$(($(rl_ctl --json history --limit 1 | jq -r '.transactions[0].id') + 1))
+next=$(($(ctl --json history --limit 1 | jq -r '.transactions[0].id') + 1))
 for ((t = next; t < next + 3; t++)); do
 	for ((n = 0; n < 8; n++)); do
 		ln -s "$W/outside" "$ROOT/opt/p/.fatelf.$t.$n"
 	done
 done
 planted=$(find "$ROOT/opt/p" -name '.fatelf.*' -printf '%f %l\n' | LC_ALL=C sort)
-run rl_ctl install "$T_WORK/plant2.fatbundle"
+run ctl install "$T_WORK/plant2.fatbundle"
 check_eq "an upgrade with files planted under the old temp names succeeds" 0 "$RC"
 [ "$RC" -eq 0 ] || echo "# $RUN_ERR"
 check_eq "... the files are version 2's" "v2 keep|v2 new|absent" \
@@ -393,15 +389,15 @@ check_eq "... the files are version 2's" "v2 keep|v2 new|absent" \
 check_eq "... the planted names are all still there, unchanged" "$planted" \
 	"$(find "$ROOT/opt/p" -name '.fatelf.*' -printf '%f %l\n' | LC_ALL=C sort)"
 check_eq "... and nothing was written through them" "outside" "$(cat "$W/outside")"
-run rl_ctl --json verify plant
+run ctl --json verify plant
 check_eq "... verify is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 find "$ROOT/opt/p" -name '.fatelf.*' -delete
 check_eq "no temp of the engine's left" "" "$(rl_temps "$ROOT")"
-rl_stop
+daemon_stop
 
 # ============================================== the sidecar of a kept config
-rl_prepare "$W/side"
-rl_start "$W/side" || { fail "fatelfd starts over the side root" "$(tail -5 "$DLOG")"; t_done; }
+daemon_prepare "$W/side"
+daemon_start "$W/side" || { fail "fatelfd starts over the side root" "$(tail -5 "$DLOG")"; t_done; }
 mkdir -p tree-cfg1/etc/app tree-cfg2/etc/app tree-other/etc/app
 printf 'setting=1\n' >tree-cfg1/etc/app/app.conf
 printf 'setting=2\n' >tree-cfg2/etc/app/app.conf
@@ -409,7 +405,7 @@ printf 'other package data\n' >tree-other/etc/app/app.conf.fatelf-new
 check "bundles cfg 1, cfg 2 (etc/app/app.conf) and other (etc/app/app.conf.fatelf-new)" \
 	eval 'rl_bundle cfg1.fatbundle cfg 1 tree-cfg1 && rl_bundle cfg2.fatbundle cfg 2 tree-cfg2 &&
 	      rl_bundle other.fatbundle other 1 tree-other --config "no/such/*"'
-check "install cfg 1 and other" eval 'rl_ctl install "$T_WORK/cfg1.fatbundle" && rl_ctl install "$T_WORK/other.fatbundle"'
+check "install cfg 1 and other" eval 'ctl install "$T_WORK/cfg1.fatbundle" && ctl install "$T_WORK/other.fatbundle"'
 printf 'setting=mine\n' >"$ROOT/etc/app/app.conf"
 run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/cfg2.fatbundle"
 check_eq "the kept config's new version where another package has a file: Conflict naming both" \
@@ -417,29 +413,29 @@ check_eq "the kept config's new version where another package has a file: Confli
 	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r '"\(.error) \(.parameters.path) \(.parameters.owner)"' 2>&1)"
 check_eq "... other's file is unchanged" "other package data" "$(cat "$ROOT/etc/app/app.conf.fatelf-new")"
 check_eq "... and the admin's config too" "setting=mine" "$(cat "$ROOT/etc/app/app.conf")"
-check_eq "... cfg is still version 1" 1 "$(rl_ctl --json info cfg | jq -r .package.version)"
-run rl_ctl --json verify other
+check_eq "... cfg is still version 1" 1 "$(ctl --json info cfg | jq -r .package.version)"
+run ctl --json verify other
 check_eq "... verify of other is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 
-check "remove other" rl_ctl remove other
+check "remove other" ctl remove other
 printf 'the admin keeps this\n' >"$ROOT/etc/app/app.conf.fatelf-new"
 run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/cfg2.fatbundle"
 check_eq "... where an unowned file is: Conflict without an owner" \
 	'io.fatelf.Manager.Conflict /etc/app/app.conf.fatelf-new null' \
 	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r '"\(.error) \(.parameters.path) \(.parameters.owner)"' 2>&1)"
 check_eq "... the unowned file is unchanged" "the admin keeps this" "$(cat "$ROOT/etc/app/app.conf.fatelf-new")"
-run rl_ctl install "$T_WORK/cfg2.fatbundle"
+run ctl install "$T_WORK/cfg2.fatbundle"
 check_match "fatelfctl names the path and the rule" \
 	'^fatelfctl: install: conflict: /etc/app/app.conf.fatelf-new exists on disk and belongs to no package' "$RUN_ERR"
-check "--force overwrites it" rl_ctl install --force "$T_WORK/cfg2.fatbundle"
+check "--force overwrites it" ctl install --force "$T_WORK/cfg2.fatbundle"
 check_eq "... with the new version, the admin's config kept" "setting=2|setting=mine" \
 	"$(cat "$ROOT/etc/app/app.conf.fatelf-new")|$(cat "$ROOT/etc/app/app.conf")"
-rl_stop
+daemon_stop
 
 # ======================================================= planted directories
-rl_prepare "$W/plant"
+daemon_prepare "$W/plant"
 chmod 0755 "$W/plant"
-rl_start "$W/plant" || { fail "fatelfd starts over the plant root" "$(tail -5 "$DLOG")"; t_done; }
+daemon_start "$W/plant" || { fail "fatelfd starts over the plant root" "$(tail -5 "$DLOG")"; t_done; }
 mkdir -p tree-app/opt/app/bin
 printf '#!/bin/sh\necho app\n' >tree-app/opt/app/bin/app
 chmod 0755 tree-app/opt/app/bin/app tree-app/opt/app tree-app/opt/app/bin
@@ -454,39 +450,39 @@ run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0
 check_eq "a directory uid 65534 made (0777): DirectoryUnsafe with its path, owner and mode" \
 	'io.fatelf.Manager.DirectoryUnsafe /opt/app 65534 511' \
 	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r '"\(.error) \(.parameters.path) \(.parameters.uid) \(.parameters.mode)"' 2>&1)"
-run rl_ctl install "$T_WORK/app.fatbundle"
+run ctl install "$T_WORK/app.fatbundle"
 check_eq "fatelfctl exits 1" 1 "$RC"
 check_match "... saying whose directory it is and how open" \
 	'^fatelfctl: install: unsafe directory: /opt/app is owned by uid 65534 with mode 0777' "$RUN_ERR"
 check_eq "... and nothing landed in it" "$before" "$(rl_snapshot_root "$ROOT")"
-check_eq "... app is not installed" 1 "$(rl_ctl info app >/dev/null 2>&1; echo $?)"
-check "--force (root) takes it over" rl_ctl install --force "$T_WORK/app.fatbundle"
+check_eq "... app is not installed" 1 "$(ctl info app >/dev/null 2>&1; echo $?)"
+check "--force (root) takes it over" ctl install --force "$T_WORK/app.fatbundle"
 check_eq "... owner root, the bundle's mode" "755 0 0" "$(stat -c '%a %u %g' "$ROOT/opt/app")"
 check_cmp "... and the file is installed" tree-app/opt/app/bin/app "$ROOT/opt/app/bin/app"
-run rl_ctl --json verify app
+run ctl --json verify app
 check_eq "verify app is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 
 # Verify checks the directories too: type, mode and owner.
 chown 65534:65534 "$ROOT/opt/app"
 chmod 0777 "$ROOT/opt/app"
-run rl_ctl --json verify app
+run ctl --json verify app
 check_eq "verify: a directory given to uid 65534 and opened to all: owner and mode problems" \
 	"1 /opt/app mode|/opt/app owner|" \
 	"$RC $(jq -r '.problems | sort_by(.problem) | .[] | "\(.path) \(.problem)"' <<<"$RUN_OUT" | tr '\n' '|')"
-run rl_ctl verify app
+run ctl verify app
 check_match "... in words" '^/opt/app: owner changed: expected owner uid 0, found uid 65534' "$RUN_OUT"
 chown 0:0 "$ROOT/opt/app"
 chmod 0755 "$ROOT/opt/app"
 mv "$ROOT/opt/app/bin" "$ROOT/opt/app/bin.real"
 ln -s bin.real "$ROOT/opt/app/bin"
-run rl_ctl --json verify app
+run ctl --json verify app
 check_eq "verify: a directory swapped for a symlink is a type problem" "1 type" \
 	"$RC $(jq -r '.problems[] | select(.path == "/opt/app/bin") | .problem' <<<"$RUN_OUT")"
 rm "$ROOT/opt/app/bin"
 mv "$ROOT/opt/app/bin.real" "$ROOT/opt/app/bin"
-run rl_ctl --json verify app
+run ctl --json verify app
 check_eq "... and clean again once it is back" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
-rl_stop
+daemon_stop
 
 # --force takes over the directory the preflight saw, and only that one:
 # uid 65534 exchanges its planted opt/t (0777) with root's private
@@ -498,7 +494,7 @@ if command -v strace >/dev/null; then
 	chmod 0777 tree-take/opt
 	chmod 0755 tree-take/opt/t
 	check "bundle take (opt 0777, opt/t 0755, opt/t/f)" rl_bundle take.fatbundle take 1 tree-take
-	rl_prepare "$W/take" "Durable=no"
+	daemon_prepare "$W/take" "Durable=no"
 	chmod 0755 "$W/take"
 	mkdir -m 0777 "$W/take/root/opt"
 	chmod 0777 "$W/take/root/opt"
@@ -506,29 +502,18 @@ if command -v strace >/dev/null; then
 	printf 'private\n' >"$W/take/root/opt/priv/key"
 	chmod 0600 "$W/take/root/opt/priv/key"
 	nobody mkdir -m 0777 "$W/take/root/opt/t"
-	rl_start "$W/take" strace -f -qq -o /dev/null -e trace=fsync,fdatasync \
+	daemon_start "$W/take" strace -f -qq -o /dev/null -e trace=fsync,fdatasync \
 		-e inject=fsync,fdatasync:delay_exit=500000 ||
 		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
 	rm -f "$W/io/take"
 	nobody "$SYS_PYTHON" -c '
-import ctypes, json, socket, sys, time
+import ctypes, sys, time
+from vlclient import progress
 sock, d, out = sys.argv[1], sys.argv[2], sys.argv[3]
 libc = ctypes.CDLL(None, use_errno=True)
-def progress():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sock)
-    s.sendall(json.dumps({"method": "io.fatelf.Manager.Status"}).encode() + b"\0")
-    buf = b""
-    while not buf.endswith(b"\0"):
-        k = s.recv(65536)
-        if not k:
-            break
-        buf += k
-    s.close()
-    return (json.loads(buf.rstrip(b"\0")).get("parameters") or {}).get("progress") or {}
 end = time.time() + 60
 while time.time() < end:
-    p = progress()
+    p = progress(sock) or {}
     if p.get("phase") == "preflight" and p.get("entries_total", 0) > 0:
         ok = libc.renameat2(-100, (d + "/t").encode(), -100, (d + "/priv").encode(), 2) == 0
         open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
@@ -536,7 +521,7 @@ while time.time() < end:
     time.sleep(0.01)
 ' "$SOCK" "$ROOT/opt" "$W/io/take" &
 	swapper=$!
-	run rl_ctl install --force "$T_WORK/take.fatbundle"
+	run ctl install --force "$T_WORK/take.fatbundle"
 	wait "$swapper"
 	check_eq "uid 65534 swapped root's private directory in for its planted one after the preflight" \
 		swapped "$(cat "$W/io/take" 2>&1)"
@@ -549,14 +534,10 @@ while time.time() < end:
 		"/opt/t: the directory was replaced since the preflight" "$RUN_ERR"
 	dpid=$(pgrep -P "$DPID")
 	[ -n "$dpid" ] && kill "$dpid"
-	rl_reap
+	daemon_reap
 else
 	echo "# skipped: a directory swapped in before --force takes it over (strace is missing)"
 fi
 
-if grep -q 'AddressSanitizer\|runtime error:' "$W"/*/log; then
-	fail "no sanitizer report in the daemons' logs" "$(grep -m5 'AddressSanitizer\|runtime error:' "$W"/*/log)"
-else
-	pass "no sanitizer report in the daemons' logs"
-fi
+check_no_sanitizer_report
 t_done

@@ -25,7 +25,6 @@
 . "$(dirname "$0")/lib.sh" || exit 99
 
 : "${MKHOSTILE:=$top_builddir/tests/fixtures/mkhostile}"
-VLC=$top_srcdir/tests/reliability/vlclient.py
 
 rl_init hostile
 t_require_exec "$MKHOSTILE" "$MKFIXTURE"
@@ -116,15 +115,12 @@ craft() { # OUT CASE [ARG]
 	python3 craft.py "$RL_KEY" "$@"
 }
 
-# uid 65534 cannot run a python3 that lives in root's home (pyenv).
-SYS_PYTHON=/usr/bin/python3
-[ -x "$SYS_PYTHON" ] || SYS_PYTHON=$(command -v python3)
 vlc() {
 	timeout 120 python3 "$VLC" "$@"
 }
-# The same, as uid 65534 (the script and sockets are in RL_SOCKDIR).
+# The same, as uid 65534 (the script and sockets are in DAEMON_SOCKDIR).
 vlc_nobody() {
-	timeout 120 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$RL_SOCKDIR/vlclient.py" "$@"
+	timeout 120 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$VLC" "$@"
 }
 nobody() {
 	timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$FATELFCTL" --socket "$SOCK" "$@"
@@ -144,8 +140,8 @@ snap_all() {
 	echo "--- outside"
 	snap_tree "$OUTSIDE"
 	echo "--- store"
-	rl_ctl --json list
-	rl_ctl --json files base | sha256sum
+	ctl --json list
+	ctl --json files base | sha256sum
 }
 temps() {
 	find "$ROOT" "$OUTSIDE" -name '.fatelf.*' 2>/dev/null
@@ -164,7 +160,7 @@ serving() {
 		fail "$1: fatelfd is still running" "it died; log tail:" "$(tail -5 "$DLOG")"
 		return 1
 	fi
-	st=$(rl_ctl status 2>&1) && li=$(rl_ctl list 2>&1)
+	st=$(ctl status 2>&1) && li=$(ctl list 2>&1)
 	if [ $? -eq 0 ] && grep -q '^version:' <<<"$st" && grep -q '^base ' <<<"$li"; then
 		pass "$1: fatelfd still serves status and list"
 	else
@@ -206,16 +202,14 @@ cp hostile/trusted.pub rl-keys/hostile.pub
 mkdir -p "$OUTSIDE/sub"
 printf 'root:x:0:0::/root:/bin/sh\n' >"$OUTSIDE/passwd"
 printf 'do not touch\n' >"$OUTSIDE/sub/keep"
-cp "$VLC" "$RL_SOCKDIR/vlclient.py"
-chmod 0644 "$RL_SOCKDIR/vlclient.py"
 
 # The admin group of this daemon: some group that neither root nor
 # 65534 has, so a caller with that gid is an admin but not root.
 ADMIN_GID=$(getent group | awk -F: '$3 > 0 && $3 < 1000 && $3 != 65534 { print $3; exit }')
 ADMIN_GROUP=$(getent group "$ADMIN_GID" | cut -d: -f1)
-rl_prepare main "MaxMessageSize=64K" "MaxConnectionsPerUser=64" "FetchTimeoutSec=3" \
+daemon_prepare main "MaxMessageSize=64K" "MaxConnectionsPerUser=64" "FetchTimeoutSec=3" \
 	${ADMIN_GROUP:+"AdminGroup=$ADMIN_GROUP"}
-if rl_start main; then
+if daemon_start main; then
 	pass "a private fatelfd answers (MaxMessageSize=64K, MaxConnectionsPerUser=64, FetchTimeoutSec=3)"
 else
 	fail "a private fatelfd answers" "$(tail -20 "$DLOG")"
@@ -231,16 +225,16 @@ done
 printf 'setting=1\n' >tree-base/etc/base/base.conf
 rl_fat_file tree-base/opt/base/tool 7 3000 && chmod 0755 tree-base/opt/base/tool
 check "bundle base" rl_bundle base.fatbundle base 1.0 tree-base
-check "install base" rl_ctl install base.fatbundle
+check "install base" ctl install base.fatbundle
 mkdir -p "$ROOT/data"
 printf 'admin data\n' >"$ROOT/data/admin.txt"
 
 # ================================================================ hostile bundles
 # The control bundle of the corpus installs (so the daemon trusts the
 # corpus's key, and a refusal below is about the rule, not the key).
-run rl_ctl install hostile/00-valid.fatbundle
+run ctl install hostile/00-valid.fatbundle
 check_eq "the corpus's control bundle installs through the daemon" 0 "$RC"
-check "... and is removed again" rl_ctl remove hostilepkg
+check "... and is removed again" ctl remove hostilepkg
 
 n=0
 while read -r f want; do
@@ -251,7 +245,7 @@ while read -r f want; do
 	FATELF_E_SIG_KEY) rule='signature required: the bundle is signed by key [0-9A-F]+, which is not' ;;
 	*) rule="\\($want\\)" ;;
 	esac
-	refused "corpus $f ($want)" "$rule" rl_ctl install "hostile/$f"
+	refused "corpus $f ($want)" "$rule" ctl install "hostile/$f"
 done <hostile/expected.txt
 check_match "the corpus has at least 40 hostile bundles" '^([4-9][0-9]|[1-9][0-9]{2,})$' "$n"
 
@@ -269,7 +263,7 @@ check_eq "... and nothing changed" "$before" "$(snap_all)"
 craft many.fatbundle many 1000000
 hwm0=$(vm_kb VmHWM)
 t0=$(date +%s%N)
-refused "a manifest of 1,000,000 entries" 'FATELF_E_MANIFEST_TOO_BIG|FATELF_E_LIMIT' rl_ctl install many.fatbundle
+refused "a manifest of 1,000,000 entries" 'FATELF_E_MANIFEST_TOO_BIG|FATELF_E_LIMIT' ctl install many.fatbundle
 ms=$((($(date +%s%N) - t0) / 1000000))
 hwm1=$(vm_kb VmHWM)
 echo "# 1,000,000 entries: refused in $ms ms, daemon VmHWM $hwm0 -> $hwm1 kB"
@@ -291,27 +285,27 @@ fi
 # to make every tool that walks the root recurse 2,000 times.
 craft deep-long.fatbundle deep 100 "$(printf 'n%.0s' $(seq 1 50))"
 refused "a path 100 levels of 50 bytes deep (5,100 bytes)" 'FATELF_E_LIMIT|FATELF_E_PATH' \
-	rl_ctl install deep-long.fatbundle
+	ctl install deep-long.fatbundle
 craft deep-2000.fatbundle deep 2000 d
 refused "a path 2,000 levels deep (within MaxPathLength)" 'FATELF_E_LIMIT|FATELF_E_PATH' \
-	rl_ctl install deep-2000.fatbundle
+	ctl install deep-2000.fatbundle
 # If it went in, take it out again so the rest starts from the same root.
-if rl_ctl info crafted >/dev/null 2>&1; then
-	rl_ctl remove crafted >/dev/null 2>&1
+if ctl info crafted >/dev/null 2>&1; then
+	ctl remove crafted >/dev/null 2>&1
 fi
 
 craft newline.fatbundle name 6f70742d610a62
-refused "a name with a newline" 'FATELF_E_PATH_INVALID' rl_ctl install newline.fatbundle
+refused "a name with a newline" 'FATELF_E_PATH_INVALID' ctl install newline.fatbundle
 craft badutf8.fatbundle name 6f70742dff6162
-refused "a name that is not UTF-8" 'FATELF_E_PATH_INVALID|FATELF_E_MANIFEST_JSON' rl_ctl install badutf8.fatbundle
+refused "a name that is not UTF-8" 'FATELF_E_PATH_INVALID|FATELF_E_MANIFEST_JSON' ctl install badutf8.fatbundle
 craft overlong.fatbundle name 6f70742dc0af78
 refused "a name with an overlong UTF-8 '/'" 'FATELF_E_PATH_INVALID|FATELF_E_MANIFEST_JSON' \
-	rl_ctl install overlong.fatbundle
+	ctl install overlong.fatbundle
 craft oversize.fatbundle oversize
-refused "a 1 MiB file declared as 10 bytes" 'FATELF_E_MEMBER_SIZE' rl_ctl install oversize.fatbundle
+refused "a 1 MiB file declared as 10 bytes" 'FATELF_E_MEMBER_SIZE' ctl install oversize.fatbundle
 craft beneath.fatbundle beneath "$OUTSIDE"
 refused "a symlink to outside in the bundle with a file beneath it" 'FATELF_E_PATH_SYMLINK' \
-	rl_ctl install beneath.fatbundle
+	ctl install beneath.fatbundle
 
 # A symlink already in the live root: ROOT/srv -> OUTSIDE, and a bundle
 # that writes srv/evil. The installer never follows a symlink it writes
@@ -321,7 +315,7 @@ printf 'evil\n' >tree-srv/srv/evil
 check "bundle srvpkg (srv/evil)" rl_bundle srv.fatbundle srvpkg 1 tree-srv
 ln -s "$OUTSIDE" "$ROOT/srv"
 refused "a directory of the bundle that is a symlink to outside in the live root" \
-	'symlink|ELOOP|conflict' rl_ctl install srv.fatbundle
+	'symlink|ELOOP|conflict' ctl install srv.fatbundle
 rm -f "$ROOT/srv"
 
 # A directory of the root swapped for a symlink to outside while the
@@ -335,7 +329,7 @@ printf 'last\n' >tree-swap/data/zz
 check "bundle swap (data/a, data/big, data/zz)" rl_bundle swap.fatbundle swap 1 tree-swap
 HOST_TOTAL=$((HOST_TOTAL + 1))
 out_before=$(snap_tree "$OUTSIDE")
-store_before=$(rl_ctl --json list)
+store_before=$(ctl --json list)
 run vlc slowinstall "$SOCK" swap.fatbundle 1000000 staging \
 	"mv '$ROOT/data' '$ROOT/data.moved' && ln -s '$OUTSIDE' '$ROOT/data'"
 swap_err=$(grep '"error"' <<<"$RUN_OUT" | tail -1)
@@ -343,7 +337,7 @@ why=()
 grep -q '^phase_seen=1' <<<"$RUN_OUT" || why+=("the daemon never reported phase staging")
 [ -n "$swap_err" ] || why+=("the install was not refused")
 [ "$out_before" = "$(snap_tree "$OUTSIDE")" ] || why+=("OUTSIDE changed:" "$(ls -la "$OUTSIDE")")
-[ "$store_before" = "$(rl_ctl --json list)" ] || why+=("the store changed")
+[ "$store_before" = "$(ctl --json list)" ] || why+=("the store changed")
 [ -z "$(temps)" ] || why+=("temp files left:" "$(temps | head -5)")
 kill -0 "$DPID" 2>/dev/null || why+=("fatelfd died")
 if [ ${#why[@]} -eq 0 ]; then
@@ -365,7 +359,7 @@ mkdir -p tree-collide/opt/base/share tree-collide/opt/collide
 printf 'mine now\n' >tree-collide/opt/base/share/f001
 printf 'x\n' >tree-collide/opt/collide/x
 check "bundle collide (claims base's f001)" rl_bundle collide.fatbundle collide 1 tree-collide
-refused "a path that another package owns" 'conflict: /opt/base/share/f001 .*base' rl_ctl install collide.fatbundle
+refused "a path that another package owns" 'conflict: /opt/base/share/f001 .*base' ctl install collide.fatbundle
 
 # A setuid file from a caller who may install (the admin group) but is
 # not root: refused; the same caller installs a plain bundle.
@@ -373,17 +367,17 @@ mkdir -p tree-suid/opt/suid
 cp tree-base/opt/base/share/f001 tree-suid/opt/suid/tool
 chmod 4755 tree-suid/opt/suid/tool
 check "bundle suid (a setuid file, --allow-setid)" rl_bundle suid.fatbundle suid 1 tree-suid --allow-setid
-cp suid.fatbundle srv.fatbundle "$RL_SOCKDIR/"
-chmod 0644 "$RL_SOCKDIR/suid.fatbundle" "$RL_SOCKDIR/srv.fatbundle"
+cp suid.fatbundle srv.fatbundle "$DAEMON_SOCKDIR/"
+chmod 0644 "$DAEMON_SOCKDIR/suid.fatbundle" "$DAEMON_SOCKDIR/srv.fatbundle"
 if [ -n "$ADMIN_GROUP" ]; then
 	admin() {
 		timeout 60 setpriv --reuid=65534 --regid="$ADMIN_GID" --clear-groups "$FATELFCTL" --socket "$SOCK" "$@"
 	}
 	refused "a setuid file from a non-root admin-group caller" 'setuid|setgid|ENGINE_E_SETID' \
-		admin install "$RL_SOCKDIR/suid.fatbundle"
-	run admin install "$RL_SOCKDIR/srv.fatbundle"
+		admin install "$DAEMON_SOCKDIR/suid.fatbundle"
+	run admin install "$DAEMON_SOCKDIR/srv.fatbundle"
 	check_eq "... while the same caller may install a plain bundle (it is an admin)" 0 "$RC"
-	rl_ctl remove srvpkg >/dev/null 2>&1
+	ctl remove srvpkg >/dev/null 2>&1
 else
 	echo "# no group for the admin-group caller: setuid checked as uid 65534 only"
 fi
@@ -476,7 +470,7 @@ fdcase "/dev/zero" "dev:/dev/zero" 10 'InvalidParameter'
 fdcase "a pipe that never gets data, then closes" "pipe-silent:1" 15 '"error"'
 fdcase "a pipe that stays silent and open" "pipe-silent:60" 20 '"error"'
 fdcase "a socket that stays silent and open" "socket:60" 20 '"error"'
-run rl_ctl --json status
+run ctl --json status
 check_eq "... and no transaction is left running" null "$(jq -r .running <<<"$RUN_OUT" 2>&1)"
 serving "after fds that are not bundles"
 
@@ -502,16 +496,16 @@ fi
 serving "after a client that never reads"
 
 # ================================================================ privilege
-cp base.fatbundle "$RL_SOCKDIR/pub.fatbundle"
-chmod 0644 "$RL_SOCKDIR/pub.fatbundle"
-cp base.fatbundle "$RL_SOCKDIR/private.fatbundle"
-chmod 0600 "$RL_SOCKDIR/private.fatbundle"
+cp base.fatbundle "$DAEMON_SOCKDIR/pub.fatbundle"
+chmod 0644 "$DAEMON_SOCKDIR/pub.fatbundle"
+cp base.fatbundle "$DAEMON_SOCKDIR/private.fatbundle"
+chmod 0600 "$DAEMON_SOCKDIR/private.fatbundle"
 priv_before=$(snap_all)
 jobs_before=$(grep -c 'job [0-9]*:' "$DLOG")
 
-for v in "install $RL_SOCKDIR/pub.fatbundle" "install file://$RL_SOCKDIR/pub.fatbundle" \
+for v in "install $DAEMON_SOCKDIR/pub.fatbundle" "install file://$DAEMON_SOCKDIR/pub.fatbundle" \
 	"install http://127.0.0.1:9/pub.fatbundle" "remove base" "thin --all" "thin base" "cancel" \
-	"install --dry-run $RL_SOCKDIR/pub.fatbundle"; do
+	"install --dry-run $DAEMON_SOCKDIR/pub.fatbundle"; do
 	# shellcheck disable=SC2086
 	run nobody $v
 	check_eq "uid 65534: fatelfctl $v is permission denied (exit 4)" 4 "$RC"
@@ -521,7 +515,7 @@ done
 for m in '{"method":"io.fatelf.Manager.Install","parameters":{"url":"file:///etc/shadow"}}' \
 	'{"method":"io.fatelf.Manager.Install","parameters":{"url":"http://127.0.0.1:9/x.fatbundle"}}' \
 	'{"method":"io.fatelf.Manager.Install","parameters":{"path":"/etc/shadow"}}' \
-	"{\"method\":\"io.fatelf.Manager.Install\",\"parameters\":{\"path\":\"$RL_SOCKDIR/private.fatbundle\"}}" \
+	"{\"method\":\"io.fatelf.Manager.Install\",\"parameters\":{\"path\":\"$DAEMON_SOCKDIR/private.fatbundle\"}}" \
 	'{"method":"io.fatelf.Manager.Install","parameters":{"path":"/etc/shadow","policy":"keep"}}' \
 	'{"method":"io.fatelf.Manager.Remove","parameters":{"package":"base"}}' \
 	'{"method":"io.fatelf.Manager.Thin","parameters":{}}' \
@@ -532,7 +526,7 @@ for m in '{"method":"io.fatelf.Manager.Install","parameters":{"url":"file:///etc
 		org.varlink.service.PermissionDenied "$(jq -r .error <<<"$RUN_OUT" 2>&1)"
 done
 run vlc_nobody call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' \
-	--fd "$RL_SOCKDIR/pub.fatbundle"
+	--fd "$DAEMON_SOCKDIR/pub.fatbundle"
 check_eq "uid 65534, raw Install with a passed fd: PermissionDenied" \
 	org.varlink.service.PermissionDenied "$(jq -r .error <<<"$RUN_OUT" 2>&1)"
 
@@ -541,10 +535,10 @@ check_eq "uid 65534, raw Install with a passed fd: PermissionDenied" \
 run nobody install /etc/shadow
 check_match "uid 65534: fatelfctl install /etc/shadow fails in the client (exit 3 or 4)" '^[34]$' "$RC"
 check_match "... saying it cannot open it" '^fatelfctl: install: cannot open /etc/shadow: Permission denied$' "$RUN_ERR"
-run nobody install "$RL_SOCKDIR/private.fatbundle"
+run nobody install "$DAEMON_SOCKDIR/private.fatbundle"
 check_match "uid 65534: fatelfctl install of a 0600 root bundle fails in the client" '^[34]$' "$RC"
 check_match "... saying it cannot open it" "^fatelfctl: install: cannot open .*private\.fatbundle: Permission denied$" "$RUN_ERR"
-run nobody install - <"$RL_SOCKDIR/pub.fatbundle"
+run nobody install - <"$DAEMON_SOCKDIR/pub.fatbundle"
 check_eq "uid 65534: install - (stdin) is permission denied too" 4 "$RC"
 
 check_eq "uid 65534: no job reached the worker" "$jobs_before" "$(grep -c 'job [0-9]*:' "$DLOG")"
@@ -561,8 +555,8 @@ check_eq "outside still holds exactly its two files, unchanged" \
 	"$(cd "$OUTSIDE" && find . -type f | LC_ALL=C sort | while read -r f; do echo "$f $(cat "$f")"; done)"
 check_eq "no temp file anywhere in the root" "" "$(temps)"
 serving "at the end"
-rl_stop
-check_eq "fatelfd exits 0 on SIGTERM after all that" 0 "$RL_STATUS"
+daemon_stop
+check_eq "fatelfd exits 0 on SIGTERM after all that" 0 "$DAEMON_STATUS"
 if grep -q 'AddressSanitizer\|runtime error:' "$DLOG"; then
 	fail "no sanitizer report in the daemon's log" "$(grep -m5 'AddressSanitizer\|runtime error:' "$DLOG")"
 else

@@ -21,14 +21,10 @@
 #    download stalls and a client never reads.
 . "$(dirname "$0")/lib.sh" || exit 99
 
-VLC=$top_srcdir/tests/reliability/vlclient.py
-
 rl_init lifecycle
 t_require_tool python3 setpriv stat
 [ "$(id -u)" -eq 0 ] || t_skip "uid 65534 and chown: needs root"
 
-SYS_PYTHON=/usr/bin/python3
-[ -x "$SYS_PYTHON" ] || SYS_PYTHON=$(command -v python3)
 
 # grab.py DIR SECONDS: as an unprivileged user, opens every file of the
 # state directory DIR it can, prints "NAME=opened|ERRNO" for each, then
@@ -36,7 +32,7 @@ SYS_PYTHON=/usr/bin/python3
 # flock on the lock file (a daemon that starts meanwhile cannot take its
 # own), a read lock on SQLite's WAL write-lock byte of -shm (a writer
 # then gets "database is locked").
-cat >"$RL_SOCKDIR/grab.py" <<'PY'
+cat >"$DAEMON_SOCKDIR/grab.py" <<'PY'
 import errno, fcntl, os, sys, time
 d, secs = sys.argv[1], float(sys.argv[2])
 fds, out = {}, []
@@ -61,7 +57,7 @@ while time.time() < end:
             pass
     time.sleep(0.005)
 PY
-chmod 0644 "$RL_SOCKDIR/grab.py"
+chmod 0644 "$DAEMON_SOCKDIR/grab.py"
 
 mode_of() { stat -c %a "$1" 2>&1; }
 modes() { # DIR: the modes of the state directory and its files, one line
@@ -76,26 +72,26 @@ modes() { # DIR: the modes of the state directory and its files, one line
 mkdir -p tree/usr/share/lc
 echo "the lifecycle package" >tree/usr/share/lc/README
 rl_bundle lc.fatbundle lc 1.0 tree
-cp lc.fatbundle "$RL_SOCKDIR/lc.fatbundle"
+cp lc.fatbundle "$DAEMON_SOCKDIR/lc.fatbundle"
 # 40 directories deep, so that Verify's walk from its check of the type
 # to its open is long enough for the swap to land in it often.
 SWD=usr/share/sw$(printf '/d%.0s' {1..40})
 mkdir -p "sw/$SWD"
 echo "swapped" >"sw/$SWD/f"
-rl_bundle "$RL_SOCKDIR/sw.fatbundle" sw 1.0 sw
+rl_bundle "$DAEMON_SOCKDIR/sw.fatbundle" sw 1.0 sw
 
-# The daemon's directory is under RL_SOCKDIR (0755), so what keeps uid
+# The daemon's directory is under DAEMON_SOCKDIR (0755), so what keeps uid
 # 65534 out is the state directory's own mode, not a parent's.
-D=$RL_SOCKDIR/life
-rl_prepare "$D"
+D=$DAEMON_SOCKDIR/life
+daemon_prepare "$D"
 chmod 0755 "$D/state"
 
 # ================================================================ state directory
-rl_start "$D"
+daemon_start "$D"
 check_eq "a fresh start: the state directory is 0700, its files 0600" \
 	"state=700 lock=600 fatelf.db=600 fatelf.db-wal=600 fatelf.db-shm=600" "$(modes "$D/state")"
 
-setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$RL_SOCKDIR/grab.py" \
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$DAEMON_SOCKDIR/grab.py" \
 	"$D/state" 40 >grab.out 2>&1 &
 GRAB=$!
 for ((i = 0; i < 200; i++)); do
@@ -105,23 +101,23 @@ done
 check_eq "uid 65534 can open none of the state directory's files" \
 	"lock=EACCES fatelf.db=EACCES fatelf.db-wal=EACCES fatelf.db-shm=EACCES" "$(head -1 grab.out)"
 sleep 0.3
-run rl_ctl install "$RL_SOCKDIR/lc.fatbundle"
+run ctl install "$DAEMON_SOCKDIR/lc.fatbundle"
 check_eq "an install goes through while uid 65534 tries to lock the store" 0 "$RC"
 check_eq "... and its file is there" "the lifecycle package" "$(cat "$ROOT/usr/share/lc/README" 2>&1)"
-rl_stop
+daemon_stop
 sleep 0.3
-rl_start "$D"
+daemon_start "$D"
 check_eq "a restart goes through while uid 65534 tries to take the lock" 0 "$?"
 kill "$GRAB" 2>/dev/null
 wait "$GRAB" 2>/dev/null
-rl_stop
+daemon_stop
 
 # An older install: a 0755 directory and 0644 files. A user who took the
 # lock then (the daemon stopped) is not taken for a daemon silently.
 chmod 0755 "$D/state"
 chmod 0644 "$D/state"/lock "$D/state"/fatelf.db*
 rm -f grab.out
-setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$RL_SOCKDIR/grab.py" \
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" "$DAEMON_SOCKDIR/grab.py" \
 	"$D/state" 30 >grab.out 2>&1 &
 GRAB=$!
 for ((i = 0; i < 200; i++)); do
@@ -130,7 +126,7 @@ for ((i = 0; i < 200; i++)); do
 done
 sleep 0.3
 n=$(grep -c . "$DLOG")
-rl_start "$D"
+daemon_start "$D"
 check_eq "a lock taken by another user while it was open to all stops the start" 1 "$?"
 check_match "... with a message naming the lock file and what to do" \
 	"$D/state/lock was open to other users \(mode 0644\): if no fatelfd runs, remove it and start again" \
@@ -139,21 +135,21 @@ kill "$GRAB" 2>/dev/null
 wait "$GRAB" 2>/dev/null
 chmod 0755 "$D/state"
 chmod 0644 "$D/state"/lock "$D/state"/fatelf.db*
-rl_start "$D"
+daemon_start "$D"
 check_eq "an older install's 0755 directory and 0644 files are tightened at start" \
 	"state=700 lock=600 fatelf.db=600 fatelf.db-wal=600 fatelf.db-shm=600" "$(modes "$D/state")"
-rl_stop
+daemon_stop
 
 refused_start() { # DESC ERE
 	local n
 	n=$(grep -c . "$DLOG")
-	rl_start "$D"
+	daemon_start "$D"
 	local rc=$?
-	if [ "$rc" -eq 1 ] && [ "$RL_STATUS" != 0 ]; then
-		pass "$1: fatelfd exits $RL_STATUS"
+	if [ "$rc" -eq 1 ] && [ "$DAEMON_STATUS" != 0 ]; then
+		pass "$1: fatelfd exits $DAEMON_STATUS"
 	else
-		fail "$1: fatelfd exits non-zero" "rl_start returned $rc, status $RL_STATUS"
-		[ "$rc" -eq 0 ] && rl_stop
+		fail "$1: fatelfd exits non-zero" "daemon_start returned $rc, status $DAEMON_STATUS"
+		[ "$rc" -eq 0 ] && daemon_stop
 	fi
 	check_match "... naming the directory and the rule" "$2" "$(tail -n +"$((n + 1))" "$DLOG")"
 }
@@ -179,7 +175,7 @@ if command -v strace >/dev/null; then
 	P=$(mktemp -d /tmp/fatelf-stateparent.XXXXXX)
 	chmod 0777 "$P"
 	strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_exit=2000000 \
-		"$FATELFD" --socket "$RL_SOCKDIR/statedir.sock" --root "$ROOT" --state-dir "$P/state" \
+		"$FATELFD" --socket "$DAEMON_SOCKDIR/statedir.sock" --root "$ROOT" --state-dir "$P/state" \
 		--config "$D/fatelfd.conf" 2>statedir.log &
 	tracer=$!
 	timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
@@ -205,18 +201,18 @@ else
 fi
 
 # ================================================================ the socket
-rl_start "$D"
+daemon_start "$D"
 ino=$(stat -c %i "$SOCK")
 check_eq "the socket is a socket anyone may connect to (0666)" "socket 666" \
 	"$(stat -c '%F %a' "$SOCK" | sed 's/^socket.* /socket /')"
-rl_prepare second
+daemon_prepare second
 run timeout 20 "$FATELFD" --socket "$SOCK" --root "$T_WORK/second/root" \
 	--state-dir "$T_WORK/second/state" --config "$T_WORK/second/fatelfd.conf"
 check_eq "a second fatelfd on a served socket exits 1" 1 "$RC"
 check_match "... saying the socket is in use" "^<3>fatelfd: $SOCK: already in use by a running fatelfd$" "$RUN_ERR"
 check_nomatch "... and never says it serves" "serving" "$RUN_ERR"
 check_eq "... the first daemon's socket is still there, the same inode" "$ino" "$(stat -c %i "$SOCK" 2>&1)"
-check "... and the first daemon still serves" rl_ctl status
+check "... and the first daemon still serves" ctl status
 check_eq "... the second touched nothing in its own state directory first" "" \
 	"$(ls -A "$T_WORK/second/state")"
 
@@ -225,13 +221,13 @@ check_eq "... the second touched nothing in its own state directory first" "" \
 mv "$SOCK" "$SOCK.moved"
 python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCK"
 other=$(stat -c %i "$SOCK")
-rl_stop
+daemon_stop
 check_eq "a stopping daemon leaves a socket it did not bind" "$other" "$(stat -c %i "$SOCK" 2>&1)"
 rm -f "$SOCK" "$SOCK.moved"
 
 # A socket left by a daemon that died is replaced.
-rl_start "$D"
-rl_kill
+daemon_start "$D"
+daemon_kill
 check "a killed daemon leaves its socket behind" test -S "$SOCK"
 "$FATELFD" --socket "$SOCK" --root "$ROOT" --state-dir "$D/state" --config "$D/fatelfd.conf" \
 	2>stale.log &
@@ -311,37 +307,37 @@ else
 fi
 
 # ================================================================ the download helper
-rl_start "$D"
+daemon_start "$D"
 check_match "the start says the download helper can be run" \
 	"download helper .*/fatelf-fetch: executable by uid 65534" "$(cat "$DLOG")"
-rl_stop
+daemon_stop
 
 helper_case() { # DESC HELPER ERRNO-TEXT ERRNO-NAME
 	local n
 	n=$(grep -c . "$DLOG")
-	rl_start "$D" FATELF_FETCH_HELPER="$2"
+	daemon_start "$D" FATELF_FETCH_HELPER="$2"
 	check_match "$1: the start says so" \
 		"<3>fatelfd: download helper $2: uid 65534 cannot execute it: $3" \
 		"$(tail -n +"$((n + 1))" "$DLOG")"
-	run rl_ctl install http://127.0.0.1:9/lc.fatbundle
+	run ctl install http://127.0.0.1:9/lc.fatbundle
 	check_eq "$1: an install from a URL fails" 1 "$RC"
 	check_match "$1: the error names the helper, the uid and the errno" \
 		"cannot run the download helper $2 as uid 65534: $3 \($4\)" "$RUN_ERR"
-	rl_stop
+	daemon_stop
 }
-helper_case "a missing helper" "$RL_SOCKDIR/no-such-fetch" "No such file or directory" ENOENT
-cp "$top_builddir/daemon/fatelf-fetch" "$RL_SOCKDIR/private-fetch"
-chmod 0700 "$RL_SOCKDIR/private-fetch"
-helper_case "a helper only root may run" "$RL_SOCKDIR/private-fetch" "Permission denied" EACCES
+helper_case "a missing helper" "$DAEMON_SOCKDIR/no-such-fetch" "No such file or directory" ENOENT
+cp "$top_builddir/daemon/fatelf-fetch" "$DAEMON_SOCKDIR/private-fetch"
+chmod 0700 "$DAEMON_SOCKDIR/private-fetch"
+helper_case "a helper only root may run" "$DAEMON_SOCKDIR/private-fetch" "Permission denied" EACCES
 
 # ================================================================ SIGTERM
 # A helper that sends nothing, for ever.
 # Its sleep carries this suite's pid (sleep adds its arguments up), so the
 # check below finds this run's helper and no other's.
 STALL="sleep 600 0.000$$"
-printf '#!/bin/sh\nexec %s\n' "$STALL" >"$RL_SOCKDIR/stall-fetch"
-chmod 0755 "$RL_SOCKDIR/stall-fetch"
-env=(FATELF_FETCH_HELPER="$RL_SOCKDIR/stall-fetch")
+printf '#!/bin/sh\nexec %s\n' "$STALL" >"$DAEMON_SOCKDIR/stall-fetch"
+chmod 0755 "$DAEMON_SOCKDIR/stall-fetch"
+env=(FATELF_FETCH_HELPER="$DAEMON_SOCKDIR/stall-fetch")
 what="a Verify of a FIFO, a stalled download and a client that never reads"
 # Test builds also get a Verify thread stuck for good, whatever Verify
 # does with a FIFO: the first Verify call blocks where no signal reaches.
@@ -349,13 +345,13 @@ if [ "$FATELF_FAILPOINTS" = yes ]; then
 	env+=(FATELF_FAILPOINT=verify-stuck)
 	what="a stuck Verify thread, $what"
 fi
-rl_start "$D" "${env[@]}"
+daemon_start "$D" "${env[@]}"
 # (Installed above; again here, so this part stands on its own.)
-rl_ctl --json list 2>/dev/null | grep -q '"lc"' || rl_ctl install "$RL_SOCKDIR/lc.fatbundle" >/dev/null 2>&1
-rl_ctl install "$RL_SOCKDIR/sw.fatbundle" >/dev/null 2>&1
+ctl --json list 2>/dev/null | grep -q '"lc"' || ctl install "$DAEMON_SOCKDIR/lc.fatbundle" >/dev/null 2>&1
+ctl install "$DAEMON_SOCKDIR/sw.fatbundle" >/dev/null 2>&1
 BG=()
 if [ "$FATELF_FAILPOINTS" = yes ]; then
-	rl_ctl verify lc >/dev/null 2>&1 &
+	ctl verify lc >/dev/null 2>&1 &
 	BG+=($!)
 	sleep 0.3
 fi
@@ -375,31 +371,8 @@ python3 swap.py "$ROOT/$SWD" swap.stop &
 SWAP=$!
 # Verify calls one after the other on one connection, for at most 8 s,
 # until one gets no reply within a second; that connection is kept open.
-cat >verifies.py <<'PY'
-import json, socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-msg = json.dumps({"method": "io.fatelf.Manager.Verify", "parameters": {"package": "sw"}}).encode() + b"\0"
-end, n = time.time() + 8, 0
-while time.time() < end:
-    n += 1
-    s.sendall(msg)
-    s.settimeout(1)
-    buf = b""
-    try:
-        while not buf.endswith(b"\0"):
-            d = s.recv(65536)
-            if not d:
-                print("closed", n, flush=True)
-                sys.exit(0)
-            buf += d
-    except socket.timeout:
-        print("hung", n, flush=True)
-        time.sleep(60)
-        sys.exit(0)
-print("none", n, flush=True)
-PY
-python3 verifies.py "$SOCK" >verifies.out 2>&1 &
+python3 "$VLC" repeat "$SOCK" \
+	'{"method":"io.fatelf.Manager.Verify","parameters":{"package":"sw"}}' 8 1 >verifies.out 2>&1 &
 BG+=($!)
 for ((i = 0; i < 500; i++)); do
 	[ -s verifies.out ] && break
@@ -408,17 +381,17 @@ done
 touch swap.stop
 wait "$SWAP"
 echo "# Verify calls while a file was swapped for a FIFO: $(cat verifies.out) (\"hung N\": call N never ended)"
-rl_ctl install http://127.0.0.1:9/lc.fatbundle >/dev/null 2>&1 &
+ctl install http://127.0.0.1:9/lc.fatbundle >/dev/null 2>&1 &
 BG+=($!)
 timeout 60 python3 "$VLC" noread "$SOCK" \
 	'{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"io.fatelf.Manager"}}' 30 \
 	>/dev/null 2>&1 &
 BG+=($!)
 for ((i = 0; i < 200; i++)); do
-	rl_ctl --json status 2>/dev/null | grep -q '"fetching"' && break
+	ctl --json status 2>/dev/null | grep -q '"fetching"' && break
 	sleep 0.05
 done
-check_match "the download is running and stalled" '"fetching"' "$(rl_ctl --json status 2>&1)"
+check_match "the download is running and stalled" '"fetching"' "$(ctl --json status 2>&1)"
 sleep 1
 t0=$(date +%s%N)
 kill -TERM "$DPID"
@@ -431,18 +404,18 @@ if [ -e "$DSTATUS" ] && [ "$ms" -lt 5000 ]; then
 	pass "SIGTERM stops fatelfd within 5 s despite $what ($ms ms)"
 else
 	fail "SIGTERM stops fatelfd within 5 s despite $what" "still running after $ms ms"
-	rl_kill
+	daemon_kill
 fi
-rl_reap
-check_eq "... and it exits 0" 0 "$RL_STATUS"
+daemon_reap
+check_eq "... and it exits 0" 0 "$DAEMON_STATUS"
 for p in "${BG[@]}"; do
 	kill "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 done
-check_nomatch "... leaving no helper behind" "$RL_SOCKDIR/stall-fetch|$STALL\$" "$(ps -eo args)"
-rl_start "$D"
+check_nomatch "... leaving no helper behind" "$DAEMON_SOCKDIR/stall-fetch|$STALL\$" "$(ps -eo args)"
+daemon_start "$D"
 check_eq "the next start serves, and the packages are still installed" "lc sw" \
-	"$(rl_ctl --json list 2>&1 | jq -r '.packages[].name' 2>&1 | sort | xargs)"
-rl_stop
+	"$(ctl --json list 2>&1 | jq -r '.packages[].name' 2>&1 | sort | xargs)"
+daemon_stop
 
 t_done

@@ -10,16 +10,11 @@
 # LIMITS_SECONDS sets each attack's length (default 6; 20 under ASan).
 . "$(dirname "$0")/lib.sh" || exit 99
 
-VLC=$top_srcdir/tests/reliability/vlclient.py
 SECS=${LIMITS_SECONDS:-6}
 
 rl_init limits
 t_require_tool python3 setpriv
 [ "$(id -u)" -eq 0 ] || t_skip "the attack runs as uid 65534 and 65533: needs root"
-SYS_PYTHON=/usr/bin/python3
-[ -x "$SYS_PYTHON" ] || SYS_PYTHON=$(command -v python3)
-cp "$VLC" "$RL_SOCKDIR/vlclient.py"
-chmod 0644 "$RL_SOCKDIR/vlclient.py"
 
 CALL='{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"io.fatelf.Manager"}}'
 # Under AddressSanitizer freed memory sits in its quarantine and the
@@ -28,7 +23,7 @@ CALL='{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"int
 # reach their bounds and a Status call longer to come back.
 RSS_MAX=$((64 << 10))
 STATUS_WAIT=5
-if grep -qa __asan_init "$FATELFD"; then
+if daemon_sanitized; then
 	RSS_MAX=$((1024 << 10))
 	SECS=${LIMITS_SECONDS:-20}
 	STATUS_WAIT=20
@@ -45,7 +40,7 @@ attack() {
 	shift
 	for u in "$@"; do
 		timeout $((SECS + 30)) setpriv --reuid="$u" --regid="$u" --clear-groups "$SYS_PYTHON" \
-			"$RL_SOCKDIR/vlclient.py" hoard "$SOCK" 64 "$CALL" "$SECS" >"hoard.$u" 2>&1 &
+			"$VLC" hoard "$SOCK" 64 "$CALL" "$SECS" >"hoard.$u" 2>&1 &
 		pids+=($!)
 	done
 	end=$(($(date +%s) + SECS))
@@ -71,11 +66,11 @@ attack() {
 		fail "$desc: the daemon's peak VmRSS stays at or below $((RSS_MAX >> 10)) MiB" "peak $peak kB"
 	fi
 	check_eq "$desc: root's Status calls were all answered ($ok)" "0" "$bad"
-	check "$desc: the daemon still serves" rl_ctl status
+	check "$desc: the daemon still serves" ctl status
 }
 
-rl_prepare d
-rl_start d
+daemon_prepare d
+daemon_start d
 echo "# idle: VmRSS $(vm_kb VmRSS) kB"
 attack "one uid's 64 never-reading connections" 65534
 attack "two uids' 64 never-reading connections each" 65534 65533
@@ -83,11 +78,11 @@ attack "two uids' 64 never-reading connections each" 65534 65533
 # Calls that were read and answered leave nothing to hold: 64 connections
 # of one uid that each sent one call of almost MaxMessageSize (1 MiB),
 # got its reply, and stay open cost the daemon no more than the bound.
-mkdir -p "$RL_SOCKDIR/big.d"
-chown 65534:65534 "$RL_SOCKDIR/big.d"
-big=$RL_SOCKDIR/big.d/big
+mkdir -p "$DAEMON_SOCKDIR/big.d"
+chown 65534:65534 "$DAEMON_SOCKDIR/big.d"
+big=$DAEMON_SOCKDIR/big.d/big
 timeout 120 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" \
-	"$RL_SOCKDIR/vlclient.py" bigcalls "$SOCK" 64 $(((1 << 20) - 64)) \
+	"$VLC" bigcalls "$SOCK" 64 $(((1 << 20) - 64)) \
 	"$big.ready" "$big.stop" >big.out 2>&1 &
 bigpid=$!
 for _ in $(seq 1200); do [ -e "$big.ready" ] && break; sleep 0.1; done
@@ -98,17 +93,17 @@ if [ -n "$rss" ] && [ "$rss" -le "$RSS_MAX" ]; then
 else
 	fail "... and held open, the daemon's VmRSS stays at or below $((RSS_MAX >> 10)) MiB" "$rss kB"
 fi
-check "... and the daemon still serves" rl_ctl status
+check "... and the daemon still serves" ctl status
 touch "$big.stop"
 wait "$bigpid"
-rl_stop
+daemon_stop
 
 # Lower bounds from the config: a single never-reading connection is
 # dropped once it holds 1 MiB (not the 16 MiB a connection may hold).
-rl_prepare small "MaxBufferedPerUser=1M" "MaxBufferedTotal=2M"
-rl_start small
+daemon_prepare small "MaxBufferedPerUser=1M" "MaxBufferedTotal=2M"
+daemon_start small
 run timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$SYS_PYTHON" \
-	"$RL_SOCKDIR/vlclient.py" noread "$SOCK" "$CALL" 30
+	"$VLC" noread "$SOCK" "$CALL" 30
 check_match "MaxBufferedPerUser=1M: a never-reading connection is dropped" '^dropped=1' "$RUN_OUT"
 calls=$(sed -n 's/.*calls=\([0-9]*\).*/\1/p' <<<"$RUN_OUT")
 # Each reply is about 6 KB; 16 MiB of them would be some 2,800 calls.
@@ -116,11 +111,11 @@ check_match "... well before it holds 16 MiB ($calls calls)" '^([0-9]{1,3}|1[0-9
 check_match "... and the log says which bound it passed" \
 	"closing a connection of uid 65534 \(pid [0-9]+\) holding [0-9]+ bytes: over MaxBufferedPerUser=" \
 	"$(cat "$DLOG")"
-check "... and the daemon still serves" rl_ctl status
-rl_stop
+check "... and the daemon still serves" ctl status
+daemon_stop
 
-rl_prepare bad "MaxBufferedPerUser=12"
-rl_start bad
+daemon_prepare bad "MaxBufferedPerUser=12"
+daemon_start bad
 check_eq "MaxBufferedPerUser=12 is refused at start" 1 "$?"
 check_match "... naming the key and the range" "MaxBufferedPerUser: 12 is out of range" "$(cat "$DLOG")"
 

@@ -53,11 +53,11 @@ check "bundle load 2.0" rl_bundle load-2.fatbundle load 2.0 tree2
 # the daemon a small one, so the bound below can stay tight.
 asan=no
 ldd "$FATELFD" 2>/dev/null | grep -q 'libasan' && asan=yes
-rl_prepare d
+daemon_prepare d
 if [ "$asan" = yes ]; then
-	rl_start d ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
+	daemon_start d ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
 else
-	rl_start d
+	daemon_start d
 fi
 if [ "$?" -ne 0 ]; then
 	fail "fatelfd starts" "$(tail -20 "$DLOG")"
@@ -66,7 +66,7 @@ fi
 # The first install before the clients start: Info and Files then always
 # find the package (an upgrade keeps it installed throughout).
 t0=$(date +%s%N)
-check "install load 1.0" rl_ctl install load-1.fatbundle
+check "install load 1.0" ctl install load-1.fatbundle
 t1=$(date +%s%N)
 echo "# one install of load 1.0 took $(((t1 - t0) / 1000000)) ms with no load"
 
@@ -83,7 +83,7 @@ installer() {
 	local v=2 s e
 	while [ ! -e "$T_WORK/stop" ]; do
 		s=$(date +%s%N)
-		if out=$(rl_ctl install --allow-downgrade "load-$v.fatbundle" 2>&1); then
+		if out=$(ctl install --allow-downgrade "load-$v.fatbundle" 2>&1); then
 			e=$(date +%s%N)
 			echo "ok $(((e - s) / 1000000))"
 		else
@@ -98,7 +98,8 @@ IPID=$!
 
 # ---------------------------------------------------------------- clients
 cat >clients.py <<'EOF'
-import json, random, socket, sys, threading, time
+import json, random, sys, threading, time
+from vlclient import connect, call as vl_call, Reader
 
 sock_path, nclients, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 P = "io.fatelf.Manager."
@@ -117,23 +118,17 @@ errors = []
 lock = threading.Lock()
 start = threading.Barrier(nclients + 1)
 
-def call(s, buf, method, params):
-	s.sendall(json.dumps({"method": P + method, "parameters": params}).encode() + b"\0")
-	while b"\0" not in buf:
-		chunk = s.recv(1 << 16)
-		if not chunk:
-			raise EOFError("the daemon closed the connection")
-		buf += chunk
-	msg, _, rest = bytes(buf).partition(b"\0")
-	del buf[:len(msg) + 1]
-	return json.loads(msg)
+def call(s, reader, method, params):
+	r = vl_call(s, {"method": P + method, "parameters": params}, reader)
+	if r is None:
+		raise EOFError("the daemon closed the connection")
+	return r
 
 def client(i):
 	rnd = random.Random(i)
-	buf = bytearray()
 	try:
-		s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-		s.connect(sock_path)
+		s = connect(sock_path, None)
+		reader = Reader(s)
 	except Exception as e:
 		with lock:
 			errors.append("client %d: connect: %r" % (i, e))
@@ -145,7 +140,7 @@ def client(i):
 		while time.monotonic() < end:
 			method, params, field = rnd.choice(MIX)
 			t = time.perf_counter()
-			r = call(s, buf, method, params)
+			r = call(s, reader, method, params)
 			lat[i].append(time.perf_counter() - t)
 			if "error" in r or field not in r.get("parameters", {}):
 				with lock:
@@ -223,12 +218,12 @@ if [ -n "$RSS1" ] && [ "$RSS1" -le "$rss_bound" ]; then
 else
 	fail "its RSS stayed bounded" "before ${RSS0} KiB, after ${RSS1:-?} KiB, bound ${rss_bound} KiB"
 fi
-check "it still answers status" rl_ctl status
-run rl_ctl verify
+check "it still answers status" ctl status
+run ctl verify
 check_eq "fatelfctl verify is clean after the run" 0 "$RC"
 check_eq "no .fatelf.* temp is left" "" "$(rl_temps "$ROOT")"
 check_match "the history holds every install, each committed" "^committed [0-9]+$" \
 	"$(rl_tx_states | awk '{ print $2 }' | sort | uniq -c | awk '{ print $2, $1 }' | tr '\n' ' ' | sed 's/ $//')"
-rl_stop
-check_eq "it stops cleanly on SIGTERM" 0 "$RL_STATUS"
+daemon_stop
+check_eq "it stops cleanly on SIGTERM" 0 "$DAEMON_STATUS"
 t_done

@@ -23,18 +23,17 @@ export top_srcdir
 
 rl_init mirror
 t_require_tool python3 nginx sqlite3 openssl
-VLC=$top_srcdir/tests/reliability/vlclient.py
 SECRET=s3cretpw
 OTHER_PIDS=()
 cleanup() {
 	local p
-	rl_stop_all
+	daemon_stop_all
 	[ -n "${MIXED:-}" ] && hosts_unmix
 	for p in "${OTHER_PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
-	rm -rf "$RL_SOCKDIR"
+	rm -rf "$DAEMON_SOCKDIR"
 }
 trap cleanup EXIT
 
@@ -136,41 +135,21 @@ AUTH=http://fatelf:$SECRET@127.0.0.1:$PORT
 
 # One byte a second, for ever, after headers that announce a megabyte.
 DPORT=$(free_port)
-cat >drip.py <<'EOF'
-import socket, sys, threading, time
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", int(sys.argv[1])))
-srv.listen(16)
-print("ready", flush=True)
-def serve(c):
-    try:
-        c.recv(65536)
-        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
-        while True:
-            c.sendall(b"x")
-            time.sleep(1)
-    except OSError:
-        pass
-while True:
-    c, _ = srv.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF
-python3 drip.py "$DPORT" >drip.out 2>&1 &
+python3 "$top_srcdir/tests/reliability/httpstall.py" "$DPORT" >drip.out 2>&1 &
 OTHER_PIDS+=($!)
 wait_for 10 grep -q ready drip.out || fail "the dripping server starts" "$(cat drip.out)"
 
 # ================================================================ secrets
-rl_prepare secrets
-rl_start secrets || { fail "fatelfd starts (default config)" "$(tail -20 "$DLOG")"; t_done; }
+daemon_prepare secrets
+daemon_start secrets || { fail "fatelfd starts (default config)" "$(tail -20 "$DLOG")"; t_done; }
 
-run rl_ctl install "$AUTH/auth/app-1.fatbundle"
+run ctl install "$AUTH/auth/app-1.fatbundle"
 check_eq "install from a URL with user:password@ (basic auth) works" "0 app 1" \
 	"$RC $(cat "$ROOT/opt/app/README" 2>&1)"
 no_secret "... its output" "$RUN_OUT $RUN_ERR"
-rl_ctl remove app >/dev/null 2>&1
+ctl remove app >/dev/null 2>&1
 
-run rl_ctl install "$AUTH/auth/missing.fatbundle"
+run ctl install "$AUTH/auth/missing.fatbundle"
 check_eq "a 404 with user:password@: exit 1" 1 "$RC"
 check_match "... one line naming the URL without credentials and the 404" \
 	"^fatelfctl: install: download failed: http://127.0.0.1:$PORT/auth/missing\\.fatbundle: .*404" "$RUN_ERR"
@@ -178,7 +157,7 @@ no_secret "... fatelfctl's words" "$RUN_OUT $RUN_ERR"
 check_eq "... the daemon's log line names the URL once" \
 	"job N: install: http://127.0.0.1:$PORT/auth/missing.fatbundle: the server answered HTTP 404 Not Found" \
 	"$(grep 'missing\.fatbundle: the server' "$DLOG" | tail -1 | sed -E 's/^<[0-9]>//; s/^job [0-9]+:/job N:/')"
-run rl_ctl --json install "$AUTH/auth/missing.fatbundle"
+run ctl --json install "$AUTH/auth/missing.fatbundle"
 no_secret "... fatelfctl --json" "$RUN_OUT $RUN_ERR"
 
 run vlc call "$SOCK" "{\"method\":\"io.fatelf.Manager.Install\",\"parameters\":{\"url\":\"$AUTH/auth/missing.fatbundle\"}}"
@@ -192,19 +171,19 @@ check_eq "... whose message is the helper's" \
 	"$BASE/auth/missing.fatbundle: the server answered HTTP 404 Not Found" "$MSG404"
 check_eq "... and so is its history row's error (History, the store)" \
 	"failed $MSG404 failed $MSG404" \
-	"$(rl_ctl --json history --limit 1 | jq -r '(.transactions // .)[0] | "\(.state) \(.error)"' 2>&1) $(sqlite3 "$DDIR/state/fatelf.db" 'SELECT state, error FROM transactions ORDER BY id DESC LIMIT 1' 2>&1 | tr '|' ' ')"
-run rl_ctl history --limit 1
+	"$(ctl --json history --limit 1 | jq -r '(.transactions // .)[0] | "\(.state) \(.error)"' 2>&1) $(sqlite3 "$DDIR/state/fatelf.db" 'SELECT state, error FROM transactions ORDER BY id DESC LIMIT 1' 2>&1 | tr '|' ' ')"
+run ctl history --limit 1
 check_match "... and fatelfctl history's line" "failed .*the server answered HTTP 404 Not Found" "$RUN_OUT"
 
-run rl_ctl install "http://fatelf:${SECRET}XX@127.0.0.1:$PORT/auth/app-1.fatbundle"
+run ctl install "http://fatelf:${SECRET}XX@127.0.0.1:$PORT/auth/app-1.fatbundle"
 check_match "a wrong password: download failed (401)" "download failed: .*401" "$RUN_ERR"
 no_secret "... its words" "$RUN_OUT $RUN_ERR"
-run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:99999999/x.fatbundle"
+run ctl install "http://fatelf:$SECRET@127.0.0.1:99999999/x.fatbundle"
 check_eq "a URL that does not parse, with credentials: exit 1, saying why (its port)" \
 	"1 fatelfctl: install: download failed: http://127.0.0.1:99999999/x.fatbundle: not a valid URL (Port number was not a decimal number between 0 and 65535)" \
 	"$RC $RUN_ERR"
 no_secret "... its words" "$RUN_OUT $RUN_ERR"
-run rl_ctl install "http://fatelf:$SECRET@127.0.0.1:$DPORT/drip" --no-wait
+run ctl install "http://fatelf:$SECRET@127.0.0.1:$DPORT/drip" --no-wait
 # The helper runs now: its command line is readable by every local user.
 HELPER_CMDLINES=
 for ((i = 0; i < 100; i++)); do
@@ -218,24 +197,24 @@ no_secret "... its command line (in /proc, for every user)" "$HELPER_CMDLINES"
 # seems to end before the '@'), and one with an '@' of its own. They do
 # not parse; they fail after the cancel, and their log lines and history
 # rows are checked below with every other.
-rl_ctl install "http://fatelf:pa/$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
-rl_ctl install "http://fatelf:p@$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
-rl_ctl install "http://fatelf:pa?$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
-rl_ctl install "http://fatelf:pa#$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
-run rl_ctl --json status
+ctl install "http://fatelf:pa/$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+ctl install "http://fatelf:p@$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+ctl install "http://fatelf:pa?$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+ctl install "http://fatelf:pa#$SECRET@127.0.0.1:$PORT/auth/app-1.fatbundle" --no-wait >/dev/null 2>&1
+run ctl --json status
 check_eq "Status lists the running download and the four queued" "running queued queued queued queued" \
 	"$(jq -r '[.jobs[].state] | join(" ")' <<<"$RUN_OUT" 2>&1)"
 no_secret "... Status' job list (for every user)" "$RUN_OUT"
-run rl_ctl status
+run ctl status
 no_secret "... fatelfctl status" "$RUN_OUT $RUN_ERR"
-rl_ctl cancel >/dev/null 2>&1
+ctl cancel >/dev/null 2>&1
 wait_for 20 sh -c "! \"$FATELFCTL\" --socket \"$SOCK\" --json status | jq -e '.running != null' >/dev/null"
 
-run rl_ctl history
+run ctl history
 no_secret "fatelfctl history" "$RUN_OUT $RUN_ERR"
-run rl_ctl --json history --limit 1000
+run ctl --json history --limit 1000
 no_secret "History" "$RUN_OUT"
-run rl_ctl --json status
+run ctl --json status
 no_secret "Status" "$RUN_OUT"
 # state_files WHEN: the database, its WAL and SHM, the lock.
 state_files() {
@@ -243,7 +222,7 @@ state_files() {
 		"$(grep -al -- "$SECRET" "$DDIR"/state/* 2>&1)"
 }
 state_files "while the daemon runs"
-rl_stop
+daemon_stop
 state_files "after it stopped"
 no_secret "every line of the daemon's log ($(wc -l <"$DLOG") lines)" "$(cat "$DLOG")"
 check_match "... which logs the jobs, URLs without credentials" "install http://127.0.0.1:$PORT/auth/" "$(cat "$DLOG")"
@@ -257,8 +236,8 @@ echo "# log: $(grep -a 'job' "$DLOG" | head -8 | tr '\n' ';')"
 drip_case() { # DIR MAXSEC ERE CONFIG...
 	local d=$1 max=$2 ere=$3 t0 secs
 	shift 3
-	rl_prepare "$d" "$@"
-	rl_start "$d" || { fail "fatelfd starts ($*)" "$(tail -20 "$DLOG")"; return; }
+	daemon_prepare "$d" "$@"
+	daemon_start "$d" || { fail "fatelfd starts ($*)" "$(tail -20 "$DLOG")"; return; }
 	t0=$(date +%s%N)
 	timeout 60 "$FATELFCTL" --socket "$SOCK" install "http://127.0.0.1:$DPORT/drip" >drip-ctl.out 2>&1 &
 	local cpid=$!
@@ -279,7 +258,7 @@ drip_case() { # DIR MAXSEC ERE CONFIG...
 	wait "$npid"
 	check_eq "... and the job queued behind it runs: app installed" "0 app 1" \
 		"$? $(cat "$ROOT/opt/app/README" 2>&1)"
-	rl_stop
+	daemon_stop
 }
 drip_case rate 20 'download failed: http://127.0.0.1:[0-9]+/drip: slower than 100 bytes/s for 3 s' \
 	"FetchMinRateBytes=100" "FetchLowSpeedSec=3" "FetchDeadlineSec=0"
@@ -287,8 +266,8 @@ drip_case deadline 20 'download failed: http://127.0.0.1:[0-9]+/drip: the downlo
 	"FetchMinRateBytes=0" "FetchDeadlineSec=4"
 
 # A pipe that drips ("curl URL | fatelfctl install -") meets the deadline too.
-rl_prepare pipedrip "FetchMinRateBytes=0" "FetchDeadlineSec=4"
-if rl_start pipedrip; then
+daemon_prepare pipedrip "FetchMinRateBytes=0" "FetchDeadlineSec=4"
+if daemon_start pipedrip; then
 	mkfifo drip.fifo
 	(for ((i = 0; i < 60; i++)); do printf x || exit 0; sleep 1; done) >drip.fifo 2>/dev/null &
 	OTHER_PIDS+=($!)
@@ -298,9 +277,9 @@ if rl_start pipedrip; then
 	check_eq "a pipe dripping 1 byte/s (FetchDeadlineSec=4): exit 1" 1 "$RC"
 	check_match "... saying why" 'fd: the bundle did not arrive within the deadline of 4 s' "$RUN_ERR"
 	if [ "$secs" -le 20 ]; then pass "... within 20 s ($secs s)"; else fail "... within 20 s" "after $secs s"; fi
-	run rl_ctl install "$BASE/pub/app-1.fatbundle"
+	run ctl install "$BASE/pub/app-1.fatbundle"
 	check_eq "... and the next job runs" 0 "$RC"
-	rl_stop
+	daemon_stop
 else
 	fail "fatelfd starts (FetchDeadlineSec=4)" "$(tail -20 "$DLOG")"
 fi
@@ -310,10 +289,10 @@ fi
 hop_case() {
 	local d=$1 want=$2 desc=$3 before after
 	shift 3
-	rl_prepare "$d" "$@"
-	rl_start "$d" || { fail "fatelfd starts ($*)" "$(tail -20 "$DLOG")"; return; }
+	daemon_prepare "$d" "$@"
+	daemon_start "$d" || { fail "fatelfd starts ($*)" "$(tail -20 "$DLOG")"; return; }
 	before=$(wc -l <ngx/logs/lo2.log 2>/dev/null || echo 0)
-	run rl_ctl install "$BASE/hop/app-1.fatbundle"
+	run ctl install "$BASE/hop/app-1.fatbundle"
 	after=$(wc -l <ngx/logs/lo2.log 2>/dev/null || echo 0)
 	if [ "$want" = refused ]; then
 		check_eq "$desc: refused (exit 1)" 1 "$RC"
@@ -329,7 +308,7 @@ hop_case() {
 		check_eq "$desc: followed, app installed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
 		check_eq "... from 127.0.0.2" "$((before + 1))" "$after"
 	fi
-	rl_stop
+	daemon_stop
 }
 hop_case deny2 refused "FetchDenyNetworks=127.0.0.2/32, redirect 127.0.0.1 -> 127.0.0.2" \
 	"FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.2/32"
@@ -338,18 +317,18 @@ hop_case deny12 refused "FetchDenyNetworks=127.0.0.1/32 127.0.0.2/32 (the first 
 # Other spellings of the loopback, from a first host outside the list:
 # the unspecified address (a connection to it reaches this host), and
 # 127.0.0.1 as one decimal number.
-rl_prepare denylo "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 ::1/128"
-if rl_start denylo; then
+daemon_prepare denylo "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32 ::1/128"
+if daemon_start denylo; then
 	for h in "hop0|0.0.0.0|0.0.0.0|0.0.0.0 (this host)|127.0.0.1/32" \
 		"hop6|[::]|[::]|:: (this host)|::1/128" "hopdec|2130706433|127.0.0.1|127.0.0.1|127.0.0.1/32"; do
 		IFS='|' read -r loc host shown addr net <<<"$h"
-		run rl_ctl install "http://127.0.0.2:$PORT/$loc/app-1.fatbundle"
+		run ctl install "http://127.0.0.2:$PORT/$loc/app-1.fatbundle"
 		check_eq "a redirect to http://$host:$PORT/ with 127.0.0.1/32 ::1/128 denied: refused, naming it" \
 			"1 fatelfctl: install: download failed: http://127.0.0.2:$PORT/$loc/app-1.fatbundle: redirected to http://$shown:$PORT/pub/app-1.fatbundle: $addr is in a denied network ($net)" \
 			"$RC $RUN_ERR"
 		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
 	done
-	rl_stop
+	daemon_stop
 else
 	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32 ::1/128)" "$(tail -20 "$DLOG")"
 fi
@@ -363,14 +342,14 @@ hosts_unmix() {
 printf '127.0.0.1 %s\n127.0.0.2 %s\n' "$MIXED" "$MIXED" >>/etc/hosts
 check_eq "$MIXED resolves to 127.0.0.1, then 127.0.0.2" "127.0.0.1 127.0.0.2" \
 	"$(getent ahostsv4 "$MIXED" | awk '$2 == "STREAM" {print $1}' | tr '\n' ' ' | sed 's/ $//')"
-rl_prepare denymixed "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32"
-if rl_start denymixed; then
-	run rl_ctl install "http://$MIXED:$MPORT/hopm/app-1.fatbundle"
+daemon_prepare denymixed "FetchDenyNetworks=" "FetchDenyNetworks=127.0.0.1/32"
+if daemon_start denymixed; then
+	run ctl install "http://$MIXED:$MPORT/hopm/app-1.fatbundle"
 	check_eq "a first host named for 127.0.0.1 (closed) and 127.0.0.2 (a redirect to 127.0.0.1): refused" \
 		"1 fatelfctl: install: download failed: http://$MIXED:$MPORT/hopm/app-1.fatbundle: redirected to http://127.0.0.1:$PORT/pub/app-1.fatbundle: 127.0.0.1 is in a denied network (127.0.0.1/32)" \
 		"$RC $RUN_ERR"
 	check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
-	rl_stop
+	daemon_stop
 else
 	fail "fatelfd starts (FetchDenyNetworks=127.0.0.1/32)" "$(tail -20 "$DLOG")"
 fi
@@ -401,34 +380,34 @@ EOF
 python3 proxy.py "$PPORT" "$T_WORK/proxy.log" >proxy.out 2>&1 &
 OTHER_PIDS+=($!)
 wait_for 10 grep -q ready proxy.out || fail "the proxy starts" "$(cat proxy.out)"
-rl_prepare proxyenv
-if rl_start proxyenv http_proxy="http://127.0.0.1:$PPORT" https_proxy="http://127.0.0.1:$PPORT" \
+daemon_prepare proxyenv
+if daemon_start proxyenv http_proxy="http://127.0.0.1:$PPORT" https_proxy="http://127.0.0.1:$PPORT" \
 	all_proxy="http://127.0.0.1:$PPORT" ALL_PROXY="http://127.0.0.1:$PPORT"; then
-	run rl_ctl install "$BASE/pub/app-1.fatbundle"
+	run ctl install "$BASE/pub/app-1.fatbundle"
 	check_eq "http_proxy, https_proxy and all_proxy in fatelfd's environment: installed directly" \
 		"0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
 	check_eq "... the proxy saw no connection" 0 "$(wc -l <proxy.log)"
-	rl_stop
+	daemon_stop
 else
 	fail "fatelfd starts (a proxy in its environment)" "$(tail -20 "$DLOG")"
 fi
 
 # The proxy the admin configures (FetchProxy=) is the one used.
 : >proxy.log
-rl_prepare proxycfg "FetchProxy=http://127.0.0.1:$PPORT"
-if rl_start proxycfg; then
-	run rl_ctl --json install "$BASE/pub/app-1.fatbundle"
+daemon_prepare proxycfg "FetchProxy=http://127.0.0.1:$PPORT"
+if daemon_start proxycfg; then
+	run ctl --json install "$BASE/pub/app-1.fatbundle"
 	check_eq "FetchProxy=: the download goes through that proxy (which answers 502)" \
 		"1 io.fatelf.Manager.FetchFailed" "$RC $(jq -rs 'last.error' <<<"$RUN_OUT" 2>&1)"
 	check_match "... the error says the proxy's answer" '502' "$(jq -rs 'last.parameters.message' <<<"$RUN_OUT")"
 	check_eq "... the proxy was asked for the URL" "GET $BASE/pub/app-1.fatbundle HTTP/1.1" \
 		"$(head -1 proxy.log)"
-	rl_stop
+	daemon_stop
 else
 	fail "fatelfd starts (FetchProxy=)" "$(tail -20 "$DLOG")"
 fi
-rl_prepare proxycred "FetchProxy=http://user:$SECRET@127.0.0.1:$PPORT"
-run timeout 20 "$FATELFD" --socket "$RL_SOCKDIR/proxycred.sock" --root "$T_WORK/proxycred/root" \
+daemon_prepare proxycred "FetchProxy=http://user:$SECRET@127.0.0.1:$PPORT"
+run timeout 20 "$FATELFD" --socket "$DAEMON_SOCKDIR/proxycred.sock" --root "$T_WORK/proxycred/root" \
 	--state-dir "$T_WORK/proxycred/state" --config "$T_WORK/proxycred/fatelfd.conf"
 check_eq "FetchProxy= with credentials: fatelfd refuses to start" 1 "$RC"
 check_match "... naming the key and the rule" 'FetchProxy: a proxy URL may not hold credentials' "$RUN_ERR"
@@ -438,22 +417,22 @@ no_secret "... the refusal" "$RUN_OUT$RUN_ERR"
 # nginx with a certificate for 127.0.0.1 from the suite's own CA (test
 # builds of fatelf-fetch take it from FATELF_FETCH_TEST_CAINFO).
 if [ "$FATELF_FAILPOINTS" = yes ]; then
-	rl_prepare tls
-	if rl_start tls FATELF_FETCH_TEST_CAINFO="$T_WORK/tls/cert.pem"; then
-		run rl_ctl install "https://127.0.0.1:$SPORT/pub/app-1.fatbundle"
+	daemon_prepare tls
+	if daemon_start tls FATELF_FETCH_TEST_CAINFO="$T_WORK/tls/cert.pem"; then
+		run ctl install "https://127.0.0.1:$SPORT/pub/app-1.fatbundle"
 		check_eq "an install from https (the test CA) works" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
-		rl_ctl remove app >/dev/null 2>&1
-		run rl_ctl install "https://127.0.0.1:$SPORT/down/app-1.fatbundle"
+		ctl remove app >/dev/null 2>&1
+		run ctl install "https://127.0.0.1:$SPORT/down/app-1.fatbundle"
 		check_eq "a redirect from https to http: refused, naming it" \
 			"1 fatelfctl: install: download failed: https://127.0.0.1:$SPORT/down/app-1.fatbundle: redirected to http://127.0.0.1:$PORT/pub/app-1.fatbundle: a download from https follows redirects to https only" \
 			"$RC $RUN_ERR"
 		check_eq "... nothing installed" no "$([ -e "$ROOT/opt/app/README" ] && echo yes || echo no)"
-		run rl_ctl install "https://127.0.0.1:$SPORT/up/app-1.fatbundle"
+		run ctl install "https://127.0.0.1:$SPORT/up/app-1.fatbundle"
 		check_eq "a redirect from https to https is followed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
-		rl_ctl remove app >/dev/null 2>&1
-		run rl_ctl install "$BASE/tohttps/app-1.fatbundle"
+		ctl remove app >/dev/null 2>&1
+		run ctl install "$BASE/tohttps/app-1.fatbundle"
 		check_eq "a redirect from http to https is followed" "0 app 1" "$RC $(cat "$ROOT/opt/app/README" 2>&1)"
-		rl_stop
+		daemon_stop
 	else
 		fail "fatelfd starts (the test CA)" "$(tail -20 "$DLOG")"
 	fi

@@ -52,14 +52,14 @@ EOF
 minisign -G -W -f -p other.pub -s other.key >/dev/null 2>&1 || fail "minisign -G (other key)"
 
 # ---------------------------------------------------------------- no trusted key
-rl_prepare nokey
+daemon_prepare nokey
 EMPTY=$T_WORK/nokey/keys.d
 mkdir -p "$EMPTY"
 sed -i "s|^TrustedKeys=.*|TrustedKeys=$EMPTY|" nokey/fatelfd.conf
-rl_start nokey || fail "nokey: fatelfd starts" "$(tail -20 "$DLOG")"
+daemon_start nokey || fail "nokey: fatelfd starts" "$(tail -20 "$DLOG")"
 PID0=$DPID
 
-run rl_ctl --json install sig-1.fatbundle
+run ctl --json install sig-1.fatbundle
 check_eq "no trusted key: install of a signed bundle exits 1" 1 "$RC"
 check_eq "... error SignatureRequired" "io.fatelf.Manager.SignatureRequired" \
 	"$(err .error)"
@@ -67,18 +67,18 @@ check_eq "... keys_dir names the TrustedKeys directory" "$EMPTY" \
 	"$(err .parameters.keys_dir)"
 check_eq "... keys is 0" 0 "$(err .parameters.keys)"
 check_eq "... key_id is the key that signed" "$KEYID" "$(err .parameters.key_id)"
-run rl_ctl install sig-1.fatbundle
+run ctl install sig-1.fatbundle
 check_one_line "... fatelfctl says it in one line" "$RUN_ERR"
 check_match "... 'no trusted key is configured in DIR'" \
 	"no trusted key is configured in $EMPTY: add the vendor's public key there" "$RUN_ERR"
 check_nomatch "... not 'bad signature'" "bad signature" "$RUN_ERR"
 check_eq "... nothing installed" "" "$(ls "$ROOT")"
 
-run rl_ctl --json install plain-1.fatbundle
+run ctl --json install plain-1.fatbundle
 check_eq "unsigned bundle: SignatureRequired" "io.fatelf.Manager.SignatureRequired" \
 	"$(err .error)"
 check_eq "... with no key_id" null "$(err .parameters.key_id)"
-run rl_ctl install plain-1.fatbundle
+run ctl install plain-1.fatbundle
 check_match "... fatelfctl: the bundle is not signed" "signature required: the bundle is not signed" "$RUN_ERR"
 
 # ---------------------------------------------------------------- SIGHUP: a key copied in
@@ -91,11 +91,11 @@ for ((i = 0; i < 100; i++)); do
 done
 check_match "SIGHUP: the log says it reloaded, with 1 trusted key" \
 	"reloaded $T_WORK/nokey/fatelfd.conf: 1 trusted key in $EMPTY" "$(grep reloaded "$DLOG")"
-check "SIGHUP: the signed bundle installs now" rl_ctl install sig-1.fatbundle
+check "SIGHUP: the signed bundle installs now" ctl install sig-1.fatbundle
 check_eq "... by the same daemon (pid)" "$PID0" "$DPID"
 kill -0 "$PID0" 2>/dev/null && pass "... which still runs" || fail "... which still runs"
 check_eq "... the package's signer is the key" "$KEYID" \
-	"$(rl_ctl --json info sig | jq -r .package.signer)"
+	"$(ctl --json info sig | jq -r .package.signer)"
 
 # A config with a bad line is refused and the running one stays.
 cp nokey/fatelfd.conf nokey/fatelfd.conf.good
@@ -109,7 +109,7 @@ done
 check_match "SIGHUP with a bad config: refused, naming the file and the key" \
 	"reload refused: .*fatelfd.conf:[0-9]+.*NoSuchSetting.*the running configuration stays" \
 	"$(grep 'reload refused' "$DLOG")"
-check "... the key loaded before is still trusted" rl_ctl install --dry-run sig-1.fatbundle
+check "... the key loaded before is still trusted" ctl install --dry-run sig-1.fatbundle
 kill -0 "$PID0" 2>/dev/null && pass "... and the daemon runs on" || fail "... and the daemon runs on"
 mv nokey/fatelfd.conf.good nokey/fatelfd.conf
 
@@ -123,45 +123,45 @@ done
 check_match "SIGHUP with a broken key file: refused, naming it" \
 	"reload refused: trusted keys: $EMPTY/broken.pub: .*the running configuration stays" \
 	"$(grep 'reload refused' "$DLOG" | tail -1)"
-check "... the keys loaded before stay trusted" rl_ctl install --dry-run sig-1.fatbundle
+check "... the keys loaded before stay trusted" ctl install --dry-run sig-1.fatbundle
 rm "$EMPTY/broken.pub"
-rl_stop
+daemon_stop
 
 # ---------------------------------------------------------------- --allow-unsigned and unknown keys
-rl_prepare other
+daemon_prepare other
 mkdir -p other/keys.d
 cp other.pub other/keys.d/
 sed -i "s|^TrustedKeys=.*|TrustedKeys=$T_WORK/other/keys.d|" other/fatelfd.conf
-rl_start other || fail "other: fatelfd starts" "$(tail -20 "$DLOG")"
+daemon_start other || fail "other: fatelfd starts" "$(tail -20 "$DLOG")"
 
-run rl_ctl --json install sig-1.fatbundle
+run ctl --json install sig-1.fatbundle
 check_eq "unknown key: install exits 1" 1 "$RC"
 check_eq "... SignatureRequired" "io.fatelf.Manager.SignatureRequired" "$(err .error)"
 check_eq "... naming the key id" "$KEYID" "$(err .parameters.key_id)"
 check_eq "... and one trusted key" 1 "$(err .parameters.keys)"
-run rl_ctl install sig-1.fatbundle
+run ctl install sig-1.fatbundle
 check_match "... fatelfctl names the key and the directory" \
 	"signed by key $KEYID, which is not one of the 1 trusted keys in $T_WORK/other/keys.d" "$RUN_ERR"
 
-run rl_ctl --json install --allow-unsigned sig-1.fatbundle
+run ctl --json install --allow-unsigned sig-1.fatbundle
 check_eq "root, --allow-unsigned, unknown key: installs" 0 "$RC"
 RES=$(printf '%s\n' "$RUN_OUT" | jq -c 'select(.result) | .result')
 check_eq "... result signature: unverified" unverified "$(printf '%s' "$RES" | jq -r .signature)"
 check_eq "... result signer: the key id" "$KEYID" "$(printf '%s' "$RES" | jq -r .signer)"
 check_eq "... the file is there" "signed data" "$(cat "$ROOT/opt/sig/README")"
-check_eq "... the package has no signer" null "$(rl_ctl --json info sig | jq -r .package.signer)"
+check_eq "... the package has no signer" null "$(ctl --json info sig | jq -r .package.signer)"
 check_match "... the log says the signature was not verified" \
 	"signature was not verified: key $KEYID is not trusted" "$(cat "$DLOG")"
-rl_ctl remove sig >/dev/null
-run rl_ctl install --allow-unsigned sig-1.fatbundle
+ctl remove sig >/dev/null
+run ctl install --allow-unsigned sig-1.fatbundle
 check_match "... fatelfctl says so" "signature not verified: signed by key $KEYID, which is not trusted; installed as unsigned" "$RUN_OUT"
-rl_stop
+daemon_stop
 
 # A trusted key whose signature does not match: refused, whatever the options.
-rl_prepare trusted
-rl_start trusted || fail "trusted: fatelfd starts" "$(tail -20 "$DLOG")"
+daemon_prepare trusted
+daemon_start trusted || fail "trusted: fatelfd starts" "$(tail -20 "$DLOG")"
 for opt in "" --allow-unsigned; do
-	run rl_ctl --json install $opt sig-tampered.fatbundle
+	run ctl --json install $opt sig-tampered.fatbundle
 	check_eq "tampered manifest ${opt:-(no option)}: SignatureInvalid" "io.fatelf.Manager.SignatureInvalid" \
 		"$(err .error)"
 	check_eq "... FATELF_E_SIG_INVALID" FATELF_E_SIG_INVALID "$(err .parameters.code)"
@@ -179,7 +179,7 @@ rl_fat_file tree-next/opt/next/z-prog 9 8192 || fail "fat file for next"
 check "bundle slow 1.0" rl_bundle slow-1.fatbundle slow 1.0 tree-slow --compression none
 check "bundle next 1.0" rl_bundle next-1.fatbundle next 1.0 tree-next --compression none
 PID0=$DPID
-run python3 "$top_srcdir/tests/reliability/vlclient.py" slowinstall "$SOCK" slow-1.fatbundle 262144 staging \
+run python3 "$VLC" slowinstall "$SOCK" slow-1.fatbundle 262144 staging \
 	"echo '[Policy]' >>'$DDIR/fatelfd.conf'; echo 'Policy=keep' >>'$DDIR/fatelfd.conf'; kill -HUP $DPID;
 	 for i in \$(seq 100); do grep -q 'running job keeps' '$DLOG' && break; sleep 0.05; done"
 check_match "SIGHUP during a job: the job was staging" "phase_seen=1" "$RUN_OUT"
@@ -187,11 +187,11 @@ check_match "... the job ends well" '"result"' "$RUN_OUT"
 check_match "... the log says the running job keeps its settings" \
 	"reloaded .*; the running job keeps the settings it started with" "$(grep reloaded "$DLOG")"
 check_eq "... which thinned its fat file (native, the old policy)" 7f454c46 "$(magic "$ROOT/opt/slow/z-prog")"
-check "... the next job" rl_ctl install next-1.fatbundle
+check "... the next job" ctl install next-1.fatbundle
 check_eq "... keeps its fat file fat (keep, the new policy)" "$FATMAGIC" "$(magic "$ROOT/opt/next/z-prog")"
-check_eq "... GetPolicy shows the new policy" keep "$(rl_ctl --json policy | jq -r .policy.policy)"
+check_eq "... GetPolicy shows the new policy" keep "$(ctl --json policy | jq -r .policy.policy)"
 check_eq "... all by the same daemon" "$PID0" "$DPID"
-rl_stop
-check_eq "the daemon stops cleanly" 0 "$RL_STATUS"
+daemon_stop
+check_eq "the daemon stops cleanly" 0 "$DAEMON_STATUS"
 
 t_done

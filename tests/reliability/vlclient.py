@@ -7,14 +7,26 @@
 # read, fds that are not bundles, a bundle fed through a pipe that stalls
 # at a chosen moment.
 #
+# It is also the one module the suites' own Python speaks Varlink with
+# (the reliability suites put it on PYTHONPATH): connect, send, Reader,
+# call and progress below.
+#
 # Usage: vlclient.py SUBCOMMAND SOCKET [ARGS...]; each subcommand prints
 # what it saw as "key=value" words or JSON lines on stdout, and exits 0
 # when it could run (what the daemon did is for the caller to judge), 2
 # on a usage error, 3 when it could not connect at all.
 #
-#   call SOCK JSON [--fd PATH|pipe-silent:SEC|dir:PATH|socket:SEC|dev:PATH]
-#       one call; prints every reply (one JSON per line) until the last
-#       one, or "closed" when the daemon hung up first.
+#   call SOCK JSON... [--fd PATH|pipe-silent:SEC|dir:PATH|socket:SEC|dev:PATH]
+#       the calls, sent in one write (with the fd, passed as index 0);
+#       prints every reply of each call that is not oneway (one JSON per
+#       line) until its last one, or "closed" when the daemon hung up
+#       first.
+#   repeat SOCK JSON MAXSEC REPLYSEC
+#       one connection; sends the call, reads its reply, and again, for
+#       MAXSEC; prints "none N" after N calls that were all answered,
+#       "closed N" when the daemon hung up on call N, or "hung N" when
+#       call N got no reply within REPLYSEC (the connection is then held
+#       open for a minute).
 #   garbage SOCK HEXBYTES|@TEXT
 #       sends raw bytes (a NUL is added), prints the reply or "closed".
 #   nonul SOCK MAXBYTES
@@ -62,8 +74,14 @@ def connect(path, timeout=60):
     return s
 
 
+def encode(msg):
+    """One message on the wire: JSON (or raw bytes as given) and its NUL."""
+    return (msg if isinstance(msg, bytes) else json.dumps(msg).encode()) + b"\0"
+
+
 def send(s, msg, fds=()):
-    data = (msg if isinstance(msg, bytes) else json.dumps(msg).encode()) + b"\0"
+    """Sends one message, or a list of them in one write, with fds."""
+    data = b"".join(map(encode, msg)) if isinstance(msg, list) else encode(msg)
     if fds:
         s.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
     else:
@@ -90,18 +108,37 @@ class Reader:
         return json.loads(raw)
 
 
-def replies(s):
-    """Every reply of one call (follows "continues")."""
-    r = Reader(s)
+def call(s, msg, reader=None):
+    """Sends one call and returns its (first) reply; None once the peer
+    closed. Pass the connection's Reader when it makes more than one."""
+    send(s, msg)
+    return (reader or Reader(s)).next()
+
+
+def progress(sock, timeout=10):
+    """The running transaction's progress as Status shows it ({} when
+    there is none, None when Status did not answer)."""
+    s = connect(sock, timeout)
+    m = call(s, {"method": "io.fatelf.Manager.Status"})
+    s.close()
+    if not m or "parameters" not in m:
+        return None
+    return m["parameters"].get("progress") or {}
+
+
+def replies(s, reader=None):
+    """Prints every reply of one call (follows "continues"); False when
+    the daemon hung up first."""
+    r = reader or Reader(s)
     while True:
         m = r.next()
         if m is None:
             print("closed")
-            return
+            return False
         print(json.dumps(m))
         sys.stdout.flush()
         if not m.get("continues"):
-            return
+            return True
 
 
 def make_fd(spec, keep):
@@ -130,14 +167,41 @@ def make_fd(spec, keep):
 
 
 def cmd_call(sock, args):
-    msg = json.loads(args[0])
-    keep = []
-    fds = []
-    if len(args) > 2 and args[1] == "--fd":
-        fds = [make_fd(args[2], keep)]
+    msgs, keep, fds = [], [], []
+    while args:
+        if args[0] == "--fd" and len(args) > 1:
+            fds.append(make_fd(args[1], keep))
+            args = args[2:]
+        else:
+            msgs.append(json.loads(args[0]))
+            args = args[1:]
     s = connect(sock)
-    send(s, msg, fds)
-    replies(s)
+    send(s, msgs, fds)
+    r = Reader(s)
+    for m in msgs:
+        if not m.get("oneway") and not replies(s, r):
+            return
+
+
+def cmd_repeat(sock, args):
+    msg, maxsec, wait = json.loads(args[0]), float(args[1]), float(args[2])
+    s = connect(sock)
+    r = Reader(s)
+    end, n = time.time() + maxsec, 0
+    while time.time() < end:
+        n += 1
+        send(s, msg)
+        s.settimeout(wait)
+        try:
+            m = r.next()
+        except socket.timeout:
+            print("hung", n, flush=True)
+            time.sleep(60)
+            return
+        if m is None:
+            print("closed", n, flush=True)
+            return
+    print("none", n, flush=True)
 
 
 def cmd_garbage(sock, args):
@@ -314,14 +378,7 @@ def cmd_bigcalls(sock, args):
 
 
 def status_phase(sock):
-    s = connect(sock, 10)
-    send(s, {"method": "io.fatelf.Manager.Status"})
-    m = Reader(s).next()
-    s.close()
-    if not m or "parameters" not in m:
-        return None
-    p = m["parameters"].get("progress") or {}
-    return p.get("phase")
+    return (progress(sock) or {}).get("phase")
 
 
 def cmd_slowinstall(sock, args):
@@ -357,6 +414,7 @@ def cmd_slowinstall(sock, args):
 def main():
     cmds = {
         "call": cmd_call,
+        "repeat": cmd_repeat,
         "garbage": cmd_garbage,
         "nonul": cmd_nonul,
         "hold": cmd_hold,

@@ -17,7 +17,6 @@
 . "$(dirname "$0")/lib.sh" || exit 99
 
 : "${MKHOSTILE:=$top_builddir/tests/fixtures/mkhostile}"
-VLC=$top_srcdir/tests/reliability/vlclient.py
 
 rl_init words
 t_require_exec "$MKHOSTILE" "$MKFIXTURE"
@@ -31,8 +30,8 @@ vlc() {
 
 check "mkhostile writes the corpus" "$MKHOSTILE" hostile
 cp hostile/trusted.pub rl-keys/hostile.pub
-rl_prepare main
-if rl_start main; then
+daemon_prepare main
+if daemon_start main; then
 	pass "a private fatelfd answers"
 else
 	fail "a private fatelfd answers" "$(tail -20 "$DLOG")"
@@ -50,7 +49,7 @@ while read -r f entry; do
 	msg=$(jq -r '.parameters.message' <<<"$RUN_OUT" 2>&1)
 	check_match "$f: the message names that entry and no other" \
 		"^entry '$entry': " "$msg"
-	run rl_ctl install "hostile/$f"
+	run ctl install "hostile/$f"
 	n=$(grep -o "entry '[^']*'" <<<"$RUN_ERR" | sort -u | wc -l)
 	check_eq "$f: fatelfctl's line names one entry" "1 $entry" \
 		"$n $(grep -o "entry '[^']*'" <<<"$RUN_ERR" | head -1 | cut -d"'" -f2)"
@@ -105,16 +104,16 @@ for f in 32-payload-tampered 33-record-hash 21-member-missing; do
 done
 # ================================================================ messages that must be right
 # install from an empty standard input or a device: the source, in words
-run rl_ctl install - </dev/null
+run ctl install - </dev/null
 check_eq "install - </dev/null exits 1" 1 "$RC"
 check_eq "... says standard input is a device, not a bundle" \
 	"fatelfctl: install: standard input is a character device, not a bundle (a bundle comes from a file or a pipe)" \
 	"$RUN_ERR"
 : >empty.fatbundle
-run rl_ctl install - <empty.fatbundle
+run ctl install - <empty.fatbundle
 check_eq "install - <an empty file: standard input is empty" \
 	"1 fatelfctl: install: standard input is empty, not a bundle" "$RC $RUN_ERR"
-run rl_ctl install empty.fatbundle
+run ctl install empty.fatbundle
 check_eq "install of an empty file: names it, empty" \
 	"1 fatelfctl: install: empty.fatbundle is empty, not a bundle" "$RC $RUN_ERR"
 
@@ -168,47 +167,47 @@ mkdir -p tree-w1/opt/ww tree-w2/opt/ww
 echo one >tree-w1/opt/ww/data && echo two >tree-w2/opt/ww/data
 check "bundle ww 1.0" rl_bundle ww1.fatbundle ww 1.0 tree-w1
 check "bundle ww 2.0" rl_bundle ww2.fatbundle ww 2.0 tree-w2
-run rl_ctl install ww1.fatbundle
+run ctl install ww1.fatbundle
 check_match "first install: installed" "^installed ww 1\.0: 1 file" "$RUN_OUT"
-run rl_ctl install --dry-run ww1.fatbundle
+run ctl install --dry-run ww1.fatbundle
 check_match "dry run of the same version: would reinstall, future tense" \
 	"^would reinstall ww 1\.0: 1 file, .* to write, .* would be saved by thinning\$" "$RUN_OUT"
-run rl_ctl install ww1.fatbundle
+run ctl install ww1.fatbundle
 check_match "the same version again: reinstalled" "^reinstalled ww 1\.0: 1 file" "$RUN_OUT"
 check_eq "... the result says so as data" "reinstall" \
-	"$(rl_ctl --json install ww1.fatbundle | tail -1 | jq -r .result.change 2>&1)"
-run rl_ctl install ww2.fatbundle
+	"$(ctl --json install ww1.fatbundle | tail -1 | jq -r .result.change 2>&1)"
+run ctl install ww2.fatbundle
 check_match "a newer version: upgraded" "^upgraded ww 1\.0 -> 2\.0: " "$RUN_OUT"
-run rl_ctl install --allow-downgrade --dry-run ww1.fatbundle
+run ctl install --allow-downgrade --dry-run ww1.fatbundle
 check_match "dry run of an older version: would downgrade" "^would downgrade ww 2\.0 -> 1\.0: " "$RUN_OUT"
-run rl_ctl install --allow-downgrade ww1.fatbundle
+run ctl install --allow-downgrade ww1.fatbundle
 check_match "an older version: downgraded" "^downgraded ww 2\.0 -> 1\.0: " "$RUN_OUT"
 check_eq "history says what each install did to the package" \
 	"downgrade upgrade reinstall reinstall install" \
-	"$(rl_ctl --json history ww | jq -r '[.transactions[].kind] | join(" ")' 2>&1)"
+	"$(ctl --json history ww | jq -r '[.transactions[].kind] | join(" ")' 2>&1)"
 check_match "... and the daemon's log" "job [0-9]+: downgrade bundle from fd: done \(transaction [1-9]" \
 	"$(cat "$DLOG")"
 check_match "... which says a dry run is one" \
 	"job [0-9]+: downgrade bundle from fd: dry run done \(1 files, [0-9]+ bytes to write" "$(cat "$DLOG")"
-run rl_ctl history ww --limit 1
+run ctl history ww --limit 1
 check_match "... and so does its table" "^[0-9]+ +downgrade +ww +2\.0 -> 1\.0 +committed " \
 	"$(sed -n 2p <<<"$RUN_OUT")"
 
 # A failed install's history row names the path or the package once, in
 # the words of the error.
-check "upgrade ww again" rl_ctl install ww2.fatbundle
-run rl_ctl install ww1.fatbundle
+check "upgrade ww again" ctl install ww2.fatbundle
+run ctl install ww1.fatbundle
 check_eq "a refused downgrade: the history row says why, naming the package once" \
 	"downgrade failed ww 1.0 is older than the installed 2.0" \
-	"$(rl_ctl --json history ww --limit 1 | jq -r '.transactions[0] | "\(.kind) \(.state) \(.error)"' 2>&1)"
+	"$(ctl --json history ww --limit 1 | jq -r '.transactions[0] | "\(.kind) \(.state) \(.error)"' 2>&1)"
 mkdir -p tree-pl/opt/pl && echo pl >tree-pl/opt/pl/f
 check "bundle pl" rl_bundle pl.fatbundle pl 1.0 tree-pl
 mkdir -p "$ROOT/opt/pl" && echo planted >"$ROOT/opt/pl/f"
-run rl_ctl install pl.fatbundle
+run ctl install pl.fatbundle
 check_eq "install over an unowned file exits 1" 1 "$RC"
 check_eq "... the history row names the path once" \
 	"/opt/pl/f exists on disk and belongs to no package" \
-	"$(rl_ctl --json history pl --limit 1 | jq -r '.transactions[0].error' 2>&1)"
+	"$(ctl --json history pl --limit 1 | jq -r '.transactions[0].error' 2>&1)"
 check_eq "... as the error did" 1 "$(grep -o '/opt/pl/f' <<<"$RUN_ERR" | wc -l)"
 rm -rf "$ROOT/opt/pl"
 
@@ -219,16 +218,16 @@ echo a >tree-o1/opt/ow/a && echo b >tree-o1/opt/ow/b
 echo a2 >tree-o2/opt/ow/a && echo b2 >tree-o2/opt/ow/b && echo c >tree-o2/opt/ow/c
 check "bundle ow-one" rl_bundle ow1.fatbundle ow-one 1.0 tree-o1
 check "bundle ow-two" rl_bundle ow2.fatbundle ow-two 1.0 tree-o2
-check "install ow-one" rl_ctl install ow1.fatbundle
+check "install ow-one" ctl install ow1.fatbundle
 echo planted >"$ROOT/opt/ow/c"
-run rl_ctl install --force --dry-run ow2.fatbundle
+run ctl install --force --dry-run ow2.fatbundle
 check_eq "--force --dry-run: the paths it would take, and from whom" \
 	"would take over /opt/ow/a from package ow-one (--force)
 would take over /opt/ow/b from package ow-one (--force)
 would replace /opt/ow/c, which no package owned (--force)
 package ow-one would stay installed with no files left ('fatelfctl remove ow-one' removes it)" \
 	"$(grep -v '^would install' <<<"$RUN_OUT")"
-run rl_ctl install --force ow2.fatbundle
+run ctl install --force ow2.fatbundle
 check_eq "--force: the paths it took, and from whom" \
 	"took over /opt/ow/a from package ow-one (--force)
 took over /opt/ow/b from package ow-one (--force)
@@ -236,16 +235,16 @@ replaced /opt/ow/c, which no package owned (--force)
 package ow-one stays installed with no files left ('fatelfctl remove ow-one' removes it)" \
 	"$(grep -v '^installed' <<<"$RUN_OUT")"
 check_eq "... ow-one is still installed and owns no file" "0" \
-	"$(rl_ctl --json files ow-one | jq '.files | length' 2>&1)"
+	"$(ctl --json files ow-one | jq '.files | length' 2>&1)"
 
 # ================================================================ fat files that cannot run here
 # A daemon that sees no FatELF binfmt_misc handler (an empty binfmt_misc
 # directory): a fat executable installed fat is named in a warning, and so
 # is a fat shared library, which no dynamic linker loads.
 mkdir -p nobinfmt && : >nobinfmt/register
-main_daemon=("$DPID" "$SOCK" "$ROOT" "$DDIR" "$DLOG" "$DSTATUS")
-rl_prepare fat "[Policy]" "Policy=compatible"
-rl_start fat FATELF_BINFMT_MISC_DIR="$T_WORK/nobinfmt" ||
+main_daemon=("$DPID" "$SOCK" "$ROOT" "$DDIR" "$DLOG" "$DSTATUS" "$DLOG_FROM")
+daemon_prepare fat "[Policy]" "Policy=compatible"
+daemon_start fat FATELF_BINFMT_MISC_DIR="$T_WORK/nobinfmt" ||
 	fail "a fatelfd with no binfmt handler answers" "$(tail -20 "$DLOG")"
 mkdir -p tree-fat/opt/fat/lib tree-fat/opt/fat/bin
 "$MKFIXTURE" -o so.x86_64 --machine x86_64 --type dyn --size 6000 --seed 31 &&
@@ -257,7 +256,7 @@ mkdir -p tree-fat/opt/fat/lib tree-fat/opt/fat/bin
 	fail "mkfixture makes the fat library and executable" ""
 chmod 0755 tree-fat/opt/fat/lib/libfat.so tree-fat/opt/fat/bin/tool
 check "bundle fat" rl_bundle fat.fatbundle fatpkg 1.0 tree-fat
-run rl_ctl install --policy keep fat.fatbundle
+run ctl install --policy keep fat.fatbundle
 check_eq "policy keep: installed, and one warning line per file that cannot load" \
 	"installed fatpkg 1.0: 2 files
 warning: /opt/fat/bin/tool stays fat and cannot run here: the FatELF binfmt_misc handler (fatelf-run) is not registered
@@ -266,16 +265,16 @@ warning: /opt/fat/lib/libfat.so stays fat: no dynamic linker loads a FatELF shar
 check_eq "... the warnings are data: path and reason" \
 	"/opt/fat/bin/tool no-binfmt-handler
 /opt/fat/lib/libfat.so fat-shared-library" \
-	"$(rl_ctl --json install --policy keep fat.fatbundle | tail -1 |
+	"$(ctl --json install --policy keep fat.fatbundle | tail -1 |
 		jq -r '.result.warnings[] | "\(.path) \(.reason)"' 2>&1)"
-if rl_ctl status 2>/dev/null | grep -q 'i386'; then
+if ctl status 2>/dev/null | grep -q 'i386'; then
 	# thin by the configured policy (compatible): the same rule
-	run rl_ctl thin fatpkg
+	run ctl thin fatpkg
 	check_cmp "thin under policy compatible: the fat library becomes its x86_64 record" \
 		so.x86_64 "$ROOT/opt/fat/lib/libfat.so"
 	check_cmp "... the fat executable keeps both records" \
 		tree-fat/opt/fat/bin/tool "$ROOT/opt/fat/bin/tool"
-	run rl_ctl install --policy compatible fat.fatbundle
+	run ctl install --policy compatible fat.fatbundle
 	check_cmp "policy compatible: the fat library is thinned to its x86_64 record" \
 		so.x86_64 "$ROOT/opt/fat/lib/libfat.so"
 	check_cmp "... the fat executable keeps both records" \
@@ -283,7 +282,7 @@ if rl_ctl status 2>/dev/null | grep -q 'i386'; then
 	check_eq "... and only the executable is warned about" \
 		"warning: /opt/fat/bin/tool stays fat and cannot run here: the FatELF binfmt_misc handler (fatelf-run) is not registered" \
 		"$(grep '^warning' <<<"$RUN_OUT")"
-	run rl_ctl verify fatpkg
+	run ctl verify fatpkg
 	check_eq "... and verify agrees with what is on disk" 0 "$RC"
 	# A library may have a PT_INTERP (glibc's libc.so.6 has one, and
 	# DF_1_PIE too): it is still a library. A PIE executable is one with
@@ -296,7 +295,7 @@ if rl_ctl status 2>/dev/null | grep -q 'i386'; then
 			fail "mkfixture glues libc.so.6 and true" ""
 		chmod 0755 tree-libc/opt/libc/lib/libc.so.6 tree-libc/opt/libc/bin/true
 		check "bundle fatlibc" rl_bundle libc.fatbundle fatlibc 1.0 tree-libc
-		run rl_ctl install --policy compatible libc.fatbundle
+		run ctl install --policy compatible libc.fatbundle
 		check_cmp "policy compatible: a fat libc.so.6 (PT_INTERP, DT_SONAME) is thinned to its x86_64 record" \
 			"$LIBC" "$ROOT/opt/libc/lib/libc.so.6"
 		check_cmp "... a fat PIE executable (PT_INTERP, no DT_SONAME) keeps both records" \
@@ -308,64 +307,45 @@ if rl_ctl status 2>/dev/null | grep -q 'i386'; then
 else
 	echo "# this host does not run i386: policy compatible keeps one record anyway"
 fi
-rl_stop
+daemon_stop
 # back to the suite's main daemon, which kept running
 DPID=${main_daemon[0]} SOCK=${main_daemon[1]} ROOT=${main_daemon[2]}
-DDIR=${main_daemon[3]} DLOG=${main_daemon[4]} DSTATUS=${main_daemon[5]}
+DDIR=${main_daemon[3]} DLOG=${main_daemon[4]} DSTATUS=${main_daemon[5]} DLOG_FROM=${main_daemon[6]}
 
 # ================================================================ exit statuses
 # --json: every error is one JSON object on stdout, even one that never
 # reached the daemon.
-run "$FATELFCTL" --socket "$RL_SOCKDIR/nothing-here" --json status
+run "$FATELFCTL" --socket "$DAEMON_SOCKDIR/nothing-here" --json status
 check_eq "unreachable daemon: exit 3" 3 "$RC"
 check_eq "... --json: the error object on stdout, with the socket and errno" \
-	"fatelfctl.Unreachable $RL_SOCKDIR/nothing-here ENOENT" \
+	"fatelfctl.Unreachable $DAEMON_SOCKDIR/nothing-here ENOENT" \
 	"$(jq -r '"\(.error) \(.parameters.socket) \(.parameters.errno)"' <<<"$RUN_OUT" 2>&1)"
 check_match "... and the line on stderr" "^fatelfctl: status: cannot reach fatelfd at " "$RUN_ERR"
-run rl_ctl --json info nosuchpkg
+run ctl --json info nosuchpkg
 check_eq "a daemon error with --json: the error object on stdout" \
 	"1 io.fatelf.Manager.PackageNotFound nosuchpkg" \
 	"$RC $(jq -r '"\(.error) \(.parameters.package)"' <<<"$RUN_OUT" 2>&1)"
-run rl_ctl --json install - </dev/null
+run ctl --json install - </dev/null
 check_eq "a refusal of fatelfctl's own with --json: an error object on stdout" \
 	"1 fatelfctl.Failed" "$RC $(jq -r .error <<<"$RUN_OUT" 2>&1)"
-run rl_ctl --json nosuchverb
+run ctl --json nosuchverb
 check_eq "a usage error with --json: an error object on stdout" \
 	"2 fatelfctl.UsageError" "$RC $(jq -r .error <<<"$RUN_OUT" 2>&1)"
 
 # Ctrl-C while an install waits: exit 130, and the transaction goes on. A
 # server that answers with headers and then one byte a second keeps the
 # install in its fetch for as long as the test needs.
-cat >slow.py <<'PY'
-import socket, sys, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0))
-s.listen(8)
-print(s.getsockname()[1], flush=True)
-while True:
-    c, _ = s.accept()
-    try:
-        c.recv(65536)
-        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
-        for _ in range(60):
-            c.sendall(b"x")
-            time.sleep(1)
-    except OSError:
-        pass
-    c.close()
-PY
-python3 slow.py >slow.port &
+python3 "$top_srcdir/tests/reliability/httpstall.py" 0 >slow.port &
 SLOW_PID=$!
 for ((i = 0; i < 100; i++)); do [ -s slow.port ] && break; sleep 0.05; done
-port=$(cat slow.port)
+port=$(awk '{ print $2 }' slow.port)
 for json in "" --json; do
 	"$FATELFCTL" --socket "$SOCK" $json install "http://127.0.0.1:$port/slow.fatbundle" \
 		>int.out 2>int.err &
 	cpid=$!
 	# until the daemon has taken the job
 	for ((i = 0; i < 100; i++)); do
-		rl_ctl status 2>/dev/null | grep -Eq 'fetching|slow\.fatbundle|^running: [^n]' && break
+		ctl status 2>/dev/null | grep -Eq 'fetching|slow\.fatbundle|^running: [^n]' && break
 		sleep 0.1
 	done
 	sleep 0.5
@@ -381,9 +361,9 @@ for json in "" --json; do
 			"fatelfctl.Interrupted SIGINT" \
 			"$(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
 	fi
-	rl_ctl cancel >/dev/null 2>&1
+	ctl cancel >/dev/null 2>&1
 	for ((i = 0; i < 100; i++)); do
-		rl_ctl status 2>/dev/null | grep -q 'slow.fatbundle' || break
+		ctl status 2>/dev/null | grep -q 'slow.fatbundle' || break
 		sleep 0.1
 	done
 done
@@ -441,6 +421,6 @@ kill -CONT "$DPID"
 check_eq "Ctrl-C during verify --json: exit 130, the error object" "130 fatelfctl.Interrupted SIGINT" \
 	"$rc $(tail -1 int.out | jq -r '"\(.error) \(.parameters.signal)"' 2>&1)"
 check_eq "... which says only that it was interrupted" "fatelfctl: verify: interrupted" "$(cat int.err)"
-check "the daemon answers after them" rl_ctl status
+check "the daemon answers after them" ctl status
 
 t_done
