@@ -1,7 +1,8 @@
 /*
  * Inside the install engine: the engine object and the transaction
  * protocol that every mutating operation (install, upgrade, remove, thin)
- * shares, implemented in lib/install/engine_tx.c.
+ * shares, implemented in lib/install/engine_tx.c (recovery in
+ * lib/install/engine_recover.c).
  *
  * The protocol, and why it is crash-safe:
  *   1. eng_tx_start writes a pending history row (its id names the temp
@@ -28,6 +29,7 @@
 #ifndef FATELF_ENGINE_PRIVATE_H
 #define FATELF_ENGINE_PRIVATE_H
 
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -53,6 +55,7 @@ enum eng_op_kind {
 	ENG_OP_REMOVE,          /* unlink path */
 	ENG_OP_MKDIR,           /* path created while staging (rollback removes it) */
 	ENG_OP_RMDIR,           /* rmdir path after commit, if empty */
+	_ENG_OP_MAX,
 };
 
 typedef struct eng_op {
@@ -82,6 +85,41 @@ typedef struct eng_tx {
 	eng_dir *dirs;
 	size_t ndirs;
 } eng_tx;
+
+/* Operations that stage a new file under a temp name. */
+static inline bool eng_op_has_temp(int kind)
+{
+	return kind == ENG_OP_CREATE || kind == ENG_OP_REPLACE;
+}
+
+/* Operations whose journal row names a temp: a file to remove is moved
+ * there before the commit point. */
+static inline bool eng_op_named(int kind)
+{
+	return eng_op_has_temp(kind) || kind == ENG_OP_REMOVE;
+}
+
+/* The last component of path. */
+static inline const char *eng_base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The file operations of a plan (lib/install/engine_fileop.c). */
+/* Their names in the journal. */
+extern const char *const eng_op_names[_ENG_OP_MAX];
+/* Does one operation after the commit point. With tolerant (at recovery)
+ * a temp that is gone was renamed already, and a parent that is gone
+ * means nothing is left to do. */
+int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool tolerant,
+		   fatelf_diag *d);
+/* Undoes one operation before the commit point; held (or -1) is the
+ * directory its temp was made in, held open. */
+void eng_op_backward(engine *e, int kind, const char *path, const char *temp, int held);
+/* Flushes every file system write of the root's file system. */
+int eng_sync_root(engine *e, fatelf_diag *d);
 
 /* Adds the pending history row. */
 int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
@@ -117,6 +155,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
  * journal. Safe to call at any point before the commit point. After it
  * returns, t->kind is NULL and a second abort is a no-op. */
 int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why);
+/* Texts of errors (lib/install/engine_diag.c) */
 /* The text of a failed transaction's history row: the error's message,
  * which names its path or package; a message that does not gets its
  * subject in front, so the row names it exactly once. */
@@ -131,11 +170,14 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject);
  * next open). */
 void eng_tx_done(eng_tx *t);
 
-/* At open: finishes or undoes every transaction the journal still holds,
- * and marks pending rows without a journal rolled-back. */
+/* At open (lib/install/engine_recover.c): finishes or undoes every
+ * transaction the journal still holds, and marks pending rows without a
+ * journal rolled-back. */
 int eng_recover(engine *e, unsigned *ret_count, fatelf_diag *d);
 
-/* Helpers shared by the operations */
+/* Helpers shared by the operations: lookups beneath the root
+ * (lib/install/engine_root.c), hashing (engine_hash.c), ldconfig
+ * (engine_ldconfig.c), progress (engine_progress.c). */
 /* Opens the directory holding path (absolute inside the root) beneath the
  * root, without following symlinks; *ret_base is the last component. */
 int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_diag *d);
@@ -154,11 +196,12 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
  * library in a directory the loader searches. A failure is returned but
  * does not undo the transaction. */
 int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d);
-/* Calls the progress callback; returns -ECANCELED if it asked to stop. */
 /* The first record of the FatELF file fd (header hdr, already read) is a
- * shared library, which no dynamic linker loads fat. */
+ * shared library, which no dynamic linker loads fat
+ * (lib/install/engine_install.c). */
 bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr);
 
+/* Calls the progress callback; returns -ECANCELED if it asked to stop. */
 int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
 		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
 		 const char *path);
