@@ -12,14 +12,6 @@
 #include "engine_private.h"
 #include "macro.h"
 
-const char *const eng_op_names[_ENG_OP_MAX] = {
-	[ENG_OP_CREATE] = "create",
-	[ENG_OP_REPLACE] = "replace",
-	[ENG_OP_REMOVE] = "remove",
-	[ENG_OP_MKDIR] = "mkdir",
-	[ENG_OP_RMDIR] = "rmdir",
-};
-
 /* Flushes every file system write of the root's file system. */
 int eng_sync_root(engine *e, fatelf_diag *d)
 {
@@ -45,7 +37,7 @@ int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool
 	fatelf_diag tmp;
 	const char *base;
 
-	if (kind == ENG_OP_MKDIR)
+	if (kind == STORE_JOP_MKDIR)
 		return 0;
 	dirfd = eng_open_parent(e, path, &base, &tmp);
 	if (dirfd < 0) {
@@ -56,8 +48,8 @@ int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool
 		return dirfd;
 	}
 	switch (kind) {
-	case ENG_OP_CREATE:
-	case ENG_OP_REPLACE:
+	case STORE_JOP_CREATE:
+	case STORE_JOP_REPLACE:
 		if (renameat(dirfd, eng_base_of(temp), dirfd, base) < 0) {
 			if (tolerant && errno == ENOENT)
 				return 0;
@@ -65,14 +57,14 @@ int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool
 					       path, fatelf_strerror(-errno));
 		}
 		return 0;
-	case ENG_OP_REMOVE:
+	case STORE_JOP_REMOVE:
 		/* The file was moved to its temp name before the commit point
 		 * (a journal of an older program names no temp). */
 		if (unlinkat(dirfd, temp ? eng_base_of(temp) : base, 0) < 0 && errno != ENOENT)
 			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", path,
 					       fatelf_strerror(-errno));
 		return 0;
-	case ENG_OP_RMDIR:
+	case STORE_JOP_RMDIR:
 		/* Only an empty directory goes: the admin's files keep theirs. */
 		if (unlinkat(dirfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT &&
 		    errno != ENOTEMPTY && errno != EEXIST)
@@ -96,7 +88,7 @@ void eng_op_backward(engine *e, int kind, const char *path, const char *temp, in
 	const char *base;
 	int fd;
 
-	if (!eng_op_named(kind) && kind != ENG_OP_MKDIR)
+	if (!eng_op_named(kind) && kind != STORE_JOP_MKDIR)
 		return;
 	if (eng_op_named(kind) && !temp)
 		return;
@@ -108,7 +100,7 @@ void eng_op_backward(engine *e, int kind, const char *path, const char *temp, in
 		base = eng_base_of(path);
 	if (eng_op_has_temp(kind))
 		(void)unlinkat(fd, eng_base_of(temp), 0);
-	else if (kind == ENG_OP_REMOVE)
+	else if (kind == STORE_JOP_REMOVE)
 		(void)renameat(fd, eng_base_of(temp), fd, base);
 	else if (dirfd >= 0)
 		(void)unlinkat(dirfd, base, AT_REMOVEDIR);

@@ -49,17 +49,8 @@ struct engine {
 	unsigned flags;
 };
 
-enum eng_op_kind {
-	ENG_OP_CREATE = 0,      /* temp -> path; path did not exist */
-	ENG_OP_REPLACE,         /* temp -> path over the old file */
-	ENG_OP_REMOVE,          /* unlink path */
-	ENG_OP_MKDIR,           /* path created while staging (rollback removes it) */
-	ENG_OP_RMDIR,           /* rmdir path after commit, if empty */
-	_ENG_OP_MAX,
-};
-
 typedef struct eng_op {
-	int kind;               /* enum eng_op_kind */
+	store_jop kind;         /* as journaled */
 	char *path;             /* absolute inside the root: "/opt/x/bin/x" */
 	char *temp;             /* create/replace/remove: "/opt/x/bin/.fatelf.<txid>.<seq>" */
 	mode_t mode;            /* create/replace: final permission bits; mkdir: mode */
@@ -77,7 +68,8 @@ typedef struct eng_dir {
 typedef struct eng_tx {
 	engine *e;
 	int64_t id;             /* history row */
-	const char *kind;
+	store_tx_kind kind;
+	bool finished;          /* aborted: a second abort does nothing */
 	eng_op *ops;
 	size_t nops, cap;
 	bool journaled;
@@ -89,14 +81,14 @@ typedef struct eng_tx {
 /* Operations that stage a new file under a temp name. */
 static inline bool eng_op_has_temp(int kind)
 {
-	return kind == ENG_OP_CREATE || kind == ENG_OP_REPLACE;
+	return kind == STORE_JOP_CREATE || kind == STORE_JOP_REPLACE;
 }
 
 /* Operations whose journal row names a temp: a file to remove is moved
  * there before the commit point. */
 static inline bool eng_op_named(int kind)
 {
-	return eng_op_has_temp(kind) || kind == ENG_OP_REMOVE;
+	return eng_op_has_temp(kind) || kind == STORE_JOP_REMOVE;
 }
 
 /* The last component of path. */
@@ -108,8 +100,6 @@ static inline const char *eng_base_of(const char *path)
 }
 
 /* The file operations of a plan (lib/install/engine_fileop.c). */
-/* Their names in the journal. */
-extern const char *const eng_op_names[_ENG_OP_MAX];
 /* Does one operation after the commit point. With tolerant (at recovery)
  * a temp that is gone was renamed already, and a parent that is gone
  * means nothing is left to do. */
@@ -122,7 +112,7 @@ void eng_op_backward(engine *e, int kind, const char *path, const char *temp, in
 int eng_sync_root(engine *e, fatelf_diag *d);
 
 /* Adds the pending history row. */
-int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
+int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char *old_version,
 		 const char *new_version, eng_tx *ret, fatelf_diag *d);
 /* Plans an operation; returns its index (the temp name is made here). */
 int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d);
@@ -153,7 +143,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
  * first, only when empty), marks the history row cancelled (code ==
  * -ECANCELED) or failed with the error text of why. Clears the
  * journal. Safe to call at any point before the commit point. After it
- * returns, t->kind is NULL and a second abort is a no-op. */
+ * returns, t->finished is set and a second abort is a no-op. */
 int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why);
 /* Texts of errors (lib/install/engine_diag.c) */
 /* The text of a failed transaction's history row: the error's message,

@@ -104,10 +104,8 @@ static void tx_failpoint(const eng_tx *t, const char *step)
 	char name[64];
 
 	engine_failpoint(step);
-	if (t->kind) {
-		snprintf(name, sizeof(name), "%s.%s", t->kind, step);
-		engine_failpoint(name);
-	}
+	snprintf(name, sizeof(name), "%s.%s", store_tx_kind_to_text(t->kind), step);
+	engine_failpoint(name);
 #else
 	(void)t;
 	(void)step;
@@ -168,7 +166,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 		_cleanup_close_ int dirfd = -1;
 		const char *base;
 
-		if (op->kind != ENG_OP_REMOVE)
+		if (op->kind != STORE_JOP_REMOVE)
 			continue;
 		dirfd = eng_open_parent(t->e, op->path, &base, d);
 		if (dirfd == -ENOENT)
@@ -197,7 +195,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
-int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
+int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char *old_version,
 		 const char *new_version, eng_tx *ret, fatelf_diag *d)
 {
 	store_tx row = {
@@ -205,7 +203,7 @@ int eng_tx_start(engine *e, const char *kind, const char *package, const char *o
 		.package = package,
 		.old_version = old_version,
 		.new_version = new_version,
-		.state = "pending",
+		.state = STORE_TX_PENDING,
 		.started_at = (int64_t)time(NULL),
 	};
 	int64_t id;
@@ -237,7 +235,7 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 		t->cap = cap;
 	}
 	op = &t->ops[t->nops];
-	*op = (eng_op) { .kind = kind, .mode = mode, .dirslot = -1 };
+	*op = (eng_op) { .kind = (store_jop)kind, .mode = mode, .dirslot = -1 };
 	op->path = strdup(path);
 	if (!op->path)
 		return -ENOMEM;
@@ -263,10 +261,10 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 		store_journal_op j = {
 			.txid = t->id,
 			.seq = i,
-			.op = eng_op_names[t->ops[i].kind],
+			.op = t->ops[i].kind,
 			.path = t->ops[i].path,
 			.temp_path = t->ops[i].temp,
-			.state = "staged",
+			.state = STORE_JSTATE_STAGED,
 		};
 		q = store_journal_add(s, &j, d);
 		if (q < 0) {
@@ -331,7 +329,7 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 		struct stat st;
 		int q;
 
-		if (op->kind != ENG_OP_MKDIR)
+		if (op->kind != STORE_JOP_MKDIR)
 			continue;
 		dirfd = eng_open_parent(t->e, op->path, &base, d);
 		if (dirfd < 0)
@@ -493,7 +491,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 			if (d)
 				*d = tmp;
 		}
-		if (op->kind != ENG_OP_MKDIR)
+		if (op->kind != STORE_JOP_MKDIR)
 			tx_failpoint(t, "rename");
 	}
 	tx_failpoint(t, "after-renames");
@@ -524,26 +522,26 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 	engine *e = t->e;
 	char text[sizeof(why->subject) + sizeof(why->msg) + 2];
 
-	/* kind == NULL: already finished (an abort after an abort). */
-	if (t->committed || !t->kind)
+	/* An abort after an abort does nothing. */
+	if (t->committed || t->finished)
 		return code;
 	for (size_t i = t->nops; i-- > 0;) {
 		eng_op *op = &t->ops[i];
 		if (eng_op_named(op->kind) && op->staged)
 			eng_op_backward(e, op->kind, op->path, op->temp, op_held(t, op));
-		else if (op->kind == ENG_OP_MKDIR && op->staged)
+		else if (op->kind == STORE_JOP_MKDIR && op->staged)
 			eng_op_backward(e, op->kind, op->path, NULL, -1);
 		op->staged = false;
 	}
 	tx_release_dirs(t);
 	eng_diag_text(code, why, text, sizeof(text));
 	(void)store_tx_finish(e->st, t->id,
-			      code == -ECANCELED ? "cancelled" : "failed",
+			      code == -ECANCELED ? STORE_TX_CANCELLED : STORE_TX_FAILED,
 			      (int64_t)time(NULL), 0, 0, text, NULL);
 	if (t->journaled)
 		(void)store_journal_clear(e->st, t->id, NULL);
 	t->journaled = false;
-	t->kind = NULL;
+	t->finished = true;
 	return code;
 }
 
