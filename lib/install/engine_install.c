@@ -659,7 +659,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	if (q < 0 && q != -ENOENT)
 		return q;
 	x->have_old = q == 0;
-	x->kind = x->have_old ? "upgrade" : "install";
+	x->kind = store_tx_kind_to_text(x->have_old ? STORE_TX_UPGRADE : STORE_TX_INSTALL);
 	if (!x->have_old)
 		x->change = STORE_TX_INSTALL;
 	else {

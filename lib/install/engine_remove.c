@@ -68,7 +68,7 @@ static int fill_result(struct remove *r, int64_t txid, bool dry_run, engine_resu
 {
 	engine_result res = {
 		.txid = txid,
-		.kind = "remove",
+		.kind = store_tx_kind_to_text(STORE_TX_REMOVE),
 		.files = r->nfiles - r->nkept,
 		.dry_run = dry_run,
 	};

@@ -611,7 +611,7 @@ int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf
 {
 	static const engine_thin_opts no_opts;
 	struct thin_ctx c = { .e = e };
-	engine_result res = { .kind = "thin" };
+	engine_result res = { .kind = store_tx_kind_to_text(STORE_TX_THIN) };
 	const engine_policy_spec *spec;
 	const char *package = NULL;
 	uint64_t written = 0;
