@@ -5,13 +5,19 @@
  *    socket (activated or bound), signals and sd_notify, and runs the loop;
  *  - server.c is the single-threaded epoll loop: connections, peer
  *    credentials, framing, fds passed with SCM_RIGHTS, output buffers;
- *  - methods.c is the method table of io.fatelf.Manager and
- *    org.varlink.service, authorization, and the read methods, which run
- *    inline on the main thread against a read-only store connection;
+ *  - dispatch.c holds the method table of io.fatelf.Manager and
+ *    org.varlink.service and checks each call (authz.c: who may call
+ *    what; params.c: the parameters) before its handler runs;
+ *  - service.c, status.c and queries.c answer inline on the main thread
+ *    against a read-only store connection; jobmethods.c turns the
+ *    mutating methods into jobs (job.c); reply.c, errmap.c and jobjson.c
+ *    build the replies;
  *  - worker.c owns the read-write engine on one worker thread and runs the
- *    mutating jobs (Install, Remove, Thin) one at a time in arrival order,
- *    and Verify on short-lived threads of their own. Downloads run in a
- *    child process, fatelf-fetch (fetch_main.c), never in the daemon.
+ *    mutating jobs (Install, Remove, Thin) one at a time in arrival order;
+ *    queue.c is the main thread's side of them; verify.c runs Verify on
+ *    short-lived threads of its own. Downloads run in a child process,
+ *    fatelf-fetch (fetch_main.c, started by fetchchild.c), never in the
+ *    daemon.
  *
  * Threads meet in one place only: the worker's mutex, which guards the job
  * queue, the running job's progress and the list of finished jobs. The
@@ -67,7 +73,8 @@ static inline void json_putp(json_object **o)
 }
 #define _cleanup_json_ __attribute__((cleanup(json_putp)))
 
-/* Logging to stderr with sd-daemon priority prefixes (journald reads them). */
+/* Logging to stderr with sd-daemon priority prefixes (journald reads
+ * them): daemon/log.c. */
 #define log_info(...) daemon_log(6, __VA_ARGS__)
 #define log_error(...) daemon_log(3, __VA_ARGS__)
 void daemon_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -132,6 +139,11 @@ struct server {
 	bool usage_valid;
 	uint64_t usage_packages;
 	store_usage usage;
+	/* The layers above the loop, which it calls: a call arrived on c (the
+	 * message without its NUL), the eventfd fired, SIGHUP. */
+	void (*on_call)(conn *c, const char *msg, size_t len);
+	void (*on_wake)(server *s);
+	void (*on_reload)(server *s);
 };
 
 int server_listen(server *s, const char *path);
@@ -169,16 +181,8 @@ uint64_t now_usec(void);
  * job keeps the settings it started with, the next one gets the new. */
 void server_reload(server *s);
 
-/* ------------------------------------------------------------ methods.c */
-/* Handles one message from c (without its NUL). */
-void methods_dispatch(conn *c, const char *msg, size_t len);
-/* The method names the table holds, NULL-terminated (for --check-interface). */
-const char *methods_name(size_t i);
-/* Turns an engine failure into the interface's error reply on c. url is set
- * when the failure is the download of that URL (FetchFailed). */
-void methods_reply_failure(conn *c, int r, const fatelf_diag *d, const char *url);
-json_object *json_result(const engine_result *r);
-json_object *json_progress(const engine_progress *p);
+/* ------------------------------------------------------------ interface.c */
+/* schema/io.fatelf.Manager.varlink, embedded at build time. */
 extern const char fatelfd_interface_text[];
 
 /* ------------------------------------------------------------ fetch_helper.c */
@@ -190,110 +194,5 @@ uid_t fetch_helper_uid(void);
 /* 0 when helper is a file that fetch_helper_uid() may execute, else the
  * negative errno that says why not. */
 int fetch_helper_check(const char *helper);
-
-/* ------------------------------------------------------------ worker.c */
-enum job_kind {
-	JOB_INSTALL = 1,
-	JOB_REMOVE,
-	JOB_THIN,
-	JOB_VERIFY,
-	JOB_CANCEL,             /* a Cancel waiting for the rollback it asked for */
-};
-
-struct job {
-	job *next;
-	int kind;
-	uint64_t seq;           /* the daemon's job number (logs) */
-	int64_t txid;           /* its history row, queued when it was accepted; Cancel: the target */
-	uid_t uid;              /* the caller's */
-	int64_t queued_at;
-	conn *conn;             /* main thread only; NULL once the peer left */
-	job *waiters;           /* main thread only: the Cancel calls waiting for its end */
-	bool more;              /* the caller streams progress */
-	bool oneway;            /* the caller wants no reply */
-	/* Install */
-	int fd;                 /* -1 unless the source is a passed fd */
-	char *url;
-	char *url_shown;        /* url without its credentials: logs and replies */
-	char *path;
-	engine_policy_spec policy;
-	bool has_policy;
-	bool allow_unsigned, force, allow_downgrade, allow_setid;
-	bool allow_file_url;
-	/* Remove, Verify */
-	char *package;
-	/* Thin */
-	char **packages;        /* NULL-terminated, NULL: all */
-	bool dry_run;
-	/* Set by the worker, read by the main thread after the job is done. */
-	worker *w;
-	int r;
-	bool fetch_failed;      /* r is the download's error */
-	int64_t cancel_id;      /* the id Cancel named, for the Cancelled reply */
-	fatelf_diag diag;
-	engine_result result;
-	json_object *reply;     /* Verify: the reply parameters */
-	/* Progress, under the worker's mutex. */
-	engine_progress progress;
-	char phase[32];
-	char progress_path[4096];
-	bool progress_dirty;
-	char *sent_progress;    /* main thread: the Progress last sent (JSON) */
-	uint64_t woke_usec;     /* worker: when it last woke the loop */
-	int64_t started_at;     /* seconds since the epoch */
-	/* Verify: the settings it opens its engine with. */
-	engine_config cfg;
-	bool has_cfg;
-};
-
-job *job_new(int kind);
-job *job_free(job *j);
-
-/* Also opens the main thread's connection to the store (the queued rows)
- * and closes as cancelled the queued rows a stop left behind. */
-worker *worker_new(server *s, engine *rw);
-/* Queues j (takes it, also on failure), with its history row queued: its
- * id is the transaction id from now on. A caller with "more" gets at once
- * a reply with that id and Progress "waiting" when another job runs or
- * waits. Fails only when the row cannot be written. */
-int worker_submit(worker *w, job *j);
-/* Starts j (a Verify) on its own thread with its own read-only engine. */
-int worker_verify(worker *w, job *j);
-/* Main thread: the eventfd fired; send progress and final replies. */
-void worker_dispatch(worker *w);
-/*
- * Cancel from c: id names a queued job (taken off the queue, its row
- * cancelled, its caller answered Cancelled, and c answered {id, state:
- * "cancelled"} at once) or the running one (0: whichever runs). A running
- * job is asked to stop; c waits for the end of its rollback and is then
- * answered {id, state} ("cancelled", or "committed"/"failed" when it ended
- * otherwise); with more it is first told {id, state: "rolling-back"}.
- * -ESRCH when nothing matched (nothing was sent).
- */
-int worker_cancel(worker *w, int64_t id, conn *c, bool more);
-/* The running and the queued jobs, in order, for Status: []Job. */
-json_object *worker_jobs(worker *w);
-/* Hands a reload's settings (copied) to the worker, which takes them before
- * its next job. Returns whether a job runs meanwhile (it keeps its own). */
-bool worker_reconfigure(worker *w, const engine_config *cfg, const fatelf_ms_pubkey *keys, size_t nkeys);
-/* What the running job is, for Status. */
-typedef struct job_info {
-	const char *kind;       /* "install", "remove", "thin" */
-	char package[256];      /* "" when none */
-	int64_t started_at;
-	engine_progress progress;
-	char phase[32];
-	char path[4096];
-} job_info;
-bool worker_running(worker *w, job_info *ret);
-/* The newest pending history row's id on the read-only store, or 0. */
-int64_t worker_pending_txid(server *s);
-/* Cancels the running job and waits for it and for Verify threads until
- * deadline_usec (CLOCK_MONOTONIC); the jobs that ended are answered by
- * the next worker_dispatch. false: some thread is still busy. */
-bool worker_stop(worker *w, uint64_t deadline_usec);
-/* worker_stop, then drops the queue and frees everything; leaves w alone
- * when a thread is still busy (the process is about to exit). */
-worker *worker_free(worker *w);
 
 #endif

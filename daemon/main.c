@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +22,15 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "dispatch.h"
 #include "fatelfd.h"
+#include "worker.h"
 #include "macro.h"
 
-void daemon_log(int prio, const char *fmt, ...)
+/* The server's calls up into the layers above it. */
+static void on_wake(server *s)
 {
-	char msg[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* One write per line, so lines of two threads never interleave. */
-	fprintf(stderr, "<%d>%s\n", prio, msg);
+	worker_dispatch(s->worker);
 }
 
 static void usage(FILE *f)
@@ -73,8 +68,8 @@ static int check_interface(void)
 			bool found = false;
 
 			ndeclared++;
-			for (size_t i = 0; methods_name(i); i++) {
-				const char *m = methods_name(i);
+			for (size_t i = 0; dispatch_method_name(i); i++) {
+				const char *m = dispatch_method_name(i);
 
 				if (strncmp(m, prefix, plen) == 0 && strlen(m + plen) == n &&
 				    strncmp(m + plen, name, n) == 0)
@@ -88,8 +83,8 @@ static int check_interface(void)
 		line += len + (line[len] == '\n');
 	}
 	/* Every handler of the interface is declared. */
-	for (size_t i = 0; methods_name(i); i++) {
-		const char *m = methods_name(i);
+	for (size_t i = 0; dispatch_method_name(i); i++) {
+		const char *m = dispatch_method_name(i);
 		char want[300];
 
 		if (strncmp(m, prefix, plen) != 0)
@@ -100,23 +95,12 @@ static int check_interface(void)
 			bad++;
 		}
 	}
-	/* Every handler has a parameter table, and every table a handler. */
-	for (size_t i = 0; methods_name(i); i++)
-		if (!params_lookup(methods_name(i))) {
-			printf("handler %s has no parameter table\n", methods_name(i));
+	/* Every row of the method set has a handler. */
+	for (const params_method *pm = params_methods; pm->name; pm++)
+		if (!dispatch_handler(pm)) {
+			printf("method %s has no handler\n", pm->name);
 			bad++;
 		}
-	for (const params_method *pm = params_methods; pm->name; pm++) {
-		bool found = false;
-
-		for (size_t i = 0; methods_name(i); i++)
-			if (strcmp(methods_name(i), pm->name) == 0)
-				found = true;
-		if (!found) {
-			printf("parameter table %s has no handler\n", pm->name);
-			bad++;
-		}
-	}
 	if (!bad)
 		printf("%u methods of %s: every one has a handler, every handler is declared\n",
 		       ndeclared, FATELFD_INTERFACE);
@@ -199,7 +183,10 @@ int main(int argc, char **argv)
 	const char *opt_socket = NULL, *opt_root = NULL, *opt_state = NULL;
 	const char *opt_config = FATELFD_DEFAULT_CONFIG;
 	_cleanup_free_ char *socket_path = NULL;
-	server s = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1 };
+	server s = {
+		.listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1,
+		.on_call = dispatch_call, .on_wake = on_wake, .on_reload = server_reload,
+	};
 	engine *rw = NULL;
 	fatelf_diag d = { 0 };
 	unsigned recovered = 0;

@@ -1,11 +1,14 @@
 /*
  * The dispatch tables of fatelfd's methods (see params.h). Each names the
  * fields of schema/io.fatelf.Manager.varlink for its method; a field not
- * listed is refused with org.varlink.service.InvalidParameter.
+ * listed is refused with org.varlink.service.InvalidParameter. Which
+ * method has which table is written in daemon/methodset.h.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "methodset.h"
 #include "params.h"
 
 #define F(type, member, vt, fl) { #member, vt, offsetof(type, member), fl, 0, 0, 0 }
@@ -61,24 +64,11 @@ static const vl_field params_fields_interface[] = {
 	{ NULL },
 };
 
-#define M(name) "io.fatelf.Manager." name
+#define PARAMS_ROW(name, handler, fields, who, runs) { name, params_fields_##fields, who, runs },
 
 const params_method params_methods[] = {
-	{ "org.varlink.service.GetInfo", params_fields_none, false },
-	{ "org.varlink.service.GetInterfaceDescription", params_fields_interface, false },
-	{ M("Status"), params_fields_none, false },
-	{ M("Install"), params_fields_install, true },
-	{ M("Remove"), params_fields_remove, true },
-	{ M("Thin"), params_fields_thin, true },
-	{ M("Cancel"), params_fields_cancel, true },
-	{ M("List"), params_fields_none, false },
-	{ M("Info"), params_fields_package, false },
-	{ M("Files"), params_fields_package, false },
-	{ M("Owner"), params_fields_owner, false },
-	{ M("Verify"), params_fields_package_opt, false },
-	{ M("History"), params_fields_history, false },
-	{ M("GetPolicy"), params_fields_none, false },
-	{ NULL, NULL, false },
+	FATELFD_METHODSET(PARAMS_ROW)
+	{ NULL, NULL, PARAMS_ANYONE, PARAMS_INLINE },
 };
 
 const params_method *params_lookup(const char *name)
@@ -116,4 +106,15 @@ const char *params_root_only_set(const vl_field *fields, const union method_para
 		}
 	}
 	return NULL;
+}
+
+void params_done(const vl_field *fields, union method_params *p)
+{
+	for (const vl_field *f = fields; f->name; f++)
+		if (f->type == VL_STRV) {
+			void *v;
+
+			memcpy(&v, (char *)p + f->offset, sizeof(v));
+			free(v);
+		}
 }

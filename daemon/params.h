@@ -2,7 +2,7 @@
  * The parameters of fatelfd's Varlink methods: one C struct per method
  * shape, and the dispatch table that vl_dispatch checks a call's
  * "parameters" against (names, types, mandatory flags, ranges), with
- * whether the method mutates (and so needs an admin caller), and which
+ * who may call the method and how it runs, and which
  * fields only root may set (PARAMS_ROOT_ONLY). The daemon's
  * handlers and the fuzz_dispatch target share these tables, so the fuzzer
  * checks exactly what the daemon accepts. Depends on lib/varlink/varlink.h alone.
@@ -65,16 +65,32 @@ union method_params {
 	struct p_interface interface;
 };
 
+/* Who may call a method. */
+enum params_who {
+	PARAMS_ANYONE,
+	PARAMS_ADMIN,                   /* uid 0 or the admin group only */
+};
+
+/* How a method runs. */
+enum params_runs {
+	PARAMS_INLINE,                  /* answered on the main thread */
+	PARAMS_QUEUED,                  /* a job of the worker, one at a time */
+	PARAMS_THREAD,                  /* a job on a thread of its own */
+};
+
 typedef struct params_method {
 	const char *name;               /* fully qualified */
 	const vl_field *fields;
-	bool mutating;                  /* uid 0 or the admin group only */
+	enum params_who who;
+	enum params_runs runs;
 } params_method;
 
-/* Every method the daemon serves, ended by { NULL }. */
+/* Every method the daemon serves (daemon/methodset.h), ended by { NULL }. */
 extern const params_method params_methods[];
 /* The entry for a method, or NULL. */
 const params_method *params_lookup(const char *name);
+/* Frees what vl_dispatch allocated in p (the STRV arrays) for fields. */
+void params_done(const vl_field *fields, union method_params *p);
 /* The first PARAMS_ROOT_ONLY field of fields that p sets, or NULL. */
 const char *params_root_only_set(const vl_field *fields, const union method_params *p);
 

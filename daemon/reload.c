@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fatelfd.h"
+#include "worker.h"
 #include "macro.h"
 
 void server_reload(server *s)

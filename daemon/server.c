@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "fatelfd.h"
+#include "job.h"
 #include "macro.h"
 
 /* epoll data for the fixed fds; connections are their conn pointer. */
@@ -571,7 +572,7 @@ static bool conn_process(conn *c)
 			conn_free(c);
 			return false;
 		}
-		methods_dispatch(c, msg, len);
+		c->srv->on_call(c, msg, len);
 	}
 	if (c->dead)
 		return false;
@@ -666,7 +667,7 @@ static void server_signal(server *s)
 			log_info("signal %s: stopping", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			s->quit = true;
 		} else if (si.ssi_signo == SIGHUP) {
-			server_reload(s);
+			s->on_reload(s);
 		}
 	}
 }
@@ -740,7 +741,7 @@ int server_loop(server *s)
 				uint64_t x;
 
 				(void)!read(s->event_fd, &x, sizeof(x));
-				worker_dispatch(s->worker);
+				s->on_wake(s);
 			} else {
 				conn *c = p;
 

@@ -120,4 +120,45 @@ else
 		"$(printf '%s\n' "$sedges" | awk '$1 == "client" && $2 != "lib/varlink" && $2 != "lib/basic"')"
 fi
 
+# Inside daemon/, calls between files go one way: the loop (server.c) calls
+# up only through the callbacks main.c gives it. file_edges: "FROM TO" for
+# every undefined symbol of a fatelfd object that another of its objects
+# defines; file_cycles: the files of each loop tsort finds in such edges.
+file_edges() {
+	local o f t sym
+	declare -A def=()
+	for o in "$top_builddir"/daemon/fatelfd-*.o; do
+		[ -e "$o" ] || continue
+		f=${o##*/fatelfd-}
+		f=${f%.o}
+		while read -r t sym; do
+			def[$sym]=$f
+		done < <(nm --defined-only "$o" 2>/dev/null | awk '$2 ~ /^[TDBR]$/ { print $2, $3 }')
+	done
+	for o in "$top_builddir"/daemon/fatelfd-*.o; do
+		[ -e "$o" ] || continue
+		f=${o##*/fatelfd-}
+		f=${f%.o}
+		nm --undefined-only "$o" 2>/dev/null | awk '{ print $NF }' | while read -r sym; do
+			[ -n "${def[$sym]:-}" ] && [ "${def[$sym]}" != "$f" ] && echo "$f ${def[$sym]}"
+		done
+	done | sort -u
+}
+file_cycles() {
+	tsort 2>&1 >/dev/null | sed -n 's/^tsort: \([^ ]*\)$/\1/p' | sort -u | tr '\n' ' '
+}
+
+check_eq "the cycle check finds a loop of three files" "a b c " \
+	"$(printf '%s\n' "a b" "b c" "c a" "c d" | file_cycles)"
+nfobj=$(find "$top_builddir/daemon" -name 'fatelfd-*.o' | wc -l)
+if [ "$nfobj" -lt 10 ]; then
+	fail "fatelfd's objects are there" "only $nfobj fatelfd-*.o files under $top_builddir/daemon"
+else
+	fedges=$(file_edges)
+	check_match "fatelfd's files call each other" "^[0-9]{2,}$" "$(printf '%s\n' "$fedges" | wc -l)"
+	check_eq "no call cycle between fatelfd's files" "" "$(printf '%s\n' "$fedges" | file_cycles)"
+	check_eq "the loop calls nothing above it" "" \
+		"$(printf '%s\n' "$fedges" | awk '$1 == "server" && $2 != "log"')"
+fi
+
 t_done

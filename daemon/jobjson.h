@@ -1,0 +1,31 @@
+/*
+ * The JSON of fatelfd's replies (daemon/jobjson.c): setters that keep a
+ * reply whole on ENOMEM, and the interface's Progress, Result and
+ * Transaction objects. Depends on json-c and lib/install's types alone.
+ */
+#ifndef FATELFD_JOBJSON_H
+#define FATELFD_JOBJSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "engine.h"
+#include "store.h"
+
+/* Adds v (taken; NULL is JSON null) to o as key. */
+void json_set(json_object *o, const char *key, json_object *v);
+void json_set_str(json_object *o, const char *key, const char *s);
+void json_set_int(json_object *o, const char *key, int64_t v);
+void json_set_bool(json_object *o, const char *key, bool v);
+/* A []string of v[0..n). */
+json_object *json_strv(const char *const *v, size_t n);
+
+/* Progress, Result and Transaction of io.fatelf.Manager. */
+json_object *json_progress(const engine_progress *p);
+json_object *json_result(const engine_result *r);
+json_object *json_tx(const store_tx *t);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * The methods that become jobs: Install, Remove and Thin are queued for
+ * the worker, Verify runs on a thread of its own, and Cancel stops a
+ * queued or running one. Each checks what the dispatch table cannot (one
+ * source, a policy override, a passed fd that is a stream) and replies at
+ * once when it refuses; otherwise the worker answers when the job ends.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "jobjson.h"
+#include "macro.h"
+#include "methods.h"
+#include "reply.h"
+#include "text.h"
+#include "worker.h"
+
+#define E(name) "io.fatelf.Manager." name
+
+/* ------------------------------------------------------------ policy overrides */
+
+/* Builds the policy of an Install or Thin override. Replies and returns
+ * false when it is bad. */
+static bool policy_from_params(conn *c, const char *policy, const char *const *targets,
+			       engine_policy_spec *ret)
+{
+	char text[4096];
+	size_t len;
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (targets && (!policy || strcmp(policy, "targets") == 0)) {
+		if (!targets[0]) {
+			reply_error_str(c, E("InvalidPolicy"), "message", "targets: the list is empty");
+			return false;
+		}
+		len = (size_t)snprintf(text, sizeof(text), "targets:");
+		for (size_t i = 0; targets[i]; i++) {
+			if (strchr(targets[i], ',') || !*targets[i]) {
+				reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "targets");
+				return false;
+			}
+			len += (size_t)snprintf(text + MIN(len, sizeof(text)), sizeof(text) - MIN(len, sizeof(text)),
+						"%s%s", i ? "," : "", targets[i]);
+		}
+		if (len >= sizeof(text)) {
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "targets");
+			return false;
+		}
+	} else if (policy) {
+		if (targets || strchr(policy, ':')) {
+			reply_error_str(c, E("InvalidPolicy"), "message",
+					"targets are given with policy \"targets\" only");
+			return false;
+		}
+		snprintf(text, sizeof(text), "%s", policy);
+	} else {
+		return true;
+	}
+	r = engine_policy_spec_parse(text, ret, &d);
+	if (r < 0) {
+		reply_error_str(c, E("InvalidPolicy"), "message", d.msg[0] ? d.msg : fatelf_strerror(r));
+		return false;
+	}
+	return true;
+}
+
+void method_verify(conn *c, const vl_call *call, union method_params *p)
+{
+	job *j = job_new(JOB_VERIFY);
+	int r;
+
+	if (!j) {
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	if (p->package.package) {
+		store_package pk = { 0 };
+
+		/* An unknown package is answered at once. */
+		r = store_package_get(method_store(c), p->package.package, &pk, NULL);
+		store_package_done(&pk);
+		if (r == -ENOENT) {
+			job_free(j);
+			reply_error_str(c, E("PackageNotFound"), "package", p->package.package);
+			return;
+		}
+		j->package = strdup(p->package.package);
+		if (!j->package) {
+			job_free(j);
+			reply_failed(c, -ENOMEM, NULL);
+			return;
+		}
+	}
+	j->oneway = c->oneway;
+	j->conn = c;
+	c->job = j;
+	r = worker_verify(c->srv->worker, j);
+	if (r < 0) {
+		c->job = NULL;
+		job_free(j);
+		if (r == -EBUSY)
+			reply_error_str(c, E("Busy"), "message", "too many Verify calls run at once");
+		else
+			reply_failed(c, r, NULL);
+	}
+}
+
+/* ------------------------------------------------------------ mutating methods */
+
+static void job_start(conn *c, const vl_call *call, job *j)
+{
+	int r;
+
+	j->more = (call->flags & VL_CALL_MORE) != 0;
+	j->oneway = c->oneway;
+	j->conn = c;
+	c->job = j;
+	r = worker_submit(c->srv->worker, j);
+	if (r < 0) {
+		c->job = NULL;
+		job_free(j);
+		reply_failed(c, r, "cannot record the transaction in the store");
+	}
+}
+
+void method_install(conn *c, const vl_call *call, union method_params *p)
+{
+	struct p_install *in = &p->install;
+	json_object *v = NULL;
+	bool has_fd = json_object_object_get_ex(call->parameters, "fd", &v) && v;
+	unsigned nsrc = has_fd + !!in->url + !!in->path;
+	job *j;
+
+	if (nsrc != 1) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter",
+				nsrc == 0 ? "fd" : (has_fd ? (in->url ? "url" : "path") : "path"));
+		return;
+	}
+	/* Only root names files on the daemon's machine, by path (refused by
+	 * the dispatch table) or file://. */
+	if (in->url && strncasecmp(in->url, "file:", 5) == 0 && c->uid != 0) {
+		reply_error_str(c, E("RootRequired"), "parameter", "url");
+		return;
+	}
+	if (in->path && in->path[0] != '/') {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "path");
+		return;
+	}
+	j = job_new(JOB_INSTALL);
+	if (!j) {
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	if (!policy_from_params(c, in->policy, in->targets, &j->policy)) {
+		job_free(j);
+		return;
+	}
+	j->has_policy = in->policy || in->targets;
+	if (has_fd) {
+		struct stat st;
+
+		j->fd = conn_take_fd(c, in->fd);
+		/* A bundle streams from a file, a pipe or a socket; nothing
+		 * else (a directory, a device) is a bundle. */
+		if (j->fd < 0 || fstat(j->fd, &st) < 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+			job_free(j);
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "fd");
+			return;
+		}
+	}
+	if ((in->url && (!(j->url = strdup(in->url)) || !(j->url_shown = fatelf_text_url_redact(in->url)))) ||
+	    (in->path && !(j->path = strdup(in->path)))) {
+		job_free(j);
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	j->allow_unsigned = in->allow_unsigned;
+	j->force = in->force;
+	j->allow_downgrade = in->allow_downgrade;
+	j->dry_run = in->dry_run;
+	j->allow_setid = c->uid == 0;
+	j->allow_file_url = c->uid == 0;
+	job_start(c, call, j);
+}
+
+void method_remove(conn *c, const vl_call *call, union method_params *p)
+{
+	job *j = job_new(JOB_REMOVE);
+
+	if (!j || !(j->package = strdup(p->remove.package))) {
+		job_free(j);
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	j->dry_run = p->remove.dry_run;
+	job_start(c, call, j);
+}
+
+void method_thin(conn *c, const vl_call *call, union method_params *p)
+{
+	job *j = job_new(JOB_THIN);
+
+	if (!j) {
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	if (!policy_from_params(c, NULL, p->thin.targets, &j->policy)) {
+		job_free(j);
+		return;
+	}
+	j->has_policy = p->thin.targets != NULL;
+	if (p->thin.packages) {
+		size_t n = 0;
+
+		while (p->thin.packages[n])
+			n++;
+		j->packages = calloc(n + 1, sizeof(char *));
+		for (size_t i = 0; j->packages && i < n; i++)
+			if (!(j->packages[i] = strdup(p->thin.packages[i]))) {
+				job_free(j);
+				reply_failed(c, -ENOMEM, NULL);
+				return;
+			}
+		if (!j->packages) {
+			job_free(j);
+			reply_failed(c, -ENOMEM, NULL);
+			return;
+		}
+	}
+	j->dry_run = p->thin.dry_run;
+	job_start(c, call, j);
+}
+
+void method_cancel(conn *c, const vl_call *call, union method_params *p)
+{
+	_cleanup_json_ json_object *o = NULL;
+
+	/* Replied to by the worker: at once for a queued job, once the
+	 * rollback is done for the running one. */
+	if (worker_cancel(c->srv->worker, p->cancel.id, c, (call->flags & VL_CALL_MORE) != 0) == 0)
+		return;
+	o = json_object_new_object();
+	if (!o)
+		return;
+	if (p->cancel.id) {
+		store_tx t;
+
+		json_set_int(o, "id", p->cancel.id);
+		/* One that has already ended says how. */
+		if (store_tx_get(method_store(c), p->cancel.id, &t, NULL) >= 0) {
+			if (t.state && strcmp(t.state, "queued") != 0 && strcmp(t.state, "pending") != 0)
+				json_set_str(o, "state", t.state);
+			store_tx_done(&t);
+		}
+	} else
+		json_set(o, "id", NULL);
+	reply_error(c, E("NoSuchTransaction"), o);
+}

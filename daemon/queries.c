@@ -1,0 +1,259 @@
+/*
+ * The read methods about packages and files: List, Info, Files, Owner,
+ * History and GetPolicy. Each answers inline on the main thread from the
+ * read-only store with a few indexed queries.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "jobjson.h"
+#include "macro.h"
+#include "methods.h"
+#include "reply.h"
+
+#define E(name) "io.fatelf.Manager." name
+
+static int record_cb(const store_record *r, void *userdata)
+{
+	json_object *a = userdata, *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	json_set_int(o, "index", r->idx);
+	json_set_str(o, "target", r->target);
+	json_set_int(o, "offset", (int64_t)r->offset);
+	json_set_int(o, "size", (int64_t)r->size);
+	json_set_str(o, "sha256", r->sha256);
+	json_set_bool(o, "kept", r->kept);
+	json_object_array_add(a, o);
+	return 0;
+}
+
+static json_object *json_file(store *st, const store_file *f, const char *package)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_set_str(o, "path", f->path);
+	json_set_str(o, "package", package);
+	json_set_str(o, "type", f->type);
+	json_set_int(o, "mode", f->mode);
+	json_set_int(o, "size", (int64_t)f->size);
+	json_set_str(o, "sha256", f->sha256);
+	json_set_str(o, "link_target", f->link_target);
+	json_set_bool(o, "config", f->config);
+	json_set_str(o, "kind", f->kind);
+	json_set_str(o, "installed_form", f->installed_form);
+	json_set_int(o, "installed_size", (int64_t)f->installed_size);
+	json_set_str(o, "installed_sha256", f->installed_sha256);
+	if (f->kind && strcmp(f->kind, "fatelf") == 0) {
+		json_object *a = json_object_new_array();
+
+		if (a && store_records_of(st, f->path, record_cb, a, NULL) < 0) {
+			json_object_put(a);
+			a = NULL;
+		}
+		json_set(o, "records", a);
+	} else {
+		json_set(o, "records", NULL);
+	}
+	return o;
+}
+
+static json_object *json_package(store *st, const store_package *pk)
+{
+	json_object *o = json_object_new_object();
+	store_usage u = { 0 };
+
+	if (!o)
+		return NULL;
+	(void)store_usage_get(st, pk->id, &u, NULL);
+	json_set_str(o, "name", pk->name);
+	json_set_str(o, "version", pk->version);
+	json_set_str(o, "summary", pk->summary ? pk->summary : "");
+	json_set_str(o, "vendor", pk->vendor ? pk->vendor : "");
+	json_set_str(o, "signer", pk->signer_keyid);
+	json_set_int(o, "installed_at", pk->installed_at);
+	json_set_str(o, "policy", pk->policy ? pk->policy : "");
+	json_set_int(o, "files", (int64_t)u.files);
+	json_set_int(o, "shipped_size", (int64_t)u.shipped_size);
+	json_set_int(o, "installed_size", (int64_t)u.installed_size);
+	return o;
+}
+
+struct list_ctx {
+	store *st;
+	json_object *a;
+};
+
+static int list_cb(const store_package *pk, void *userdata)
+{
+	struct list_ctx *l = userdata;
+	json_object *o = json_package(l->st, pk);
+
+	if (!o)
+		return -ENOMEM;
+	json_object_array_add(l->a, o);
+	return 0;
+}
+
+void method_list(conn *c, const vl_call *call, union method_params *p)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	struct list_ctx l = { method_store(c), json_object_new_array() };
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o || !l.a) {
+		json_putp(&l.a);
+		return;
+	}
+	json_set(o, "packages", l.a);
+	r = store_package_list(l.st, list_cb, &l, &d);
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	reply(c, o);
+}
+
+void method_info(conn *c, const vl_call *call, union method_params *p)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	store_package pk = { 0 };
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o)
+		return;
+	r = store_package_get(method_store(c), p->package.package, &pk, &d);
+	if (r == -ENOENT) {
+		reply_error_str(c, E("PackageNotFound"), "package", p->package.package);
+		return;
+	}
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	json_set(o, "package", json_package(method_store(c), &pk));
+	store_package_done(&pk);
+	reply(c, o);
+}
+
+struct files_ctx {
+	store *st;
+	const char *package;
+	json_object *a;
+};
+
+static int files_cb(const store_file *f, void *userdata)
+{
+	struct files_ctx *fc = userdata;
+	json_object *o = json_file(fc->st, f, fc->package);
+
+	if (!o)
+		return -ENOMEM;
+	json_object_array_add(fc->a, o);
+	return 0;
+}
+
+void method_files(conn *c, const vl_call *call, union method_params *p)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	struct files_ctx fc = { method_store(c), p->package.package, json_object_new_array() };
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o || !fc.a) {
+		json_putp(&fc.a);
+		return;
+	}
+	json_set(o, "files", fc.a);
+	r = store_files_of(fc.st, fc.package, files_cb, &fc, &d);
+	if (r == -ENOENT) {
+		reply_error_str(c, E("PackageNotFound"), "package", fc.package);
+		return;
+	}
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	reply(c, o);
+}
+
+void method_owner(conn *c, const vl_call *call, union method_params *p)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	_cleanup_free_ char *package = NULL;
+	store_file f = { 0 };
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o)
+		return;
+	r = store_file_get(method_store(c), p->owner.path, &f, &package, &d);
+	if (r == -ENOENT) {
+		reply_error_str(c, E("PathNotOwned"), "path", p->owner.path);
+		return;
+	}
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	json_set_str(o, "package", package);
+	json_set(o, "file", json_file(method_store(c), &f, package));
+	store_file_done(&f);
+	reply(c, o);
+}
+
+static int history_cb(const store_tx *t, void *userdata)
+{
+	json_object *o = json_tx(t);
+
+	if (!o)
+		return -ENOMEM;
+	json_object_array_add(userdata, o);
+	return 0;
+}
+
+void method_history(conn *c, const vl_call *call, union method_params *p)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	json_object *a = json_object_new_array();
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o || !a) {
+		json_putp(&a);
+		return;
+	}
+	json_set(o, "transactions", a);
+	r = store_tx_history(method_store(c), p->history.package, (uint64_t)p->history.limit,
+			     history_cb, a, &d);
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	reply(c, o);
+}
+
+void method_get_policy(conn *c, const vl_call *call, union method_params *p)
+{
+	const engine_config *cfg = &c->srv->cfg;
+	_cleanup_json_ json_object *o = json_object_new_object();
+	json_object *pol = json_object_new_object();
+
+	if (!o || !pol) {
+		json_putp(&pol);
+		return;
+	}
+	json_set_str(pol, "policy", engine_policy_name(cfg->policy.policy));
+	json_set(pol, "targets", json_strv((const char *const *)cfg->policy.targets, cfg->policy.ntargets));
+	json_set(pol, "keep_fat", json_strv((const char *const *)cfg->keep_fat, cfg->nkeep_fat));
+	json_set_bool(pol, "require_signature", cfg->require_signature);
+	json_set_str(pol, "trusted_keys", cfg->trusted_keys ? cfg->trusted_keys : "");
+	json_set_str(pol, "admin_group", cfg->admin_group);
+	json_set(o, "policy", pol);
+	reply(c, o);
+}

@@ -1,0 +1,115 @@
+/*
+ * The replies to the call being handled on a connection: each one is
+ * dropped when the call was oneway. A failure becomes the interface's
+ * error through the one table of daemon/errmap.c, with the daemon's own
+ * facts (the root, the trusted keys, the host's targets) added.
+ */
+#include <stdio.h>
+
+#include "errmap.h"
+#include "jobjson.h"
+#include "macro.h"
+#include "reply.h"
+
+/* Replies to the call being handled on c, unless it was oneway. */
+void reply(conn *c, json_object *params)
+{
+	if (!c->oneway)
+		conn_reply(c, params, false);
+}
+
+void reply_error(conn *c, const char *name, json_object *params)
+{
+	if (!c->oneway)
+		conn_error(c, name, params);
+}
+
+void reply_error_str(conn *c, const char *name, const char *key, const char *value)
+{
+	if (!c->oneway)
+		conn_error_str(c, name, key, value);
+}
+
+static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url);
+
+/* Failed {code, message}: an error the interface has no name for. */
+void reply_failed(conn *c, int r, const char *message)
+{
+	fatelf_diag d;
+
+	fatelf_diag_clear(&d);
+	if (message)
+		snprintf(d.msg, sizeof(d.msg), "%s", message);
+	reply_mapped(c, "Failed", r, &d, NULL);
+}
+
+/* The host's targets, native first: "x86_64:64bits:le", "i386:32bits:le". */
+struct host_names {
+	char v[2 * FATELF_HOST_MAX][FATELF_TARGET_NAME_MAX];
+	const char *p[2 * FATELF_HOST_MAX];
+	size_t n;
+};
+
+static void host_names(const fatelf_host *h, struct host_names *ret)
+{
+	unsigned nnative = MIN(h->nnative, (unsigned)FATELF_HOST_MAX);
+	unsigned ncompat = MIN(h->ncompat, (unsigned)FATELF_HOST_MAX);
+
+	ret->n = 0;
+	for (unsigned i = 0; i < nnative + ncompat; i++) {
+		const fatelf_target *t = i < nnative ? &h->native[i] : &h->compat[i - nnative];
+
+		fatelf_target_format_fields(t, FATELF_WANT_MACHINE | FATELF_WANT_WORDSIZE |
+					    FATELF_WANT_BYTEORDER, ret->v[ret->n]);
+		ret->p[ret->n] = ret->v[ret->n];
+		ret->n++;
+	}
+}
+
+json_object *host_targets(const fatelf_host *h)
+{
+	struct host_names host;
+	json_object *a = json_object_new_array();
+
+	host_names(h, &host);
+	for (size_t i = 0; a && i < host.n; i++)
+		json_object_array_add(a, json_object_new_string(host.p[i]));
+	return a;
+}
+
+/* The error of a failure and its parameters, through the one table; a
+ * forced error name (Failed) skips the table's choice but not its
+ * parameters. */
+static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url)
+{
+	server *s = c->srv;
+	struct host_names host;
+	const char *error = NULL;
+	char name[VL_NAME_MAX + 1];
+	_cleanup_json_ json_object *p = NULL;
+	errmap_ctx ctx;
+
+	if (c->oneway)
+		return;
+	host_names(engine_host(s->ro), &host);
+	ctx = (errmap_ctx){
+		.url = url,
+		.root = s->cfg.root,
+		.keys_dir = s->cfg.trusted_keys ? s->cfg.trusted_keys : "",
+		.keys = (int64_t)s->nkeys,
+		.host = host.p,
+		.nhost = host.n,
+	};
+	p = forced ? errmap_params_of(forced, r, d, &ctx) : errmap_params(r, d, &ctx, &error);
+	if (!p)
+		return;
+	if (forced)
+		error = forced;
+	snprintf(name, sizeof(name), "%s.%s", FATELFD_INTERFACE, error);
+	reply_error(c, name, p);
+}
+
+void reply_failure(conn *c, int r, const fatelf_diag *d, const char *url)
+{
+	reply_mapped(c, NULL, r, d, url);
+}
