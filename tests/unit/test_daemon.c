@@ -573,8 +573,9 @@ START_TEST(test_jobjson)
 			    .signature = "verified", .signer = "0123456789abcdef",
 			    .taken = &taken, .ntaken = 1, .warnings = &warn, .nwarnings = 1 };
 	engine_result thin = { .kind = "thin", .dry_run = true };
-	store_tx pending = { .id = 9, .kind = "remove", .package = "x", .state = "pending", .started_at = 100 };
-	store_tx done = { .id = 8, .kind = "thin", .state = "failed", .started_at = 100, .finished_at = 101,
+	store_tx pending = { .id = 9, .kind = STORE_TX_REMOVE, .package = "x", .state = STORE_TX_PENDING,
+			     .started_at = 100 };
+	store_tx done = { .id = 8, .kind = STORE_TX_THIN, .state = STORE_TX_FAILED, .started_at = 100, .finished_at = 101,
 			  .error = "disk full" };
 	json_object *o;
 	char why[512];
