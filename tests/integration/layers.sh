@@ -120,24 +120,27 @@ else
 		"$(printf '%s\n' "$sedges" | awk '$1 == "client" && $2 != "lib/varlink" && $2 != "lib/basic"')"
 fi
 
-# Inside daemon/, calls between files go one way: the loop (server.c) calls
-# up only through the callbacks main.c gives it. file_edges: "FROM TO" for
-# every undefined symbol of a fatelfd object that another of its objects
-# defines; file_cycles: the files of each loop tsort finds in such edges.
+# Inside daemon/ and lib/install/, calls between files go one way: the loop
+# (server.c) calls up only through the callbacks main.c gives it; the
+# engine's object opens recovery, which runs a plan's file operations, and
+# no helper calls back into a transaction. file_edges DIR PREFIX: "FROM TO"
+# for every undefined symbol of an object DIR/PREFIX*.o that another of
+# them defines; file_cycles: the files of each loop tsort finds in such
+# edges.
 file_edges() {
 	local o f t sym
 	declare -A def=()
-	for o in "$top_builddir"/daemon/fatelfd-*.o; do
+	for o in "$top_builddir/$1/$2"*.o; do
 		[ -e "$o" ] || continue
-		f=${o##*/fatelfd-}
+		f=${o##*/"$2"}
 		f=${f%.o}
 		while read -r t sym; do
 			def[$sym]=$f
 		done < <(nm --defined-only "$o" 2>/dev/null | awk '$2 ~ /^[TDBR]$/ { print $2, $3 }')
 	done
-	for o in "$top_builddir"/daemon/fatelfd-*.o; do
+	for o in "$top_builddir/$1/$2"*.o; do
 		[ -e "$o" ] || continue
-		f=${o##*/fatelfd-}
+		f=${o##*/"$2"}
 		f=${f%.o}
 		nm --undefined-only "$o" 2>/dev/null | awk '{ print $NF }' | while read -r sym; do
 			[ -n "${def[$sym]:-}" ] && [ "${def[$sym]}" != "$f" ] && echo "$f ${def[$sym]}"
@@ -154,11 +157,21 @@ nfobj=$(find "$top_builddir/daemon" -name 'fatelfd-*.o' | wc -l)
 if [ "$nfobj" -lt 10 ]; then
 	fail "fatelfd's objects are there" "only $nfobj fatelfd-*.o files under $top_builddir/daemon"
 else
-	fedges=$(file_edges)
+	fedges=$(file_edges daemon fatelfd-)
 	check_match "fatelfd's files call each other" "^[0-9]{2,}$" "$(printf '%s\n' "$fedges" | wc -l)"
 	check_eq "no call cycle between fatelfd's files" "" "$(printf '%s\n' "$fedges" | file_cycles)"
 	check_eq "the loop calls nothing above it" "" \
 		"$(printf '%s\n' "$fedges" | awk '$1 == "server" && $2 != "log"')"
+fi
+niobj=$(find "$top_builddir/lib/install" -name 'libinstall_a-*.o' | wc -l)
+if [ "$niobj" -lt 10 ]; then
+	fail "the install layer's objects are there" "only $niobj libinstall_a-*.o files under $top_builddir/lib/install"
+else
+	iedges=$(file_edges lib/install libinstall_a-)
+	check_match "the install layer's files call each other" "^[0-9]{2,}$" "$(printf '%s\n' "$iedges" | wc -l)"
+	check_eq "no call cycle between the install layer's files" "" "$(printf '%s\n' "$iedges" | file_cycles)"
+	check_eq "the transaction calls neither the engine's object nor its recovery" "" \
+		"$(printf '%s\n' "$iedges" | awk '$1 == "engine_tx" && ($2 == "engine" || $2 == "engine_recover")')"
 fi
 
 t_done
