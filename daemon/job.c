@@ -98,7 +98,7 @@ bool job_diag_names_what(const job *j)
 	return j->fetch_failed || strcmp(j->diag.subject, what) == 0 || strcmp(j->diag.package, what) == 0;
 }
 
-const char *job_row_kind(const job *j)
+store_tx_kind job_row_kind(const job *j)
 {
-	return j->kind == JOB_REMOVE ? "remove" : j->kind == JOB_THIN ? "thin" : "install";
+	return j->kind == JOB_REMOVE ? STORE_TX_REMOVE : j->kind == JOB_THIN ? STORE_TX_THIN : STORE_TX_INSTALL;
 }

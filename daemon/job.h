@@ -65,8 +65,8 @@ job *job_new(int kind);
 job *job_free(job *j);
 /* "install", "remove", "thin", "verify", "cancel". */
 const char *job_kind_name(int kind);
-/* The kind its history row records: "install", "remove" or "thin". */
-const char *job_row_kind(const job *j);
+/* The kind its history row records: install, remove or thin. */
+store_tx_kind job_row_kind(const job *j);
 /* The package its queued row names: Remove's, or Thin's only one; or NULL. */
 const char *job_row_package(const job *j);
 /* What the job is about, for the logs: a package, a URL, a path. */

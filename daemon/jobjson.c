@@ -108,11 +108,11 @@ json_object *json_tx(const store_tx *t)
 	if (!o)
 		return NULL;
 	json_set_int(o, "id", t->id);
-	json_set_str(o, "kind", t->kind);
+	json_set_str(o, "kind", store_tx_kind_to_text(t->kind));
 	json_set_str(o, "package", t->package);
 	json_set_str(o, "old_version", t->old_version);
 	json_set_str(o, "new_version", t->new_version);
-	json_set_str(o, "state", t->state);
+	json_set_str(o, "state", store_tx_state_to_text(t->state));
 	json_set_int(o, "started_at", t->started_at);
 	if (t->finished_at)
 		json_set_int(o, "finished_at", t->finished_at);

@@ -254,8 +254,8 @@ void method_cancel(conn *c, const vl_call *call, union method_params *p)
 		json_set_int(o, "id", p->cancel.id);
 		/* One that has already ended says how. */
 		if (store_tx_get(method_store(c), p->cancel.id, &t, NULL) >= 0) {
-			if (t.state && strcmp(t.state, "queued") != 0 && strcmp(t.state, "pending") != 0)
-				json_set_str(o, "state", t.state);
+			if (t.state != STORE_TX_QUEUED && t.state != STORE_TX_PENDING)
+				json_set_str(o, "state", store_tx_state_to_text(t.state));
 			store_tx_done(&t);
 		}
 	} else

@@ -13,14 +13,16 @@
 
 #define E(name) "io.fatelf.Manager." name
 
-static int record_cb(const store_record *r, void *userdata)
+static int record_json(const store_record *r, json_object *a)
 {
-	json_object *a = userdata, *o = json_object_new_object();
+	json_object *o = json_object_new_object();
+	char target[FATELF_TARGET_NAME_MAX];
 
 	if (!o)
 		return -ENOMEM;
+	fatelf_target_format(&r->target, target);
 	json_set_int(o, "index", r->idx);
-	json_set_str(o, "target", r->target);
+	json_set_str(o, "target", target);
 	json_set_int(o, "offset", (int64_t)r->offset);
 	json_set_int(o, "size", (int64_t)r->size);
 	json_set_str(o, "sha256", r->sha256);
@@ -37,21 +39,27 @@ static json_object *json_file(store *st, const store_file *f, const char *packag
 		return NULL;
 	json_set_str(o, "path", f->path);
 	json_set_str(o, "package", package);
-	json_set_str(o, "type", f->type);
+	json_set_str(o, "type", store_file_type_to_text(f->type));
 	json_set_int(o, "mode", f->mode);
 	json_set_int(o, "size", (int64_t)f->size);
 	json_set_str(o, "sha256", f->sha256);
 	json_set_str(o, "link_target", f->link_target);
 	json_set_bool(o, "config", f->config);
-	json_set_str(o, "kind", f->kind);
-	json_set_str(o, "installed_form", f->installed_form);
+	json_set_str(o, "kind", store_file_kind_to_text(f->kind));
+	json_set_str(o, "installed_form", store_form_to_text(f->installed_form));
 	json_set_int(o, "installed_size", (int64_t)f->installed_size);
 	json_set_str(o, "installed_sha256", f->installed_sha256);
-	if (f->kind && strcmp(f->kind, "fatelf") == 0) {
+	if (f->kind == STORE_KIND_FATELF) {
 		json_object *a = json_object_new_array();
+		store_record *recs = NULL;
+		size_t n = 0;
+		int r = a ? store_records_of(st, f->path, &recs, &n, NULL) : -ENOMEM;
 
-		if (a && store_records_of(st, f->path, record_cb, a, NULL) < 0) {
-			json_object_put(a);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = record_json(&recs[i], a);
+		store_records_free(recs, n);
+		if (r < 0) {
+			json_putp(&a);
 			a = NULL;
 		}
 		json_set(o, "records", a);
@@ -82,39 +90,35 @@ static json_object *json_package(store *st, const store_package *pk)
 	return o;
 }
 
-struct list_ctx {
-	store *st;
-	json_object *a;
-};
-
-static int list_cb(const store_package *pk, void *userdata)
-{
-	struct list_ctx *l = userdata;
-	json_object *o = json_package(l->st, pk);
-
-	if (!o)
-		return -ENOMEM;
-	json_object_array_add(l->a, o);
-	return 0;
-}
-
 void method_list(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
-	struct list_ctx l = { method_store(c), json_object_new_array() };
+	json_object *a = json_object_new_array();
+	store_package *pkgs = NULL;
+	size_t n = 0;
 	fatelf_diag d = { 0 };
 	int r;
 
-	if (!o || !l.a) {
-		json_putp(&l.a);
+	if (!o || !a) {
+		json_putp(&a);
 		return;
 	}
-	json_set(o, "packages", l.a);
-	r = store_package_list(l.st, list_cb, &l, &d);
+	json_set(o, "packages", a);
+	r = store_package_list(method_store(c), &pkgs, &n, &d);
 	if (r < 0) {
 		reply_failed(c, r, d.msg);
 		return;
 	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_package(method_store(c), &pkgs[i]);
+
+		if (!x) {
+			store_packages_free(pkgs, n);
+			return;
+		}
+		json_object_array_add(a, x);
+	}
+	store_packages_free(pkgs, n);
 	reply(c, o);
 }
 
@@ -141,44 +145,40 @@ void method_info(conn *c, const vl_call *call, union method_params *p)
 	reply(c, o);
 }
 
-struct files_ctx {
-	store *st;
-	const char *package;
-	json_object *a;
-};
-
-static int files_cb(const store_file *f, void *userdata)
-{
-	struct files_ctx *fc = userdata;
-	json_object *o = json_file(fc->st, f, fc->package);
-
-	if (!o)
-		return -ENOMEM;
-	json_object_array_add(fc->a, o);
-	return 0;
-}
-
 void method_files(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
-	struct files_ctx fc = { method_store(c), p->package.package, json_object_new_array() };
+	json_object *a = json_object_new_array();
+	const char *package = p->package.package;
+	store_file *files = NULL;
+	size_t n = 0;
 	fatelf_diag d = { 0 };
 	int r;
 
-	if (!o || !fc.a) {
-		json_putp(&fc.a);
+	if (!o || !a) {
+		json_putp(&a);
 		return;
 	}
-	json_set(o, "files", fc.a);
-	r = store_files_of(fc.st, fc.package, files_cb, &fc, &d);
+	json_set(o, "files", a);
+	r = store_files_of(method_store(c), package, &files, &n, &d);
 	if (r == -ENOENT) {
-		reply_error_str(c, E("PackageNotFound"), "package", fc.package);
+		reply_error_str(c, E("PackageNotFound"), "package", package);
 		return;
 	}
 	if (r < 0) {
 		reply_failed(c, r, d.msg);
 		return;
 	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_file(method_store(c), &files[i], package);
+
+		if (!x) {
+			store_files_free(files, n);
+			return;
+		}
+		json_object_array_add(a, x);
+	}
+	store_files_free(files, n);
 	reply(c, o);
 }
 
@@ -207,20 +207,12 @@ void method_owner(conn *c, const vl_call *call, union method_params *p)
 	reply(c, o);
 }
 
-static int history_cb(const store_tx *t, void *userdata)
-{
-	json_object *o = json_tx(t);
-
-	if (!o)
-		return -ENOMEM;
-	json_object_array_add(userdata, o);
-	return 0;
-}
-
 void method_history(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
 	json_object *a = json_object_new_array();
+	store_tx *txs = NULL;
+	size_t n = 0;
 	fatelf_diag d = { 0 };
 	int r;
 
@@ -230,11 +222,21 @@ void method_history(conn *c, const vl_call *call, union method_params *p)
 	}
 	json_set(o, "transactions", a);
 	r = store_tx_history(method_store(c), p->history.package, (uint64_t)p->history.limit,
-			     history_cb, a, &d);
+			     &txs, &n, &d);
 	if (r < 0) {
 		reply_failed(c, r, d.msg);
 		return;
 	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_tx(&txs[i]);
+
+		if (!x) {
+			store_txs_free(txs, n);
+			return;
+		}
+		json_object_array_add(a, x);
+	}
+	store_txs_free(txs, n);
 	reply(c, o);
 }
 

@@ -59,7 +59,8 @@ int worker_submit(worker *w, job *j)
 	j->queued_at = (int64_t)time(NULL);
 	r = store_tx_queue(w->qst, job_row_kind(j), job_row_package(j), j->queued_at, &j->txid, &d);
 	if (r < 0) {
-		log_error("cannot queue a %s: %s", job_row_kind(j), d.msg[0] ? d.msg : fatelf_strerror(r));
+		log_error("cannot queue a %s: %s", store_tx_kind_to_text(job_row_kind(j)),
+			  d.msg[0] ? d.msg : fatelf_strerror(r));
 		return r;
 	}
 	atomic_fetch_add(&w->srv->store_gen, 1);
@@ -207,8 +208,9 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 		fatelf_diag d = { 0 };
 
 		/* It never started: no file was touched. A dry run leaves no row. */
-		if (store_tx_dequeue(w->qst, queued->txid, queued->dry_run ? NULL : "cancelled",
-				     (int64_t)time(NULL), "cancelled before it started", &d) < 0)
+		if ((queued->dry_run ? store_tx_drop_queued(w->qst, queued->txid, &d)
+				     : store_tx_dequeue(w->qst, queued->txid, STORE_TX_CANCELLED, (int64_t)time(NULL),
+							"cancelled before it started", &d)) < 0)
 			log_error("transaction %lld: %s", (long long)queued->txid, d.msg);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		log_info("job %llu: %s %s: cancelled before it started (transaction %lld)",
@@ -267,7 +269,7 @@ json_object *worker_jobs(worker *w)
 		else
 			snprintf(source, sizeof(source), "%s", j->kind == JOB_INSTALL ? "fd" : "");
 		json_object_object_add(o, "id", json_object_new_int64(j->txid));
-		json_object_object_add(o, "kind", json_object_new_string(job_row_kind(j)));
+		json_object_object_add(o, "kind", json_object_new_string(store_tx_kind_to_text(job_row_kind(j))));
 		json_object_object_add(o, "package", package ? json_object_new_string(package) : NULL);
 		json_object_object_add(o, "source", source[0] ? json_object_new_string(source) : NULL);
 		json_object_object_add(o, "state", json_object_new_string(j == w->running ? "running" : "queued"));

@@ -62,9 +62,15 @@ void method_status(conn *c, const vl_call *call, union method_params *p)
 			json_set(o, "running", json_tx(&t));
 			store_tx_done(&t);
 		} else {
-			t = (store_tx){ .kind = ji.kind, .package = ji.package[0] ? ji.package : NULL,
-					.state = "pending", .started_at = ji.started_at };
-			json_set(o, "running", json_tx(&t));
+			json_object *run;
+
+			t = (store_tx){ .package = ji.package[0] ? ji.package : NULL,
+					.state = STORE_TX_PENDING, .started_at = ji.started_at };
+			run = json_tx(&t);
+			/* The job's kind: a verify has no history row kind. */
+			if (run)
+				json_set_str(run, "kind", ji.kind);
+			json_set(o, "running", run);
 		}
 		json_set(o, "progress", json_progress(&ji.progress));
 	} else {

@@ -210,9 +210,11 @@ static void job_close_row(worker *w, job *j, int r)
 	store_tx_adopt(st, 0);
 	if (!j->txid)
 		return;
-	(void)store_tx_dequeue(st, j->txid,
-			       j->dry_run || r >= 0 ? NULL : r == -ECANCELED ? "cancelled" : "failed",
-			       (int64_t)time(NULL), r == -ECANCELED ? "cancelled" : msg, NULL);
+	if (j->dry_run || r >= 0)
+		(void)store_tx_drop_queued(st, j->txid, NULL);
+	else
+		(void)store_tx_dequeue(st, j->txid, r == -ECANCELED ? STORE_TX_CANCELLED : STORE_TX_FAILED,
+				       (int64_t)time(NULL), r == -ECANCELED ? "cancelled" : msg, NULL);
 }
 
 /* Worker thread, under the lock: takes the settings of a reload, between
@@ -360,19 +362,17 @@ worker *worker_new(server *s, engine *rw)
 }
 
 
-static int pending_cb(const store_tx *t, void *userdata)
-{
-	*(int64_t *)userdata = t->id;
-	return 0;
-}
-
 int64_t worker_pending_txid(server *s)
 {
+	store_tx *v = NULL;
+	size_t n = 0;
 	int64_t id = 0;
 
 	/* The history row the running transaction opened (oldest first:
 	 * the last one is the newest). */
-	(void)store_tx_pending(engine_store(s->ro), pending_cb, &id, NULL);
+	if (store_tx_pending(engine_store(s->ro), &v, &n, NULL) >= 0 && n > 0)
+		id = v[n - 1].id;
+	store_txs_free(v, n);
 	return id;
 }
 
@@ -458,8 +458,11 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 
 		w->queue = j->next;
 		j->next = NULL;
-		(void)store_tx_dequeue(w->qst, j->txid, j->dry_run ? NULL : "cancelled", (int64_t)time(NULL),
-				       "cancelled: fatelfd stopped before it started", NULL);
+		if (j->dry_run)
+			(void)store_tx_drop_queued(w->qst, j->txid, NULL);
+		else
+			(void)store_tx_dequeue(w->qst, j->txid, STORE_TX_CANCELLED, (int64_t)time(NULL),
+					       "cancelled: fatelfd stopped before it started", NULL);
 		log_info("job %llu: cancelled by shutdown before it started (transaction %lld)",
 			 (unsigned long long)j->seq, (long long)j->txid);
 		j->r = -ECANCELED;

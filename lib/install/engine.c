@@ -1,12 +1,10 @@
 /*
  * The install engine's object: opening a root and a state directory
  * (store, lock, host, recovery of a transaction a crash cut off), its
- * configuration, and its accessors. The helpers the operations share live
- * in engine_fs.c (safe lookups and hashing beneath the root, progress),
- * engine_ldconfig.c and engine_fail.c (failpoints); the operations live in
- * engine_install.c, engine_remove.c, engine_thin.c and engine_verify.c,
- * and the transaction protocol they share in engine_tx.c. Calls between
- * these files go one way: engine.c -> engine_tx.c -> engine_fs.c.
+ * settings and keys, and closing it. The operations live in
+ * engine_install.c, engine_remove.c, engine_thin.c and engine_verify.c;
+ * the transaction protocol they share in engine_tx.c, its recovery in
+ * engine_recover.c; lookups beneath the root in engine_root.c.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -373,3 +371,4 @@ void engine_result_done(engine_result *r)
 	free(r->warnings);
 	memset(r, 0, sizeof(*r));
 }
+

@@ -1,15 +1,14 @@
 /*
- * Failpoints: the crash tests name a step in FATELF_FAILPOINT ("name" or
- * "name:N" for its Nth hit) and the engine kills itself there with
- * SIGKILL. Built in only with --enable-failpoints; otherwise a no-op.
+ * Failpoints of the install engine (engine.h): in builds configured with
+ * --enable-failpoints, a crash test names a step in FATELF_FAILPOINT and
+ * the engine kills itself with SIGKILL when it reaches that step.
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "engine_private.h"
-#include "macro.h"
+#include "engine.h"
 
 void engine_failpoint(const char *name)
 {

@@ -69,7 +69,7 @@ struct install {
 	size_t nents;
 	struct strv taken;              /* rows taken over from other packages (force) */
 	struct strv forced, forced_from; /* every path force takes, and its owner ("" for none) */
-	const char *change;             /* install, upgrade, reinstall or downgrade */
+	store_tx_kind change;           /* install, upgrade, reinstall or downgrade */
 	struct strv emptied;            /* owners force leaves with no file */
 	engine_warning *warnings;       /* fat files this machine cannot load as installed */
 	size_t nwarnings;
@@ -195,15 +195,14 @@ struct oldfile_walk {
 	struct strv configs;            /* "sha256 path" of config files */
 };
 
-static int old_file_cb(const store_file *f, void *userdata)
+static int old_file(struct oldfile_walk *w, const store_file *f)
 {
-	struct oldfile_walk *w = userdata;
 	const fatelf_bundle_entry *be;
 
 	be = fatelf_manifest_find(w->x->m, f->path + 1);
 	if (be && be->type != FATELF_ENTRY_DIR)
 		return 0; /* still shipped: the entry's own op replaces it */
-	if (f->config && f->installed_sha256 && strcmp(f->type, "file") == 0) {
+	if (f->config && f->installed_sha256 && f->type == STORE_FILE_REGULAR) {
 		char buf[4200];
 		snprintf(buf, sizeof(buf), "%s %s", f->installed_sha256, f->path);
 		return strv_push(&w->configs, buf);
@@ -211,9 +210,8 @@ static int old_file_cb(const store_file *f, void *userdata)
 	return strv_push(&w->paths, f->path);
 }
 
-static int old_dir_cb(const char *path, void *userdata)
+static int old_dir(struct oldfile_walk *w, const char *path)
 {
-	struct oldfile_walk *w = userdata;
 	const fatelf_bundle_entry *be = fatelf_manifest_find(w->x->m, path + 1);
 
 	if (be && be->type == FATELF_ENTRY_DIR)
@@ -243,11 +241,17 @@ static bool file_is(engine *e, const char *path, const char *sha256)
 static int plan_stale(struct install *x, fatelf_diag *d)
 {
 	struct oldfile_walk w = { .x = x };
+	store_file *files = NULL;
+	store_dir *dirs = NULL;
+	size_t nfiles = 0, ndirs = 0;
 	int q;
 
-	q = store_files_of(x->e->st, x->old.name, old_file_cb, &w, d);
+	q = store_files_of(x->e->st, x->old.name, &files, &nfiles, d);
 	if (q < 0)
 		goto out;
+	for (size_t i = 0; i < nfiles; i++)
+		if ((q = old_file(&w, &files[i])) < 0)
+			goto out;
 	for (size_t i = 0; i < w.paths.n; i++)
 		if ((q = strv_push(&x->removes, w.paths.v[i])) < 0)
 			goto out;
@@ -264,9 +268,12 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	strv_free(&w.paths);
 
 	/* Directories deepest first; only those no other package owns. */
-	q = store_dirs_of(x->e->st, x->old.id, old_dir_cb, &w, d);
+	q = store_dirs_of(x->e->st, x->old.id, &dirs, &ndirs, d);
 	if (q < 0)
 		goto out;
+	for (size_t i = 0; i < ndirs; i++)
+		if ((q = old_dir(&w, dirs[i].path)) < 0)
+			goto out;
 	for (size_t i = 0; i < w.paths.n; i++) {
 		uint64_t others = 0;
 		q = store_dir_other_owners(x->e->st, w.paths.v[i], x->old.id, &others, d);
@@ -277,16 +284,11 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	}
 	q = 0;
 out:
+	store_files_free(files, nfiles);
+	store_dirs_free(dirs, ndirs);
 	strv_free(&w.paths);
 	strv_free(&w.configs);
 	return q;
-}
-
-static int count_file(const store_file *f, void *userdata)
-{
-	(void)f;
-	(*(uint64_t *)userdata)++;
-	return 0;
 }
 
 /* The packages that force takes every file from: as dpkg says of them,
@@ -295,7 +297,9 @@ static int plan_emptied(struct install *x, fatelf_diag *d)
 {
 	for (size_t i = 0; i < x->forced_from.n; i++) {
 		const char *owner = x->forced_from.v[i];
-		uint64_t total = 0, taken = 0;
+		store_file *files = NULL;
+		size_t total = 0;
+		uint64_t taken = 0;
 		bool seen = false;
 		int q;
 
@@ -307,9 +311,10 @@ static int plan_emptied(struct install *x, fatelf_diag *d)
 			continue;
 		for (size_t j = i; j < x->forced_from.n; j++)
 			taken += strcmp(x->forced_from.v[j], owner) == 0;
-		q = store_files_of(x->e->st, owner, count_file, &total, d);
+		q = store_files_of(x->e->st, owner, &files, &total, d);
 		if (q < 0 && q != -ENOENT)
 			return q;
+		store_files_free(files, total);
 		if (total <= taken && (q = strv_push(&x->emptied, owner)) < 0)
 			return q;
 	}
@@ -332,7 +337,7 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 
 	ie->dir_mode = (int)(be->mode & 07777);
 	if (q == -ENOENT) {
-		ie->op_kind = ENG_OP_MKDIR;
+		ie->op_kind = STORE_JOP_MKDIR;
 		ie->op_path = strdup(ie->path);
 		return ie->op_path ? 0 : -ENOMEM;
 	}
@@ -458,7 +463,7 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 				 "kept %s would overwrite it (move it away, or --force)", ie->op_path,
 				 ie->path);
 	}
-	ie->op_kind = on_disk ? ENG_OP_REPLACE : ENG_OP_CREATE;
+	ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
 	return 0;
 }
 
@@ -531,7 +536,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		q = strv_push(&x->kept, ie->path);
 	} else {
 		ie->op_path = strdup(ie->path);
-		ie->op_kind = on_disk ? ENG_OP_REPLACE : ENG_OP_CREATE;
+		ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
 		q = ie->op_path ? 0 : -ENOMEM;
 	}
 	if (row.path)
@@ -591,16 +596,16 @@ static int plan_tx(struct install *x, fatelf_diag *d)
 
 	for (size_t i = 0; i < x->nents; i++) {
 		struct ient *ie = &x->ents[i];
-		if (ie->op_kind != ENG_OP_MKDIR)
+		if (ie->op_kind != STORE_JOP_MKDIR)
 			continue;
-		q = eng_tx_add(&x->tx, ENG_OP_MKDIR, ie->op_path, ie->ent.mode & 07777, d);
+		q = eng_tx_add(&x->tx, STORE_JOP_MKDIR, ie->op_path, ie->ent.mode & 07777, d);
 		if (q < 0)
 			return q;
 		ie->op = q;
 	}
 	for (size_t i = 0; i < x->nents; i++) {
 		struct ient *ie = &x->ents[i];
-		if (ie->op_kind != ENG_OP_CREATE && ie->op_kind != ENG_OP_REPLACE)
+		if (ie->op_kind != STORE_JOP_CREATE && ie->op_kind != STORE_JOP_REPLACE)
 			continue;
 		q = eng_tx_add(&x->tx, ie->op_kind, ie->op_path, ie->ent.mode & 07777, d);
 		if (q < 0)
@@ -608,10 +613,10 @@ static int plan_tx(struct install *x, fatelf_diag *d)
 		ie->op = q;
 	}
 	for (size_t i = 0; i < x->removes.n; i++)
-		if ((q = eng_tx_add(&x->tx, ENG_OP_REMOVE, x->removes.v[i], 0, d)) < 0)
+		if ((q = eng_tx_add(&x->tx, STORE_JOP_REMOVE, x->removes.v[i], 0, d)) < 0)
 			return q;
 	for (size_t i = 0; i < x->rmdirs.n; i++)
-		if ((q = eng_tx_add(&x->tx, ENG_OP_RMDIR, x->rmdirs.v[i], 0, d)) < 0)
+		if ((q = eng_tx_add(&x->tx, STORE_JOP_RMDIR, x->rmdirs.v[i], 0, d)) < 0)
 			return q;
 	return 0;
 }
@@ -654,12 +659,12 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	if (q < 0 && q != -ENOENT)
 		return q;
 	x->have_old = q == 0;
-	x->kind = x->have_old ? "upgrade" : "install";
+	x->kind = store_tx_kind_to_text(x->have_old ? STORE_TX_UPGRADE : STORE_TX_INSTALL);
 	if (!x->have_old)
-		x->change = "install";
+		x->change = STORE_TX_INSTALL;
 	else {
 		int cmp = fatelf_pkg_version_compare(m->version, x->old.version);
-		x->change = cmp > 0 ? "upgrade" : cmp == 0 ? "reinstall" : "downgrade";
+		x->change = cmp > 0 ? STORE_TX_UPGRADE : cmp == 0 ? STORE_TX_REINSTALL : STORE_TX_DOWNGRADE;
 	}
 
 	/* The history row says what the install does to the package; the
@@ -992,15 +997,15 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 
 /* ------------------------------------------------------------ commit */
 
-static const char *kind_name(int kind)
+static store_file_kind file_kind(int kind)
 {
 	switch (kind) {
 	case FATELF_KIND_ELF:
-		return "elf";
+		return STORE_KIND_ELF;
 	case FATELF_KIND_FATELF:
-		return "fatelf";
+		return STORE_KIND_FATELF;
 	}
-	return "data";
+	return STORE_KIND_DATA;
 }
 
 static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry *be,
@@ -1017,23 +1022,23 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 	int q;
 
 	if (be->type == FATELF_ENTRY_SYMLINK) {
-		f.type = "symlink";
+		f.type = STORE_FILE_SYMLINK;
 		f.link_target = be->link_target;
-		f.kind = "data";
-		f.installed_form = "as-shipped";
+		f.kind = STORE_KIND_DATA;
+		f.installed_form = STORE_FORM_AS_SHIPPED;
 		return store_file_add(x->e->st, &f, d);
 	}
 	fatelf_hex(be->sha256, sizeof(be->sha256), shipped);
-	f.type = "file";
+	f.type = STORE_FILE_REGULAR;
 	f.sha256 = shipped;
-	f.kind = kind_name(be->kind);
-	f.installed_form = ie->thinned ? "thinned" : "as-shipped";
+	f.kind = file_kind(be->kind);
+	f.installed_form = ie->thinned ? STORE_FORM_THINNED : STORE_FORM_AS_SHIPPED;
 	f.installed_size = ie->installed_size;
 	f.installed_sha256 = ie->sha;
 	if (ie->keep_admin) {
 		/* The row describes what the engine installed, which the admin's
 		 * copy on disk differs from. */
-		f.installed_form = "as-shipped";
+		f.installed_form = STORE_FORM_AS_SHIPPED;
 		f.installed_size = ie->old_installed_size;
 		f.installed_sha256 = ie->old_installed_sha256;
 	}
@@ -1042,22 +1047,16 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 		return q;
 	for (unsigned i = 0; i < be->nrecords; i++) {
 		const fatelf_bundle_record *br = &be->records[i];
-		char target[FATELF_TARGET_NAME_MAX], hex[65];
+		char hex[65];
 		store_record r = {
 			.path = ie->path,
 			.idx = i,
-			.target = target,
-			.machine = br->target.machine,
-			.osabi = br->target.osabi,
-			.osabi_version = br->target.osabi_version,
-			.word_size = br->target.word_size,
-			.byte_order = br->target.byte_order,
+			.target = br->target,
 			.offset = br->offset,
 			.size = br->size,
 			.sha256 = hex,
 			.kept = !ie->thinned || ie->keep_admin || fatelf_keep_has(&ie->keep, i),
 		};
-		fatelf_target_format(&br->target, target);
 		fatelf_hex(br->sha256, sizeof(br->sha256), hex);
 		q = store_record_add(x->e->st, &r, d);
 		if (q < 0)
@@ -1159,7 +1158,7 @@ static int finish_result(struct install *x, engine_result *ret)
 	for (size_t i = 0; i < x->kept.n; i++)
 		r.config_kept[i] = TAKE_PTR(x->kept.v[i]);
 	r.nconfig_kept = x->kept.n;
-	r.change = x->change;
+	r.change = store_tx_kind_to_text(x->change);
 	r.taken = calloc(x->forced.n + 1, sizeof(*r.taken));
 	r.emptied = calloc(x->emptied.n + 1, sizeof(char *));
 	if (!r.taken || !r.emptied) {
@@ -1186,9 +1185,9 @@ static void record_failure(engine *e, const char *package, int code, const fatel
 {
 	char text[sizeof(d->subject) + sizeof(d->msg) + 2];
 	store_tx row = {
-		.kind = "install",
+		.kind = STORE_TX_INSTALL,
 		.package = package,
-		.state = "pending",
+		.state = STORE_TX_PENDING,
 		.started_at = (int64_t)time(NULL),
 	};
 	int64_t id;
@@ -1196,7 +1195,7 @@ static void record_failure(engine *e, const char *package, int code, const fatel
 	eng_diag_text(code, d, text, sizeof(text));
 	if (store_tx_begin(e->st, &row, &id, NULL) < 0)
 		return;
-	(void)store_tx_finish(e->st, id, code == -ECANCELED ? "cancelled" : "failed",
+	(void)store_tx_finish(e->st, id, code == -ECANCELED ? STORE_TX_CANCELLED : STORE_TX_FAILED,
 			      (int64_t)time(NULL), 0, 0, text, NULL);
 }
 

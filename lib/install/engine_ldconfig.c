@@ -1,9 +1,8 @@
 /*
- * ldconfig after a transaction that added or removed a shared library in
- * one of the dynamic loader's directories.
+ * ldconfig after a transaction that landed a shared library in a
+ * directory the dynamic loader searches.
  */
 #include <spawn.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 

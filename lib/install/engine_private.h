@@ -1,7 +1,8 @@
 /*
  * Inside the install engine: the engine object and the transaction
  * protocol that every mutating operation (install, upgrade, remove, thin)
- * shares, implemented in lib/install/engine_tx.c.
+ * shares, implemented in lib/install/engine_tx.c (recovery in
+ * lib/install/engine_recover.c).
  *
  * The protocol, and why it is crash-safe:
  *   1. eng_tx_start writes a pending history row (its id names the temp
@@ -28,6 +29,7 @@
 #ifndef FATELF_ENGINE_PRIVATE_H
 #define FATELF_ENGINE_PRIVATE_H
 
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -47,16 +49,8 @@ struct engine {
 	unsigned flags;
 };
 
-enum eng_op_kind {
-	ENG_OP_CREATE = 0,      /* temp -> path; path did not exist */
-	ENG_OP_REPLACE,         /* temp -> path over the old file */
-	ENG_OP_REMOVE,          /* unlink path */
-	ENG_OP_MKDIR,           /* path created while staging (rollback removes it) */
-	ENG_OP_RMDIR,           /* rmdir path after commit, if empty */
-};
-
 typedef struct eng_op {
-	int kind;               /* enum eng_op_kind */
+	store_jop kind;         /* as journaled */
 	char *path;             /* absolute inside the root: "/opt/x/bin/x" */
 	char *temp;             /* create/replace/remove: "/opt/x/bin/.fatelf.<txid>.<seq>" */
 	mode_t mode;            /* create/replace: final permission bits; mkdir: mode */
@@ -74,7 +68,8 @@ typedef struct eng_dir {
 typedef struct eng_tx {
 	engine *e;
 	int64_t id;             /* history row */
-	const char *kind;
+	store_tx_kind kind;
+	bool finished;          /* aborted: a second abort does nothing */
 	eng_op *ops;
 	size_t nops, cap;
 	bool journaled;
@@ -83,8 +78,41 @@ typedef struct eng_tx {
 	size_t ndirs;
 } eng_tx;
 
+/* Operations that stage a new file under a temp name. */
+static inline bool eng_op_has_temp(int kind)
+{
+	return kind == STORE_JOP_CREATE || kind == STORE_JOP_REPLACE;
+}
+
+/* Operations whose journal row names a temp: a file to remove is moved
+ * there before the commit point. */
+static inline bool eng_op_named(int kind)
+{
+	return eng_op_has_temp(kind) || kind == STORE_JOP_REMOVE;
+}
+
+/* The last component of path. */
+static inline const char *eng_base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The file operations of a plan (lib/install/engine_fileop.c). */
+/* Does one operation after the commit point. With tolerant (at recovery)
+ * a temp that is gone was renamed already, and a parent that is gone
+ * means nothing is left to do. */
+int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool tolerant,
+		   fatelf_diag *d);
+/* Undoes one operation before the commit point; held (or -1) is the
+ * directory its temp was made in, held open. */
+void eng_op_backward(engine *e, int kind, const char *path, const char *temp, int held);
+/* Flushes every file system write of the root's file system. */
+int eng_sync_root(engine *e, fatelf_diag *d);
+
 /* Adds the pending history row. */
-int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
+int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char *old_version,
 		 const char *new_version, eng_tx *ret, fatelf_diag *d);
 /* Plans an operation; returns its index (the temp name is made here). */
 int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d);
@@ -115,8 +143,9 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
  * first, only when empty), marks the history row cancelled (code ==
  * -ECANCELED) or failed with the error text of why. Clears the
  * journal. Safe to call at any point before the commit point. After it
- * returns, t->kind is NULL and a second abort is a no-op. */
+ * returns, t->finished is set and a second abort is a no-op. */
 int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why);
+/* Texts of errors (lib/install/engine_diag.c) */
 /* The text of a failed transaction's history row: the error's message,
  * which names its path or package; a message that does not gets its
  * subject in front, so the row names it exactly once. */
@@ -131,11 +160,14 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject);
  * next open). */
 void eng_tx_done(eng_tx *t);
 
-/* At open: finishes or undoes every transaction the journal still holds,
- * and marks pending rows without a journal rolled-back. */
+/* At open (lib/install/engine_recover.c): finishes or undoes every
+ * transaction the journal still holds, and marks pending rows without a
+ * journal rolled-back. */
 int eng_recover(engine *e, unsigned *ret_count, fatelf_diag *d);
 
-/* Helpers shared by the operations */
+/* Helpers shared by the operations: lookups beneath the root
+ * (lib/install/engine_root.c), hashing (engine_hash.c), ldconfig
+ * (engine_ldconfig.c), progress (engine_progress.c). */
 /* Opens the directory holding path (absolute inside the root) beneath the
  * root, without following symlinks; *ret_base is the last component. */
 int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_diag *d);
@@ -154,11 +186,12 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
  * library in a directory the loader searches. A failure is returned but
  * does not undo the transaction. */
 int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d);
-/* Calls the progress callback; returns -ECANCELED if it asked to stop. */
 /* The first record of the FatELF file fd (header hdr, already read) is a
- * shared library, which no dynamic linker loads fat. */
+ * shared library, which no dynamic linker loads fat
+ * (lib/install/engine_install.c). */
 bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr);
 
+/* Calls the progress callback; returns -ECANCELED if it asked to stop. */
 int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
 		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
 		 const char *path);

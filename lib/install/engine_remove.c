@@ -21,15 +21,14 @@ struct remove {
 	store_package pkg;
 	struct rfile *files;
 	size_t nfiles, cap;
-	char **dirs;
-	size_t ndirs, dcap;
+	store_dir *dirs;                /* deepest first */
+	size_t ndirs;
 	size_t nkept;
 	int err;
 };
 
-static int file_cb(const store_file *f, void *userdata)
+static int add_file(struct remove *r, const store_file *f)
 {
-	struct remove *r = userdata;
 	struct rfile *rf;
 
 	if (r->nfiles == r->cap) {
@@ -47,7 +46,7 @@ static int file_cb(const store_file *f, void *userdata)
 	rf->config_kept = false;
 	r->nfiles++;
 	/* A config file the admin changed is kept (and no longer owned). */
-	if (f->config && f->installed_sha256 && strcmp(f->type, "file") == 0) {
+	if (f->config && f->installed_sha256 && f->type == STORE_FILE_REGULAR) {
 		char hex[65];
 		if (eng_hash_file(r->e, f->path, hex, NULL, NULL) == 0 &&
 		    strcmp(hex, f->installed_sha256) != 0) {
@@ -55,25 +54,6 @@ static int file_cb(const store_file *f, void *userdata)
 			r->nkept++;
 		}
 	}
-	return 0;
-}
-
-static int dir_cb(const char *path, void *userdata)
-{
-	struct remove *r = userdata;
-
-	if (r->ndirs == r->dcap) {
-		size_t cap = r->dcap ? r->dcap * 2 : 16;
-		char **n = realloc(r->dirs, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->dirs = n;
-		r->dcap = cap;
-	}
-	r->dirs[r->ndirs] = strdup(path);
-	if (!r->dirs[r->ndirs])
-		return -ENOMEM;
-	r->ndirs++;
 	return 0;
 }
 
@@ -88,7 +68,7 @@ static int fill_result(struct remove *r, int64_t txid, bool dry_run, engine_resu
 {
 	engine_result res = {
 		.txid = txid,
-		.kind = "remove",
+		.kind = store_tx_kind_to_text(STORE_TX_REMOVE),
 		.files = r->nfiles - r->nkept,
 		.dry_run = dry_run,
 	};
@@ -123,6 +103,8 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 	eng_tx tx = { 0 };
 	bool started = false;
 	fatelf_diag local;
+	store_file *rows = NULL;
+	size_t nrows = 0;
 	uint64_t done = 0;
 	int q;
 
@@ -146,9 +128,11 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		fatelf_diag_set(d, q, -1, "cancelled");
 		goto out;
 	}
-	q = store_files_of(e->st, package, file_cb, &r, d);
+	q = store_files_of(e->st, package, &rows, &nrows, d);
+	for (size_t i = 0; i < nrows && q >= 0; i++)
+		q = add_file(&r, &rows[i]);
 	if (q >= 0)
-		q = store_dirs_of(e->st, r.pkg.id, dir_cb, &r, d);
+		q = store_dirs_of(e->st, r.pkg.id, &r.dirs, &r.ndirs, d);
 	if (q < 0)
 		goto out;
 
@@ -157,20 +141,20 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		goto out;
 	}
 
-	q = eng_tx_start(e, "remove", r.pkg.name, r.pkg.version, NULL, &tx, d);
+	q = eng_tx_start(e, STORE_TX_REMOVE, r.pkg.name, r.pkg.version, NULL, &tx, d);
 	if (q < 0)
 		goto out;
 	started = true;
 	for (size_t i = 0; i < r.nfiles && q >= 0; i++)
 		if (!r.files[i].config_kept)
-			q = eng_tx_add(&tx, ENG_OP_REMOVE, r.files[i].path, 0, d);
+			q = eng_tx_add(&tx, STORE_JOP_REMOVE, r.files[i].path, 0, d);
 	/* Deepest first (the store's order); a directory that another package
 	 * also owns stays. */
 	for (size_t i = 0; i < r.ndirs && q >= 0; i++) {
 		uint64_t others = 0;
-		q = store_dir_other_owners(e->st, r.dirs[i], r.pkg.id, &others, d);
+		q = store_dir_other_owners(e->st, r.dirs[i].path, r.pkg.id, &others, d);
 		if (q >= 0 && others == 0)
-			q = eng_tx_add(&tx, ENG_OP_RMDIR, r.dirs[i], 0, d);
+			q = eng_tx_add(&tx, STORE_JOP_RMDIR, r.dirs[i].path, 0, d);
 	}
 	if (q >= 0)
 		q = eng_tx_journal(&tx, d);
@@ -206,9 +190,8 @@ out:
 	for (size_t i = 0; i < r.nfiles; i++)
 		free(r.files[i].path);
 	free(r.files);
-	for (size_t i = 0; i < r.ndirs; i++)
-		free(r.dirs[i]);
-	free(r.dirs);
+	store_dirs_free(r.dirs, r.ndirs);
+	store_files_free(rows, nrows);
 	store_package_done(&r.pkg);
 	return q;
 }

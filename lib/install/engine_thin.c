@@ -86,7 +86,7 @@ static int collect_path(const store_file *f, void *userdata)
 {
 	struct thin_ctx *c = userdata;
 
-	if (strcmp(f->kind, "fatelf") != 0 || strcmp(f->type, "file") != 0)
+	if (f->kind != STORE_KIND_FATELF || f->type != STORE_FILE_REGULAR)
 		return 0;
 	if (c->npaths == c->pcap) {
 		size_t ncap = c->pcap ? c->pcap * 2 : 64;
@@ -120,7 +120,13 @@ static int collect_paths(engine *e, const char *const *packages, struct thin_ctx
 			return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
 	} else {
 		for (size_t i = 0; packages[i]; i++) {
-			r = store_files_of(e->st, packages[i], collect_path, c, d);
+			store_file *files = NULL;
+			size_t n = 0;
+
+			r = store_files_of(e->st, packages[i], &files, &n, d);
+			for (size_t j = 0; j < n && r >= 0; j++)
+				r = collect_path(&files[j], c);
+			store_files_free(files, n);
 			if (r == -ENOENT) {
 				FATELF_DIAG_FACT(d, package, packages[i]);
 				r = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1,
@@ -150,10 +156,8 @@ struct recs_acc {
 	unsigned n, cap;
 };
 
-static int collect_rec(const store_record *r, void *userdata)
+static int collect_rec(const store_record *r, struct recs_acc *a)
 {
-	struct recs_acc *a = userdata;
-
 	if (a->n == FATELF_MAX_RECORDS)
 		return -FATELF_E_TOO_MANY;
 	if (a->n == a->cap) {
@@ -167,13 +171,7 @@ static int collect_rec(const store_record *r, void *userdata)
 	struct thin_rec *t = &a->recs[a->n++];
 	*t = (struct thin_rec) {
 		.idx = r->idx,
-		.target = {
-			.machine = r->machine,
-			.osabi = r->osabi,
-			.osabi_version = r->osabi_version,
-			.word_size = r->word_size,
-			.byte_order = r->byte_order,
-		},
+		.target = r->target,
 		.size = r->size,
 	};
 	snprintf(t->sha256, sizeof(t->sha256), "%s", r->sha256 ? r->sha256 : "");
@@ -302,7 +300,15 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	if (r <= 0)
 		return r;
 
-	r = store_records_of(e->st, path, collect_rec, &acc, d);
+	{
+		store_record *recs = NULL;
+		size_t nrecs = 0;
+
+		r = store_records_of(e->st, path, &recs, &nrecs, d);
+		for (size_t i = 0; i < nrecs && r >= 0; i++)
+			r = collect_rec(&recs[i], &acc);
+		store_records_free(recs, nrecs);
+	}
 	if (r < 0) {
 		free(acc.recs);
 		if (r == -ENOMEM || r == -FATELF_E_TOO_MANY)
@@ -515,7 +521,7 @@ static int apply_thin(engine *e, void *userdata, fatelf_diag *d)
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const struct thin_file *f = &c->files[i];
 
-		r = store_file_set_installed(e->st, f->path, "thinned", f->new_size, f->sha256, d);
+		r = store_file_set_installed(e->st, f->path, STORE_FORM_THINNED, f->new_size, f->sha256, d);
 		if (r < 0)
 			return set_subject(d, f->path, r);
 		for (unsigned j = 0; j < f->nrecs; j++) {
@@ -554,11 +560,11 @@ static int thin_commit(engine *e, const engine_thin_opts *o, const char *package
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "cannot start hashing: %s", fatelf_strerror(r));
 
-	r = eng_tx_start(e, "thin", package, NULL, NULL, &t, d);
+	r = eng_tx_start(e, STORE_TX_THIN, package, NULL, NULL, &t, d);
 	if (r < 0)
 		goto out_q;
 	for (size_t i = 0; i < c->nfiles; i++) {
-		r = eng_tx_add(&t, ENG_OP_REPLACE, c->files[i].path, c->files[i].mode, d);
+		r = eng_tx_add(&t, STORE_JOP_REPLACE, c->files[i].path, c->files[i].mode, d);
 		if (r < 0) {
 			set_subject(d, c->files[i].path, r);
 			goto abort;
@@ -605,7 +611,7 @@ int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf
 {
 	static const engine_thin_opts no_opts;
 	struct thin_ctx c = { .e = e };
-	engine_result res = { .kind = "thin" };
+	engine_result res = { .kind = store_tx_kind_to_text(STORE_TX_THIN) };
 	const engine_policy_spec *spec;
 	const char *package = NULL;
 	uint64_t written = 0;

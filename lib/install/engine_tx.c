@@ -19,47 +19,9 @@
 #include "macro.h"
 #include "text.h"
 
-#define ROLLED_BACK_AT_START "interrupted: rolled back at start"
-
-static const char *const op_names[] = {
-	[ENG_OP_CREATE] = "create",
-	[ENG_OP_REPLACE] = "replace",
-	[ENG_OP_REMOVE] = "remove",
-	[ENG_OP_MKDIR] = "mkdir",
-	[ENG_OP_RMDIR] = "rmdir",
-};
-
-static int op_from_name(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(op_names); i++)
-		if (name && strcmp(name, op_names[i]) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* Operations that stage a new file under a temp name. */
-static bool op_has_temp(int kind)
-{
-	return kind == ENG_OP_CREATE || kind == ENG_OP_REPLACE;
-}
-
-/* Operations whose journal row names a temp: a file to remove is moved
- * there before the commit point. */
-static bool op_named(int kind)
-{
-	return op_has_temp(kind) || kind == ENG_OP_REMOVE;
-}
-
 /* Directories held open per transaction, at most: past this a rollback
  * finds temps by path alone. */
 #define TX_DIRS_MAX 256
-
-static const char *base_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
 
 /* Names tried for one temp before staging gives up: each is 64 random
  * bits, so a second try only happens when someone planted the first. */
@@ -73,7 +35,7 @@ static const char *base_of(const char *path)
  */
 static char *temp_for(const char *path, int64_t txid, size_t seq)
 {
-	size_t dirlen = (size_t)(base_of(path) - path);
+	size_t dirlen = (size_t)(eng_base_of(path) - path);
 	uint64_t rnd = 0;
 	char name[80];
 	char *temp;
@@ -142,114 +104,18 @@ static void tx_failpoint(const eng_tx *t, const char *step)
 	char name[64];
 
 	engine_failpoint(step);
-	if (t->kind) {
-		snprintf(name, sizeof(name), "%s.%s", t->kind, step);
-		engine_failpoint(name);
-	}
+	snprintf(name, sizeof(name), "%s.%s", store_tx_kind_to_text(t->kind), step);
+	engine_failpoint(name);
 #else
 	(void)t;
 	(void)step;
 #endif
 }
 
-/* Flushes every file system write of the root's file system. */
-static int sync_root(engine *e, fatelf_diag *d)
-{
-	_cleanup_close_ int fd = -1;
-
-	/* syncfs refuses the O_PATH descriptor the engine keeps. */
-	fd = openat(e->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || syncfs(fd) < 0)
-		return fatelf_diag_set(d, -errno, -1, "cannot sync the root file system: %s",
-				       fatelf_strerror(-errno));
-	return 0;
-}
-
-/*
- * Does one planned operation after the commit point. With tolerant (at
- * recovery) a temp that is gone was renamed already, and a parent that is
- * gone means nothing is left to do.
- */
-static int op_forward(engine *e, int kind, const char *path, const char *temp, bool tolerant,
-		      fatelf_diag *d)
-{
-	_cleanup_close_ int dirfd = -1;
-	fatelf_diag tmp;
-	const char *base;
-
-	if (kind == ENG_OP_MKDIR)
-		return 0;
-	dirfd = eng_open_parent(e, path, &base, &tmp);
-	if (dirfd < 0) {
-		if (tolerant && dirfd == -ENOENT)
-			return 0;
-		if (d)
-			*d = tmp;
-		return dirfd;
-	}
-	switch (kind) {
-	case ENG_OP_CREATE:
-	case ENG_OP_REPLACE:
-		if (renameat(dirfd, base_of(temp), dirfd, base) < 0) {
-			if (tolerant && errno == ENOENT)
-				return 0;
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot rename the staged file into place: %s",
-					       path, fatelf_strerror(-errno));
-		}
-		return 0;
-	case ENG_OP_REMOVE:
-		/* The file was moved to its temp name before the commit point
-		 * (a journal of an older program names no temp). */
-		if (unlinkat(dirfd, temp ? base_of(temp) : base, 0) < 0 && errno != ENOENT)
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", path,
-					       fatelf_strerror(-errno));
-		return 0;
-	case ENG_OP_RMDIR:
-		/* Only an empty directory goes: the admin's files keep theirs. */
-		if (unlinkat(dirfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT &&
-		    errno != ENOTEMPTY && errno != EEXIST)
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove the directory: %s", path,
-					       fatelf_strerror(-errno));
-		return 0;
-	}
-	return 0;
-}
-
-/*
- * Undoes one operation before the commit point: drops its temp, moves a
- * file to remove back, or removes the directory it created when nothing
- * else landed in it. held (or -1) is the directory the temp was made in,
- * held open: when the path no longer leads there (the directory was
- * moved, or swapped for a symlink), the temp is still found through it.
- */
-static void op_backward(engine *e, int kind, const char *path, const char *temp, int held)
-{
-	_cleanup_close_ int dirfd = -1;
-	const char *base;
-	int fd;
-
-	if (!op_named(kind) && kind != ENG_OP_MKDIR)
-		return;
-	if (op_named(kind) && !temp)
-		return;
-	dirfd = eng_open_parent(e, path, &base, NULL);
-	fd = dirfd >= 0 ? dirfd : held;
-	if (fd < 0)
-		return;
-	if (dirfd < 0)
-		base = base_of(path);
-	if (op_has_temp(kind))
-		(void)unlinkat(fd, base_of(temp), 0);
-	else if (kind == ENG_OP_REMOVE)
-		(void)renameat(fd, base_of(temp), fd, base);
-	else if (dirfd >= 0)
-		(void)unlinkat(dirfd, base, AT_REMOVEDIR);
-}
-
 /* Holds op's directory open (once per directory) for a rollback. */
 static void tx_hold_dir(eng_tx *t, eng_op *op, int dirfd)
 {
-	size_t dirlen = (size_t)(base_of(op->path) - op->path);
+	size_t dirlen = (size_t)(eng_base_of(op->path) - op->path);
 
 	for (size_t i = t->ndirs; i-- > 0;) {
 		if (strlen(t->dirs[i].path) == dirlen && memcmp(t->dirs[i].path, op->path, dirlen) == 0) {
@@ -300,7 +166,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 		_cleanup_close_ int dirfd = -1;
 		const char *base;
 
-		if (op->kind != ENG_OP_REMOVE)
+		if (op->kind != STORE_JOP_REMOVE)
 			continue;
 		dirfd = eng_open_parent(t->e, op->path, &base, d);
 		if (dirfd == -ENOENT)
@@ -309,14 +175,14 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 			return dirfd;
 		int r, q, tries = 0;
 		/* Never over a name someone else made: that one is not ours to drop. */
-		while ((r = renameat2(dirfd, base, dirfd, base_of(op->temp), RENAME_NOREPLACE)) < 0 &&
+		while ((r = renameat2(dirfd, base, dirfd, eng_base_of(op->temp), RENAME_NOREPLACE)) < 0 &&
 		       errno == EEXIST && ++tries < TEMP_TRIES) {
 			q = tx_retemp(t, i, d);
 			if (q < 0)
 				return q;
 		}
 		if (r < 0 && errno == EINVAL) /* a file system without RENAME_NOREPLACE */
-			r = renameat(dirfd, base, dirfd, base_of(op->temp));
+			r = renameat(dirfd, base, dirfd, eng_base_of(op->temp));
 		if (r < 0) {
 			if (errno == ENOENT)
 				continue;
@@ -329,35 +195,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
-void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
-{
-	const char *msg = why && why->msg[0] ? why->msg : fatelf_strerror(code);
-
-	if (why && why->subject[0] && !fatelf_text_names(msg, why->subject))
-		snprintf(buf, size, "%s: %s", why->subject, msg);
-	else
-		snprintf(buf, size, "%s", msg);
-}
-
-int eng_diag_name(fatelf_diag *d, int code, const char *subject)
-{
-	char msg[sizeof(d->msg)];
-
-	if (!d || !subject)
-		return code;
-	if (!d->msg[0] || !fatelf_text_names(d->msg, subject)) {
-		/* a long message loses its tail, never its subject */
-		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
-			     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
-			return code;
-		memcpy(d->msg, msg, sizeof(msg));
-	}
-	snprintf(d->subject, sizeof(d->subject), "%s", subject);
-	d->code = code;
-	return code;
-}
-
-int eng_tx_start(engine *e, const char *kind, const char *package, const char *old_version,
+int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char *old_version,
 		 const char *new_version, eng_tx *ret, fatelf_diag *d)
 {
 	store_tx row = {
@@ -365,7 +203,7 @@ int eng_tx_start(engine *e, const char *kind, const char *package, const char *o
 		.package = package,
 		.old_version = old_version,
 		.new_version = new_version,
-		.state = "pending",
+		.state = STORE_TX_PENDING,
 		.started_at = (int64_t)time(NULL),
 	};
 	int64_t id;
@@ -397,11 +235,11 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 		t->cap = cap;
 	}
 	op = &t->ops[t->nops];
-	*op = (eng_op) { .kind = kind, .mode = mode, .dirslot = -1 };
+	*op = (eng_op) { .kind = (store_jop)kind, .mode = mode, .dirslot = -1 };
 	op->path = strdup(path);
 	if (!op->path)
 		return -ENOMEM;
-	if (op_named(kind)) {
+	if (eng_op_named(kind)) {
 		op->temp = temp_for(path, t->id, t->nops);
 		if (!op->temp) {
 			free(op->path);
@@ -423,10 +261,10 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 		store_journal_op j = {
 			.txid = t->id,
 			.seq = i,
-			.op = op_names[t->ops[i].kind],
+			.op = t->ops[i].kind,
 			.path = t->ops[i].path,
 			.temp_path = t->ops[i].temp,
-			.state = "staged",
+			.state = STORE_JSTATE_STAGED,
 		};
 		q = store_journal_add(s, &j, d);
 		if (q < 0) {
@@ -491,7 +329,7 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 		struct stat st;
 		int q;
 
-		if (op->kind != ENG_OP_MKDIR)
+		if (op->kind != STORE_JOP_MKDIR)
 			continue;
 		dirfd = eng_open_parent(t->e, op->path, &base, d);
 		if (dirfd < 0)
@@ -527,7 +365,7 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 	eng_op *o;
 	int fd;
 
-	if (op >= t->nops || !op_has_temp(t->ops[op].kind))
+	if (op >= t->nops || !eng_op_has_temp(t->ops[op].kind))
 		return fatelf_diag_set(d, -EINVAL, -1, "operation %zu stages no file", op);
 	o = &t->ops[op];
 	dirfd = eng_open_parent(t->e, o->path, &base, d);
@@ -535,7 +373,7 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 		return dirfd;
 	/* Read-write: a writer may read its output back to check it. */
 	for (int tries = 1;; tries++) {
-		fd = openat(dirfd, base_of(o->temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		fd = openat(dirfd, eng_base_of(o->temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
 		if (fd >= 0 || errno != EEXIST || tries == TEMP_TRIES)
 			break;
@@ -578,7 +416,7 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	eng_op *o;
 	const char *base;
 
-	if (op >= t->nops || !op_has_temp(t->ops[op].kind))
+	if (op >= t->nops || !eng_op_has_temp(t->ops[op].kind))
 		return fatelf_diag_set(d, -EINVAL, -1, "operation %zu stages no file", op);
 	o = &t->ops[op];
 	dirfd = eng_open_parent(t->e, o->path, &base, d);
@@ -586,7 +424,7 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 		return dirfd;
 	int r;
 	for (int tries = 1;; tries++) {
-		r = symlinkat(target, dirfd, base_of(o->temp));
+		r = symlinkat(target, dirfd, eng_base_of(o->temp));
 		if (r == 0 || errno != EEXIST || tries == TEMP_TRIES)
 			break;
 		int q = tx_retemp(t, op, d);
@@ -616,7 +454,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		goto abort;
 	tx_failpoint(t, "before-sync");
 	if (e->cfg.durable) {
-		q = sync_root(e, d);
+		q = eng_sync_root(e, d);
 		if (q < 0)
 			goto abort;
 	}
@@ -647,18 +485,18 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		eng_op *op = &t->ops[i];
 		fatelf_diag tmp;
 
-		q = op_forward(e, op->kind, op->path, op->temp, false, &tmp);
+		q = eng_op_forward(e, op->kind, op->path, op->temp, false, &tmp);
 		if (q < 0 && first == 0) {
 			first = q;
 			if (d)
 				*d = tmp;
 		}
-		if (op->kind != ENG_OP_MKDIR)
+		if (op->kind != STORE_JOP_MKDIR)
 			tx_failpoint(t, "rename");
 	}
 	tx_failpoint(t, "after-renames");
 	if (e->cfg.durable) {
-		q = sync_root(e, first == 0 ? d : NULL);
+		q = eng_sync_root(e, first == 0 ? d : NULL);
 		if (q < 0 && first == 0)
 			first = q;
 	}
@@ -684,26 +522,26 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 	engine *e = t->e;
 	char text[sizeof(why->subject) + sizeof(why->msg) + 2];
 
-	/* kind == NULL: already finished (an abort after an abort). */
-	if (t->committed || !t->kind)
+	/* An abort after an abort does nothing. */
+	if (t->committed || t->finished)
 		return code;
 	for (size_t i = t->nops; i-- > 0;) {
 		eng_op *op = &t->ops[i];
-		if (op_named(op->kind) && op->staged)
-			op_backward(e, op->kind, op->path, op->temp, op_held(t, op));
-		else if (op->kind == ENG_OP_MKDIR && op->staged)
-			op_backward(e, op->kind, op->path, NULL, -1);
+		if (eng_op_named(op->kind) && op->staged)
+			eng_op_backward(e, op->kind, op->path, op->temp, op_held(t, op));
+		else if (op->kind == STORE_JOP_MKDIR && op->staged)
+			eng_op_backward(e, op->kind, op->path, NULL, -1);
 		op->staged = false;
 	}
 	tx_release_dirs(t);
 	eng_diag_text(code, why, text, sizeof(text));
 	(void)store_tx_finish(e->st, t->id,
-			      code == -ECANCELED ? "cancelled" : "failed",
+			      code == -ECANCELED ? STORE_TX_CANCELLED : STORE_TX_FAILED,
 			      (int64_t)time(NULL), 0, 0, text, NULL);
 	if (t->journaled)
 		(void)store_journal_clear(e->st, t->id, NULL);
 	t->journaled = false;
-	t->kind = NULL;
+	t->finished = true;
 	return code;
 }
 
@@ -721,170 +559,3 @@ void eng_tx_done(eng_tx *t)
 	tx_release_dirs(t);
 }
 
-/* ------------------------------------------------------------ recovery */
-
-struct id_list {
-	int64_t *ids;
-	size_t n, cap;
-};
-
-static int id_push(struct id_list *l, int64_t id)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		int64_t *n = realloc(l->ids, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		l->ids = n;
-		l->cap = cap;
-	}
-	l->ids[l->n++] = id;
-	return 0;
-}
-
-static int collect_txid(int64_t txid, void *userdata)
-{
-	return id_push(userdata, txid);
-}
-
-static int collect_pending(const store_tx *row, void *userdata)
-{
-	return id_push(userdata, row->id);
-}
-
-struct jop {
-	int kind;
-	char *path;
-	char *temp;
-};
-
-struct jop_list {
-	struct jop *ops;
-	size_t n, cap;
-};
-
-static int collect_jop(const store_journal_op *j, void *userdata)
-{
-	struct jop_list *l = userdata;
-	int kind = op_from_name(j->op);
-
-	if (kind < 0 || !j->path || j->path[0] != '/')
-		return 0; /* nothing this program knows how to do or undo */
-	if (op_has_temp(kind) && !j->temp_path)
-		return 0;	/* a remove without a temp (an older journal) unlinks its path */
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct jop *n = realloc(l->ops, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		l->ops = n;
-		l->cap = cap;
-	}
-	struct jop *o = &l->ops[l->n];
-	o->kind = kind;
-	o->path = strdup(j->path);
-	o->temp = j->temp_path ? strdup(j->temp_path) : NULL;
-	if (!o->path || (j->temp_path && !o->temp)) {
-		free(o->path);
-		free(o->temp);
-		return -ENOMEM;
-	}
-	l->n++;
-	return 0;
-}
-
-static void jop_list_free(struct jop_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->ops[i].path);
-		free(l->ops[i].temp);
-	}
-	free(l->ops);
-	l->ops = NULL;
-	l->n = l->cap = 0;
-}
-
-/* Finishes or undoes one journaled transaction. */
-static int recover_one(engine *e, int64_t txid, fatelf_diag *d)
-{
-	struct jop_list l = { 0 };
-	store_tx row;
-	bool forward = false, pending = false;
-	int q;
-
-	q = store_tx_get(e->st, txid, &row, d);
-	if (q == 0) {
-		forward = row.state && strcmp(row.state, "committed") == 0;
-		pending = row.state && strcmp(row.state, "pending") == 0;
-		store_tx_done(&row);
-	} else if (q != -ENOENT) {
-		return q;
-	}
-	q = store_journal_of(e->st, txid, collect_jop, &l, d);
-	if (q < 0)
-		goto out;
-
-	if (forward) {
-		for (size_t i = 0; i < l.n; i++) {
-			fatelf_diag tmp;
-			/* One path that cannot be finished must not keep every
-			 * later start from opening: it is left as it is. */
-			(void)op_forward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp, true, &tmp);
-			engine_failpoint("recover-op");
-		}
-		if (e->cfg.durable)
-			(void)sync_root(e, NULL);
-	} else {
-		for (size_t i = l.n; i-- > 0;) {
-			op_backward(e, l.ops[i].kind, l.ops[i].path, l.ops[i].temp, -1);
-			engine_failpoint("recover-op");
-		}
-		if (pending) {
-			q = store_tx_finish(e->st, txid, "rolled-back", (int64_t)time(NULL), 0, 0,
-					    ROLLED_BACK_AT_START, d);
-			if (q < 0 && q != -ENOENT)
-				goto out;
-		}
-	}
-	q = store_journal_clear(e->st, txid, d);
-out:
-	jop_list_free(&l);
-	return q;
-}
-
-int eng_recover(engine *e, unsigned *ret_count, fatelf_diag *d)
-{
-	struct id_list txids = { 0 }, pending = { 0 };
-	unsigned count = 0;
-	int q;
-
-	engine_failpoint("recover");
-	q = store_journal_txids(e->st, collect_txid, &txids, d);
-	if (q < 0)
-		goto out;
-	for (size_t i = 0; i < txids.n; i++) {
-		q = recover_one(e, txids.ids[i], d);
-		if (q < 0)
-			goto out;
-		count++;
-	}
-	/* Rows cut off before their journal was written touched no file. */
-	q = store_tx_pending(e->st, collect_pending, &pending, d);
-	if (q < 0)
-		goto out;
-	for (size_t i = 0; i < pending.n; i++) {
-		q = store_tx_finish(e->st, pending.ids[i], "rolled-back", (int64_t)time(NULL), 0, 0,
-				    ROLLED_BACK_AT_START, d);
-		if (q < 0 && q != -ENOENT)
-			goto out;
-		count++;
-	}
-	q = 0;
-	engine_failpoint("recovered");
-	if (ret_count)
-		*ret_count = count;
-out:
-	free(txids.ids);
-	free(pending.ids);
-	return q;
-}

@@ -42,7 +42,7 @@ const char *engine_problem_name(int problem)
 	return "unknown";
 }
 
-/* A file row, copied out of the store's callback. */
+/* A file row, the columns verify needs. */
 struct vfile {
 	char *path;
 	const char *package;    /* points into the package table */
@@ -56,18 +56,6 @@ struct vfile {
 	char installed_sha256[65];
 };
 
-struct vpkg {
-	int64_t id;
-	char *name;
-};
-
-/* A directory row, copied out of the store's callback. */
-struct vdir {
-	char *path;
-	int64_t package_id;
-	int mode;               /* as installed, -1 when not recorded */
-};
-
 struct verify {
 	engine *e;
 	engine_problem_cb cb;
@@ -75,10 +63,10 @@ struct verify {
 	uint64_t problems;
 	struct vfile *files;
 	size_t nfiles, cap;
-	struct vpkg *pkgs;
-	size_t npkgs, pcap;
-	struct vdir *dirs;
-	size_t ndirs, dcap;
+	store_package *pkgs;
+	size_t npkgs;
+	store_dir *dirs;
+	size_t ndirs;
 	fatelf_hashq *q;
 	uint8_t *buf;
 };
@@ -90,12 +78,8 @@ static void verify_done(struct verify *v)
 		free(v->files[i].link_target);
 	}
 	free(v->files);
-	for (size_t i = 0; i < v->npkgs; i++)
-		free(v->pkgs[i].name);
-	free(v->pkgs);
-	for (size_t i = 0; i < v->ndirs; i++)
-		free(v->dirs[i].path);
-	free(v->dirs);
+	store_packages_free(v->pkgs, v->npkgs);
+	store_dirs_free(v->dirs, v->ndirs);
 	fatelf_hashq_free(v->q);
 	free(v->buf);
 }
@@ -115,11 +99,10 @@ static int collect_file(const store_file *f, void *userdata)
 	struct vfile *x = &v->files[v->nfiles];
 	*x = (struct vfile) {
 		.package_id = f->package_id,
-		.symlink = strcmp(f->type, "symlink") == 0,
+		.symlink = f->type == STORE_FILE_SYMLINK,
 		.mode = f->mode,
 		.config = f->config != 0,
-		.thinned = strcmp(f->kind, "fatelf") == 0 && f->installed_form &&
-			   strcmp(f->installed_form, "thinned") == 0,
+		.thinned = f->kind == STORE_KIND_FATELF && f->installed_form == STORE_FORM_THINNED,
 		.installed_size = f->installed_size,
 	};
 	snprintf(x->installed_sha256, sizeof(x->installed_sha256), "%s",
@@ -133,49 +116,6 @@ static int collect_file(const store_file *f, void *userdata)
 		return -ENOMEM;
 	}
 	v->nfiles++;
-	return 0;
-}
-
-static int collect_dir(const store_dir *dir, void *userdata)
-{
-	struct verify *v = userdata;
-
-	if (v->ndirs == v->dcap) {
-		size_t ncap = v->dcap ? v->dcap * 2 : 32;
-		struct vdir *n = realloc(v->dirs, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		v->dirs = n;
-		v->dcap = ncap;
-	}
-	v->dirs[v->ndirs] = (struct vdir) {
-		.path = strdup(dir->path),
-		.package_id = dir->package_id,
-		.mode = dir->mode,
-	};
-	if (!v->dirs[v->ndirs].path)
-		return -ENOMEM;
-	v->ndirs++;
-	return 0;
-}
-
-static int collect_pkg(const store_package *p, void *userdata)
-{
-	struct verify *v = userdata;
-
-	if (v->npkgs == v->pcap) {
-		size_t ncap = v->pcap ? v->pcap * 2 : 16;
-		struct vpkg *n = realloc(v->pkgs, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		v->pkgs = n;
-		v->pcap = ncap;
-	}
-	v->pkgs[v->npkgs].id = p->id;
-	v->pkgs[v->npkgs].name = strdup(p->name);
-	if (!v->pkgs[v->npkgs].name)
-		return -ENOMEM;
-	v->npkgs++;
 	return 0;
 }
 
@@ -255,22 +195,14 @@ struct vrecs {
 	unsigned n;
 };
 
-static int collect_rec(const store_record *r, void *userdata)
+static int collect_rec(const store_record *r, struct vrecs *a)
 {
-	struct vrecs *a = userdata;
-
 	if (a->n == FATELF_MAX_RECORDS)
 		return -FATELF_E_TOO_MANY;
 	struct vrec *x = &a->recs[a->n++];
 	*x = (struct vrec) {
 		.idx = r->idx,
-		.target = {
-			.machine = r->machine,
-			.osabi = r->osabi,
-			.osabi_version = r->osabi_version,
-			.word_size = r->word_size,
-			.byte_order = r->byte_order,
-		},
+		.target = r->target,
 		.kept = r->kept != 0,
 	};
 	snprintf(x->sha256, sizeof(x->sha256), "%s", r->sha256 ? r->sha256 : "");
@@ -448,7 +380,13 @@ static int check_content(struct verify *v, const struct vfile *f, fatelf_diag *d
 		vr = calloc(1, sizeof(*vr));
 		if (!vr)
 			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		r = store_records_of(v->e->st, f->path, collect_rec, vr, d);
+		store_record *recs = NULL;
+		size_t nrecs = 0;
+
+		r = store_records_of(v->e->st, f->path, &recs, &nrecs, d);
+		for (size_t i = 0; i < nrecs && r >= 0; i++)
+			r = collect_rec(&recs[i], vr);
+		store_records_free(recs, nrecs);
 		if (r < 0)
 			return r;
 		nr = thinned_ranges(v, f, fd, vr, ranges, which, &parsed, d);
@@ -532,10 +470,10 @@ static int verify_file(struct verify *v, const struct vfile *f, fatelf_diag *d)
  * A directory of a package: still a directory, still root's (whoever owns
  * it may replace what is installed in it), and as open as it was.
  */
-static int verify_dir(struct verify *v, const struct vdir *dir, const char *package,
+static int verify_dir(struct verify *v, const store_dir *dir, const char *package,
 		      fatelf_diag *d)
 {
-	const struct vfile f = { .path = dir->path, .package = package };
+	const struct vfile f = { .path = (char *)dir->path, .package = package };
 	struct stat st;
 	int r;
 
@@ -569,12 +507,17 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 
 	if (package) {
 		store_package pk = { 0 };
+		store_file *files = NULL;
+		size_t n = 0;
 
-		r = store_files_of(e->st, package, collect_file, &v, d);
+		r = store_files_of(e->st, package, &files, &n, d);
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = collect_file(&files[i], &v);
+		store_files_free(files, n);
 		if (r >= 0)
 			r = store_package_get(e->st, package, &pk, d);
 		if (r >= 0) {
-			r = store_dirs_with_modes(e->st, pk.id, collect_dir, &v, d);
+			r = store_dirs_with_modes(e->st, pk.id, &v.dirs, &v.ndirs, d);
 			store_package_done(&pk);
 		}
 		if (r == -ENOENT) {
@@ -585,11 +528,11 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 				snprintf(d->subject, sizeof(d->subject), "%s", package);
 		}
 	} else {
-		r = store_package_list(e->st, collect_pkg, &v, d);
+		r = store_package_list(e->st, &v.pkgs, &v.npkgs, d);
 		if (r >= 0)
 			r = store_files_all(e->st, collect_file, &v, d);
 		if (r >= 0)
-			r = store_dirs_with_modes(e->st, 0, collect_dir, &v, d);
+			r = store_dirs_with_modes(e->st, 0, &v.dirs, &v.ndirs, d);
 	}
 	if (r == -ENOMEM)
 		r = fatelf_diag_set(d, r, -1, "out of memory");
@@ -618,7 +561,7 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 		}
 	}
 	for (size_t i = 0; i < v.ndirs; i++) {
-		const struct vdir *dir = &v.dirs[i];
+		const store_dir *dir = &v.dirs[i];
 
 		r = verify_dir(&v, dir, package ? package : package_name(&v, dir->package_id), d);
 		if (r < 0) {

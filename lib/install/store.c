@@ -60,13 +60,13 @@ enum stmt_id {
 	STMT_TX_GET,
 	STMT_TX_HISTORY_ALL,
 	STMT_TX_HISTORY_OF,
-	STMT_TX_PENDING_NEXT,
+	STMT_TX_PENDING,
 	STMT_JOURNAL_ADD,
 	STMT_JOURNAL_OF,
 	STMT_JOURNAL_SET_STATE,
 	STMT_JOURNAL_SET_TEMP,
 	STMT_JOURNAL_CLEAR,
-	STMT_JOURNAL_NEXT_TXID,
+	STMT_JOURNAL_TXIDS,
 	_STMT_MAX,
 };
 
@@ -141,7 +141,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_DIR_ADD] =
 		"INSERT INTO dirs (path, package_id, mode) VALUES (?1, ?2, ?3) "
 		"ON CONFLICT (path, package_id) DO UPDATE SET mode = excluded.mode",
-	[STMT_DIRS_OF] = "SELECT path FROM dirs WHERE package_id = ?1 ORDER BY path DESC",
+	[STMT_DIRS_OF] =
+		"SELECT path, package_id, mode FROM dirs WHERE package_id = ?1 ORDER BY path DESC",
 	[STMT_DIRS_MODES_OF] =
 		"SELECT path, package_id, mode FROM dirs WHERE package_id = ?1 ORDER BY path",
 	[STMT_DIRS_MODES_ALL] = "SELECT path, package_id, mode FROM dirs ORDER BY path, package_id",
@@ -171,12 +172,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_TX_HISTORY_ALL] = "SELECT " TX_COLUMNS " FROM transactions ORDER BY id DESC LIMIT ?1",
 	[STMT_TX_HISTORY_OF] =
 		"SELECT " TX_COLUMNS " FROM transactions WHERE package = ?1 ORDER BY id DESC LIMIT ?2",
-	/* Walks that recovery mutates from its callback read one row at a
-	 * time after the last key seen, so no statement is open during the
-	 * callback. */
-	[STMT_TX_PENDING_NEXT] =
-		"SELECT " TX_COLUMNS " FROM transactions WHERE state = 'pending' AND id > ?1 "
-		"ORDER BY id LIMIT 1",
+	[STMT_TX_PENDING] =
+		"SELECT " TX_COLUMNS " FROM transactions WHERE state = 'pending' ORDER BY id",
 	[STMT_JOURNAL_ADD] =
 		"INSERT INTO journal (txid, seq, op, path, temp_path, backup_path, state) "
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -186,7 +183,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_JOURNAL_SET_STATE] = "UPDATE journal SET state = ?3 WHERE txid = ?1 AND seq = ?2",
 	[STMT_JOURNAL_SET_TEMP] = "UPDATE journal SET temp_path = ?3 WHERE txid = ?1 AND seq = ?2",
 	[STMT_JOURNAL_CLEAR] = "DELETE FROM journal WHERE txid = ?1",
-	[STMT_JOURNAL_NEXT_TXID] = "SELECT min(txid) FROM journal WHERE txid > ?1",
+	[STMT_JOURNAL_TXIDS] = "SELECT DISTINCT txid FROM journal ORDER BY txid",
 };
 
 struct store {
@@ -194,6 +191,122 @@ struct store {
 	sqlite3_stmt *stmt[_STMT_MAX];
 	int64_t adopt_id;       /* a queued row the next store_tx_begin fills, 0: none */
 };
+
+/* ------------------------------------------------------------ texts */
+
+/* Each closed set of column values, as the database spells them. */
+static const char *const file_type_text[_STORE_FILE_TYPE_MAX] = {
+	[STORE_FILE_REGULAR] = "file",
+	[STORE_FILE_SYMLINK] = "symlink",
+};
+static const char *const file_kind_text[_STORE_KIND_MAX] = {
+	[STORE_KIND_DATA] = "data",
+	[STORE_KIND_ELF] = "elf",
+	[STORE_KIND_FATELF] = "fatelf",
+};
+static const char *const form_text[_STORE_FORM_MAX] = {
+	[STORE_FORM_AS_SHIPPED] = "as-shipped",
+	[STORE_FORM_THINNED] = "thinned",
+};
+static const char *const tx_kind_text[_STORE_TX_KIND_MAX] = {
+	[STORE_TX_INSTALL] = "install",
+	[STORE_TX_UPGRADE] = "upgrade",
+	[STORE_TX_REINSTALL] = "reinstall",
+	[STORE_TX_DOWNGRADE] = "downgrade",
+	[STORE_TX_REMOVE] = "remove",
+	[STORE_TX_THIN] = "thin",
+};
+static const char *const tx_state_text[_STORE_TX_STATE_MAX] = {
+	[STORE_TX_QUEUED] = "queued",
+	[STORE_TX_PENDING] = "pending",
+	[STORE_TX_COMMITTED] = "committed",
+	[STORE_TX_ROLLED_BACK] = "rolled-back",
+	[STORE_TX_FAILED] = "failed",
+	[STORE_TX_CANCELLED] = "cancelled",
+};
+static const char *const jop_text[_STORE_JOP_MAX] = {
+	[STORE_JOP_CREATE] = "create",
+	[STORE_JOP_REPLACE] = "replace",
+	[STORE_JOP_REMOVE] = "remove",
+	[STORE_JOP_MKDIR] = "mkdir",
+	[STORE_JOP_RMDIR] = "rmdir",
+};
+static const char *const jstate_text[_STORE_JSTATE_MAX] = {
+	[STORE_JSTATE_STAGED] = "staged",
+	[STORE_JSTATE_DONE] = "done",
+	[STORE_JSTATE_UNDONE] = "undone",
+};
+
+static const char *text_of(const char *const *table, size_t n, int v)
+{
+	return v >= 0 && (size_t)v < n ? table[v] : NULL;
+}
+
+static int text_find(const char *const *table, size_t n, const char *what, const char *text, int *ret,
+		     fatelf_diag *d)
+{
+	for (size_t i = 0; text && i < n; i++)
+		if (strcmp(text, table[i]) == 0) {
+			*ret = (int)i;
+			return 0;
+		}
+	if (!text)
+		return fatelf_diag_set(d, -EBADMSG, -1, "the store holds no %s where one is required", what);
+	return fatelf_diag_set(d, -EBADMSG, -1, "the store holds the %s \"%s\", which this program does not know",
+			       what, text);
+}
+
+#define STORE_TEXT_TABLE(name, type, table, what) \
+	const char *name##_to_text(type v) \
+	{ \
+		return text_of(table, ARRAY_SIZE(table), (int)v); \
+	} \
+	int name##_from_text(const char *text, type *ret, fatelf_diag *d) \
+	{ \
+		int v = 0, r = text_find(table, ARRAY_SIZE(table), what, text, &v, d); \
+		if (r >= 0) \
+			*ret = (type)v; \
+		return r; \
+	}
+
+STORE_TEXT_TABLE(store_file_type, store_file_type, file_type_text, "file type")
+STORE_TEXT_TABLE(store_file_kind, store_file_kind, file_kind_text, "file kind")
+STORE_TEXT_TABLE(store_form, store_form, form_text, "installed form")
+STORE_TEXT_TABLE(store_tx_kind, store_tx_kind, tx_kind_text, "transaction kind")
+STORE_TEXT_TABLE(store_tx_state, store_tx_state, tx_state_text, "transaction state")
+STORE_TEXT_TABLE(store_jop, store_jop, jop_text, "journal operation")
+STORE_TEXT_TABLE(store_jstate, store_jstate, jstate_text, "journal state")
+
+/* The text of an enum value for a statement; -EINVAL when out of range. */
+static int enum_text(const char *text, const char *what, int v, const char **ret, fatelf_diag *d)
+{
+	*ret = text;
+	if (!text)
+		return fatelf_diag_set(d, -EINVAL, -1, "%d is not a %s", v, what);
+	return 0;
+}
+#define ENUM_TEXT(name, v, what, ret, d) enum_text(name##_to_text(v), what, (int)(v), ret, d)
+
+/* ------------------------------------------------------------ arrays */
+
+/* Makes room for one more element of size sz in *v (n used, *cap held). */
+static int grow(void **v, size_t n, size_t *cap, size_t sz, fatelf_diag *d)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p = reallocarray(*v, c, sz);
+	if (!p)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static char *strdup_or_null(const char *v)
+{
+	return v ? strdup(v) : NULL;
+}
 
 /* Leaves a cached statement ready for its next use and drops its read
  * lock, whichever way the caller returns. */
@@ -551,11 +664,6 @@ int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_
 	return 0;
 }
 
-static char *strdup_or_null(const char *v)
-{
-	return v ? strdup(v) : NULL;
-}
-
 void store_package_done(store_package *p)
 {
 	if (!p)
@@ -584,10 +692,33 @@ static void package_from_row(sqlite3_stmt *st, store_package *p)
 	};
 }
 
+/* Copies a row read from a statement into ret with its own strings. */
+static int package_copy(const store_package *row, store_package *ret, fatelf_diag *d)
+{
+	store_package copy = {
+		.id = row->id,
+		.name = strdup_or_null(row->name),
+		.version = strdup_or_null(row->version),
+		.summary = strdup_or_null(row->summary),
+		.vendor = strdup_or_null(row->vendor),
+		.signer_keyid = strdup_or_null(row->signer_keyid),
+		.installed_at = row->installed_at,
+		.policy = strdup_or_null(row->policy),
+	};
+
+	if (!copy.name || !copy.version || !copy.summary || !copy.vendor || !copy.policy ||
+	    (row->signer_keyid && !copy.signer_keyid)) {
+		store_package_done(&copy);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	*ret = copy;
+	return 0;
+}
+
 int store_package_get(store *s, const char *name, store_package *ret, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	store_package row, copy;
+	store_package row;
 	int r, rc;
 
 	r = stmt_get(s, STMT_PACKAGE_GET, &st, d);
@@ -600,29 +731,22 @@ int store_package_get(store *s, const char *name, store_package *ret, fatelf_dia
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a package", d);
 	package_from_row(st, &row);
-	copy = (store_package) {
-		.id = row.id,
-		.name = strdup_or_null(row.name),
-		.version = strdup_or_null(row.version),
-		.summary = strdup_or_null(row.summary),
-		.vendor = strdup_or_null(row.vendor),
-		.signer_keyid = strdup_or_null(row.signer_keyid),
-		.installed_at = row.installed_at,
-		.policy = strdup_or_null(row.policy),
-	};
-	if (!copy.name || !copy.version || !copy.summary || !copy.vendor || !copy.policy ||
-	    (row.signer_keyid && !copy.signer_keyid)) {
-		store_package_done(&copy);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	}
-	*ret = copy;
-	return 0;
+	return package_copy(&row, ret, d);
 }
 
-int store_package_list(store *s, store_package_cb cb, void *userdata, fatelf_diag *d)
+void store_packages_free(store_package *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_package_done(&v[i]);
+	free(v);
+}
+
+int store_package_list(store *s, store_package **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	store_package *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
 
 	r = stmt_get(s, STMT_PACKAGE_LIST, &st, d);
 	if (r < 0)
@@ -631,14 +755,23 @@ int store_package_list(store *s, store_package_cb cb, void *userdata, fatelf_dia
 		store_package p;
 
 		package_from_row(st, &p);
-		r = cb(&p, userdata);
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0)
+			r = package_copy(&p, &v[n], d);
 		if (r < 0)
-			return r;
+			goto fail;
 		n++;
 	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing packages", d);
-	return n;
+	if (rc != SQLITE_DONE) {
+		r = sqlite_fail(s->db, rc, "listing packages", d);
+		goto fail;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	store_packages_free(v, n);
+	return r;
 }
 
 int store_package_remove(store *s, const char *name, fatelf_diag *d)
@@ -771,16 +904,25 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 	r = stmt_get(s, STMT_FILE_ADD, &st, d);
 	if (r < 0)
 		return r;
+	const char *type, *kind, *form;
+
+	r = ENUM_TEXT(store_file_type, f->type, "file type", &type, d);
+	if (r >= 0)
+		r = ENUM_TEXT(store_file_kind, f->kind, "file kind", &kind, d);
+	if (r >= 0)
+		r = ENUM_TEXT(store_form, f->installed_form, "installed form", &form, d);
+	if (r < 0)
+		return r;
 	bind_text(st, 1, f->path);
 	sqlite3_bind_int64(st, 2, f->package_id);
-	bind_text(st, 3, f->type);
+	bind_text(st, 3, type);
 	sqlite3_bind_int64(st, 4, f->mode);
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)f->size);
 	bind_text(st, 6, f->sha256);
 	bind_text(st, 7, f->link_target);
 	sqlite3_bind_int(st, 8, f->config ? 1 : 0);
-	bind_text(st, 9, f->kind ? f->kind : "data");
-	bind_text(st, 10, f->installed_form ? f->installed_form : "as-shipped");
+	bind_text(st, 9, kind);
+	bind_text(st, 10, form);
 	sqlite3_bind_int64(st, 11, (sqlite3_int64)f->installed_size);
 	bind_text(st, 12, f->installed_sha256);
 	rc = sqlite3_step(st);
@@ -827,30 +969,66 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 	return 0;
 }
 
-/* The row's strings point into the statement: valid until the next step. */
-static void file_from_row(sqlite3_stmt *st, store_file *f)
+/* The row's strings point into the statement: valid until the next step.
+ * A type, kind or form this program does not know is refused, naming
+ * the path. */
+static int file_from_row(sqlite3_stmt *st, store_file *f, fatelf_diag *d)
 {
+	const char *path = column_text(st, 0);
+	int r;
+
 	*f = (store_file) {
-		.path = column_text(st, 0),
+		.path = path,
 		.package_id = sqlite3_column_int64(st, 1),
-		.type = column_text(st, 2),
 		.mode = (uint32_t)sqlite3_column_int64(st, 3),
 		.size = (uint64_t)sqlite3_column_int64(st, 4),
 		.sha256 = column_text(st, 5),
 		.link_target = column_text(st, 6),
 		.config = sqlite3_column_int(st, 7),
-		.kind = column_text(st, 8),
-		.installed_form = column_text(st, 9),
 		.installed_size = (uint64_t)sqlite3_column_int64(st, 10),
 		.installed_sha256 = column_text(st, 11),
 	};
+	r = store_file_type_from_text(column_text(st, 2), &f->type, d);
+	if (r >= 0)
+		r = store_file_kind_from_text(column_text(st, 8), &f->kind, d);
+	if (r >= 0)
+		r = store_form_from_text(column_text(st, 9), &f->installed_form, d);
+	if (r < 0 && d)
+		snprintf(d->subject, sizeof(d->subject), "%s", path ? path : "");
+	return r;
 }
 
-int store_files_of(store *s, const char *package, store_file_cb cb, void *userdata,
-		   fatelf_diag *d)
+/* Copies a row read from a statement into ret with its own strings. */
+static int file_copy(const store_file *row, store_file *ret, fatelf_diag *d)
+{
+	store_file copy = *row;
+
+	copy.path = strdup_or_null(row->path);
+	copy.sha256 = strdup_or_null(row->sha256);
+	copy.link_target = strdup_or_null(row->link_target);
+	copy.installed_sha256 = strdup_or_null(row->installed_sha256);
+	if (!copy.path || (row->sha256 && !copy.sha256) || (row->link_target && !copy.link_target) ||
+	    (row->installed_sha256 && !copy.installed_sha256)) {
+		store_file_done(&copy);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	*ret = copy;
+	return 0;
+}
+
+void store_files_free(store_file *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_file_done(&v[i]);
+	free(v);
+}
+
+int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	store_file *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
 
 	r = stmt_get(s, STMT_FILES_OF, &st, d);
 	if (r < 0)
@@ -859,14 +1037,19 @@ int store_files_of(store *s, const char *package, store_file_cb cb, void *userda
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_file f;
 
-		file_from_row(st, &f);
-		r = cb(&f, userdata);
+		r = file_from_row(st, &f, d);
+		if (r >= 0)
+			r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0)
+			r = file_copy(&f, &v[n], d);
 		if (r < 0)
-			return r;
+			goto fail;
 		n++;
 	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing files", d);
+	if (rc != SQLITE_DONE) {
+		r = sqlite_fail(s->db, rc, "listing files", d);
+		goto fail;
+	}
 	if (n == 0) {
 		/* No rows: an empty package, or none at all. */
 		store_package p;
@@ -874,10 +1057,15 @@ int store_files_of(store *s, const char *package, store_file_cb cb, void *userda
 		sqlite3_reset(st);
 		r = store_package_get(s, package, &p, d);
 		if (r < 0)
-			return r;
+			goto fail;
 		store_package_done(&p);
 	}
-	return n;
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	store_files_free(v, n);
+	return r;
 }
 
 void store_file_done(store_file *f)
@@ -885,11 +1073,8 @@ void store_file_done(store_file *f)
 	if (!f)
 		return;
 	free((char *)f->path);
-	free((char *)f->type);
 	free((char *)f->sha256);
 	free((char *)f->link_target);
-	free((char *)f->kind);
-	free((char *)f->installed_form);
 	free((char *)f->installed_sha256);
 	memset(f, 0, sizeof(*f));
 }
@@ -910,22 +1095,18 @@ int store_file_get(store *s, const char *path, store_file *ret, char **ret_packa
 		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a file", d);
-	file_from_row(st, &row);
-	copy = row;
-	copy.path = strdup_or_null(row.path);
-	copy.type = strdup_or_null(row.type);
-	copy.sha256 = strdup_or_null(row.sha256);
-	copy.link_target = strdup_or_null(row.link_target);
-	copy.kind = strdup_or_null(row.kind);
-	copy.installed_form = strdup_or_null(row.installed_form);
-	copy.installed_sha256 = strdup_or_null(row.installed_sha256);
-	if (ret_package)
+	r = file_from_row(st, &row, d);
+	if (r < 0)
+		return r;
+	r = file_copy(&row, &copy, d);
+	if (r < 0)
+		return r;
+	if (ret_package) {
 		package = strdup_or_null(column_text(st, 12));
-	if (!copy.path || !copy.type || !copy.kind || !copy.installed_form ||
-	    (row.sha256 && !copy.sha256) || (row.link_target && !copy.link_target) ||
-	    (row.installed_sha256 && !copy.installed_sha256) || (ret_package && !package)) {
-		store_file_done(&copy);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		if (!package) {
+			store_file_done(&copy);
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
 	}
 	*ret = copy;
 	if (ret_package)
@@ -963,17 +1144,21 @@ int store_files_delete_package(store *s, int64_t package_id, fatelf_diag *d)
 	return stmt_done(s, st, "deleting a package's files", d);
 }
 
-int store_file_set_installed(store *s, const char *path, const char *installed_form,
+int store_file_set_installed(store *s, const char *path, store_form installed_form,
 			     uint64_t installed_size, const char *installed_sha256, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	const char *form;
 	int r;
 
+	r = ENUM_TEXT(store_form, installed_form, "installed form", &form, d);
+	if (r < 0)
+		return r;
 	r = stmt_get(s, STMT_FILE_SET_INSTALLED, &st, d);
 	if (r < 0)
 		return r;
 	bind_text(st, 1, path);
-	bind_text(st, 2, installed_form);
+	bind_text(st, 2, form);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)installed_size);
 	bind_text(st, 4, installed_sha256);
 	r = stmt_done(s, st, path, d);
@@ -995,7 +1180,9 @@ int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_file f;
 
-		file_from_row(st, &f);
+		r = file_from_row(st, &f, d);
+		if (r < 0)
+			return r;
 		r = cb(&f, userdata);
 		if (r < 0)
 			return r;
@@ -1009,19 +1196,21 @@ int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d)
 int store_record_add(store *s, const store_record *rec, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char name[FATELF_TARGET_NAME_MAX];
 	int r, rc;
 
 	r = stmt_get(s, STMT_RECORD_ADD, &st, d);
 	if (r < 0)
 		return r;
+	fatelf_target_format(&rec->target, name);
 	bind_text(st, 1, rec->path);
 	sqlite3_bind_int64(st, 2, rec->idx);
-	bind_text(st, 3, rec->target);
-	sqlite3_bind_int(st, 4, rec->machine);
-	sqlite3_bind_int(st, 5, rec->osabi);
-	sqlite3_bind_int(st, 6, rec->osabi_version);
-	sqlite3_bind_int(st, 7, rec->word_size);
-	sqlite3_bind_int(st, 8, rec->byte_order);
+	bind_text(st, 3, name);
+	sqlite3_bind_int(st, 4, rec->target.machine);
+	sqlite3_bind_int(st, 5, rec->target.osabi);
+	sqlite3_bind_int(st, 6, rec->target.osabi_version);
+	sqlite3_bind_int(st, 7, rec->target.word_size);
+	sqlite3_bind_int(st, 8, rec->target.byte_order);
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)rec->offset);
 	sqlite3_bind_int64(st, 10, (sqlite3_int64)rec->size);
 	bind_text(st, 11, rec->sha256);
@@ -1056,46 +1245,71 @@ static int file_check(store *s, const char *path, fatelf_diag *d)
 	return sqlite_fail(s->db, rc, path, d);
 }
 
-int store_records_of(store *s, const char *path, store_record_cb cb, void *userdata,
-		     fatelf_diag *d)
+void store_records_free(store_record *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)v[i].path);
+		free((char *)v[i].sha256);
+	}
+	free(v);
+}
+
+int store_records_of(store *s, const char *path, store_record **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	store_record *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
 
 	r = stmt_get(s, STMT_RECORDS_OF, &st, d);
 	if (r < 0)
 		return r;
 	bind_text(st, 1, path);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_record rec = {
-			.path = column_text(st, 0),
+		const char *sha = column_text(st, 10);
+
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r < 0)
+			goto fail;
+		/* The target from its fields: the name column is for people. */
+		v[n] = (store_record) {
+			.path = strdup_or_null(column_text(st, 0)),
 			.idx = (unsigned)sqlite3_column_int64(st, 1),
-			.target = column_text(st, 2),
-			.machine = (uint16_t)sqlite3_column_int(st, 3),
-			.osabi = (uint8_t)sqlite3_column_int(st, 4),
-			.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
-			.word_size = (uint8_t)sqlite3_column_int(st, 6),
-			.byte_order = (uint8_t)sqlite3_column_int(st, 7),
+			.target = {
+				.machine = (uint16_t)sqlite3_column_int(st, 3),
+				.osabi = (uint8_t)sqlite3_column_int(st, 4),
+				.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
+				.word_size = (uint8_t)sqlite3_column_int(st, 6),
+				.byte_order = (uint8_t)sqlite3_column_int(st, 7),
+			},
 			.offset = (uint64_t)sqlite3_column_int64(st, 8),
 			.size = (uint64_t)sqlite3_column_int64(st, 9),
-			.sha256 = column_text(st, 10),
+			.sha256 = strdup_or_null(sha),
 			.kept = sqlite3_column_int(st, 11),
 		};
-
-		r = cb(&rec, userdata);
-		if (r < 0)
-			return r;
 		n++;
+		if (!v[n - 1].path || (sha && !v[n - 1].sha256)) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto fail;
+		}
 	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, path, d);
+	if (rc != SQLITE_DONE) {
+		r = sqlite_fail(s->db, rc, path, d);
+		goto fail;
+	}
 	/* No records: a file that is not fat, or no file at all. */
 	if (n == 0) {
+		sqlite3_reset(st);
 		r = file_check(s, path, d);
 		if (r < 0)
-			return r;
+			goto fail;
 	}
-	return n;
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	store_records_free(v, n);
+	return r;
 }
 
 int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fatelf_diag *d)
@@ -1146,51 +1360,70 @@ int store_dir_add_mode(store *s, const char *path, int64_t package_id, int mode,
 	return 0;
 }
 
-int store_dirs_of(store *s, int64_t package_id, store_dir_cb cb, void *userdata, fatelf_diag *d)
+void store_dirs_free(store_dir *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)v[i].path);
+	free(v);
+}
+
+/* The rows of a statement that selects path, package_id, mode. */
+static int dirs_read(store *s, sqlite3_stmt *st, store_dir **ret, size_t *ret_n, fatelf_diag *d)
+{
+	store_dir *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r < 0)
+			goto fail;
+		v[n] = (store_dir) {
+			.path = strdup_or_null(column_text(st, 0)),
+			.package_id = sqlite3_column_int64(st, 1),
+			.mode = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2),
+		};
+		if (!v[n++].path) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto fail;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		r = sqlite_fail(s->db, rc, "listing directories", d);
+		goto fail;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	store_dirs_free(v, n);
+	return r;
+}
+
+int store_dirs_of(store *s, int64_t package_id, store_dir **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	int r;
 
 	r = stmt_get(s, STMT_DIRS_OF, &st, d);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, package_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = cb(column_text(st, 0), userdata);
-		if (r < 0)
-			return r;
-		n++;
-	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing directories", d);
-	return n;
+	return dirs_read(s, st, ret, ret_n, d);
 }
 
-int store_dirs_with_modes(store *s, int64_t package_id, store_dir_mode_cb cb, void *userdata,
+int store_dirs_with_modes(store *s, int64_t package_id, store_dir **ret, size_t *ret_n,
 			  fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	int r;
 
 	r = stmt_get(s, package_id > 0 ? STMT_DIRS_MODES_OF : STMT_DIRS_MODES_ALL, &st, d);
 	if (r < 0)
 		return r;
 	if (package_id > 0)
 		sqlite3_bind_int64(st, 1, package_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_dir dir = {
-			.path = column_text(st, 0),
-			.package_id = sqlite3_column_int64(st, 1),
-			.mode = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2),
-		};
-		r = cb(&dir, userdata);
-		if (r < 0)
-			return r;
-		n++;
-	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing directories", d);
-	return n;
+	return dirs_read(s, st, ret, ret_n, d);
 }
 
 int store_dir_other_owners(store *s, const char *path, int64_t package_id, uint64_t *ret,
@@ -1225,33 +1458,46 @@ int store_dirs_delete_package(store *s, int64_t package_id, fatelf_diag *d)
 
 /* History */
 
-/* The row's strings point into the statement: valid until the next step. */
-static void tx_from_row(sqlite3_stmt *st, store_tx *t)
+/* The row's strings point into the statement: valid until the next step.
+ * A kind or state this program does not know is refused. */
+static int tx_from_row(sqlite3_stmt *st, store_tx *t, fatelf_diag *d)
 {
+	int r;
+
 	*t = (store_tx) {
 		.id = sqlite3_column_int64(st, 0),
-		.kind = column_text(st, 1),
 		.package = column_text(st, 2),
 		.old_version = column_text(st, 3),
 		.new_version = column_text(st, 4),
-		.state = column_text(st, 5),
 		.started_at = sqlite3_column_int64(st, 6),
 		.finished_at = sqlite3_column_int64(st, 7),
 		.bytes_written = (uint64_t)sqlite3_column_int64(st, 8),
 		.bytes_saved = sqlite3_column_int64(st, 9),
 		.error = column_text(st, 10),
 	};
+	r = store_tx_kind_from_text(column_text(st, 1), &t->kind, d);
+	if (r >= 0)
+		r = store_tx_state_from_text(column_text(st, 5), &t->state, d);
+	if (r < 0 && d)
+		snprintf(d->subject, sizeof(d->subject), "transaction %lld", (long long)t->id);
+	return r;
 }
 
 /* Binds a transaction's start (kind, package, versions, time) from column
  * first on, in that order: the statements that begin and adopt rows share it. */
-static void bind_tx_start(sqlite3_stmt *st, int first, const store_tx *t)
+static int bind_tx_start(sqlite3_stmt *st, int first, const store_tx *t, fatelf_diag *d)
 {
-	bind_text(st, first, t->kind);
+	const char *kind;
+	int r = ENUM_TEXT(store_tx_kind, t->kind, "transaction kind", &kind, d);
+
+	if (r < 0)
+		return r;
+	bind_text(st, first, kind);
 	bind_text(st, first + 1, t->package);
 	bind_text(st, first + 2, t->old_version);
 	bind_text(st, first + 3, t->new_version);
 	sqlite3_bind_int64(st, first + 4, t->started_at);
+	return 0;
 }
 
 /* The queued row store_tx_adopt named becomes the pending one; false when
@@ -1267,7 +1513,9 @@ static int tx_adopt(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
-	bind_tx_start(st, 2, t);
+	r = bind_tx_start(st, 2, t, d);
+	if (r < 0)
+		return r;
 	r = stmt_done(s, st, "starting a queued transaction", d);
 	if (r < 0)
 		return r;
@@ -1291,7 +1539,9 @@ int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
 	r = stmt_get(s, STMT_TX_BEGIN, &st, d);
 	if (r < 0)
 		return r;
-	bind_tx_start(st, 1, t);
+	r = bind_tx_start(st, 1, t, d);
+	if (r < 0)
+		return r;
 	r = stmt_done(s, st, "recording a transaction", d);
 	if (r < 0)
 		return r;
@@ -1300,18 +1550,22 @@ int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
 	return 0;
 }
 
-int store_tx_finish(store *s, int64_t id, const char *state, int64_t finished_at,
+int store_tx_finish(store *s, int64_t id, store_tx_state state, int64_t finished_at,
 		    uint64_t bytes_written, int64_t bytes_saved, const char *error,
 		    fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	const char *text;
 	int r;
 
+	r = ENUM_TEXT(store_tx_state, state, "transaction state", &text, d);
+	if (r < 0)
+		return r;
 	r = stmt_get(s, STMT_TX_FINISH, &st, d);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
-	bind_text(st, 2, state);
+	bind_text(st, 2, text);
 	sqlite3_bind_int64(st, 3, finished_at);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)bytes_written);
 	sqlite3_bind_int64(st, 5, bytes_saved);
@@ -1325,16 +1579,20 @@ int store_tx_finish(store *s, int64_t id, const char *state, int64_t finished_at
 	return 0;
 }
 
-int store_tx_queue(store *s, const char *kind, const char *package, int64_t queued_at,
+int store_tx_queue(store *s, store_tx_kind kind, const char *package, int64_t queued_at,
 		   int64_t *ret_id, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	const char *text;
 	int r;
 
+	r = ENUM_TEXT(store_tx_kind, kind, "transaction kind", &text, d);
+	if (r < 0)
+		return r;
 	r = stmt_get(s, STMT_TX_QUEUE, &st, d);
 	if (r < 0)
 		return r;
-	bind_text(st, 1, kind);
+	bind_text(st, 1, text);
 	bind_text(st, 2, package);
 	sqlite3_bind_int64(st, 3, queued_at);
 	r = stmt_done(s, st, "queueing a transaction", d);
@@ -1349,20 +1607,21 @@ void store_tx_adopt(store *s, int64_t id)
 	s->adopt_id = id;
 }
 
-int store_tx_dequeue(store *s, int64_t id, const char *state, int64_t finished_at, const char *error,
-		     fatelf_diag *d)
+/* Closes (with state's text) or, with text NULL, deletes a queued row. */
+static int tx_unqueue(store *s, int64_t id, const char *text, int64_t finished_at, const char *error,
+		      fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r;
 
 	if (s->adopt_id == id)
 		s->adopt_id = 0;
-	r = stmt_get(s, state ? STMT_TX_DEQUEUE : STMT_TX_DELETE_QUEUED, &st, d);
+	r = stmt_get(s, text ? STMT_TX_DEQUEUE : STMT_TX_DELETE_QUEUED, &st, d);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
-	if (state) {
-		bind_text(st, 2, state);
+	if (text) {
+		bind_text(st, 2, text);
 		sqlite3_bind_int64(st, 3, finished_at);
 		bind_text(st, 4, error);
 	}
@@ -1370,6 +1629,22 @@ int store_tx_dequeue(store *s, int64_t id, const char *state, int64_t finished_a
 	if (r < 0)
 		return r;
 	return sqlite3_changes(s->db) > 0;
+}
+
+int store_tx_dequeue(store *s, int64_t id, store_tx_state state, int64_t finished_at,
+		     const char *error, fatelf_diag *d)
+{
+	const char *text;
+	int r = ENUM_TEXT(store_tx_state, state, "transaction state", &text, d);
+
+	if (r < 0)
+		return r;
+	return tx_unqueue(s, id, text, finished_at, error, d);
+}
+
+int store_tx_drop_queued(store *s, int64_t id, fatelf_diag *d)
+{
+	return tx_unqueue(s, id, NULL, 0, NULL, d);
 }
 
 int store_tx_cancel_queued(store *s, int64_t finished_at, const char *error, fatelf_diag *d)
@@ -1388,37 +1663,13 @@ int store_tx_cancel_queued(store *s, int64_t finished_at, const char *error, fat
 	return sqlite3_changes(s->db);
 }
 
-int store_tx_list(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
-
-	r = stmt_get(s, STMT_TX_LIST, &st, d);
-	if (r < 0)
-		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_tx t;
-
-		tx_from_row(st, &t);
-		r = cb(&t, userdata);
-		if (r < 0)
-			return r;
-		n++;
-	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing history", d);
-	return n;
-}
-
 void store_tx_done(store_tx *t)
 {
 	if (!t)
 		return;
-	free((char *)t->kind);
 	free((char *)t->package);
 	free((char *)t->old_version);
 	free((char *)t->new_version);
-	free((char *)t->state);
 	free((char *)t->error);
 	memset(t, 0, sizeof(*t));
 }
@@ -1428,13 +1679,11 @@ static int tx_copy(const store_tx *row, store_tx *ret, fatelf_diag *d)
 {
 	store_tx copy = *row;
 
-	copy.kind = strdup_or_null(row->kind);
 	copy.package = strdup_or_null(row->package);
 	copy.old_version = strdup_or_null(row->old_version);
 	copy.new_version = strdup_or_null(row->new_version);
-	copy.state = strdup_or_null(row->state);
 	copy.error = strdup_or_null(row->error);
-	if (!copy.kind || !copy.state || (row->package && !copy.package) ||
+	if ((row->package && !copy.package) ||
 	    (row->old_version && !copy.old_version) || (row->new_version && !copy.new_version) ||
 	    (row->error && !copy.error)) {
 		store_tx_done(&copy);
@@ -1460,16 +1709,66 @@ int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d)
 				       (long long)id);
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a transaction", d);
-	tx_from_row(st, &row);
+	r = tx_from_row(st, &row, d);
+	if (r < 0)
+		return r;
 	return tx_copy(&row, ret, d);
 }
 
-int store_tx_history(store *s, const char *package, uint64_t limit, store_tx_cb cb,
-		     void *userdata, fatelf_diag *d)
+void store_txs_free(store_tx *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_tx_done(&v[i]);
+	free(v);
+}
+
+/* The rows of a statement that selects TX_COLUMNS. */
+static int txs_read(store *s, sqlite3_stmt *st, store_tx **ret, size_t *ret_n, fatelf_diag *d)
+{
+	store_tx *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_tx t;
+
+		r = tx_from_row(st, &t, d);
+		if (r >= 0)
+			r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0)
+			r = tx_copy(&t, &v[n], d);
+		if (r < 0)
+			goto fail;
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		r = sqlite_fail(s->db, rc, "listing history", d);
+		goto fail;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	store_txs_free(v, n);
+	return r;
+}
+
+int store_tx_list(store *s, store_tx **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = stmt_get(s, STMT_TX_LIST, &st, d);
+
+	if (r < 0)
+		return r;
+	return txs_read(s, st, ret, ret_n, d);
+}
+
+int store_tx_history(store *s, const char *package, uint64_t limit, store_tx **ret, size_t *ret_n,
+		     fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	sqlite3_int64 max = limit == 0 || limit > INT64_MAX ? -1 : (sqlite3_int64)limit;
-	int r, rc, n = 0;
+	int r;
 
 	r = stmt_get(s, package ? STMT_TX_HISTORY_OF : STMT_TX_HISTORY_ALL, &st, d);
 	if (r < 0)
@@ -1479,83 +1778,43 @@ int store_tx_history(store *s, const char *package, uint64_t limit, store_tx_cb 
 		sqlite3_bind_int64(st, 2, max);
 	} else
 		sqlite3_bind_int64(st, 1, max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_tx t;
-
-		tx_from_row(st, &t);
-		r = cb(&t, userdata);
-		if (r < 0)
-			return r;
-		n++;
-	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing history", d);
-	return n;
+	return txs_read(s, st, ret, ret_n, d);
 }
 
-/* The first pending row after id `after` (copied); 1 when found, 0 when
- * there is none. */
-static int tx_pending_next(store *s, int64_t after, store_tx *ret, fatelf_diag *d)
+/* Read whole before the caller sees a row, so recovery may finish each
+ * row (and commit) while it goes through them. */
+int store_tx_pending(store *s, store_tx **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	store_tx row;
-	int r, rc;
+	int r = stmt_get(s, STMT_TX_PENDING, &st, d);
 
-	r = stmt_get(s, STMT_TX_PENDING_NEXT, &st, d);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, after);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return sqlite_fail(s->db, rc, "listing pending transactions", d);
-	tx_from_row(st, &row);
-	r = tx_copy(&row, ret, d);
-	return r < 0 ? r : 1;
-}
-
-/* Recovery finishes each row (and may commit) from its callback, so the
- * walk holds no statement open while the callback runs: it copies one row
- * and asks again for the next id. */
-int store_tx_pending(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d)
-{
-	int64_t after = INT64_MIN;
-	int r, n = 0;
-
-	for (;;) {
-		store_tx t;
-
-		r = tx_pending_next(s, after, &t, d);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			return n;
-		after = t.id;
-		r = cb(&t, userdata);
-		store_tx_done(&t);
-		if (r < 0)
-			return r;
-		n++;
-	}
+	return txs_read(s, st, ret, ret_n, d);
 }
 
 /* Journal */
 int store_journal_add(store *s, const store_journal_op *op, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	const char *optext, *statetext;
 	int r, rc;
 
+	r = ENUM_TEXT(store_jop, op->op, "journal operation", &optext, d);
+	if (r >= 0)
+		r = ENUM_TEXT(store_jstate, op->state, "journal state", &statetext, d);
+	if (r < 0)
+		return r;
 	r = stmt_get(s, STMT_JOURNAL_ADD, &st, d);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, op->txid);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)op->seq);
-	bind_text(st, 3, op->op);
+	bind_text(st, 3, optext);
 	bind_text(st, 4, op->path);
 	bind_text(st, 5, op->temp_path);
 	bind_text(st, 6, op->backup_path);
-	bind_text(st, 7, op->state ? op->state : "staged");
+	bind_text(st, 7, statetext);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
 		return fatelf_diag_set(d, -EEXIST, -1,
@@ -1570,35 +1829,66 @@ int store_journal_add(store *s, const store_journal_op *op, fatelf_diag *d)
 	return 0;
 }
 
-int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata,
-		     fatelf_diag *d)
+void store_journal_free(store_journal_op *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)v[i].path);
+		free((char *)v[i].temp_path);
+		free((char *)v[i].backup_path);
+	}
+	free(v);
+}
+
+int store_journal_of(store *s, int64_t txid, store_journal_op **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	store_journal_op *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
 
 	r = stmt_get(s, STMT_JOURNAL_OF, &st, d);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, txid);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_journal_op op = {
+		const char *path = column_text(st, 3), *temp = column_text(st, 4),
+			   *backup = column_text(st, 5);
+		store_journal_op *o;
+
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r < 0)
+			goto fail;
+		o = &v[n++];
+		*o = (store_journal_op) {
 			.txid = sqlite3_column_int64(st, 0),
 			.seq = (uint64_t)sqlite3_column_int64(st, 1),
-			.op = column_text(st, 2),
-			.path = column_text(st, 3),
-			.temp_path = column_text(st, 4),
-			.backup_path = column_text(st, 5),
-			.state = column_text(st, 6),
+			.path = strdup_or_null(path),
+			.temp_path = strdup_or_null(temp),
+			.backup_path = strdup_or_null(backup),
 		};
-
-		r = cb(&op, userdata);
-		if (r < 0)
-			return r;
-		n++;
+		if ((path && !o->path) || (temp && !o->temp_path) || (backup && !o->backup_path)) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto fail;
+		}
+		r = store_jop_from_text(column_text(st, 2), &o->op, d);
+		if (r >= 0)
+			r = store_jstate_from_text(column_text(st, 6), &o->state, d);
+		if (r < 0) {
+			if (d)
+				snprintf(d->subject, sizeof(d->subject), "transaction %lld", (long long)txid);
+			goto fail;
+		}
 	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "reading the journal", d);
-	return n;
+	if (rc != SQLITE_DONE) {
+		r = sqlite_fail(s->db, rc, "reading the journal", d);
+		goto fail;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	store_journal_free(v, n);
+	return r;
 }
 
 /* Sets one text column of one journal entry (its state or its temp). */
@@ -1624,10 +1914,15 @@ static int journal_entry_update(store *s, enum stmt_id id, int64_t txid, uint64_
 	return 0;
 }
 
-int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
+int store_journal_set_state(store *s, int64_t txid, uint64_t seq, store_jstate state,
 			    fatelf_diag *d)
 {
-	return journal_entry_update(s, STMT_JOURNAL_SET_STATE, txid, seq, state, "updating a journal entry", d);
+	const char *text;
+	int r = ENUM_TEXT(store_jstate, state, "journal state", &text, d);
+
+	if (r < 0)
+		return r;
+	return journal_entry_update(s, STMT_JOURNAL_SET_STATE, txid, seq, text, "updating a journal entry", d);
 }
 
 int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
@@ -1649,39 +1944,29 @@ int store_journal_clear(store *s, int64_t txid, fatelf_diag *d)
 	return stmt_done(s, st, "clearing a journal", d);
 }
 
-/* The smallest txid with journal rows after `after`; 1 when found. */
-static int journal_next_txid(store *s, int64_t after, int64_t *ret, fatelf_diag *d)
+int store_journal_txids(store *s, int64_t **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t *v = NULL;
+	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_JOURNAL_NEXT_TXID, &st, d);
+	r = stmt_get(s, STMT_JOURNAL_TXIDS, &st, d);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, after);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return sqlite_fail(s->db, rc, "reading the journal", d);
-	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
-		return 0;
-	*ret = sqlite3_column_int64(st, 0);
-	return 1;
-}
-
-/* Recovery clears each journal from its callback, so, as for pending
- * transactions, no statement stays open while the callback runs. */
-int store_journal_txids(store *s, store_txid_cb cb, void *userdata, fatelf_diag *d)
-{
-	int64_t txid = INT64_MIN;
-	int r, n = 0;
-
-	for (;;) {
-		r = journal_next_txid(s, txid, &txid, d);
-		if (r <= 0)
-			return r < 0 ? r : n;
-		r = cb(txid, userdata);
-		if (r < 0)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r < 0) {
+			free(v);
 			return r;
-		n++;
+		}
+		v[n++] = sqlite3_column_int64(st, 0);
 	}
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return sqlite_fail(s->db, rc, "reading the journal", d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }

@@ -5,8 +5,15 @@
  * the directories a package owns, and the history and journal of mutating
  * transactions. This module owns all the SQL: the schema comes from the
  * migrations in schema/db/, embedded by the build, and every statement is
- * one entry of a table in store.c, prepared once. Strings handed to
- * callbacks are valid only during the call.
+ * one entry of a table in store.c, prepared once.
+ *
+ * Columns that hold one of a closed set of texts ("file" or "symlink",
+ * "pending" or "committed", ...) are enums here; store.c has one table of
+ * texts for each, the texts the database holds. A text the table does not
+ * know is refused when read (-EBADMSG, naming the column and the text).
+ * List calls return arrays that the caller owns (each with its free
+ * function); only the walk over every file of the store streams through a
+ * callback, whose strings are valid only during the call.
  */
 #ifndef FATELF_STORE_H
 #define FATELF_STORE_H
@@ -26,6 +33,73 @@ extern const struct store_migration store_migrations[];
 extern const size_t store_migrations_count;
 
 typedef struct store store;
+
+/* The closed sets of column values, and their texts in the database. */
+typedef enum store_file_type {
+	STORE_FILE_REGULAR,             /* "file" */
+	STORE_FILE_SYMLINK,             /* "symlink" */
+	_STORE_FILE_TYPE_MAX,
+} store_file_type;
+typedef enum store_file_kind {
+	STORE_KIND_DATA,                /* "data" */
+	STORE_KIND_ELF,                 /* "elf" */
+	STORE_KIND_FATELF,              /* "fatelf" */
+	_STORE_KIND_MAX,
+} store_file_kind;
+typedef enum store_form {
+	STORE_FORM_AS_SHIPPED,          /* "as-shipped" */
+	STORE_FORM_THINNED,             /* "thinned" */
+	_STORE_FORM_MAX,
+} store_form;
+typedef enum store_tx_kind {
+	STORE_TX_INSTALL,               /* "install" */
+	STORE_TX_UPGRADE,               /* "upgrade" */
+	STORE_TX_REINSTALL,             /* "reinstall" */
+	STORE_TX_DOWNGRADE,             /* "downgrade" */
+	STORE_TX_REMOVE,                /* "remove" */
+	STORE_TX_THIN,                  /* "thin" */
+	_STORE_TX_KIND_MAX,
+} store_tx_kind;
+typedef enum store_tx_state {
+	STORE_TX_QUEUED,                /* "queued" */
+	STORE_TX_PENDING,               /* "pending" */
+	STORE_TX_COMMITTED,             /* "committed" */
+	STORE_TX_ROLLED_BACK,           /* "rolled-back" */
+	STORE_TX_FAILED,                /* "failed" */
+	STORE_TX_CANCELLED,             /* "cancelled" */
+	_STORE_TX_STATE_MAX,
+} store_tx_state;
+typedef enum store_jop {
+	STORE_JOP_CREATE,               /* "create": temp -> path; path did not exist */
+	STORE_JOP_REPLACE,              /* "replace": temp -> path over the old file */
+	STORE_JOP_REMOVE,               /* "remove": unlink path (moved to temp first) */
+	STORE_JOP_MKDIR,                /* "mkdir": path created while staging */
+	STORE_JOP_RMDIR,                /* "rmdir": rmdir path after commit, if empty */
+	_STORE_JOP_MAX,
+} store_jop;
+typedef enum store_jstate {
+	STORE_JSTATE_STAGED,            /* "staged" */
+	STORE_JSTATE_DONE,              /* "done" */
+	STORE_JSTATE_UNDONE,            /* "undone" */
+	_STORE_JSTATE_MAX,
+} store_jstate;
+/* X_to_text: the database's text of a value (NULL when out of range).
+ * X_from_text: the value of a text; -EBADMSG, naming it, for a text that
+ * is not one of the set. */
+const char *store_file_type_to_text(store_file_type v);
+int store_file_type_from_text(const char *text, store_file_type *ret, fatelf_diag *d);
+const char *store_file_kind_to_text(store_file_kind v);
+int store_file_kind_from_text(const char *text, store_file_kind *ret, fatelf_diag *d);
+const char *store_form_to_text(store_form v);
+int store_form_from_text(const char *text, store_form *ret, fatelf_diag *d);
+const char *store_tx_kind_to_text(store_tx_kind v);
+int store_tx_kind_from_text(const char *text, store_tx_kind *ret, fatelf_diag *d);
+const char *store_tx_state_to_text(store_tx_state v);
+int store_tx_state_from_text(const char *text, store_tx_state *ret, fatelf_diag *d);
+const char *store_jop_to_text(store_jop v);
+int store_jop_from_text(const char *text, store_jop *ret, fatelf_diag *d);
+const char *store_jstate_to_text(store_jstate v);
+int store_jstate_from_text(const char *text, store_jstate *ret, fatelf_diag *d);
 
 /* Opening and closing */
 enum {
@@ -62,7 +136,6 @@ typedef struct store_package {
 	int64_t installed_at;   /* seconds since the epoch */
 	const char *policy;
 } store_package;
-typedef int (*store_package_cb)(const store_package *p, void *userdata);
 
 /* -EEXIST when a package of that name is installed. */
 int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_diag *d);
@@ -70,9 +143,10 @@ int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_
  * -ENOENT when not installed. */
 int store_package_get(store *s, const char *name, store_package *ret, fatelf_diag *d);
 void store_package_done(store_package *p);
-/* Calls cb for each package by name; a negative return from cb stops the
- * walk and is returned. Returns the number of packages. */
-int store_package_list(store *s, store_package_cb cb, void *userdata, fatelf_diag *d);
+/* Every package by name, in *ret (free with store_packages_free), their
+ * number in *ret_n. */
+int store_package_list(store *s, store_package **ret, size_t *ret_n, fatelf_diag *d);
+void store_packages_free(store_package *v, size_t n);
 /* Removes the package with its files, records and dirs; -ENOENT if absent. */
 int store_package_remove(store *s, const char *name, fatelf_diag *d);
 
@@ -96,14 +170,14 @@ int store_package_count(store *s, uint64_t *ret, fatelf_diag *d);
 typedef struct store_file {
 	const char *path;       /* absolute, inside the daemon's root */
 	int64_t package_id;
-	const char *type;       /* "file" or "symlink" */
+	store_file_type type;
 	uint32_t mode;          /* permission bits, 07777 at most */
 	uint64_t size;          /* as shipped */
 	const char *sha256;     /* hex, as shipped; NULL for symlinks */
 	const char *link_target;
 	int config;
-	const char *kind;       /* "data", "elf" or "fatelf" */
-	const char *installed_form; /* "as-shipped" or "thinned" */
+	store_file_kind kind;
+	store_form installed_form;
 	uint64_t installed_size;
 	const char *installed_sha256;
 } store_file;
@@ -113,10 +187,10 @@ typedef int (*store_file_cb)(const store_file *f, void *userdata);
 int store_file_add(store *s, const store_file *f, fatelf_diag *d);
 /* The owning package's name (malloc'd); -ENOENT when the path is unowned. */
 int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag *d);
-/* Calls cb for each file of the package by path; -ENOENT when the package is
- * not installed. Returns the number of files. */
-int store_files_of(store *s, const char *package, store_file_cb cb, void *userdata,
-		   fatelf_diag *d);
+/* The files of the package by path, in *ret (free with store_files_free);
+ * -ENOENT when the package is not installed. */
+int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d);
+void store_files_free(store_file *v, size_t n);
 
 /* Fills ret with the row (strdup'ed strings; free with store_file_done)
  * and *ret_package (may be NULL) with the owner's name; -ENOENT when unowned. */
@@ -127,21 +201,21 @@ int store_file_delete(store *s, const char *path, fatelf_diag *d);
 /* Deletes every file row of a package (an upgrade rewrites them). */
 int store_files_delete_package(store *s, int64_t package_id, fatelf_diag *d);
 /* Sets the installed form, size and hash of a file (thin). */
-int store_file_set_installed(store *s, const char *path, const char *installed_form,
+int store_file_set_installed(store *s, const char *path, store_form installed_form,
 			     uint64_t installed_size, const char *installed_sha256, fatelf_diag *d);
-/* Calls cb for every file of every package, by path (verify all, thin all). */
+/* Calls cb for every file of every package, by path (verify all, thin
+ * all); a negative return from cb stops the walk and is returned. A
+ * stream rather than an array: a store may hold millions of files, and
+ * its callers keep only a few columns of each, or only some files. */
 int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d);
 
 /* FatELF records of a fat file as shipped */
 typedef struct store_record {
 	const char *path;
 	unsigned idx;
-	const char *target;     /* the record's name, e.g. "x86_64:64bits:le:sysv:osabiver0" */
-	uint16_t machine;
-	uint8_t osabi;
-	uint8_t osabi_version;
-	uint8_t word_size;
-	uint8_t byte_order;
+	/* The database also keeps its name (fatelf_target_format), for
+	 * people who read it with sqlite3. */
+	fatelf_target target;
 	uint64_t offset;
 	uint64_t size;
 	const char *sha256;
@@ -149,10 +223,10 @@ typedef struct store_record {
 } store_record;
 int store_record_add(store *s, const store_record *r, fatelf_diag *d);
 
-/* Calls cb for each record of a file, by idx; returns the count. */
-typedef int (*store_record_cb)(const store_record *r, void *userdata);
-int store_records_of(store *s, const char *path, store_record_cb cb, void *userdata,
-		     fatelf_diag *d);
+/* The records of a file by idx, in *ret (free with store_records_free);
+ * -ENOENT when no file row has path. */
+int store_records_of(store *s, const char *path, store_record **ret, size_t *ret_n, fatelf_diag *d);
+void store_records_free(store_record *v, size_t n);
 int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fatelf_diag *d);
 
 /* Directories a package owns (several packages may own one directory) */
@@ -160,20 +234,19 @@ int store_dir_add(store *s, const char *path, int64_t package_id, fatelf_diag *d
 /* The same with the mode the directory had when installed (-1: unknown);
  * adding it again updates the mode. */
 int store_dir_add_mode(store *s, const char *path, int64_t package_id, int mode, fatelf_diag *d);
-typedef int (*store_dir_cb)(const char *path, void *userdata);
 typedef struct store_dir {
 	const char *path;
 	int64_t package_id;
 	int mode;               /* as installed; -1 when not recorded */
 } store_dir;
-typedef int (*store_dir_mode_cb)(const store_dir *dir, void *userdata);
 /* Each directory of package_id (0: of every package) with its mode, by
- * path; returns the count. */
-int store_dirs_with_modes(store *s, int64_t package_id, store_dir_mode_cb cb, void *userdata,
+ * path, in *ret (free with store_dirs_free). */
+int store_dirs_with_modes(store *s, int64_t package_id, store_dir **ret, size_t *ret_n,
 			  fatelf_diag *d);
-/* Calls cb for each directory of the package, deepest first (path
- * descending), so a caller can rmdir in that order. */
-int store_dirs_of(store *s, int64_t package_id, store_dir_cb cb, void *userdata, fatelf_diag *d);
+/* The directories of the package, deepest first (path descending), so a
+ * caller can rmdir in that order. */
+int store_dirs_of(store *s, int64_t package_id, store_dir **ret, size_t *ret_n, fatelf_diag *d);
+void store_dirs_free(store_dir *v, size_t n);
 /* How many packages other than package_id own path. */
 int store_dir_other_owners(store *s, const char *path, int64_t package_id, uint64_t *ret,
 			   fatelf_diag *d);
@@ -182,18 +255,17 @@ int store_dirs_delete_package(store *s, int64_t package_id, fatelf_diag *d);
 /* History of mutating transactions */
 typedef struct store_tx {
 	int64_t id;             /* set by the store on reads */
-	const char *kind;       /* install, upgrade, reinstall, downgrade, remove, thin */
+	store_tx_kind kind;
 	const char *package;
 	const char *old_version;
 	const char *new_version;
-	const char *state;      /* queued, pending, committed, rolled-back, failed, cancelled */
+	store_tx_state state;   /* ignored by store_tx_begin (a new row is pending) */
 	int64_t started_at;
 	int64_t finished_at;    /* 0 while pending */
 	uint64_t bytes_written;
 	int64_t bytes_saved;
 	const char *error;      /* NULL when none */
 } store_tx;
-typedef int (*store_tx_cb)(const store_tx *t, void *userdata);
 
 /* Adds a pending history row (kind, package, versions, started_at), or
  * fills the queued row that store_tx_adopt named, when it is still queued. */
@@ -203,63 +275,64 @@ int store_tx_begin(store *s, const store_tx *t, int64_t *ret_id, fatelf_diag *d)
  * the transaction's id from then on: store_tx_adopt(s, id) makes the next
  * store_tx_begin on s take that row over (0: none), so the job's first
  * transaction keeps it. store_tx_dequeue closes a row still queued with
- * state (with finished_at and error) or, with state NULL, deletes it (a
+ * state (with finished_at and error), store_tx_drop_queued deletes it (a
  * job that opened no transaction): 1 when it did, 0 when the row was not
  * queued (any more). store_tx_cancel_queued closes every queued row as
  * cancelled (a start after a stop that left some) and returns how many.
  */
-int store_tx_queue(store *s, const char *kind, const char *package, int64_t queued_at,
+int store_tx_queue(store *s, store_tx_kind kind, const char *package, int64_t queued_at,
 		   int64_t *ret_id, fatelf_diag *d);
 void store_tx_adopt(store *s, int64_t id);
-int store_tx_dequeue(store *s, int64_t id, const char *state, int64_t finished_at, const char *error,
-		     fatelf_diag *d);
+int store_tx_dequeue(store *s, int64_t id, store_tx_state state, int64_t finished_at,
+		     const char *error, fatelf_diag *d);
+int store_tx_drop_queued(store *s, int64_t id, fatelf_diag *d);
 int store_tx_cancel_queued(store *s, int64_t finished_at, const char *error, fatelf_diag *d);
 /* Closes a pending row with its final state, finish time, byte counts and
  * error; -ENOENT when no pending row has that id. */
-int store_tx_finish(store *s, int64_t id, const char *state, int64_t finished_at,
+int store_tx_finish(store *s, int64_t id, store_tx_state state, int64_t finished_at,
 		    uint64_t bytes_written, int64_t bytes_saved, const char *error,
 		    fatelf_diag *d);
-/* Calls cb for each history row, oldest first; returns the count. */
-int store_tx_list(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d);
+/* Every history row, oldest first, in *ret (free with store_txs_free). */
+int store_tx_list(store *s, store_tx **ret, size_t *ret_n, fatelf_diag *d);
+void store_txs_free(store_tx *v, size_t n);
 
 /* Fills ret (strdup'ed strings; store_tx_done); -ENOENT when no row. */
 int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d);
 void store_tx_done(store_tx *t);
 /* Newest first: the rows of package (NULL: all), at most limit (0: all). */
-int store_tx_history(store *s, const char *package, uint64_t limit, store_tx_cb cb,
-		     void *userdata, fatelf_diag *d);
-/* Calls cb for every row still pending (a crash cut them off), oldest first. */
-int store_tx_pending(store *s, store_tx_cb cb, void *userdata, fatelf_diag *d);
+int store_tx_history(store *s, const char *package, uint64_t limit, store_tx **ret, size_t *ret_n,
+		     fatelf_diag *d);
+/* Every row still pending (a crash cut them off), oldest first. */
+int store_tx_pending(store *s, store_tx **ret, size_t *ret_n, fatelf_diag *d);
 /* Marks a pending row committed (finish time, byte counts) but keeps its
  * journal: the renames still to do are rolled forward after a crash. */
 #define store_tx_mark_committed(s, id, at, written, saved, d) \
-	store_tx_finish((s), (id), "committed", (at), (written), (saved), NULL, (d))
+	store_tx_finish((s), (id), STORE_TX_COMMITTED, (at), (written), (saved), NULL, (d))
 
 /* Journal: the file operations of a transaction, written before any file
  * is touched, so recovery knows every temp name and target. */
 typedef struct store_journal_op {
 	int64_t txid;
 	uint64_t seq;
-	const char *op;             /* create, replace, remove, mkdir, rmdir */
+	store_jop op;
 	const char *path;           /* absolute inside the root */
 	const char *temp_path;      /* create/replace: the hidden temp name */
 	const char *backup_path;    /* unused (NULL) unless an op needs one */
-	const char *state;          /* staged, done, undone */
+	store_jstate state;
 } store_journal_op;
-typedef int (*store_journal_cb)(const store_journal_op *op, void *userdata);
 int store_journal_add(store *s, const store_journal_op *op, fatelf_diag *d);
-/* By seq ascending; returns the count. */
-int store_journal_of(store *s, int64_t txid, store_journal_cb cb, void *userdata,
-		     fatelf_diag *d);
-int store_journal_set_state(store *s, int64_t txid, uint64_t seq, const char *state,
+/* A transaction's entries by seq ascending, in *ret (free with
+ * store_journal_free). */
+int store_journal_of(store *s, int64_t txid, store_journal_op **ret, size_t *ret_n, fatelf_diag *d);
+void store_journal_free(store_journal_op *v, size_t n);
+int store_journal_set_state(store *s, int64_t txid, uint64_t seq, store_jstate state,
 			    fatelf_diag *d);
 /* Names another temp for one entry (its first name was taken on disk). */
 int store_journal_set_temp(store *s, int64_t txid, uint64_t seq, const char *temp_path,
 			   fatelf_diag *d);
 /* Deletes a transaction's journal rows. */
 int store_journal_clear(store *s, int64_t txid, fatelf_diag *d);
-/* Calls cb(txid) for each transaction that has journal rows, ascending. */
-typedef int (*store_txid_cb)(int64_t txid, void *userdata);
-int store_journal_txids(store *s, store_txid_cb cb, void *userdata, fatelf_diag *d);
+/* The transactions that have journal rows, ascending, in *ret (free()). */
+int store_journal_txids(store *s, int64_t **ret, size_t *ret_n, fatelf_diag *d);
 
 #endif

@@ -178,6 +178,9 @@ for d in lib/basic lib/fatelf lib/run lib/bundle lib/varlink lib/install; do
 	fi
 	check_eq "no call cycle between the files of $d" "" "$(file_edges "${objs[@]}" | file_cycles)"
 done
+iedges=$(file_edges "$top_builddir"/lib/install/lib*_a-*.o)
+check_eq "the transaction calls neither the engine's object nor its recovery" "" \
+	"$(printf '%s\n' "$iedges" | awk '$1 == "engine_tx" && ($2 == "engine" || $2 == "engine_recover")')"
 check_match "host.c uses target.c, not the reverse" "^host target$" \
 	"$(file_edges "$top_builddir"/lib/fatelf/lib*_a-host.o "$top_builddir"/lib/fatelf/lib*_a-target.o)"
 

@@ -15,7 +15,7 @@ PATTERN="(^|[^A-Za-z0-9_])($READERS)[[:space:]]*\\(([^;]*[^A-Za-z0-9_])?(msg|mes
 # its own messages by asking whether the message names it already. That
 # is wording, not a fact any caller receives; it goes once every message
 # of the install layer follows diag.h ("msg never names the file").
-ALLOWED='^lib/install/engine_tx\.c:[0-9]+:.*fatelf_text_names\(|^lib/basic/text\.[ch]:[0-9]+:bool fatelf_text_names\('
+ALLOWED='^lib/install/engine_diag\.c:[0-9]+:.*fatelf_text_names\(|^lib/basic/text\.[ch]:[0-9]+:bool fatelf_text_names\('
 
 # scan FILE...: prints the offending lines as FILE:LINE: TEXT. String and
 # character literals are blanked first, so a JSON key "message" is not a

@@ -573,8 +573,9 @@ START_TEST(test_jobjson)
 			    .signature = "verified", .signer = "0123456789abcdef",
 			    .taken = &taken, .ntaken = 1, .warnings = &warn, .nwarnings = 1 };
 	engine_result thin = { .kind = "thin", .dry_run = true };
-	store_tx pending = { .id = 9, .kind = "remove", .package = "x", .state = "pending", .started_at = 100 };
-	store_tx done = { .id = 8, .kind = "thin", .state = "failed", .started_at = 100, .finished_at = 101,
+	store_tx pending = { .id = 9, .kind = STORE_TX_REMOVE, .package = "x", .state = STORE_TX_PENDING,
+			     .started_at = 100 };
+	store_tx done = { .id = 8, .kind = STORE_TX_THIN, .state = STORE_TX_FAILED, .started_at = 100, .finished_at = 101,
 			  .error = "disk full" };
 	json_object *o;
 	char why[512];
@@ -645,7 +646,7 @@ START_TEST(test_job_names)
 	ck_assert_ptr_nonnull(j);
 	ck_assert_int_eq(j->fd, -1);
 	ck_assert_str_eq(job_kind_name(j->kind), "install");
-	ck_assert_str_eq(job_row_kind(j), "install");
+	ck_assert_int_eq(job_row_kind(j), STORE_TX_INSTALL);
 	ck_assert_str_eq(job_what(j), "bundle from fd");
 	ck_assert_ptr_null(job_row_package(j));
 	j->url = strdup("https://user:pw@example.org/b.fatelf");
@@ -659,7 +660,7 @@ START_TEST(test_job_names)
 
 	j = job_new(JOB_THIN);
 	ck_assert_ptr_nonnull(j);
-	ck_assert_str_eq(job_row_kind(j), "thin");
+	ck_assert_int_eq(job_row_kind(j), STORE_TX_THIN);
 	ck_assert_str_eq(job_what(j), "all packages");
 	j->packages = calloc(3, sizeof(char *));
 	ck_assert_ptr_nonnull(j->packages);
@@ -673,7 +674,7 @@ START_TEST(test_job_names)
 	ck_assert_ptr_nonnull(j);
 	j->package = strdup("x");
 	snprintf(j->diag.package, sizeof(j->diag.package), "x");
-	ck_assert_str_eq(job_row_kind(j), "remove");
+	ck_assert_int_eq(job_row_kind(j), STORE_TX_REMOVE);
 	ck_assert_str_eq(job_row_package(j), "x");
 	ck_assert_str_eq(job_what(j), "x");
 	ck_assert(job_diag_names_what(j));

@@ -329,25 +329,23 @@ struct hist {
 	unsigned n;
 };
 
-static int hist_cb(const store_tx *t, void *userdata)
-{
-	struct hist *h = userdata;
-
-	if (h->n++ == 0) {
-		snprintf(h->state, sizeof(h->state), "%s", t->state);
-		snprintf(h->error, sizeof(h->error), "%s", t->error ? t->error : "");
-		snprintf(h->kind, sizeof(h->kind), "%s", t->kind);
-	}
-	return 0;
-}
-
-/* The newest history row. */
+/* The newest history row, with its kind and state as the store spells
+ * them, and the number of rows. */
 static struct hist last_tx(engine *e)
 {
 	struct hist h = { 0 };
+	store_tx *v = NULL;
+	size_t n = 0;
 	fatelf_diag d;
 
-	ck_assert_int_ge(store_tx_history(engine_store(e), NULL, 0, hist_cb, &h, &d), 0);
+	ck_assert_int_eq(store_tx_history(engine_store(e), NULL, 0, &v, &n, &d), 0);
+	h.n = (unsigned)n;
+	if (n > 0) {
+		snprintf(h.state, sizeof(h.state), "%s", store_tx_state_to_text(v[0].state));
+		snprintf(h.error, sizeof(h.error), "%s", v[0].error ? v[0].error : "");
+		snprintf(h.kind, sizeof(h.kind), "%s", store_tx_kind_to_text(v[0].kind));
+	}
+	store_txs_free(v, n);
 	return h;
 }
 
@@ -408,16 +406,23 @@ struct recs {
 	char target[4][FATELF_TARGET_NAME_MAX];
 };
 
-static int rec_cb(const store_record *r, void *userdata)
+/* The records of path, their targets formatted; returns their number. */
+static int get_recs(engine *e, const char *path, struct recs *rs)
 {
-	struct recs *rs = userdata;
+	store_record *v = NULL;
+	size_t n = 0;
+	fatelf_diag d;
 
-	if (rs->n < 4) {
-		rs->kept[rs->n] = r->kept;
-		snprintf(rs->target[rs->n], FATELF_TARGET_NAME_MAX, "%s", r->target);
+	ck_assert_int_eq(store_records_of(engine_store(e), path, &v, &n, &d), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (rs->n < 4) {
+			rs->kept[rs->n] = v[i].kept;
+			fatelf_target_format(&v[i].target, rs->target[rs->n]);
+		}
+		rs->n++;
 	}
-	rs->n++;
-	return 0;
+	store_records_free(v, n);
+	return (int)n;
 }
 
 START_TEST(test_install_native)
@@ -463,19 +468,19 @@ START_TEST(test_install_native)
 	check_package(e, "hello", "1.0", NULL);
 	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/bin/hello", &f, &owner, &d), 0);
 	ck_assert_str_eq(owner, "hello");
-	ck_assert_str_eq(f.kind, "fatelf");
-	ck_assert_str_eq(f.installed_form, "thinned");
+	ck_assert_int_eq(f.kind, STORE_KIND_FATELF);
+	ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 	ck_assert_uint_eq(f.size, fat.len);
 	ck_assert_uint_eq(f.installed_size, x86.len);
 	ck_assert_uint_eq(f.mode, 0755);
 	store_file_done(&f);
 	free(owner);
-	ck_assert_int_eq(store_records_of(engine_store(e), "/opt/hello/bin/hello", rec_cb, &rs, &d), 2);
+	ck_assert_int_eq(get_recs(e, "/opt/hello/bin/hello", &rs), 2);
 	ck_assert_int_eq(rs.kept[0], 1);
 	ck_assert_int_eq(rs.kept[1], 0);
 	ck_assert_str_eq(rs.target[0], "x86_64:64bits:le:sysv:osabiver0");
 	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/lib/libh.so", &f, NULL, &d), 0);
-	ck_assert_str_eq(f.type, "symlink");
+	ck_assert_int_eq(f.type, STORE_FILE_SYMLINK);
 	ck_assert_str_eq(f.link_target, "libh.so.1");
 	store_file_done(&f);
 	ck_assert_int_eq(store_file_get(engine_store(e), "/etc/hello.conf", &f, NULL, &d), 0);
@@ -507,7 +512,7 @@ START_TEST(test_install_keep_policy)
 	ck_assert(root_file_is("/opt/hello/bin/hello", fat.buf, fat.len));
 	ck_assert_int_eq(res.bytes_saved, 0);
 	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/bin/hello", &f, NULL, &d), 0);
-	ck_assert_str_eq(f.installed_form, "as-shipped");
+	ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 	ck_assert_uint_eq(f.installed_size, fat.len);
 	store_file_done(&f);
 	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 0);
@@ -1316,10 +1321,10 @@ START_TEST(test_compatible_thins_fat_libraries)
 	/* the executable: both records, still fat */
 	ck_assert(root_file_is("/opt/lib/tool", exe.buf, exe.len));
 	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/lib/libz.so", &f, NULL, &d), 0);
-	ck_assert_str_eq(f.installed_form, "thinned");
+	ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 	ck_assert_uint_eq(f.installed_size, so_x86.len);
 	store_file_done(&f);
-	ck_assert_int_eq(store_records_of(engine_store(e), "/opt/lib/libz.so", rec_cb, &rs, &d), 2);
+	ck_assert_int_eq(get_recs(e, "/opt/lib/libz.so", &rs), 2);
 	ck_assert_int_eq(rs.kept[0], 1);
 	ck_assert_int_eq(rs.kept[1], 0);
 	ck_assert_int_eq(res.bytes_written, so_x86.len + exe.len);
@@ -1448,10 +1453,10 @@ START_TEST(test_recover_rolls_back)
 
 	setup();
 	e = open_engine(NULL);
-	ck_assert_int_eq(eng_tx_start(e, "install", "crash", NULL, "1", &tx, &d), 0);
-	ck_assert_int_ge(eng_tx_add(&tx, ENG_OP_MKDIR, "/opt", 0755, &d), 0);
-	ck_assert_int_ge(eng_tx_add(&tx, ENG_OP_MKDIR, "/opt/crash", 0755, &d), 0);
-	op = eng_tx_add(&tx, ENG_OP_CREATE, "/opt/crash/file", 0644, &d);
+	ck_assert_int_eq(eng_tx_start(e, STORE_TX_INSTALL, "crash", NULL, "1", &tx, &d), 0);
+	ck_assert_int_ge(eng_tx_add(&tx, STORE_JOP_MKDIR, "/opt", 0755, &d), 0);
+	ck_assert_int_ge(eng_tx_add(&tx, STORE_JOP_MKDIR, "/opt/crash", 0755, &d), 0);
+	op = eng_tx_add(&tx, STORE_JOP_CREATE, "/opt/crash/file", 0644, &d);
 	ck_assert_int_ge(op, 0);
 	/* Hidden, named for the transaction, and unguessable. */
 	char want[64], first[256];
@@ -1519,9 +1524,9 @@ START_TEST(test_recover_rolls_forward)
 	mkdir_at(rootdir, "opt");
 	tu_write_file(rpath("/opt/stale"), "stale\n", 6);
 	e = open_engine(NULL);
-	ck_assert_int_eq(eng_tx_start(e, "install", "crash", NULL, "1", &tx, &d), 0);
-	op = eng_tx_add(&tx, ENG_OP_CREATE, "/opt/new", 0640, &d);
-	rm = eng_tx_add(&tx, ENG_OP_REMOVE, "/opt/stale", 0, &d);
+	ck_assert_int_eq(eng_tx_start(e, STORE_TX_INSTALL, "crash", NULL, "1", &tx, &d), 0);
+	op = eng_tx_add(&tx, STORE_JOP_CREATE, "/opt/new", 0640, &d);
+	rm = eng_tx_add(&tx, STORE_JOP_REMOVE, "/opt/stale", 0, &d);
 	ck_assert_int_ge(rm, 0);
 	ck_assert_int_eq(eng_tx_journal(&tx, &d), 0);
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);

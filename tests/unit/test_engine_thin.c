@@ -233,35 +233,30 @@ static void sha256_of(const char *path, char hex[65])
 	free(buf);
 }
 
-static int count_tx(const store_tx *t, void *userdata)
-{
-	return 0;
-}
-
-static char last_state_buf[32];
-static int note_state(const store_tx *t, void *userdata)
-{
-	snprintf(last_state_buf, sizeof(last_state_buf), "%s", t->state);
-	return 0;
-}
-
-/* The state of the newest history row. */
+/* The state of the newest history row, as the store spells it. */
 static const char *last_state(engine *e)
 {
+	store_tx *v = NULL;
+	size_t n = 0;
 	fatelf_diag d;
+	const char *state;
 
-	last_state_buf[0] = '\0';
-	ck_assert_int_ge(store_tx_list(engine_store(e), note_state, NULL, &d), 1);
-	return last_state_buf;
+	ck_assert_int_eq(store_tx_list(engine_store(e), &v, &n, &d), 0);
+	ck_assert_uint_ge(n, 1);
+	state = store_tx_state_to_text(v[n - 1].state);
+	store_txs_free(v, n);
+	return state;
 }
 
 static int history_rows(engine *e)
 {
+	store_tx *v = NULL;
+	size_t n = 0;
 	fatelf_diag d;
-	int n = store_tx_list(engine_store(e), count_tx, NULL, &d);
 
-	ck_assert_int_ge(n, 0);
-	return n;
+	ck_assert_int_eq(store_tx_list(engine_store(e), &v, &n, &d), 0);
+	store_txs_free(v, n);
+	return (int)n;
 }
 
 /* The host's native record of a shipped file, extracted by the offline
@@ -289,24 +284,23 @@ struct kept {
 	unsigned n;
 };
 
-static int get_rec(const store_record *r, void *userdata)
-{
-	struct kept *k = userdata;
-
-	ck_assert_uint_lt(k->n, 8);
-	snprintf(k->target[k->n], FATELF_TARGET_NAME_MAX, "%s", r->target);
-	k->kept[k->n] = r->kept;
-	k->offset[k->n] = r->offset;
-	k->n++;
-	return 0;
-}
-
 static void records_of(engine *e, const char *path, struct kept *k)
 {
+	store_record *v = NULL;
+	size_t n = 0;
 	fatelf_diag d;
 
 	memset(k, 0, sizeof(*k));
-	ck_assert_int_ge(store_records_of(engine_store(e), path, get_rec, k, &d), 1);
+	ck_assert_int_eq(store_records_of(engine_store(e), path, &v, &n, &d), 0);
+	ck_assert_uint_ge(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_lt(k->n, 8);
+		fatelf_target_format(&v[i].target, k->target[k->n]);
+		k->kept[k->n] = v[i].kept;
+		k->offset[k->n] = v[i].offset;
+		k->n++;
+	}
+	store_records_free(v, n);
 }
 
 static void flip_byte(const char *path, uint64_t off)
@@ -356,7 +350,7 @@ START_TEST(test_thin_dry_run)
 		store_file f;
 		ck_assert(tu_file_equals(in_root(fat_files[i]), before[i], len[i]));
 		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[i], &f, NULL, &d), 0);
-		ck_assert_str_eq(f.installed_form, "as-shipped");
+		ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 		ck_assert_uint_eq(f.installed_size, len[i]);
 		store_file_done(&f);
 		free(before[i]);
@@ -398,8 +392,8 @@ START_TEST(test_thin_native)
 
 	store_tx t;
 	ck_assert_int_eq(store_tx_get(engine_store(e), res.txid, &t, &d), 0);
-	ck_assert_str_eq(t.kind, "thin");
-	ck_assert_str_eq(t.state, "committed");
+	ck_assert_int_eq(t.kind, STORE_TX_THIN);
+	ck_assert_int_eq(t.state, STORE_TX_COMMITTED);
 	ck_assert_int_eq(t.bytes_saved, expect);
 	ck_assert_uint_eq(t.bytes_written, written);
 	store_tx_done(&t);
@@ -420,7 +414,7 @@ START_TEST(test_thin_native)
 		ck_assert_uint_eq(st.st_mode & 07777, 0755);
 
 		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[i], &f, NULL, &d), 0);
-		ck_assert_str_eq(f.installed_form, "thinned");
+		ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 		ck_assert_uint_eq(f.installed_size, len);
 		sha256_of(in_root(fat_files[i]), hex);
 		ck_assert_str_eq(f.installed_sha256, hex);
@@ -568,10 +562,10 @@ START_TEST(test_thin_keep_fat)
 	ck_assert(tu_file_equals(in_root("/opt/shared/bin/prog2"), want, len));
 	free(want);
 	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/shared/bin/prog2", &f, NULL, &d), 0);
-	ck_assert_str_eq(f.installed_form, "as-shipped");
+	ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 	store_file_done(&f);
 	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/app/bin/prog", &f, NULL, &d), 0);
-	ck_assert_str_eq(f.installed_form, "thinned");
+	ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 	store_file_done(&f);
 	teardown(e);
 }
@@ -612,7 +606,7 @@ START_TEST(test_thin_tampered_record)
 	for (int j = 0; j < 3; j++) {
 		store_file f;
 		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[j], &f, NULL, &d), 0);
-		ck_assert_str_eq(f.installed_form, "as-shipped");
+		ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 		store_file_done(&f);
 	}
 	ck_assert_int_eq(history_rows(e), rows + 1);

@@ -5,7 +5,8 @@
  * lookups, cascading removal, history rows, the upgrade/thin/remove
  * updates of the engine (package update, usage sums, installed forms, kept
  * records, owned directories deepest first), the history queries and the
- * crash journal, walks that recovery mutates from their callback, and owner
+ * crash journal, the closed sets of column values and their texts (an
+ * unknown text refused), list arrays with typed targets, and owner
  * lookups on a store of 100,000 files. The database is inspected with
  * SQLite directly, the way an admin would see it.
  */
@@ -78,12 +79,154 @@ static void add_file(store *s, int64_t pkg, const char *path)
 {
 	fatelf_diag d = { 0 };
 	store_file f = {
-		.path = path, .package_id = pkg, .type = "file", .mode = 0755, .size = 10,
-		.sha256 = "00", .kind = "fatelf", .installed_size = 10, .installed_sha256 = "00",
+		.path = path, .package_id = pkg, .type = STORE_FILE_REGULAR, .mode = 0755, .size = 10,
+		.sha256 = "00", .kind = STORE_KIND_FATELF, .installed_size = 10, .installed_sha256 = "00",
 	};
 	int r = store_file_add(s, &f, &d);
 
 	ck_assert_msg(r == 0, "file_add %s: %d %s", path, r, d.msg);
+}
+
+/*
+ * The list calls return arrays; these walk one with a callback, so that a
+ * check reads the rows as text. Each returns the number of rows, or the
+ * call's error.
+ */
+#define WALK(v, n, cb, ud, free_fn) \
+	do { \
+		for (size_t i_ = 0; i_ < (n); i_++) \
+			ck_assert_int_eq((cb)(&(v)[i_], (ud)), 0); \
+		free_fn((v), (n)); \
+	} while (0)
+
+static int files_of(store *s, const char *package, int (*cb)(const store_file *, void *), void *ud,
+		    fatelf_diag *d)
+{
+	store_file *v = NULL;
+	size_t n = 0;
+	int r = store_files_of(s, package, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	WALK(v, n, cb, ud, store_files_free);
+	return (int)n;
+}
+
+static int package_list(store *s, int (*cb)(const store_package *, void *), void *ud, fatelf_diag *d)
+{
+	store_package *v = NULL;
+	size_t n = 0;
+	int r = store_package_list(s, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	WALK(v, n, cb, ud, store_packages_free);
+	return (int)n;
+}
+
+static int records_of(store *s, const char *path, int (*cb)(const store_record *, void *), void *ud,
+		      fatelf_diag *d)
+{
+	store_record *v = NULL;
+	size_t n = 0;
+	int r = store_records_of(s, path, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	WALK(v, n, cb, ud, store_records_free);
+	return (int)n;
+}
+
+static int dirs_of(store *s, int64_t id, int (*cb)(const char *, void *), void *ud, fatelf_diag *d)
+{
+	store_dir *v = NULL;
+	size_t n = 0;
+	int r = store_dirs_of(s, id, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(cb(v[i].path, ud), 0);
+	store_dirs_free(v, n);
+	return (int)n;
+}
+
+static int dirs_with_modes(store *s, int64_t id, int (*cb)(const store_dir *, void *), void *ud,
+			   fatelf_diag *d)
+{
+	store_dir *v = NULL;
+	size_t n = 0;
+	int r = store_dirs_with_modes(s, id, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	WALK(v, n, cb, ud, store_dirs_free);
+	return (int)n;
+}
+
+typedef int (*tx_fn)(const store_tx *, void *);
+
+static int tx_walk(int r, store_tx *v, size_t n, tx_fn cb, void *ud)
+{
+	if (r < 0)
+		return r;
+	WALK(v, n, cb, ud, store_txs_free);
+	return (int)n;
+}
+
+static int tx_list(store *s, tx_fn cb, void *ud, fatelf_diag *d)
+{
+	store_tx *v = NULL;
+	size_t n = 0;
+	int r = store_tx_list(s, &v, &n, d);
+
+	return tx_walk(r, v, n, cb, ud);
+}
+
+static int tx_history(store *s, const char *package, uint64_t limit, tx_fn cb, void *ud,
+		      fatelf_diag *d)
+{
+	store_tx *v = NULL;
+	size_t n = 0;
+	int r = store_tx_history(s, package, limit, &v, &n, d);
+
+	return tx_walk(r, v, n, cb, ud);
+}
+
+static int tx_pending(store *s, tx_fn cb, void *ud, fatelf_diag *d)
+{
+	store_tx *v = NULL;
+	size_t n = 0;
+	int r = store_tx_pending(s, &v, &n, d);
+
+	return tx_walk(r, v, n, cb, ud);
+}
+
+static int journal_of(store *s, int64_t txid, int (*cb)(const store_journal_op *, void *), void *ud,
+		      fatelf_diag *d)
+{
+	store_journal_op *v = NULL;
+	size_t n = 0;
+	int r = store_journal_of(s, txid, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	WALK(v, n, cb, ud, store_journal_free);
+	return (int)n;
+}
+
+static int journal_txids(store *s, int (*cb)(int64_t, void *), void *ud, fatelf_diag *d)
+{
+	int64_t *v = NULL;
+	size_t n = 0;
+	int r = store_journal_txids(s, &v, &n, d);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(cb(v[i], ud), 0);
+	free(v);
+	return (int)n;
 }
 
 START_TEST(test_fresh_database)
@@ -124,7 +267,7 @@ START_TEST(test_foreign_keys_on)
 
 	tu_tmpdir();
 	store *s = open_ok();
-	store_file f = { .path = "/usr/bin/x", .package_id = 42, .type = "file", .mode = 0644 };
+	store_file f = { .path = "/usr/bin/x", .package_id = 42, .type = STORE_FILE_REGULAR, .mode = 0644 };
 	ck_assert_int_eq(store_file_add(s, &f, &d), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(d.msg, "/usr/bin/x"));
 	store_close(s);
@@ -200,7 +343,7 @@ START_TEST(test_path_conflict)
 	int64_t b = add_package(s, "beta", "2.0");
 	add_file(s, a, "/usr/bin/tool");
 
-	store_file f = { .path = "/usr/bin/tool", .package_id = b, .type = "file", .mode = 0755 };
+	store_file f = { .path = "/usr/bin/tool", .package_id = b, .type = STORE_FILE_REGULAR, .mode = 0755 };
 	ck_assert_int_eq(store_file_add(s, &f, &d), -EEXIST);
 	ck_assert_int_eq(d.code, -EEXIST);
 	ck_assert_str_eq(d.msg, "/usr/bin/tool is owned by package alpha, so package beta cannot install it");
@@ -222,7 +365,8 @@ static int collect_path(const store_file *f, void *userdata)
 	char *buf = userdata;
 	size_t len = strlen(buf);
 
-	snprintf(buf + len, 256 - len, "%s[%s,%o];", f->path, f->kind, (unsigned)f->mode);
+	snprintf(buf + len, 256 - len, "%s[%s,%o];", f->path, store_file_kind_to_text(f->kind),
+		 (unsigned)f->mode);
 	return 0;
 }
 
@@ -253,14 +397,14 @@ START_TEST(test_owner_and_lists)
 	ck_assert_str_eq(owner, "untouched");
 	ck_assert_ptr_nonnull(strstr(d.msg, "/usr/bin/none"));
 
-	ck_assert_int_eq(store_files_of(s, "zeta", collect_path, buf, &d), 2);
+	ck_assert_int_eq(files_of(s, "zeta", collect_path, buf, &d), 2);
 	ck_assert_str_eq(buf, "/usr/bin/z[fatelf,755];/usr/lib/libz.so[fatelf,755];");
 	buf[0] = '\0';
-	ck_assert_int_eq(store_files_of(s, "alpha", collect_path, buf, &d), 0);
+	ck_assert_int_eq(files_of(s, "alpha", collect_path, buf, &d), 0);
 	ck_assert_str_eq(buf, "");
-	ck_assert_int_eq(store_files_of(s, "nosuch", collect_path, buf, &d), -ENOENT);
+	ck_assert_int_eq(files_of(s, "nosuch", collect_path, buf, &d), -ENOENT);
 
-	ck_assert_int_eq(store_package_list(s, collect_package, buf, &d), 2);
+	ck_assert_int_eq(package_list(s, collect_package, buf, &d), 2);
 	ck_assert_str_eq(buf, "alpha=1.0;zeta=3.1;");
 
 	ck_assert_int_eq(store_package_get(s, "zeta", &p, &d), 0);
@@ -289,17 +433,17 @@ START_TEST(test_remove_cascades)
 	add_file(s, b, "/usr/bin/other");
 	for (unsigned i = 0; i < 3; i++) {
 		store_record rec = {
-			.path = "/usr/bin/fat", .idx = i, .target = "x86_64", .machine = 62,
-			.word_size = 2, .byte_order = 1, .offset = 4096 * (i + 1), .size = 100,
+			.path = "/usr/bin/fat", .idx = i,
+			.target = { .machine = 62, .word_size = 2, .byte_order = 1 }, .offset = 4096 * (i + 1), .size = 100,
 			.sha256 = "ab", .kept = i == 0,
 		};
 		ck_assert_int_eq(store_record_add(s, &rec, &d), 0);
 	}
-	store_record dup = { .path = "/usr/bin/fat", .idx = 1, .target = "x", .word_size = 1,
-			     .byte_order = 1, .sha256 = "ab" };
+	store_record dup = { .path = "/usr/bin/fat", .idx = 1,
+			     .target = { .word_size = 1, .byte_order = 1 }, .sha256 = "ab" };
 	ck_assert_int_eq(store_record_add(s, &dup, &d), -EEXIST);
-	store_record orphan = { .path = "/nope", .idx = 0, .target = "x", .word_size = 1,
-				.byte_order = 1, .sha256 = "ab" };
+	store_record orphan = { .path = "/nope", .idx = 0,
+				.target = { .word_size = 1, .byte_order = 1 }, .sha256 = "ab" };
 	ck_assert_int_eq(store_record_add(s, &orphan, &d), -ENOENT);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records"), 3);
 
@@ -341,8 +485,8 @@ static int collect_tx(const store_tx *t, void *userdata)
 	size_t len = strlen(buf);
 
 	snprintf(buf + len, 512 - len, "%lld %s %s %s->%s %s %lld..%lld w=%llu s=%lld e=%s;",
-		 (long long)t->id, t->kind, t->package, t->old_version ? t->old_version : "-",
-		 t->new_version ? t->new_version : "-", t->state, (long long)t->started_at,
+		 (long long)t->id, store_tx_kind_to_text(t->kind), t->package, t->old_version ? t->old_version : "-",
+		 t->new_version ? t->new_version : "-", store_tx_state_to_text(t->state), (long long)t->started_at,
 		 (long long)t->finished_at, (unsigned long long)t->bytes_written,
 		 (long long)t->bytes_saved, t->error ? t->error : "-");
 	return 0;
@@ -356,21 +500,21 @@ START_TEST(test_history)
 
 	tu_tmpdir();
 	store *s = open_ok();
-	store_tx a = { .kind = "install", .package = "hello", .new_version = "1.0", .started_at = 100 };
-	store_tx b = { .kind = "upgrade", .package = "hello", .old_version = "1.0",
+	store_tx a = { .kind = STORE_TX_INSTALL, .package = "hello", .new_version = "1.0", .started_at = 100 };
+	store_tx b = { .kind = STORE_TX_UPGRADE, .package = "hello", .old_version = "1.0",
 		       .new_version = "2.0", .started_at = 200 };
 	ck_assert_int_eq(store_tx_begin(s, &a, &t1, &d), 0);
 	ck_assert_int_eq(store_tx_begin(s, &b, &t2, &d), 0);
 	ck_assert_int_ne(t1, t2);
-	ck_assert_int_eq(store_tx_finish(s, t1, "committed", 110, 4096, 512, NULL, &d), 0);
-	ck_assert_int_eq(store_tx_finish(s, t2, "failed", 210, 10, 0, "no space", &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t1, STORE_TX_COMMITTED, 110, 4096, 512, NULL, &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t2, STORE_TX_FAILED, 210, 10, 0, "no space", &d), 0);
 	/* A finished row is closed for good. */
-	ck_assert_int_eq(store_tx_finish(s, t1, "failed", 120, 0, 0, NULL, &d), -ENOENT);
+	ck_assert_int_eq(store_tx_finish(s, t1, STORE_TX_FAILED, 120, 0, 0, NULL, &d), -ENOENT);
 	/* The schema refuses a state it does not know. */
-	store_tx bad = { .kind = "explode", .package = "x", .started_at = 1 };
+	store_tx bad = { .kind = (store_tx_kind)99, .package = "x", .started_at = 1 };
 	ck_assert_int_eq(store_tx_begin(s, &bad, NULL, &d), -EINVAL);
 
-	ck_assert_int_eq(store_tx_list(s, collect_tx, buf, &d), 2);
+	ck_assert_int_eq(tx_list(s, collect_tx, buf, &d), 2);
 	char want[512];
 	snprintf(want, sizeof(want),
 		 "%lld install hello -->1.0 committed 100..110 w=4096 s=512 e=-;"
@@ -387,11 +531,14 @@ static void add_file_full(store *s, int64_t pkg, const char *path, const char *k
 {
 	fatelf_diag d = { 0 };
 	store_file f = {
-		.path = path, .package_id = pkg, .type = "file", .mode = 0644, .size = size,
-		.sha256 = "aa", .kind = kind, .installed_form = form,
-		.installed_size = installed_size, .installed_sha256 = "bb",
+		.path = path, .package_id = pkg, .type = STORE_FILE_REGULAR, .mode = 0644, .size = size,
+		.sha256 = "aa", .installed_size = installed_size, .installed_sha256 = "bb",
 	};
-	int r = store_file_add(s, &f, &d);
+	int r;
+
+	ck_assert_int_eq(store_file_kind_from_text(kind, &f.kind, &d), 0);
+	ck_assert_int_eq(store_form_from_text(form, &f.installed_form, &d), 0);
+	r = store_file_add(s, &f, &d);
 
 	ck_assert_msg(r == 0, "file_add %s: %d %s", path, r, d.msg);
 }
@@ -402,9 +549,10 @@ static void add_records(store *s, const char *path, unsigned n)
 
 	for (unsigned i = 0; i < n; i++) {
 		store_record rec = {
-			.path = path, .idx = i, .target = i == 0 ? "x86_64" : "aarch64",
-			.machine = i == 0 ? 62 : 183, .osabi = 3, .osabi_version = i,
-			.word_size = 2, .byte_order = 1, .offset = 65536 * (i + 1),
+			.path = path, .idx = i,
+			.target = { .machine = i == 0 ? 62 : 183, .osabi = 3, .osabi_version = (uint8_t)i,
+				    .word_size = 2, .byte_order = 1 },
+			.offset = 65536 * (i + 1),
 			.size = 1000 + i, .sha256 = "cd", .kept = 1,
 		};
 		int r = store_record_add(s, &rec, &d);
@@ -518,7 +666,7 @@ START_TEST(test_file_get)
 	add_package(s, "first", "1");
 	int64_t a = add_package(s, "tools", "1");
 	add_file_full(s, a, "/usr/bin/tool", "elf", "as-shipped", 123, 123);
-	store_file link = { .path = "/usr/bin/t", .package_id = a, .type = "symlink",
+	store_file link = { .path = "/usr/bin/t", .package_id = a, .type = STORE_FILE_SYMLINK,
 			    .mode = 0777, .link_target = "tool" };
 	ck_assert_int_eq(store_file_add(s, &link, &d), 0);
 
@@ -526,14 +674,14 @@ START_TEST(test_file_get)
 	ck_assert_str_eq(owner, "tools");
 	ck_assert_str_eq(f.path, "/usr/bin/tool");
 	ck_assert_int_eq(f.package_id, a);
-	ck_assert_str_eq(f.type, "file");
+	ck_assert_int_eq(f.type, STORE_FILE_REGULAR);
 	ck_assert_uint_eq(f.mode, 0644);
 	ck_assert_uint_eq(f.size, 123);
 	ck_assert_str_eq(f.sha256, "aa");
 	ck_assert_ptr_null(f.link_target);
 	ck_assert_int_eq(f.config, 0);
-	ck_assert_str_eq(f.kind, "elf");
-	ck_assert_str_eq(f.installed_form, "as-shipped");
+	ck_assert_int_eq(f.kind, STORE_KIND_ELF);
+	ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 	ck_assert_uint_eq(f.installed_size, 123);
 	ck_assert_str_eq(f.installed_sha256, "bb");
 	store_file_done(&f);
@@ -541,7 +689,7 @@ START_TEST(test_file_get)
 
 	/* The owner's name is optional. */
 	ck_assert_int_eq(store_file_get(s, "/usr/bin/t", &f, NULL, &d), 0);
-	ck_assert_str_eq(f.type, "symlink");
+	ck_assert_int_eq(f.type, STORE_FILE_SYMLINK);
 	ck_assert_str_eq(f.link_target, "tool");
 	ck_assert_ptr_null(f.sha256);
 	ck_assert_uint_eq(f.mode, 0777);
@@ -562,7 +710,7 @@ static int collect_installed(const store_file *f, void *userdata)
 	char *buf = userdata;
 	size_t len = strlen(buf);
 
-	snprintf(buf + len, 512 - len, "%s:%s:%llu:%s;", f->path, f->installed_form,
+	snprintf(buf + len, 512 - len, "%s:%s:%llu:%s;", f->path, store_form_to_text(f->installed_form),
 		 (unsigned long long)f->installed_size,
 		 f->installed_sha256 ? f->installed_sha256 : "-");
 	return 0;
@@ -570,11 +718,13 @@ static int collect_installed(const store_file *f, void *userdata)
 
 static int collect_record(const store_record *r, void *userdata)
 {
-	char *buf = userdata;
+	char *buf = userdata, name[FATELF_TARGET_NAME_MAX];
 	size_t len = strlen(buf);
 
+	fatelf_target_format(&r->target, name);
 	snprintf(buf + len, 512 - len, "%s#%u %s m=%u abi=%u/%u w=%u o=%llu s=%llu k=%d;", r->path,
-		 r->idx, r->target, r->machine, r->osabi, r->osabi_version, r->word_size,
+		 r->idx, name, r->target.machine, r->target.osabi, r->target.osabi_version,
+		 r->target.word_size,
 		 (unsigned long long)r->offset, (unsigned long long)r->size, r->kept);
 	return 0;
 }
@@ -591,15 +741,16 @@ START_TEST(test_thin_updates)
 	add_file_full(s, a, "/bin/plain", "data", "as-shipped", 10, 10);
 	add_records(s, "/bin/fat", 2);
 
-	ck_assert_int_eq(store_file_set_installed(s, "/bin/fat", "thinned", 70000, "beef", &d), 0);
+	ck_assert_int_eq(store_file_set_installed(s, "/bin/fat", STORE_FORM_THINNED, 70000, "beef", &d), 0);
 	ck_assert_int_eq(store_record_set_kept(s, "/bin/fat", 1, 0, &d), 0);
 
-	ck_assert_int_eq(store_files_of(s, "fat", collect_installed, buf, &d), 2);
+	ck_assert_int_eq(files_of(s, "fat", collect_installed, buf, &d), 2);
 	ck_assert_str_eq(buf, "/bin/fat:thinned:70000:beef;/bin/plain:as-shipped:10:bb;");
 	buf[0] = '\0';
-	ck_assert_int_eq(store_records_of(s, "/bin/fat", collect_record, buf, &d), 2);
-	ck_assert_str_eq(buf, "/bin/fat#0 x86_64 m=62 abi=3/0 w=2 o=65536 s=1000 k=1;"
-			      "/bin/fat#1 aarch64 m=183 abi=3/1 w=2 o=131072 s=1001 k=0;");
+	ck_assert_int_eq(records_of(s, "/bin/fat", collect_record, buf, &d), 2);
+	/* The targets come back typed, from their fields. */
+	ck_assert_str_eq(buf, "/bin/fat#0 x86_64:64bits:le:linux:osabiver0 m=62 abi=3/0 w=2 o=65536 s=1000 k=1;"
+			      "/bin/fat#1 aarch64:64bits:le:linux:osabiver1 m=183 abi=3/1 w=2 o=131072 s=1001 k=0;");
 	store_usage u;
 	ck_assert_int_eq(store_usage_get(s, a, &u, &d), 0);
 	ck_assert_int_eq(u.bytes_saved, 130000);
@@ -607,17 +758,17 @@ START_TEST(test_thin_updates)
 
 	/* A file that is not fat has no records; a path nobody owns is an error. */
 	buf[0] = '\0';
-	ck_assert_int_eq(store_records_of(s, "/bin/plain", collect_record, buf, &d), 0);
+	ck_assert_int_eq(records_of(s, "/bin/plain", collect_record, buf, &d), 0);
 	ck_assert_str_eq(buf, "");
-	ck_assert_int_eq(store_records_of(s, "/bin/none", collect_record, buf, &d), -ENOENT);
+	ck_assert_int_eq(records_of(s, "/bin/none", collect_record, buf, &d), -ENOENT);
 	ck_assert_str_eq(d.msg, "/bin/none: no package owns this path");
 
 	ck_assert_int_eq(store_record_set_kept(s, "/bin/fat", 5, 0, &d), -ENOENT);
 	ck_assert_str_eq(d.msg, "/bin/fat: record 5 is not stored");
-	ck_assert_int_eq(store_file_set_installed(s, "/bin/none", "thinned", 1, "x", &d), -ENOENT);
+	ck_assert_int_eq(store_file_set_installed(s, "/bin/none", STORE_FORM_THINNED, 1, "x", &d), -ENOENT);
 	ck_assert_str_eq(d.msg, "/bin/none: no package owns this path");
 	/* The schema knows two forms only. */
-	ck_assert_int_eq(store_file_set_installed(s, "/bin/fat", "squashed", 1, "x", &d), -EINVAL);
+	ck_assert_int_eq(store_file_set_installed(s, "/bin/fat", (store_form)7, 1, "x", &d), -EINVAL);
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "SELECT installed_size FROM files WHERE path = '/bin/fat'"), 70000);
 }
@@ -650,7 +801,7 @@ START_TEST(test_file_delete_cascades)
 
 	ck_assert_int_eq(store_files_delete_package(s, a, &d), 0);
 	/* The package row stays (an upgrade writes new files for it). */
-	ck_assert_int_eq(store_files_of(s, "a", collect_path, buf, &d), 0);
+	ck_assert_int_eq(files_of(s, "a", collect_path, buf, &d), 0);
 	ck_assert_int_eq(store_file_owner(s, "/b/one", &owner, &d), 0);
 	ck_assert_str_eq(owner, "b");
 	free(owner);
@@ -729,7 +880,7 @@ START_TEST(test_dirs)
 	ck_assert_int_eq(store_dir_add(s, "/opt/z", 777, &d), -ENOENT);
 	ck_assert_str_eq(d.msg, "/opt/z: no package has id 777");
 
-	ck_assert_int_eq(store_dirs_of(s, a, collect_dir, buf, &d), 7);
+	ck_assert_int_eq(dirs_of(s, a, collect_dir, buf, &d), 7);
 	/* Every directory comes before its parent, so rmdir in this order works. */
 	ck_assert_str_eq(buf, "/usr/share/a;/opt/a/lib/x;/opt/a/lib;/opt/a/bin;/opt/a.d;/opt/a;/opt;");
 
@@ -744,11 +895,11 @@ START_TEST(test_dirs)
 
 	ck_assert_int_eq(store_dirs_delete_package(s, a, &d), 0);
 	buf[0] = '\0';
-	ck_assert_int_eq(store_dirs_of(s, a, collect_dir, buf, &d), 0);
+	ck_assert_int_eq(dirs_of(s, a, collect_dir, buf, &d), 0);
 	ck_assert_str_eq(buf, "");
 	ck_assert_int_eq(store_dir_other_owners(s, "/opt", b, &n, &d), 0);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(store_dirs_of(s, b, collect_dir, buf, &d), 3);
+	ck_assert_int_eq(dirs_of(s, b, collect_dir, buf, &d), 3);
 	ck_assert_str_eq(buf, "/usr/share/a;/opt/b;/opt;");
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM dirs"), 3);
@@ -779,12 +930,12 @@ START_TEST(test_dir_modes)
 	ck_assert_int_eq(store_dir_add_mode(s, "/opt", a, 0755, &d), 0);
 	ck_assert_int_eq(store_dir_add_mode(s, "/opt/a", a, 01777, &d), 0);
 	ck_assert_int_eq(store_dir_add(s, "/opt", b, &d), 0);
-	ck_assert_int_eq(store_dirs_with_modes(s, a, collect_dir_mode, buf, &d), 2);
+	ck_assert_int_eq(dirs_with_modes(s, a, collect_dir_mode, buf, &d), 2);
 	ck_assert_str_eq(buf, "/opt 1 493;/opt/a 1 1023;");
 	/* Adding it again records the new mode. */
 	ck_assert_int_eq(store_dir_add_mode(s, "/opt/a", a, 0700, &d), 0);
 	buf[0] = '\0';
-	ck_assert_int_eq(store_dirs_with_modes(s, 0, collect_dir_mode, buf, &d), 3);
+	ck_assert_int_eq(dirs_with_modes(s, 0, collect_dir_mode, buf, &d), 3);
 	ck_assert_str_eq(buf, "/opt 1 493;/opt 2 -1;/opt/a 1 448;");
 	(void)b;
 	store_close(s);
@@ -797,19 +948,20 @@ struct nested {
 	char msg[sizeof(((fatelf_diag *)0)->msg)];
 };
 
-static int nested_dir(const char *path, void *userdata)
+static int nested_file(const store_file *f, void *userdata)
 {
 	struct nested *n = userdata;
 	fatelf_diag d = { 0 };
 
-	(void)path;
-	n->inner = store_dirs_of(n->s, 1, collect_dir, (char[512]) { "" }, &d);
+	(void)f;
+	n->inner = store_files_all(n->s, collect_installed, (char[512]) { "" }, &d);
 	snprintf(n->msg, sizeof(n->msg), "%s", d.msg);
 	return 0;
 }
 
-/* A walk called from its own callback would rebind the statement under the
- * outer loop; it is refused instead. */
+/* The walk over every file, called from its own callback, would rebind the
+ * statement under the outer loop; it is refused instead. A list call made
+ * from it reads another statement, and is fine. */
 START_TEST(test_walk_not_reentrant)
 {
 	fatelf_diag d = { 0 };
@@ -820,13 +972,13 @@ START_TEST(test_walk_not_reentrant)
 	n.s = open_ok();
 	int64_t a = add_package(n.s, "a", "1");
 	ck_assert_int_eq(a, 1);
-	ck_assert_int_eq(store_dir_add(n.s, "/x", a, &d), 0);
-	ck_assert_int_eq(store_dirs_of(n.s, a, nested_dir, &n, &d), 1);
+	add_file_full(n.s, a, "/x", "data", "as-shipped", 1, 1);
+	ck_assert_int_eq(store_files_all(n.s, nested_file, &n, &d), 1);
 	ck_assert_int_eq(n.inner, -EBUSY);
 	ck_assert_str_eq(n.msg, "a store query was called again from its own callback");
 	/* Afterwards the statement works again. */
-	ck_assert_int_eq(store_dirs_of(n.s, a, collect_dir, buf, &d), 1);
-	ck_assert_str_eq(buf, "/x;");
+	ck_assert_int_eq(store_files_all(n.s, collect_installed, buf, &d), 1);
+	ck_assert_str_eq(buf, "/x:as-shipped:1:bb;");
 	store_close(n.s);
 }
 END_TEST
@@ -841,33 +993,33 @@ START_TEST(test_tx_get_history_pending)
 	tu_tmpdir();
 	store *s = open_ok();
 	store_tx rows[] = {
-		{ .kind = "install", .package = "hello", .new_version = "1.0", .started_at = 10 },
-		{ .kind = "install", .package = "world", .new_version = "3", .started_at = 20 },
-		{ .kind = "upgrade", .package = "hello", .old_version = "1.0", .new_version = "2.0",
+		{ .kind = STORE_TX_INSTALL, .package = "hello", .new_version = "1.0", .started_at = 10 },
+		{ .kind = STORE_TX_INSTALL, .package = "world", .new_version = "3", .started_at = 20 },
+		{ .kind = STORE_TX_UPGRADE, .package = "hello", .old_version = "1.0", .new_version = "2.0",
 		  .started_at = 30 },
-		{ .kind = "remove", .package = "world", .old_version = "3", .started_at = 40 },
-		{ .kind = "thin", .package = "hello", .started_at = 50 },
+		{ .kind = STORE_TX_REMOVE, .package = "world", .old_version = "3", .started_at = 40 },
+		{ .kind = STORE_TX_THIN, .package = "hello", .started_at = 50 },
 	};
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(store_tx_begin(s, &rows[i], &t[i], &d), 0);
-	ck_assert_int_eq(store_tx_finish(s, t[0], "committed", 11, 100, 0, NULL, &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t[0], STORE_TX_COMMITTED, 11, 100, 0, NULL, &d), 0);
 	ck_assert_int_eq(store_tx_mark_committed(s, t[2], 31, 300, 7, &d), 0);
-	ck_assert_int_eq(store_tx_finish(s, t[3], "failed", 41, 0, 0, "disk full", &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t[3], STORE_TX_FAILED, 41, 0, 0, "disk full", &d), 0);
 	/* t[1] and t[4] stay pending, as after a crash. */
 
 	ck_assert_int_eq(store_tx_get(s, t[3], &x, &d), 0);
 	ck_assert_int_eq(x.id, t[3]);
-	ck_assert_str_eq(x.kind, "remove");
+	ck_assert_int_eq(x.kind, STORE_TX_REMOVE);
 	ck_assert_str_eq(x.package, "world");
 	ck_assert_str_eq(x.old_version, "3");
 	ck_assert_ptr_null(x.new_version);
-	ck_assert_str_eq(x.state, "failed");
+	ck_assert_int_eq(x.state, STORE_TX_FAILED);
 	ck_assert_int_eq(x.started_at, 40);
 	ck_assert_int_eq(x.finished_at, 41);
 	ck_assert_str_eq(x.error, "disk full");
 	store_tx_done(&x);
 	ck_assert_int_eq(store_tx_get(s, t[1], &x, &d), 0);
-	ck_assert_str_eq(x.state, "pending");
+	ck_assert_int_eq(x.state, STORE_TX_PENDING);
 	ck_assert_int_eq(x.finished_at, 0);
 	ck_assert_ptr_null(x.error);
 	store_tx_done(&x);
@@ -875,7 +1027,7 @@ START_TEST(test_tx_get_history_pending)
 	ck_assert_str_eq(d.msg, "transaction 4242 is not recorded");
 
 	/* Newest first, all packages. */
-	ck_assert_int_eq(store_tx_history(s, NULL, 0, collect_tx, buf, &d), 5);
+	ck_assert_int_eq(tx_history(s, NULL, 0, collect_tx, buf, &d), 5);
 	snprintf(want, sizeof(want),
 		 "%lld thin hello -->- pending 50..0 w=0 s=0 e=-;"
 		 "%lld remove world 3->- failed 40..41 w=0 s=0 e=disk full;"
@@ -886,14 +1038,14 @@ START_TEST(test_tx_get_history_pending)
 		 (long long)t[0]);
 	ck_assert_str_eq(buf, want);
 	buf[0] = '\0';
-	ck_assert_int_eq(store_tx_history(s, NULL, 2, collect_tx, buf, &d), 2);
+	ck_assert_int_eq(tx_history(s, NULL, 2, collect_tx, buf, &d), 2);
 	ck_assert_ptr_nonnull(strstr(buf, "thin hello"));
 	ck_assert_ptr_nonnull(strstr(buf, "remove world"));
 	ck_assert_ptr_null(strstr(buf, "upgrade"));
 
 	/* One package, with and without a limit. */
 	buf[0] = '\0';
-	ck_assert_int_eq(store_tx_history(s, "hello", 0, collect_tx, buf, &d), 3);
+	ck_assert_int_eq(tx_history(s, "hello", 0, collect_tx, buf, &d), 3);
 	snprintf(want, sizeof(want),
 		 "%lld thin hello -->- pending 50..0 w=0 s=0 e=-;"
 		 "%lld upgrade hello 1.0->2.0 committed 30..31 w=300 s=7 e=-;"
@@ -901,13 +1053,13 @@ START_TEST(test_tx_get_history_pending)
 		 (long long)t[4], (long long)t[2], (long long)t[0]);
 	ck_assert_str_eq(buf, want);
 	buf[0] = '\0';
-	ck_assert_int_eq(store_tx_history(s, "hello", 2, collect_tx, buf, &d), 2);
+	ck_assert_int_eq(tx_history(s, "hello", 2, collect_tx, buf, &d), 2);
 	ck_assert_ptr_null(strstr(buf, "install"));
-	ck_assert_int_eq(store_tx_history(s, "nosuch", 0, collect_tx, buf, &d), 0);
+	ck_assert_int_eq(tx_history(s, "nosuch", 0, collect_tx, buf, &d), 0);
 
 	/* Pending rows, oldest first. */
 	buf[0] = '\0';
-	ck_assert_int_eq(store_tx_pending(s, collect_tx, buf, &d), 2);
+	ck_assert_int_eq(tx_pending(s, collect_tx, buf, &d), 2);
 	snprintf(want, sizeof(want),
 		 "%lld install world -->3 pending 20..0 w=0 s=0 e=-;"
 		 "%lld thin hello -->- pending 50..0 w=0 s=0 e=-;",
@@ -930,9 +1082,9 @@ static int recover_tx(const store_tx *t, void *userdata)
 	fatelf_diag d = { 0 };
 
 	rc->seen++;
-	ck_assert_str_eq(t->state, "pending");
+	ck_assert_int_eq(t->state, STORE_TX_PENDING);
 	ck_assert_int_eq(store_begin(rc->s, &d), 0);
-	ck_assert_int_eq(store_tx_finish(rc->s, t->id, "rolled-back", 99, 0, 0, "interrupted", &d), 0);
+	ck_assert_int_eq(store_tx_finish(rc->s, t->id, STORE_TX_ROLLED_BACK, 99, 0, 0, "interrupted", &d), 0);
 	ck_assert_int_eq(store_journal_clear(rc->s, t->id, &d), 0);
 	ck_assert_int_eq(store_commit(rc->s, &d), 0);
 	return 0;
@@ -958,27 +1110,27 @@ START_TEST(test_recovery_walks)
 	store *s = open_ok();
 	rc.s = s;
 	for (int i = 0; i < 4; i++) {
-		store_tx x = { .kind = "install", .package = "p", .started_at = i };
+		store_tx x = { .kind = STORE_TX_INSTALL, .package = "p", .started_at = i };
 		ck_assert_int_eq(store_tx_begin(s, &x, &t[i], &d), 0);
 		for (unsigned k = 0; k < 3; k++) {
-			store_journal_op op = { .txid = t[i], .seq = k, .op = "create", .path = "/p",
+			store_journal_op op = { .txid = t[i], .seq = k, .op = STORE_JOP_CREATE, .path = "/p",
 						.temp_path = "/.p.tmp" };
 			ck_assert_int_eq(store_journal_add(s, &op, &d), 0);
 		}
 	}
-	ck_assert_int_eq(store_tx_finish(s, t[1], "committed", 5, 0, 0, NULL, &d), 0);
+	ck_assert_int_eq(store_tx_finish(s, t[1], STORE_TX_COMMITTED, 5, 0, 0, NULL, &d), 0);
 
-	ck_assert_int_eq(store_tx_pending(s, recover_tx, &rc, &d), 3);
+	ck_assert_int_eq(tx_pending(s, recover_tx, &rc, &d), 3);
 	ck_assert_int_eq(rc.seen, 3);
-	ck_assert_int_eq(store_tx_pending(s, recover_tx, &rc, &d), 0);
+	ck_assert_int_eq(tx_pending(s, recover_tx, &rc, &d), 0);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM transactions WHERE state = 'rolled-back' "
 				 "AND error = 'interrupted' AND finished_at = 99"), 3);
 	/* The committed row kept its journal (roll forward); clear it too. */
 	ck_assert_int_eq(sql_int(DB, "SELECT count(DISTINCT txid) FROM journal"), 1);
 	rc.seen = 0;
-	ck_assert_int_eq(store_journal_txids(s, recover_txid, &rc, &d), 1);
+	ck_assert_int_eq(journal_txids(s, recover_txid, &rc, &d), 1);
 	ck_assert_int_eq(rc.seen, 1);
-	ck_assert_int_eq(store_journal_txids(s, recover_txid, &rc, &d), 0);
+	ck_assert_int_eq(journal_txids(s, recover_txid, &rc, &d), 0);
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM journal"), 0);
 }
@@ -990,9 +1142,9 @@ static int collect_op(const store_journal_op *op, void *userdata)
 	size_t len = strlen(buf);
 
 	snprintf(buf + len, 512 - len, "%lld.%llu %s %s t=%s b=%s %s;", (long long)op->txid,
-		 (unsigned long long)op->seq, op->op, op->path,
+		 (unsigned long long)op->seq, store_jop_to_text(op->op), op->path,
 		 op->temp_path ? op->temp_path : "-", op->backup_path ? op->backup_path : "-",
-		 op->state);
+		 store_jstate_to_text(op->state));
 	return 0;
 }
 
@@ -1013,23 +1165,23 @@ START_TEST(test_journal)
 
 	tu_tmpdir();
 	store *s = open_ok();
-	store_tx x = { .kind = "install", .package = "p", .started_at = 1 };
+	store_tx x = { .kind = STORE_TX_INSTALL, .package = "p", .started_at = 1 };
 	ck_assert_int_eq(store_tx_begin(s, &x, &t1, &d), 0);
 	ck_assert_int_eq(store_tx_begin(s, &x, &t2, &d), 0);
 	ck_assert_int_eq(store_tx_begin(s, &x, &t3, &d), 0);
 
 	buf[0] = '\0';
-	ck_assert_int_eq(store_journal_txids(s, collect_txid, buf, &d), 0);
+	ck_assert_int_eq(journal_txids(s, collect_txid, buf, &d), 0);
 
 	/* Added out of order, across two transactions. */
 	store_journal_op ops[] = {
-		{ .txid = t2, .seq = 0, .op = "mkdir", .path = "/opt/q" },
-		{ .txid = t1, .seq = 2, .op = "remove", .path = "/opt/p/old" },
-		{ .txid = t1, .seq = 0, .op = "create", .path = "/opt/p/new",
+		{ .txid = t2, .seq = 0, .op = STORE_JOP_MKDIR, .path = "/opt/q" },
+		{ .txid = t1, .seq = 2, .op = STORE_JOP_REMOVE, .path = "/opt/p/old" },
+		{ .txid = t1, .seq = 0, .op = STORE_JOP_CREATE, .path = "/opt/p/new",
 		  .temp_path = "/opt/p/.new.fatelf-tmp" },
-		{ .txid = t1, .seq = 1, .op = "replace", .path = "/opt/p/bin",
+		{ .txid = t1, .seq = 1, .op = STORE_JOP_REPLACE, .path = "/opt/p/bin",
 		  .temp_path = "/opt/p/.bin.fatelf-tmp", .backup_path = "/opt/p/.bin.bak",
-		  .state = "done" },
+		  .state = STORE_JSTATE_DONE },
 	};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		ck_assert_int_eq(store_journal_add(s, &ops[i], &d), 0);
@@ -1037,13 +1189,13 @@ START_TEST(test_journal)
 	snprintf(want, sizeof(want), "transaction %lld: journal entry 0 is already stored",
 		 (long long)t2);
 	ck_assert_str_eq(d.msg, want);
-	store_journal_op orphan = { .txid = 9999, .seq = 0, .op = "create", .path = "/x" };
+	store_journal_op orphan = { .txid = 9999, .seq = 0, .op = STORE_JOP_CREATE, .path = "/x" };
 	ck_assert_int_eq(store_journal_add(s, &orphan, &d), -ENOENT);
 	ck_assert_str_eq(d.msg, "journal entry 0: transaction 9999 is not recorded");
-	store_journal_op bad = { .txid = t3, .seq = 0, .op = "explode", .path = "/x" };
+	store_journal_op bad = { .txid = t3, .seq = 0, .op = (store_jop)42, .path = "/x" };
 	ck_assert_int_eq(store_journal_add(s, &bad, &d), -EINVAL);
 
-	ck_assert_int_eq(store_journal_of(s, t1, collect_op, buf, &d), 3);
+	ck_assert_int_eq(journal_of(s, t1, collect_op, buf, &d), 3);
 	snprintf(want, sizeof(want),
 		 "%lld.0 create /opt/p/new t=/opt/p/.new.fatelf-tmp b=- staged;"
 		 "%lld.1 replace /opt/p/bin t=/opt/p/.bin.fatelf-tmp b=/opt/p/.bin.bak done;"
@@ -1051,28 +1203,28 @@ START_TEST(test_journal)
 		 (long long)t1, (long long)t1, (long long)t1);
 	ck_assert_str_eq(buf, want);
 
-	ck_assert_int_eq(store_journal_set_state(s, t1, 0, "done", &d), 0);
-	ck_assert_int_eq(store_journal_set_state(s, t1, 2, "undone", &d), 0);
-	ck_assert_int_eq(store_journal_set_state(s, t1, 7, "done", &d), -ENOENT);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 0, STORE_JSTATE_DONE, &d), 0);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 2, STORE_JSTATE_UNDONE, &d), 0);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 7, STORE_JSTATE_DONE, &d), -ENOENT);
 	snprintf(want, sizeof(want), "transaction %lld: journal entry 7 is not stored", (long long)t1);
 	ck_assert_str_eq(d.msg, want);
-	ck_assert_int_eq(store_journal_set_state(s, t1, 1, "lost", &d), -EINVAL);
+	ck_assert_int_eq(store_journal_set_state(s, t1, 1, (store_jstate)9, &d), -EINVAL);
 	buf[0] = '\0';
-	ck_assert_int_eq(store_journal_of(s, t1, collect_op, buf, &d), 3);
+	ck_assert_int_eq(journal_of(s, t1, collect_op, buf, &d), 3);
 	ck_assert_ptr_nonnull(strstr(buf, ".0 create /opt/p/new t=/opt/p/.new.fatelf-tmp b=- done;"));
 	ck_assert_ptr_nonnull(strstr(buf, ".1 replace /opt/p/bin t=/opt/p/.bin.fatelf-tmp b=/opt/p/.bin.bak done;"));
 	ck_assert_ptr_nonnull(strstr(buf, ".2 remove /opt/p/old t=- b=- undone;"));
 
 	buf[0] = '\0';
-	ck_assert_int_eq(store_journal_txids(s, collect_txid, buf, &d), 2);
+	ck_assert_int_eq(journal_txids(s, collect_txid, buf, &d), 2);
 	snprintf(want, sizeof(want), "%lld;%lld;", (long long)t1, (long long)t2);
 	ck_assert_str_eq(buf, want);
 
 	ck_assert_int_eq(store_journal_clear(s, t1, &d), 0);
 	buf[0] = '\0';
-	ck_assert_int_eq(store_journal_of(s, t1, collect_op, buf, &d), 0);
+	ck_assert_int_eq(journal_of(s, t1, collect_op, buf, &d), 0);
 	ck_assert_str_eq(buf, "");
-	ck_assert_int_eq(store_journal_txids(s, collect_txid, buf, &d), 1);
+	ck_assert_int_eq(journal_txids(s, collect_txid, buf, &d), 1);
 	snprintf(want, sizeof(want), "%lld;", (long long)t2);
 	ck_assert_str_eq(buf, want);
 	store_close(s);
@@ -1094,7 +1246,7 @@ START_TEST(test_migrate_from_1)
 	sql_exec(DB, "PRAGMA user_version = 1; INSERT INTO transactions (kind, package, state, "
 		 "started_at) VALUES ('install', 'old', 'pending', 5);");
 	store *s = open_ok();
-	ck_assert_int_eq(store_tx_pending(s, collect_tx, buf, &d), 1);
+	ck_assert_int_eq(tx_pending(s, collect_tx, buf, &d), 1);
 	ck_assert_ptr_nonnull(strstr(buf, "install old"));
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
@@ -1134,10 +1286,10 @@ START_TEST(test_migrate_from_2)
 		 "VALUES (2, 0, 'create', '/opt/b/x', '/opt/b/.fatelf.2.0');");
 	store *s = open_ok();
 	ck_assert_int_eq(store_tx_get(s, 1, &t, &d), 0);
-	ck_assert_str_eq(t.state, "rolled-back");
+	ck_assert_int_eq(t.state, STORE_TX_ROLLED_BACK);
 	ck_assert_str_eq(t.error, "cancelled");
 	store_tx_done(&t);
-	ck_assert_int_eq(store_journal_of(s, 2, count_op, NULL, &d), 1);
+	ck_assert_int_eq(journal_of(s, 2, count_op, NULL, &d), 1);
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'transactions%'"), 4);
@@ -1155,8 +1307,8 @@ START_TEST(test_migrate_from_4)
 {
 	fatelf_diag d = { 0 };
 	store_tx t = { 0 };
-	store_tx down = { .kind = "downgrade", .package = "c", .old_version = "2", .new_version = "1",
-			  .state = "pending", .started_at = 30 };
+	store_tx down = { .kind = STORE_TX_DOWNGRADE, .package = "c", .old_version = "2", .new_version = "1",
+			  .state = STORE_TX_PENDING, .started_at = 30 };
 	int64_t id;
 
 	tu_tmpdir();
@@ -1175,16 +1327,16 @@ START_TEST(test_migrate_from_4)
 		 "VALUES (3, 0, 'create', '/opt/b/x', '/opt/b/.fatelf-x');");
 	store *s = open_ok();
 	ck_assert_int_eq(store_tx_get(s, 1, &t, &d), 0);
-	ck_assert_str_eq(t.kind, "reinstall");
-	ck_assert_str_eq(t.state, "committed");
+	ck_assert_int_eq(t.kind, STORE_TX_REINSTALL);
+	ck_assert_int_eq(t.state, STORE_TX_COMMITTED);
 	store_tx_done(&t);
 	ck_assert_int_eq(store_tx_get(s, 2, &t, &d), 0);
-	ck_assert_str_eq(t.kind, "upgrade");
+	ck_assert_int_eq(t.kind, STORE_TX_UPGRADE);
 	store_tx_done(&t);
-	ck_assert_int_eq(store_journal_of(s, 3, count_op, NULL, &d), 1);
+	ck_assert_int_eq(journal_of(s, 3, count_op, NULL, &d), 1);
 	ck_assert_int_eq(store_tx_begin(s, &down, &id, &d), 0);
 	ck_assert_int_eq(store_tx_get(s, id, &t, &d), 0);
-	ck_assert_str_eq(t.kind, "downgrade");
+	ck_assert_int_eq(t.kind, STORE_TX_DOWNGRADE);
 	store_tx_done(&t);
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
@@ -1200,18 +1352,18 @@ START_TEST(test_queued_rows)
 {
 	fatelf_diag d = { 0 };
 	store_tx t = { 0 };
-	store_tx row = { .kind = "upgrade", .package = "hello", .old_version = "1", .new_version = "2",
-			 .state = "pending", .started_at = 20 };
+	store_tx row = { .kind = STORE_TX_UPGRADE, .package = "hello", .old_version = "1", .new_version = "2",
+			 .state = STORE_TX_PENDING, .started_at = 20 };
 	int64_t q1, q2, q3, q4, id;
 
 	tu_tmpdir();
 	store *s = open_ok();
-	ck_assert_int_eq(store_tx_queue(s, "install", NULL, 10, &q1, &d), 0);
-	ck_assert_int_eq(store_tx_queue(s, "remove", "x", 11, &q2, &d), 0);
-	ck_assert_int_eq(store_tx_queue(s, "thin", NULL, 12, &q3, &d), 0);
-	ck_assert_int_eq(store_tx_queue(s, "install", NULL, 13, &q4, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, STORE_TX_INSTALL, NULL, 10, &q1, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, STORE_TX_REMOVE, "x", 11, &q2, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, STORE_TX_THIN, NULL, 12, &q3, &d), 0);
+	ck_assert_int_eq(store_tx_queue(s, STORE_TX_INSTALL, NULL, 13, &q4, &d), 0);
 	ck_assert_int_eq(store_tx_get(s, q1, &t, &d), 0);
-	ck_assert_str_eq(t.state, "queued");
+	ck_assert_int_eq(t.state, STORE_TX_QUEUED);
 	ck_assert_int_eq(t.finished_at, 0);
 	store_tx_done(&t);
 
@@ -1220,28 +1372,28 @@ START_TEST(test_queued_rows)
 	ck_assert_int_eq(store_tx_begin(s, &row, &id, &d), 0);
 	ck_assert_int_eq(id, q1);
 	ck_assert_int_eq(store_tx_get(s, q1, &t, &d), 0);
-	ck_assert_str_eq(t.state, "pending");
-	ck_assert_str_eq(t.kind, "upgrade");
+	ck_assert_int_eq(t.state, STORE_TX_PENDING);
+	ck_assert_int_eq(t.kind, STORE_TX_UPGRADE);
 	ck_assert_str_eq(t.package, "hello");
 	ck_assert_int_eq(t.started_at, 20);
 	store_tx_done(&t);
 	/* Only once: the next begin is a row of its own. */
 	ck_assert_int_eq(store_tx_begin(s, &row, &id, &d), 0);
 	ck_assert_int_gt(id, q4);
-	ck_assert_int_eq(store_tx_dequeue(s, q1, "cancelled", 30, "late", &d), 0);
+	ck_assert_int_eq(store_tx_dequeue(s, q1, STORE_TX_CANCELLED, 30, "late", &d), 0);
 
-	ck_assert_int_eq(store_tx_dequeue(s, q2, "cancelled", 30, "cancelled before it started", &d), 1);
+	ck_assert_int_eq(store_tx_dequeue(s, q2, STORE_TX_CANCELLED, 30, "cancelled before it started", &d), 1);
 	ck_assert_int_eq(store_tx_get(s, q2, &t, &d), 0);
-	ck_assert_str_eq(t.state, "cancelled");
+	ck_assert_int_eq(t.state, STORE_TX_CANCELLED);
 	ck_assert_int_eq(t.finished_at, 30);
 	store_tx_done(&t);
-	ck_assert_int_eq(store_tx_dequeue(s, q3, NULL, 0, NULL, &d), 1);
+	ck_assert_int_eq(store_tx_drop_queued(s, q3, &d), 1);
 	ck_assert_int_eq(store_tx_get(s, q3, &t, &d), -ENOENT);
 	/* A queued row is not a pending one: recovery leaves it alone. */
-	ck_assert_int_eq(store_tx_pending(s, count_tx, NULL, &d), 2);
+	ck_assert_int_eq(tx_pending(s, count_tx, NULL, &d), 2);
 	ck_assert_int_eq(store_tx_cancel_queued(s, 40, "stopped", &d), 1);
 	ck_assert_int_eq(store_tx_get(s, q4, &t, &d), 0);
-	ck_assert_str_eq(t.state, "cancelled");
+	ck_assert_int_eq(t.state, STORE_TX_CANCELLED);
 	ck_assert_str_eq(t.error, "stopped");
 	store_tx_done(&t);
 	store_close(s);
@@ -1274,7 +1426,7 @@ START_TEST(test_scale_owner)
 	}
 	for (unsigned i = 0; i < SCALE_FILES; i++) {
 		scale_path(path, sizeof(path), i);
-		store_file f = { .path = path, .package_id = ids[i % SCALE_PACKAGES], .type = "file",
+		store_file f = { .path = path, .package_id = ids[i % SCALE_PACKAGES], .type = STORE_FILE_REGULAR,
 				 .mode = 0644, .size = 10, .sha256 = "aa", .installed_size = 10 };
 		int r = store_file_add(s, &f, &d);
 		ck_assert_msg(r == 0, "file %u: %d %s", i, r, d.msg);
@@ -1298,6 +1450,159 @@ START_TEST(test_scale_owner)
 	ck_assert_uint_eq(u.shipped_size, 10 * SCALE_FILES);
 	ck_assert_int_eq(store_usage_get(s, ids[3], &u, &d), 0);
 	ck_assert_uint_eq(u.files, SCALE_FILES / SCALE_PACKAGES);
+	store_close(s);
+}
+END_TEST
+
+/* Every value of each closed set has a text, and the text reads back as
+ * the value; past the end there is none. */
+#define ROUND_TRIP(name, type, max) \
+	do { \
+		for (int v_ = 0; v_ < (int)(max); v_++) { \
+			type back_ = (type)-1; \
+			const char *t_ = name##_to_text((type)v_); \
+			ck_assert_ptr_nonnull(t_); \
+			ck_assert_int_eq(name##_from_text(t_, &back_, &d), 0); \
+			ck_assert_int_eq(back_, v_); \
+		} \
+		ck_assert_ptr_null(name##_to_text((type)(max))); \
+		ck_assert_ptr_null(name##_to_text((type)-1)); \
+	} while (0)
+
+START_TEST(test_enum_texts)
+{
+	fatelf_diag d = { 0 };
+	store_tx_state st = STORE_TX_QUEUED;
+
+	ROUND_TRIP(store_file_type, store_file_type, _STORE_FILE_TYPE_MAX);
+	ROUND_TRIP(store_file_kind, store_file_kind, _STORE_KIND_MAX);
+	ROUND_TRIP(store_form, store_form, _STORE_FORM_MAX);
+	ROUND_TRIP(store_tx_kind, store_tx_kind, _STORE_TX_KIND_MAX);
+	ROUND_TRIP(store_tx_state, store_tx_state, _STORE_TX_STATE_MAX);
+	ROUND_TRIP(store_jop, store_jop, _STORE_JOP_MAX);
+	ROUND_TRIP(store_jstate, store_jstate, _STORE_JSTATE_MAX);
+	/* The texts the schema's CHECKs name. */
+	ck_assert_str_eq(store_file_type_to_text(STORE_FILE_REGULAR), "file");
+	ck_assert_str_eq(store_form_to_text(STORE_FORM_AS_SHIPPED), "as-shipped");
+	ck_assert_str_eq(store_tx_state_to_text(STORE_TX_ROLLED_BACK), "rolled-back");
+	ck_assert_str_eq(store_jop_to_text(STORE_JOP_RMDIR), "rmdir");
+
+	/* A text that is not one of the set is refused, never read as a default. */
+	ck_assert_int_eq(store_tx_state_from_text("exploded", &st, &d), -EBADMSG);
+	ck_assert_int_eq(st, STORE_TX_QUEUED);
+	ck_assert_str_eq(d.msg, "the store holds the transaction state \"exploded\", which this program "
+			 "does not know");
+	ck_assert_int_eq(store_tx_state_from_text(NULL, &st, &d), -EBADMSG);
+	ck_assert_int_eq(store_tx_state_from_text("Pending", &st, &d), -EBADMSG);
+}
+END_TEST
+
+/* A row whose text this program does not know (a newer program's, written
+ * past the CHECKs) fails the read that meets it, naming the row. */
+START_TEST(test_unknown_text_refused)
+{
+	fatelf_diag d = { 0 };
+	store_file *files = NULL;
+	store_tx *txs = NULL;
+	store_tx t;
+	size_t n = 7;
+	int64_t id;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	id = add_package(s, "p", "1");
+	add_file(s, id, "/usr/bin/p");
+	store_close(s);
+	sql_exec(DB, "PRAGMA ignore_check_constraints = ON; "
+		 "UPDATE files SET kind = 'hologram' WHERE path = '/usr/bin/p'; "
+		 "INSERT INTO transactions (id, kind, package, state, started_at) "
+		 "VALUES (7, 'teleport', 'p', 'pending', 1);");
+	s = open_ok();
+	ck_assert_int_eq(store_files_of(s, "p", &files, &n, &d), -EBADMSG);
+	ck_assert_ptr_null(files);
+	ck_assert_uint_eq(n, 7);
+	ck_assert_str_eq(d.subject, "/usr/bin/p");
+	ck_assert_ptr_nonnull(strstr(d.msg, "file kind \"hologram\""));
+	ck_assert_int_eq(store_tx_get(s, 7, &t, &d), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(d.msg, "transaction kind \"teleport\""));
+	ck_assert_str_eq(d.subject, "transaction 7");
+	ck_assert_int_eq(store_tx_pending(s, &txs, &n, &d), -EBADMSG);
+	ck_assert_ptr_null(txs);
+	/* A value out of range is not written either. */
+	store_file bad = { .path = "/usr/bin/q", .package_id = id, .kind = (store_file_kind)9 };
+	ck_assert_int_eq(store_file_add(s, &bad, &d), -EINVAL);
+	ck_assert_str_eq(d.msg, "9 is not a file kind");
+	store_close(s);
+}
+END_TEST
+
+/* The list calls hand back arrays the caller owns, and records their
+ * targets as fatelf_target. */
+START_TEST(test_list_arrays)
+{
+	fatelf_diag d = { 0 };
+	store_file *files = NULL;
+	store_record *recs = NULL;
+	store_journal_op *ops = NULL;
+	store_package *pkgs = NULL;
+	int64_t *txids = NULL, tx;
+	size_t n = 0;
+	fatelf_target x86 = { .machine = 62, .osabi = 3, .osabi_version = 0, .word_size = 2, .byte_order = 1 };
+	fatelf_target arm = { .machine = 183, .osabi = 3, .osabi_version = 1, .word_size = 2, .byte_order = 1 };
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	add_package(s, "b", "2");
+	add_file_full(s, a, "/opt/a/fat", "fatelf", "thinned", 100, 40);
+	add_file_full(s, a, "/opt/a/doc", "data", "as-shipped", 5, 5);
+	add_records(s, "/opt/a/fat", 2);
+
+	ck_assert_int_eq(store_files_of(s, "a", &files, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(files[0].path, "/opt/a/doc");
+	ck_assert_int_eq(files[0].kind, STORE_KIND_DATA);
+	ck_assert_str_eq(files[1].path, "/opt/a/fat");
+	ck_assert_int_eq(files[1].type, STORE_FILE_REGULAR);
+	ck_assert_int_eq(files[1].kind, STORE_KIND_FATELF);
+	ck_assert_int_eq(files[1].installed_form, STORE_FORM_THINNED);
+	ck_assert_uint_eq(files[1].installed_size, 40);
+	store_files_free(files, n);
+	ck_assert_int_eq(store_files_of(s, "b", &files, &n, &d), 0);
+	ck_assert_uint_eq(n, 0);
+	store_files_free(files, n);
+
+	ck_assert_int_eq(store_records_of(s, "/opt/a/fat", &recs, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(fatelf_target_equal(&recs[0].target, &x86));
+	ck_assert(fatelf_target_equal(&recs[1].target, &arm));
+	ck_assert_uint_eq(recs[1].idx, 1);
+	ck_assert_str_eq(recs[1].sha256, "cd");
+	store_records_free(recs, n);
+	/* The name column holds the formatted target, for people. */
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records WHERE target = "
+				 "'aarch64:64bits:le:linux:osabiver1'"), 1);
+
+	ck_assert_int_eq(store_package_list(s, &pkgs, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(pkgs[0].name, "a");
+	ck_assert_str_eq(pkgs[1].version, "2");
+	store_packages_free(pkgs, n);
+
+	store_tx t = { .kind = STORE_TX_REMOVE, .package = "a", .started_at = 3 };
+	ck_assert_int_eq(store_tx_begin(s, &t, &tx, &d), 0);
+	store_journal_op op = { .txid = tx, .seq = 0, .op = STORE_JOP_RMDIR, .path = "/opt/a" };
+	ck_assert_int_eq(store_journal_add(s, &op, &d), 0);
+	ck_assert_int_eq(store_journal_of(s, tx, &ops, &n, &d), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(ops[0].op, STORE_JOP_RMDIR);
+	ck_assert_int_eq(ops[0].state, STORE_JSTATE_STAGED);
+	ck_assert_ptr_null(ops[0].temp_path);
+	store_journal_free(ops, n);
+	ck_assert_int_eq(store_journal_txids(s, &txids, &n, &d), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(txids[0], tx);
+	free(txids);
 	store_close(s);
 }
 END_TEST
@@ -1333,6 +1638,9 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_migrate_from_2);
 	tcase_add_test(tc, test_migrate_from_4);
 	tcase_add_test(tc, test_queued_rows);
+	tcase_add_test(tc, test_enum_texts);
+	tcase_add_test(tc, test_unknown_text_refused);
+	tcase_add_test(tc, test_list_arrays);
 	suite_add_tcase(s, tc);
 
 	/* 100,000 rows take a second or two under a sanitizer. */

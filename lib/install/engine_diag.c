@@ -1,0 +1,37 @@
+/*
+ * The texts of the engine's errors: a failed transaction's history row,
+ * and a diagnostic that names its path or package.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_private.h"
+#include "text.h"
+
+void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
+{
+	const char *msg = why && why->msg[0] ? why->msg : fatelf_strerror(code);
+
+	if (why && why->subject[0] && !fatelf_text_names(msg, why->subject))
+		snprintf(buf, size, "%s: %s", why->subject, msg);
+	else
+		snprintf(buf, size, "%s", msg);
+}
+
+int eng_diag_name(fatelf_diag *d, int code, const char *subject)
+{
+	char msg[sizeof(d->msg)];
+
+	if (!d || !subject)
+		return code;
+	if (!d->msg[0] || !fatelf_text_names(d->msg, subject)) {
+		/* a long message loses its tail, never its subject */
+		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
+			     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
+			return code;
+		memcpy(d->msg, msg, sizeof(msg));
+	}
+	snprintf(d->subject, sizeof(d->subject), "%s", subject);
+	d->code = code;
+	return code;
+}

@@ -1,0 +1,107 @@
+/*
+ * The file operations of a transaction's plan, one at a time: done after
+ * the commit point (a rename into place, an unlink, an rmdir) or undone
+ * before it (a temp dropped, a file to remove moved back, a new directory
+ * removed). The transaction (engine_tx.c) and recovery at start
+ * (engine_recover.c) both run them.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "engine_private.h"
+#include "macro.h"
+
+/* Flushes every file system write of the root's file system. */
+int eng_sync_root(engine *e, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+
+	/* syncfs refuses the O_PATH descriptor the engine keeps. */
+	fd = openat(e->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || syncfs(fd) < 0)
+		return fatelf_diag_set(d, -errno, -1, "cannot sync the root file system: %s",
+				       fatelf_strerror(-errno));
+	return 0;
+}
+
+/*
+ * Does one planned operation after the commit point. With tolerant (at
+ * recovery) a temp that is gone was renamed already, and a parent that is
+ * gone means nothing is left to do.
+ */
+int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool tolerant,
+		      fatelf_diag *d)
+{
+	_cleanup_close_ int dirfd = -1;
+	fatelf_diag tmp;
+	const char *base;
+
+	if (kind == STORE_JOP_MKDIR)
+		return 0;
+	dirfd = eng_open_parent(e, path, &base, &tmp);
+	if (dirfd < 0) {
+		if (tolerant && dirfd == -ENOENT)
+			return 0;
+		if (d)
+			*d = tmp;
+		return dirfd;
+	}
+	switch (kind) {
+	case STORE_JOP_CREATE:
+	case STORE_JOP_REPLACE:
+		if (renameat(dirfd, eng_base_of(temp), dirfd, base) < 0) {
+			if (tolerant && errno == ENOENT)
+				return 0;
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot rename the staged file into place: %s",
+					       path, fatelf_strerror(-errno));
+		}
+		return 0;
+	case STORE_JOP_REMOVE:
+		/* The file was moved to its temp name before the commit point
+		 * (a journal of an older program names no temp). */
+		if (unlinkat(dirfd, temp ? eng_base_of(temp) : base, 0) < 0 && errno != ENOENT)
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", path,
+					       fatelf_strerror(-errno));
+		return 0;
+	case STORE_JOP_RMDIR:
+		/* Only an empty directory goes: the admin's files keep theirs. */
+		if (unlinkat(dirfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+		    errno != ENOTEMPTY && errno != EEXIST)
+			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove the directory: %s", path,
+					       fatelf_strerror(-errno));
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * Undoes one operation before the commit point: drops its temp, moves a
+ * file to remove back, or removes the directory it created when nothing
+ * else landed in it. held (or -1) is the directory the temp was made in,
+ * held open: when the path no longer leads there (the directory was
+ * moved, or swapped for a symlink), the temp is still found through it.
+ */
+void eng_op_backward(engine *e, int kind, const char *path, const char *temp, int held)
+{
+	_cleanup_close_ int dirfd = -1;
+	const char *base;
+	int fd;
+
+	if (!eng_op_named(kind) && kind != STORE_JOP_MKDIR)
+		return;
+	if (eng_op_named(kind) && !temp)
+		return;
+	dirfd = eng_open_parent(e, path, &base, NULL);
+	fd = dirfd >= 0 ? dirfd : held;
+	if (fd < 0)
+		return;
+	if (dirfd < 0)
+		base = eng_base_of(path);
+	if (eng_op_has_temp(kind))
+		(void)unlinkat(fd, eng_base_of(temp), 0);
+	else if (kind == STORE_JOP_REMOVE)
+		(void)renameat(fd, eng_base_of(temp), fd, base);
+	else if (dirfd >= 0)
+		(void)unlinkat(dirfd, base, AT_REMOVEDIR);
+}
