@@ -1,9 +1,12 @@
 /*
  * Unpacking a bundle into a directory, optionally thinned to one target:
- * a thin install without the daemon, for building images. Every file is
- * staged under a hidden temp name beside its target and renamed into
- * place only after the whole bundle checked out; a failed extract leaves
- * no file of the bundle behind.
+ * a thin install without the daemon, for building images. Files are
+ * staged as an install stages them (lib/bundle/stage.h: a hidden temp
+ * name beside the target, in the namespace no entry may use) and renamed
+ * into place only after the whole bundle checked out; a failed extract
+ * leaves no file of the bundle behind. --target picks records with the
+ * install policies' rules (fatelf_choose): "host" and a uname -m name are
+ * the native rule for that machine, any other name the targets rule.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -15,6 +18,7 @@
 #include "bundle.h"
 #include "io.h"
 #include "macro.h"
+#include "stage.h"
 
 struct staged {
 	int dirfd;
@@ -24,15 +28,16 @@ struct staged {
 
 struct extract {
 	int rootfd;
-	/* how FatELF entries are thinned */
-	enum { KEEP_ALL, KEEP_HOST, KEEP_PATTERN } how;
+	/* how FatELF entries are thinned (rule KEEP: not at all) */
+	fatelf_choice choice;
 	fatelf_host host;
 	const char *target;
 	/* the file being written */
 	int fd;
 	int dirfd;
-	char tmp[300];
+	char tmp[FATELF_STAGE_NAME_MAX];
 	const char *base;
+	size_t seq;                     /* of the next temp name */
 	/* files waiting for the final rename */
 	struct staged *staged;
 	size_t nstaged, cap;
@@ -73,63 +78,52 @@ static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *
 	return list_add(&x->staged, &x->nstaged, &x->cap, dirfd, tmp, base);
 }
 
-static int make_tmpname(struct extract *x, const char *base)
+/* A bundle that ships a file in the temps' namespace is refused before
+ * anything is made, as an install refuses it. */
+static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
+		       fatelf_diag *d)
 {
-	static unsigned counter;
-
-	/* The name need not be unpredictable: it is created with O_EXCL
-	 * in a directory reached without following symlinks. */
-	return snprintf(x->tmp, sizeof(x->tmp), ".%.200s.fatelf.%d.%u", base, (int)getpid(),
-			__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) < (int)sizeof(x->tmp)
-		       ? 0 : -ENAMETOOLONG;
-}
-
-/* --target named a machine: the rule is that machine's, not this host's. */
-static int no_record_for(const struct extract *x, const fatelf_header *hdr, fatelf_diag *d)
-{
-	char offers[512], name[FATELF_TARGET_NAME_MAX];
-	size_t len = 0;
-
-	offers[0] = '\0';
-	for (unsigned i = 0; i < hdr->nrecords && len < sizeof(offers); i++) {
-		int n;
-
-		fatelf_target_format(&hdr->records[i].target, name);
-		n = snprintf(offers + len, sizeof(offers) - len, "%s%s", i ? ", " : "", name);
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
-	return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1,
-			       "no record runs on a %s machine; the file offers: %s", x->target,
-			       hdr->nrecords ? offers : "nothing");
+	for (size_t i = 0; i < m->nentries; i++)
+		if (fatelf_stage_reserved(m->entries[i].path))
+			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+					       "entry '%s': names starting with \"" FATELF_STAGE_PREFIX
+					       "\" are reserved for the installer's temp files",
+					       m->entries[i].path);
+	return 0;
 }
 
 static int ex_select(void *ctx, const fatelf_bundle_entry *e, const fatelf_header *hdr,
 		     fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
 {
 	struct extract *x = ctx;
-	int idx;
+	int q = fatelf_choose(&x->choice, hdr, ret_keep, ret_form, d);
 
-	switch (x->how) {
-	case KEEP_ALL:
-		return 0;
-	case KEEP_HOST:
-		idx = fatelf_host_select(&x->host, hdr, d);
-		if (idx == -FATELF_E_NO_HOST_RECORD && x->target)
-			return no_record_for(x, hdr, d);
-		if (idx < 0)
-			return idx;
-		fatelf_keep_add(ret_keep, (unsigned)idx);
-		*ret_form = FATELF_FORM_ELF;
-		return 0;
-	case KEEP_PATTERN: {
-		int q = fatelf_keep_from_names(hdr, &x->target, 1, ret_keep, d);
-		*ret_form = FATELF_FORM_AUTO;
-		return q < 0 ? q : 0;
+	return q < 0 ? q : 0;
+}
+
+/* Creates the entry's temp (a file, x->fd, or a symlink) in dirfd. */
+static int stage_create(struct extract *x, const fatelf_bundle_entry *e, int dirfd)
+{
+	int q;
+
+	for (int tries = 1;; tries++) {
+		q = fatelf_stage_name((int64_t)getpid(), x->seq, x->tmp);
+		if (q < 0)
+			return q;
+		if (e->type == FATELF_ENTRY_SYMLINK) {
+			q = fatelf_stage_symlink(dirfd, x->tmp, e->link_target);
+		} else {
+			q = fatelf_stage_open(dirfd, x->tmp);
+			if (q >= 0) {
+				x->fd = q;
+				q = 0;
+			}
+		}
+		if (q != -EEXIST || tries == FATELF_STAGE_TRIES)
+			break;
 	}
-	}
-	return 0;
+	x->seq++;
+	return q;
 }
 
 static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
@@ -189,15 +183,7 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 						       : fatelf_strerror(q));
 		return 0;
 	}
-	q = make_tmpname(x, x->base);
-	if (q == 0 && e->type == FATELF_ENTRY_SYMLINK) {
-		if (symlinkat(e->link_target, dirfd, x->tmp) < 0)
-			q = -errno;
-	} else if (q == 0) {
-		x->fd = openat(dirfd, x->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (x->fd < 0)
-			q = -errno;
-	}
+	q = stage_create(x, e, dirfd);
 	if (q < 0) {
 		close(dirfd);
 		return fatelf_diag_set(d, q, -1, "entry '%s': cannot create it: %s", e->path,
@@ -222,16 +208,27 @@ static int ex_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_di
 	if (e->type == FATELF_ENTRY_DIR)
 		return 0;
 	if (x->fd >= 0) {
-		if (status == 0 && fchmod(x->fd, e->mode & (e->setid ? 07777 : 01777)) < 0)
-			q = -errno;
-		if (close(x->fd) < 0 && q == 0)
-			q = -errno;
+		char what[sizeof(d->msg)];
+
+		snprintf(what, sizeof(what), "entry '%s'", e->path);
+		if (status == 0)
+			/* setid bits only where the manifest says so */
+			q = fatelf_stage_close(x->fd, e->mode & (e->setid ? 07777 : 01777), 0, what,
+					       d);
+		else
+			close(x->fd);
 		x->fd = -1;
+		if (q < 0) {
+			fatelf_stage_drop(x->dirfd, x->tmp);
+			close(x->dirfd);
+			x->dirfd = -1;
+			return q;
+		}
 	}
-	if (status == 0 && q == 0)
+	if (status == 0)
 		q = stage_add(x, x->dirfd, x->tmp, x->base);
 	if (status < 0 || q < 0)
-		unlinkat(x->dirfd, x->tmp, 0);
+		fatelf_stage_drop(x->dirfd, x->tmp);
 	close(x->dirfd);
 	x->dirfd = -1;
 	if (q < 0 && status == 0)
@@ -245,6 +242,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 {
 	struct extract x = { .rootfd = -1, .fd = -1, .dirfd = -1 };
 	fatelf_bundle_reader_ops ops = {
+		.manifest = ex_manifest,
 		.select = ex_select,
 		.begin = ex_begin,
 		.data = ex_data,
@@ -256,21 +254,26 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	int q;
 
 	fatelf_diag_clear(d);
+	x.target = target;
+	x.choice.rule = FATELF_CHOOSE_KEEP;
 	if (target && strcmp(target, "host") == 0) {
 		q = fatelf_host_detect(&x.host);
 		if (q < 0)
 			return fatelf_diag_set(d, q, -1, "cannot tell this host's targets");
-		x.how = KEEP_HOST;
+		x.choice = (fatelf_choice) { .rule = FATELF_CHOOSE_NATIVE, .host = &x.host };
 	} else if (target && fatelf_host_from_uname(target, FATELF_HOST_ARM32, &x.host) == 0) {
 		/* An architecture name: keep what that machine's kernel would run. */
-		x.how = KEEP_HOST;
-		x.target = target;
+		x.choice = (fatelf_choice) {
+			.rule = FATELF_CHOOSE_NATIVE, .host = &x.host, .machine = target,
+		};
 	} else if (target) {
+		/* Checked before anything is made. */
 		q = fatelf_pattern_parse(target, &pat, d);
 		if (q < 0)
 			return q;
-		x.how = KEEP_PATTERN;
-		x.target = target;
+		x.choice = (fatelf_choice) {
+			.rule = FATELF_CHOOSE_TARGETS, .targets = &x.target, .ntargets = 1,
+		};
 	}
 
 	if (mkdir(dir, 0755) == 0) {
@@ -292,13 +295,14 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	q = fatelf_bundle_read_fd(bundle_fd, o, &ops, d);
 	for (size_t i = 0; i < x.nstaged; i++) {
 		struct staged *s = &x.staged[i];
-		if (q == 0 && renameat(s->dirfd, s->tmp, s->dirfd, s->base) < 0) {
-			q = -errno;
-			fatelf_diag_set(d, q, -1, "cannot rename '%s' into place: %s", s->base,
-					fatelf_strerror(q));
+		if (q == 0) {
+			q = fatelf_stage_commit(s->dirfd, s->tmp, s->base);
+			if (q < 0)
+				fatelf_diag_set(d, q, -1, "cannot rename '%s' into place: %s", s->base,
+						fatelf_strerror(q));
 		}
 		if (q < 0)
-			unlinkat(s->dirfd, s->tmp, 0);
+			fatelf_stage_drop(s->dirfd, s->tmp);
 		close(s->dirfd);
 		free(s->tmp);
 		free(s->base);
@@ -307,7 +311,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 	if (x.fd >= 0)
 		close(x.fd);
 	if (x.dirfd >= 0) {
-		unlinkat(x.dirfd, x.tmp, 0);
+		fatelf_stage_drop(x.dirfd, x.tmp);
 		close(x.dirfd);
 	}
 	/* Children before parents; a directory someone else filled stays. */

@@ -254,6 +254,37 @@ int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, s
 int fatelf_keep_from_host(const fatelf_header *hdr, const fatelf_host *h,
 			  fatelf_keepset *ret, fatelf_diag *d);
 
+/* What a fat file becomes on one machine (lib/fatelf/choose.c): the rules
+ * an install (policies) and a bundle extract (--target) share. */
+enum fatelf_choose_rule {
+	FATELF_CHOOSE_KEEP = 0,         /* the file as it is */
+	FATELF_CHOOSE_NATIVE,           /* the record the kernel picks, as a plain ELF */
+	FATELF_CHOOSE_COMPATIBLE,       /* every record the host runs */
+	FATELF_CHOOSE_TARGETS,          /* every record one of the names matches */
+};
+
+typedef struct fatelf_choice {
+	int rule;                       /* enum fatelf_choose_rule */
+	const fatelf_host *host;        /* NATIVE, COMPATIBLE */
+	/* NATIVE, COMPATIBLE: the uname -m name host was made from, which a
+	 * refusal names ("no record runs on a mips64 machine"); NULL for
+	 * this machine (the message lists what the host runs) */
+	const char *machine;
+	const char *const *targets;     /* TARGETS: target names */
+	size_t ntargets;
+} fatelf_choice;
+
+/*
+ * Applies the rule to a file with table hdr. Returns 1 with the records to
+ * keep and the output form (FATELF_FORM_ELF or _AUTO) when the file is
+ * rewritten, 0 when it stays as it is (KEEP; the outputs are untouched),
+ * or an error: -FATELF_E_NO_HOST_RECORD (the host runs no record),
+ * -FATELF_E_NO_MATCH (no name matches a record), a target name's parse
+ * error; each message lists what the file offers, and so do d's targets.
+ */
+int fatelf_choose(const fatelf_choice *c, const fatelf_header *hdr, fatelf_keepset *ret_keep,
+		  int *ret_form, fatelf_diag *d);
+
 /* enum fatelf_form (the output's form) is in libfatelf.h. */
 
 /*

@@ -49,14 +49,14 @@ int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool
 	}
 	switch (kind) {
 	case STORE_JOP_CREATE:
-	case STORE_JOP_REPLACE:
-		if (renameat(dirfd, eng_base_of(temp), dirfd, base) < 0) {
-			if (tolerant && errno == ENOENT)
-				return 0;
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot rename the staged file into place: %s",
-					       path, fatelf_strerror(-errno));
-		}
-		return 0;
+	case STORE_JOP_REPLACE: {
+		int q = fatelf_stage_commit(dirfd, eng_base_of(temp), base);
+
+		if (q == 0 || (tolerant && q == -ENOENT))
+			return 0;
+		return fatelf_diag_set(d, q, -1, "%s: cannot rename the staged file into place: %s",
+				       path, fatelf_strerror(q));
+	}
 	case STORE_JOP_REMOVE:
 		/* The file was moved to its temp name before the commit point
 		 * (a journal of an older program names no temp). */
@@ -99,7 +99,7 @@ void eng_op_backward(engine *e, int kind, const char *path, const char *temp, in
 	if (dirfd < 0)
 		base = eng_base_of(path);
 	if (eng_op_has_temp(kind))
-		(void)unlinkat(fd, eng_base_of(temp), 0);
+		fatelf_stage_drop(fd, eng_base_of(temp));
 	else if (kind == STORE_JOP_REMOVE)
 		(void)renameat(fd, eng_base_of(temp), fd, base);
 	else if (dirfd >= 0)

@@ -707,8 +707,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		ie->path = path_join("/", be->path);
 		if (!ie->path)
 			return -ENOMEM;
-		if (strncmp(strrchr(ie->path, '/') + 1, ENGINE_TEMP_PREFIX,
-			    strlen(ENGINE_TEMP_PREFIX)) == 0)
+		if (fatelf_stage_reserved(ie->path))
 			return path_fail(d, -ENGINE_E_NAME_RESERVED, be->path,
 					 "%s: names starting with \"" ENGINE_TEMP_PREFIX "\" are reserved "
 					 "for the installer's temp files", be->path);
@@ -974,11 +973,7 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 			memcpy(md, be->sha256, sizeof(md));
 		x->hashing = false;
 		if (status == 0) {
-			/* Start writing the file back now, while the next ones
-			 * decompress: the syncfs before the commit then finds
-			 * little left to write. */
-			if (x->e->cfg.durable)
-				(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			/* eng_tx_stage_close starts the write-back (cfg.durable) */
 			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, d);
 			fatelf_hex(md, sizeof(md), ie->sha);
 			ie->staged = q == 0;

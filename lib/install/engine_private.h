@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "engine.h"
+#include "stage.h"
 #include "store.h"
 
 struct engine {
@@ -126,7 +127,8 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d);
  * (O_CREAT|O_EXCL, mode 0600, beneath the root without following
  * symlinks). Returns the fd. */
 int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d);
-/* Sets the final mode and closes fd (fd < 0 is fine after a failure). */
+/* Sets the final mode and closes fd (fd < 0 is fine after a failure);
+ * with cfg.durable, the write-back starts first. */
 int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d);
 /* Stages a symlink as op's temp. */
 int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *d);
@@ -174,8 +176,9 @@ int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_d
 /* fstatat of path beneath the root, never following symlinks: 0, -ENOENT,
  * or another -errno. */
 int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d);
-/* The name every temp file starts with; no bundle entry may. */
-#define ENGINE_TEMP_PREFIX ".fatelf."
+/* The name every temp file starts with; no bundle entry may
+ * (lib/bundle/stage.h, which a bundle extract stages with too). */
+#define ENGINE_TEMP_PREFIX FATELF_STAGE_PREFIX
 /* An existing directory the bundle declares with mode want: refused
  * (-ENGINE_E_DIR_UNSAFE, naming it, its owner and mode) unless the
  * engine's uid owns it and nobody else may write in it. */

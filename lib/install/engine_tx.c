@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -23,40 +22,27 @@
  * finds temps by path alone. */
 #define TX_DIRS_MAX 256
 
-/* Names tried for one temp before staging gives up: each is 64 random
- * bits, so a second try only happens when someone planted the first. */
-#define TEMP_TRIES 8
-
 /*
- * A temp name for path: hidden, in path's directory, and unguessable
- * (".fatelf.<txid>.<seq>.<16 random hex digits>"), so nobody can plant a
- * file or a link under it in advance. Bundle entries in the ".fatelf."
- * namespace are refused, so no entry lands on a temp either.
+ * A temp name for path, in path's directory, as lib/bundle/stage.h makes
+ * them (".fatelf.<txid>.<seq>.<16 random hex digits>"): hidden and
+ * unguessable. Bundle entries in the ".fatelf." namespace are refused,
+ * so no entry lands on a temp either.
  */
 static char *temp_for(const char *path, int64_t txid, size_t seq)
 {
 	size_t dirlen = (size_t)(eng_base_of(path) - path);
-	uint64_t rnd = 0;
-	char name[80];
+	char name[FATELF_STAGE_NAME_MAX];
+	size_t n;
 	char *temp;
-	int n;
 
-	for (size_t got = 0; got < sizeof(rnd);) {
-		ssize_t k = getrandom((char *)&rnd + got, sizeof(rnd) - got, 0);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return NULL;
-		}
-		got += (size_t)k;
-	}
-	n = snprintf(name, sizeof(name), ENGINE_TEMP_PREFIX "%lld.%zu.%016llx", (long long)txid, seq,
-		     (unsigned long long)rnd);
-	temp = malloc(dirlen + (size_t)n + 1);
+	if (fatelf_stage_name(txid, seq, name) < 0)
+		return NULL;
+	n = strlen(name);
+	temp = malloc(dirlen + n + 1);
 	if (!temp)
 		return NULL;
 	memcpy(temp, path, dirlen);
-	memcpy(temp + dirlen, name, (size_t)n + 1);
+	memcpy(temp + dirlen, name, n + 1);
 	return temp;
 }
 
@@ -176,7 +162,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 		int r, q, tries = 0;
 		/* Never over a name someone else made: that one is not ours to drop. */
 		while ((r = renameat2(dirfd, base, dirfd, eng_base_of(op->temp), RENAME_NOREPLACE)) < 0 &&
-		       errno == EEXIST && ++tries < TEMP_TRIES) {
+		       errno == EEXIST && ++tries < FATELF_STAGE_TRIES) {
 			q = tx_retemp(t, i, d);
 			if (q < 0)
 				return q;
@@ -373,17 +359,16 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 		return dirfd;
 	/* Read-write: a writer may read its output back to check it. */
 	for (int tries = 1;; tries++) {
-		fd = openat(dirfd, eng_base_of(o->temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0600);
-		if (fd >= 0 || errno != EEXIST || tries == TEMP_TRIES)
+		fd = fatelf_stage_open(dirfd, eng_base_of(o->temp));
+		if (fd != -EEXIST || tries == FATELF_STAGE_TRIES)
 			break;
 		int q = tx_retemp(t, op, d);
 		if (q < 0)
 			return q;
 	}
 	if (fd < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged file: %s", o->path,
-				       fatelf_strerror(-errno));
+		return fatelf_diag_set(d, fd, -1, "%s: cannot create the staged file: %s", o->path,
+				       fatelf_strerror(fd));
 	o->staged = true;
 	tx_hold_dir(t, o, dirfd);
 	return fd;
@@ -392,19 +377,14 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
 {
 	eng_op *o = &t->ops[op];
-	int q = 0;
+	int q;
 
 	if (fd < 0)
 		return 0;
-	/* fchmod after writing: the temp stays 0600 while it is incomplete,
-	 * and setid bits survive (a write by root does not clear them, but
-	 * set them last all the same). */
-	if (fchmod(fd, o->mode & 07777) < 0)
-		q = fatelf_diag_set(d, -errno, -1, "%s: cannot set the mode: %s", o->path,
-				    fatelf_strerror(-errno));
-	if (close(fd) < 0 && q == 0)
-		q = fatelf_diag_set(d, -errno, -1, "%s: cannot write the staged file: %s", o->path,
-				    fatelf_strerror(-errno));
+	/* Writing back starts now, while the next files are staged: the
+	 * syncfs before the commit then finds little left to write. */
+	q = fatelf_stage_close(fd, o->mode, t->e->cfg.durable ? FATELF_STAGE_WRITEBACK : 0, o->path,
+			       d);
 	if (q == 0)
 		tx_failpoint(t, "staged");
 	return q;
@@ -424,16 +404,16 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 		return dirfd;
 	int r;
 	for (int tries = 1;; tries++) {
-		r = symlinkat(target, dirfd, eng_base_of(o->temp));
-		if (r == 0 || errno != EEXIST || tries == TEMP_TRIES)
+		r = fatelf_stage_symlink(dirfd, eng_base_of(o->temp), target);
+		if (r != -EEXIST || tries == FATELF_STAGE_TRIES)
 			break;
 		int q = tx_retemp(t, op, d);
 		if (q < 0)
 			return q;
 	}
 	if (r < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: cannot create the staged symlink: %s",
-				       o->path, fatelf_strerror(-errno));
+		return fatelf_diag_set(d, r, -1, "%s: cannot create the staged symlink: %s",
+				       o->path, fatelf_strerror(r));
 	o->staged = true;
 	tx_hold_dir(t, o, dirfd);
 	tx_failpoint(t, "staged");

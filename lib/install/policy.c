@@ -1,9 +1,9 @@
 /*
  * Install policy: what each fat file of a bundle becomes on this machine.
- * The rules themselves live in libfatelf's host and keep-set code (the
- * kernel's selection rule, the "compatible" set, target patterns); this
- * module maps the daemon's named policies and KeepFat globs onto them,
- * turns the stored policy text back into a spec, and works out a file's
+ * The rules themselves live in lib/fatelf/choose.c (the kernel's
+ * selection rule, the "compatible" set, target patterns), which a bundle
+ * extract shares; this module maps the daemon's named policies and
+ * KeepFat globs onto them, turns the stored policy text back into a spec, and works out a file's
  * installed size from its manifest entry alone, so preflight knows the
  * bytes to be written before any payload byte is read. Pure: no I/O.
  */
@@ -160,102 +160,6 @@ int engine_policy_spec_parse(const char *text, engine_policy_spec *ret, fatelf_d
 	return 0;
 }
 
-/* "x86_64:64bits:le:sysv:osabiver0, i386:..." into buf. */
-static void file_targets(const fatelf_header *hdr, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (unsigned i = 0; i < hdr->nrecords && len + 1 < size; i++) {
-		char name[FATELF_TARGET_NAME_MAX];
-		int n;
-
-		fatelf_target_format(&hdr->records[i].target, name);
-		n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", name);
-		if (n < 0 || (size_t)n >= size - len)
-			break;
-		len += (size_t)n;
-	}
-}
-
-/*
- * The host rule's own message lists what the host runs and what the file
- * offers; only the code changes, so the engine's callers can tell a policy
- * refusal from a damaged file.
- */
-/* The file's targets, as facts of d. */
-static void offered_targets(const fatelf_header *hdr, fatelf_diag *d)
-{
-	char name[FATELF_TARGET_NAME_MAX];
-
-	if (!d)
-		return;
-	d->ntargets = 0;
-	for (int i = 0; i < hdr->nrecords; i++) {
-		fatelf_target_format(&hdr->records[i].target, name);
-		fatelf_diag_add_target(d, name);
-	}
-}
-
-static int no_host_record(const fatelf_host *host, const fatelf_header *hdr, fatelf_diag *d)
-{
-	fatelf_diag sub;
-	int r;
-
-	fatelf_diag_clear(&sub);
-	r = fatelf_host_select(host, hdr, &sub);
-	if (r >= 0)
-		/* Not reached: callers come here when no record fits. */
-		return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1, "no record runs on this host");
-	if (r != -FATELF_E_NO_HOST_RECORD)
-		return fatelf_diag_set(d, r, sub.record, "%s", sub.msg);
-	offered_targets(hdr, d);
-	return fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1, "%s", sub.msg);
-}
-
-static int select_targets(const engine_policy_spec *p, const fatelf_header *hdr,
-			  fatelf_keepset *ret_keep, fatelf_diag *d)
-{
-	fatelf_keepset k;
-	char list[256];
-	size_t len = 0;
-
-	if (p->ntargets == 0 || p->ntargets > ENGINE_TARGETS_MAX)
-		return fatelf_diag_set(d, -ENGINE_E_POLICY, -1,
-				       "policy targets needs at least one target name");
-	fatelf_keep_clear(&k);
-	list[0] = '\0';
-	for (size_t i = 0; i < p->ntargets; i++) {
-		fatelf_pattern pat;
-		fatelf_diag sub;
-		int r, n;
-
-		fatelf_diag_clear(&sub);
-		r = fatelf_pattern_parse(p->targets[i], &pat, &sub);
-		if (r < 0)
-			return fatelf_diag_set(d, -ENGINE_E_POLICY, -1, "%s", sub.msg);
-		/* A name that matches nothing here is fine: the list is for
-		 * every file of a bundle, and files differ. */
-		for (unsigned j = 0; j < hdr->nrecords; j++)
-			if (fatelf_pattern_match(&pat, &hdr->records[j].target, (int)j))
-				fatelf_keep_add(&k, j);
-		n = snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "", p->targets[i]);
-		if (n > 0 && (size_t)n < sizeof(list) - len)
-			len += (size_t)n;
-	}
-	if (fatelf_keep_count(&k) == 0) {
-		char offers[400];
-
-		file_targets(hdr, offers, sizeof(offers));
-		offered_targets(hdr, d);
-		FATELF_DIAG_FACT(d, target, list);
-		return fatelf_diag_set(d, -FATELF_E_NO_MATCH, -1,
-				       "targets %s name no record; the file offers: %s", list, offers);
-	}
-	*ret_keep = k;
-	return 0;
-}
-
 bool engine_policy_keep_fat(const char *const *keep_fat, size_t nkeep_fat, const char *path)
 {
 	for (size_t i = 0; path && i < nkeep_fat; i++)
@@ -268,43 +172,40 @@ int engine_policy_select(const engine_policy_spec *p, const char *const *keep_fa
 			 const fatelf_host *host, const char *path, const fatelf_header *hdr,
 			 fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
 {
-	fatelf_keepset k;
-	int r, form;
+	static const int rules[] = {
+		[ENGINE_POLICY_NATIVE] = FATELF_CHOOSE_NATIVE,
+		[ENGINE_POLICY_COMPATIBLE] = FATELF_CHOOSE_COMPATIBLE,
+		[ENGINE_POLICY_KEEP] = FATELF_CHOOSE_KEEP,
+		[ENGINE_POLICY_TARGETS] = FATELF_CHOOSE_TARGETS,
+	};
+	fatelf_choice c = { .host = host };
+	int r;
 
 	/* KeepFat wins over every policy, even for a file this host cannot
 	 * run at all: that is what a tree shared between machines needs. */
 	if (engine_policy_keep_fat(keep_fat, nkeep_fat, path))
 		return 0;
 
-	fatelf_keep_clear(&k);
-	switch (p->policy) {
-	case ENGINE_POLICY_KEEP:
-		return 0;
-	case ENGINE_POLICY_NATIVE:
-		r = fatelf_host_select(host, hdr, NULL);
-		if (r < 0)
-			return no_host_record(host, hdr, d);
-		fatelf_keep_add(&k, (unsigned)r);
-		form = FATELF_FORM_ELF;
-		break;
-	case ENGINE_POLICY_COMPATIBLE:
-		r = fatelf_keep_from_host(hdr, host, &k, NULL);
-		if (r < 0)
-			return no_host_record(host, hdr, d);
-		form = FATELF_FORM_AUTO;
-		break;
-	case ENGINE_POLICY_TARGETS:
-		r = select_targets(p, hdr, &k, d);
-		if (r < 0)
-			return r;
-		form = FATELF_FORM_AUTO;
-		break;
-	default:
+	if (p->policy < 0 || (size_t)p->policy >= ARRAY_SIZE(rules))
 		return fatelf_diag_set(d, -ENGINE_E_POLICY, -1, "unknown policy %d", p->policy);
+	c.rule = rules[p->policy];
+	if (p->policy == ENGINE_POLICY_TARGETS) {
+		if (p->ntargets == 0 || p->ntargets > ENGINE_TARGETS_MAX)
+			return fatelf_diag_set(d, -ENGINE_E_POLICY, -1,
+					       "policy targets needs at least one target name");
+		c.targets = (const char *const *)p->targets;
+		c.ntargets = p->ntargets;
 	}
-	*ret_keep = k;
-	*ret_form = form;
-	return 1;
+	r = fatelf_choose(&c, hdr, ret_keep, ret_form, d);
+	/* A name that does not parse is the policy's fault, not the file's. */
+	if (r < 0 && p->policy == ENGINE_POLICY_TARGETS && r != -FATELF_E_NO_MATCH &&
+	    r != -ENOMEM) {
+		char msg[sizeof(d->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", d ? d->msg : "");
+		return fatelf_diag_set(d, -ENGINE_E_POLICY, -1, "%s", msg);
+	}
+	return r;
 }
 
 int engine_entry_header(const fatelf_bundle_entry *e, fatelf_header *ret, fatelf_diag *d)

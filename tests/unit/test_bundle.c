@@ -1,5 +1,6 @@
 /*
- * Unit tests for the bundle writer, the one-pass reader, extraction and
+ * Unit tests for the bundle writer, the one-pass reader, extraction (and
+ * the staging and target rules it shares with the install engine) and
  * the safe root walk: round trips byte for byte, reproducibility,
  * thinning while reading, signatures, and the hostile corpus.
  */
@@ -17,6 +18,7 @@
 #include "bundle.h"
 #include "elfgen.h"
 #include "hostile.h"
+#include "stage.h"
 #include "testutil.h"
 
 struct img {
@@ -405,6 +407,230 @@ START_TEST(test_extract_refuses_symlinked_dir)
 }
 END_TEST
 
+/* ---- the staging an extract shares with the install engine */
+
+START_TEST(test_stage_names)
+{
+	char a[FATELF_STAGE_NAME_MAX], b[FATELF_STAGE_NAME_MAX];
+	size_t n;
+
+	ck_assert_int_eq(fatelf_stage_name(42, 7, a), 0);
+	ck_assert_int_eq(fatelf_stage_name(42, 7, b), 0);
+	/* ".fatelf.<tag>.<seq>." and 16 random hex digits */
+	ck_assert_int_eq(strncmp(a, ".fatelf.42.7.", 13), 0);
+	n = strlen(a);
+	ck_assert_uint_eq(n, 13 + 16);
+	ck_assert_uint_eq(strspn(a + 13, "0123456789abcdef"), 16);
+	ck_assert_str_ne(a, b);
+	/* Every temp name is in the reserved namespace, which is the
+	 * engine's (its ENGINE_TEMP_PREFIX is this prefix). */
+	ck_assert(fatelf_stage_reserved(a));
+	ck_assert(fatelf_stage_reserved("opt/t/.fatelf.2.1"));
+	ck_assert(fatelf_stage_reserved("/opt/t/.fatelf."));
+	ck_assert(!fatelf_stage_reserved("opt/t/.fatelfx"));
+	ck_assert(!fatelf_stage_reserved("opt/.fatelf.d/x"));
+	ck_assert(!fatelf_stage_reserved("opt/t/x.fatelf.1"));
+	ck_assert(!fatelf_stage_reserved("opt/t/a.fatelf-new"));
+}
+END_TEST
+
+START_TEST(test_stage_file_and_symlink)
+{
+	char name[FATELF_STAGE_NAME_MAX], name2[FATELF_STAGE_NAME_MAX];
+	fatelf_diag d;
+	struct stat st;
+	char link[16];
+	int dirfd, fd;
+
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir("dir", 0755), 0);
+	dirfd = open("dir", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dirfd, 0);
+	tu_write_file("dir/target", "old\n", 4);
+
+	/* A file: 0600 while incomplete, its mode (setid bits too) last. */
+	ck_assert_int_eq(fatelf_stage_name(1, 0, name), 0);
+	fd = fatelf_stage_open(dirfd, name);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fatelf_stage_open(dirfd, name), -EEXIST);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(write(fd, "new\n", 4), 4);
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_stage_close(fd, S_IFREG | 04750, 0, "dir/target", &d), 0);
+	ck_assert_int_eq(fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 04750);
+	/* The target is untouched until the rename. */
+	ck_assert(tu_file_equals("dir/target", "old\n", 4));
+	ck_assert_int_eq(fatelf_stage_commit(dirfd, name, "target"), 0);
+	ck_assert(tu_file_equals("dir/target", "new\n", 4));
+	ck_assert_int_eq(fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW), -1);
+	ck_assert_int_eq(stat("dir/target", &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 04750);
+
+	/* A name someone planted, even as a symlink, is never opened or
+	 * followed: staging picks another name. */
+	ck_assert_int_eq(fatelf_stage_name(1, 1, name), 0);
+	ck_assert_int_eq(symlinkat("../elsewhere", dirfd, name), 0);
+	ck_assert_int_eq(fatelf_stage_open(dirfd, name), -EEXIST);
+	ck_assert_int_eq(access("elsewhere", F_OK), -1);
+	ck_assert_int_eq(fatelf_stage_symlink(dirfd, name, "x"), -EEXIST);
+	fatelf_stage_drop(dirfd, name);
+
+	/* A symlink, then a cancel: nothing is left. */
+	ck_assert_int_eq(fatelf_stage_name(1, 2, name2), 0);
+	ck_assert_int_eq(fatelf_stage_symlink(dirfd, name2, "target"), 0);
+	ssize_t n = readlinkat(dirfd, name2, link, sizeof(link) - 1);
+	ck_assert_int_eq(n, 6);
+	fatelf_stage_drop(dirfd, name2);
+	fatelf_stage_drop(dirfd, name2);         /* already gone: fine */
+	ck_assert_uint_eq(count_files("dir"), 1);
+
+	/* A rename whose temp is gone fails with the errno. */
+	ck_assert_int_eq(fatelf_stage_commit(dirfd, name2, "target"), -ENOENT);
+	/* A close of nothing is a no-op. */
+	ck_assert_int_eq(fatelf_stage_close(-1, 0644, 0, "x", &d), 0);
+	close(dirfd);
+}
+END_TEST
+
+/* ---- the target rules an extract shares with the install policies */
+
+static void add_rec(fatelf_header *h, uint16_t machine, uint8_t word_size)
+{
+	fatelf_record *r = &h->records[h->nrecords];
+
+	memset(r, 0, sizeof(*r));
+	r->target = (fatelf_target) {
+		.machine = machine, .word_size = word_size, .byte_order = FATELF_DATA2LSB,
+	};
+	r->offset = 4096u * (h->nrecords + 1u);
+	r->size = 4096;
+	h->nrecords++;
+}
+
+static const char *kept(const fatelf_keepset *k)
+{
+	static char buf[64];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < FATELF_MAX_RECORDS; i++)
+		if (fatelf_keep_has(k, i))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%u", len ? " " : "", i);
+	return buf;
+}
+
+START_TEST(test_choose)
+{
+	static const char *const arm[] = { "aarch64" };
+	static const char *const two[] = { "riscv64", "i386" };
+	static const char *const none[] = { "riscv64", "s390x" };
+	static const char *const bad[] = { "vax11" };
+	fatelf_header h;
+	fatelf_host x86, mips;
+	fatelf_keepset k;
+	fatelf_diag d;
+	int form;
+
+	/* aarch64, x86_64, i386: the vendor's order */
+	fatelf_header_init(&h);
+	add_rec(&h, 183, FATELF_CLASS64);
+	add_rec(&h, 62, FATELF_CLASS64);
+	add_rec(&h, 3, FATELF_CLASS32);
+	ck_assert_int_eq(fatelf_host_from_uname("x86_64", 0, &x86), 0);
+	ck_assert_int_eq(fatelf_host_from_uname("mips64", 0, &mips), 0);
+
+	/* keep: the file as it is, outputs untouched */
+	fatelf_keep_clear(&k);
+	form = -1;
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_KEEP }, &h, &k,
+				       &form, NULL), 0);
+	ck_assert_str_eq(kept(&k), "");
+	ck_assert_int_eq(form, -1);
+
+	/* native: the kernel's pick, as a plain ELF */
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_NATIVE, .host = &x86 },
+				       &h, &k, &form, NULL), 1);
+	ck_assert_str_eq(kept(&k), "1");
+	ck_assert_int_eq(form, FATELF_FORM_ELF);
+
+	/* compatible: everything the host runs */
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_COMPATIBLE,
+							  .host = &x86 }, &h, &k, &form, NULL), 1);
+	ck_assert_str_eq(kept(&k), "1 2");
+	ck_assert_int_eq(form, FATELF_FORM_AUTO);
+
+	/* targets: what the names match; one that matches nothing is fine */
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_TARGETS,
+							  .targets = arm, .ntargets = 1 },
+				       &h, &k, &form, NULL), 1);
+	ck_assert_str_eq(kept(&k), "0");
+	ck_assert_int_eq(form, FATELF_FORM_AUTO);
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_TARGETS,
+							  .targets = two, .ntargets = 2 },
+				       &h, &k, &form, NULL), 1);
+	ck_assert_str_eq(kept(&k), "2");
+
+	/* no name matches: the names and what the file offers */
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_TARGETS,
+							  .targets = none, .ntargets = 2 },
+				       &h, &k, &form, &d), -FATELF_E_NO_MATCH);
+	ck_assert_str_eq(d.msg, "targets riscv64,s390x name no record; the file offers: "
+			 "aarch64:64bits:le:sysv:osabiver0, x86_64:64bits:le:sysv:osabiver0, "
+			 "i386:32bits:le:sysv:osabiver0");
+	ck_assert_str_eq(d.target, "riscv64,s390x");
+	ck_assert_uint_eq(d.ntargets, 3);
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_TARGETS,
+							  .targets = bad, .ntargets = 1 },
+				       &h, &k, &form, &d), -FATELF_E_TARGET_SYNTAX);
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_TARGETS },
+				       &h, &k, &form, NULL), -FATELF_E_EMPTY_KEEP);
+
+	/* no record for the host: this host's message lists both sides ... */
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_NATIVE,
+							  .host = &mips }, &h, &k, &form, &d),
+			 -FATELF_E_NO_HOST_RECORD);
+	ck_assert_int_eq(strncmp(d.msg, "no record runs on this host (mips64:", 36), 0);
+	ck_assert_uint_eq(d.ntargets, 3);
+	/* ... and a machine named by the caller is named */
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_choose(&(fatelf_choice) { .rule = FATELF_CHOOSE_COMPATIBLE,
+							  .host = &mips, .machine = "mips64" },
+				       &h, &k, &form, &d), -FATELF_E_NO_HOST_RECORD);
+	ck_assert_str_eq(d.msg, "no record runs on a mips64 machine; the file offers: "
+			 "aarch64:64bits:le:sysv:osabiver0, x86_64:64bits:le:sysv:osabiver0, "
+			 "i386:32bits:le:sysv:osabiver0");
+	ck_assert_uint_eq(d.ntargets, 3);
+	ck_assert_str_eq(kept(&k), "2");        /* untouched by the failures */
+}
+END_TEST
+
+/* Extract stages like an install: no temp left, and an entry in the
+ * temps' namespace is refused before anything is made. */
+START_TEST(test_extract_reserved_name)
+{
+	fatelf_diag d;
+	int fd, r;
+
+	tu_tmpdir();
+	make_tree();
+	tu_write_file("tree/opt/game/bin/.fatelf.2.1", "planted\n", 8);
+	ck_assert_int_eq(create("b.fatbundle", FATELF_COMPRESS_ZSTD, NULL, &d), 0);
+	fd = open("b.fatbundle", O_RDONLY);
+	r = fatelf_bundle_extract(fd, "out", "x86_64", NULL, &d);
+	close(fd);
+	ck_assert_int_eq(r, -FATELF_E_PATH_INVALID);
+	ck_assert_str_eq(d.msg, "entry 'opt/game/bin/.fatelf.2.1': names starting with "
+			 "\".fatelf.\" are reserved for the installer's temp files");
+	ck_assert_int_eq(access("out", F_OK), -1);
+	free_tree();
+}
+END_TEST
+
 START_TEST(test_root_open_parent)
 {
 	fatelf_diag d;
@@ -520,6 +746,10 @@ int main(void)
 	tcase_add_test(tc, test_signed_bundle);
 	tcase_add_test(tc, test_extract_thinned);
 	tcase_add_test(tc, test_extract_refuses_symlinked_dir);
+	tcase_add_test(tc, test_stage_names);
+	tcase_add_test(tc, test_stage_file_and_symlink);
+	tcase_add_test(tc, test_choose);
+	tcase_add_test(tc, test_extract_reserved_name);
 	tcase_add_test(tc, test_root_open_parent);
 	tcase_add_test(tc, test_hostile_corpus);
 	tcase_add_test(tc, test_verdict_is_deterministic);
