@@ -25,6 +25,7 @@
 #include "conf.h"
 #include "io.h"
 #include "macro.h"
+#include "path.h"
 
 #define CONF_LINE_MAX 4096u             /* bytes in a line, without its newline */
 #define CONF_FILE_MAX (1u << 20)
@@ -627,19 +628,6 @@ out:
 	*ret = names;
 	*ret_n = n;
 	return 0;
-}
-
-static char *path_join(const char *dir, const char *name)
-{
-	size_t ld = strlen(dir), ln = strlen(name);
-	char *p = malloc(ld + 1 + ln + 1);
-
-	if (!p)
-		return NULL;
-	memcpy(p, dir, ld);
-	p[ld] = '/';
-	memcpy(p + ld + 1, name, ln + 1);
-	return p;
 }
 
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)

@@ -1,0 +1,152 @@
+/*
+ * Unit tests for the small helpers of the basic layer (lib/basic): mkdir_p
+ * and path_join (path.c), as a user sees them on disk.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "path.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ path */
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	return st.st_mode & 07777;
+}
+
+START_TEST(mkdir_p_modes)
+{
+	tu_tmpdir();
+	umask(022);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "a/b/c", 0755, 0700, 0), 0);
+	ck_assert_uint_eq(mode_of("a"), 0755);
+	ck_assert_uint_eq(mode_of("a/b"), 0755);
+	ck_assert_uint_eq(mode_of("a/b/c"), 0700);
+	/* Existing directories stay as they are. */
+	ck_assert_int_eq(chmod("a/b", 0750), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "a//b/c/", 0755, 0755, 0), 0);
+	ck_assert_uint_eq(mode_of("a/b"), 0750);
+	ck_assert_uint_eq(mode_of("a/b/c"), 0700);
+	/* The umask applies. */
+	umask(077);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "u", 0755, 0755, 0), 0);
+	ck_assert_uint_eq(mode_of("u"), 0700);
+	umask(022);
+}
+END_TEST
+
+START_TEST(mkdir_p_dirfd_and_absolute)
+{
+	const char *tmp = tu_tmpdir();
+	char *abs = path_join(tmp, "x/y");
+	int fd;
+
+	ck_assert_int_eq(mkdir("base", 0755), 0);
+	fd = open("base", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mkdir_p(fd, "p/q", 0755, 0755, 0), 0);
+	mode_of("base/p/q");
+	/* An absolute path ignores the descriptor. */
+	ck_assert_int_eq(mkdir_p(fd, abs, 0755, 0755, 0), 0);
+	mode_of("x/y");
+	close(fd);
+	free(abs);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "", 0755, 0755, 0), -EINVAL);
+}
+END_TEST
+
+START_TEST(mkdir_p_parents_only)
+{
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "run/d/sock", 0755, 0755, MKDIR_PARENTS_ONLY), 0);
+	mode_of("run/d");
+	ck_assert_int_eq(access("run/d/sock", F_OK), -1);
+	/* The last component may already be anything. */
+	tu_write_file("run/d/sock", "x", 1);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "run/d/sock", 0755, 0755, MKDIR_PARENTS_ONLY), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "sock", 0755, 0755, MKDIR_PARENTS_ONLY), 0);
+}
+END_TEST
+
+START_TEST(mkdir_p_refuses_symlinks)
+{
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir("outside", 0755), 0);
+	ck_assert_int_eq(mkdir("in", 0755), 0);
+	ck_assert_int_eq(symlink("../outside", "in/link"), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/link/new", 0755, 0755, 0), -ELOOP);
+	ck_assert_int_eq(access("outside/new", F_OK), -1);
+	/* A symlink as the last component is not a directory either. */
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/link", 0755, 0755, 0), -ELOOP);
+	/* A dangling one is not followed to create its target. */
+	ck_assert_int_eq(symlink("../outside/made", "in/dangling"), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/dangling/x", 0755, 0755, 0), -ELOOP);
+	ck_assert_int_eq(access("outside/made", F_OK), -1);
+	/* A file on the way. */
+	tu_write_file("in/file", "x", 1);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file/x", 0755, 0755, 0), -ENOTDIR);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file", 0755, 0755, 0), -ENOTDIR);
+}
+END_TEST
+
+START_TEST(mkdir_p_long_component)
+{
+	char name[300];
+
+	tu_tmpdir();
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, name, 0755, 0755, 0), -ENAMETOOLONG);
+}
+END_TEST
+
+static void join_is(const char *a, const char *b, const char *want)
+{
+	char *r = path_join(a, b);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r, want);
+	free(r);
+}
+
+START_TEST(path_join_seams)
+{
+	join_is("/etc/fatelfd.conf.d", "10-a.conf", "/etc/fatelfd.conf.d/10-a.conf");
+	join_is("/", "opt/x", "/opt/x");
+	join_is("keys/", "a.pub", "keys/a.pub");
+	join_is("keys", "/a.pub", "keys/a.pub");
+	join_is("keys//", "//a.pub", "keys//a.pub");
+	join_is("", "rel", "rel");
+	join_is("dir", "", "dir/");
+}
+END_TEST
+
+static Suite *basic_suite(void)
+{
+	Suite *s = suite_create("basic");
+	TCase *tc = tcase_create("path");
+
+	tcase_add_test(tc, mkdir_p_modes);
+	tcase_add_test(tc, mkdir_p_dirfd_and_absolute);
+	tcase_add_test(tc, mkdir_p_parents_only);
+	tcase_add_test(tc, mkdir_p_refuses_symlinks);
+	tcase_add_test(tc, mkdir_p_long_component);
+	tcase_add_test(tc, path_join_seams);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(basic_suite());
+}
