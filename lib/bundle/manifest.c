@@ -190,16 +190,7 @@ int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret,
 /* 64 lower-case hex digits only: the one form the serializer writes. */
 static bool sha256_from_hex(const char *s, size_t len, uint8_t out[32])
 {
-	if (len != 64)
-		return false;
-	for (size_t i = 0; i < 32; i++) {
-		int hi = fatelf_text_hex_digit(s[2 * i]), lo = fatelf_text_hex_digit(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
+	return len == 64 && fatelf_unhex_lower(s, out, 32) == 0;
 }
 
 struct pctx {

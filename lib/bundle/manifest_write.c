@@ -12,17 +12,6 @@
 #include "manifest_private.h"
 #include "text.h"
 
-static void sha256_to_hex(const uint8_t in[32], char out[65])
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < 32; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[64] = '\0';
-}
-
 static const char *const type_names[] = {
 	[FATELF_ENTRY_FILE] = "file",
 	[FATELF_ENTRY_DIR] = "dir",
@@ -150,7 +139,7 @@ static void jw_kv_sha256(struct jw *w, const char *key, const uint8_t sha[32])
 {
 	char hex[65];
 
-	sha256_to_hex(sha, hex);
+	fatelf_hex(sha, 32, hex);
 	jw_kv_string(w, key, hex);
 }
 

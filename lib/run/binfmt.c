@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fatelf.h"
+#include "hex.h"
 #include "io.h"
 #include "macro.h"
 #include "run.h"
@@ -78,17 +79,6 @@ static bool line_key(const char *line, size_t len, const char *keyword,
 	return true;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int hex_parse(const char *s, size_t len, unsigned line, const char *what,
 		     uint8_t out[FATELF_BINFMT_BUF], size_t *ret_n, fatelf_diag *d)
 {
@@ -102,7 +92,7 @@ static int hex_parse(const char *s, size_t len, unsigned line, const char *what,
 				       "line %u (%s): %zu bytes, more than the kernel's %d-byte buffer",
 				       line, what, len / 2, FATELF_BINFMT_BUF);
 	for (size_t i = 0; i < len; i += 2) {
-		int hi = hex_digit(s[i]), lo = hex_digit(s[i + 1]);
+		int hi = fatelf_hex_digit(s[i]), lo = fatelf_hex_digit(s[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return fatelf_diag_set(d, -EINVAL, -1,

@@ -1,6 +1,7 @@
 /*
  * Unit tests for the small helpers of the basic layer (lib/basic): mkdir_p
- * and path_join (path.c), as a user sees them on disk.
+ * and path_join (path.c), as a user sees them on disk; hex encoding and
+ * decoding (hex.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hex.h"
 #include "path.h"
 #include "testutil.h"
 
@@ -131,6 +133,48 @@ START_TEST(path_join_seams)
 }
 END_TEST
 
+/* ------------------------------------------------------------ hex */
+
+START_TEST(hex_round_trip)
+{
+	uint8_t in[256], back[256];
+	char text[513];
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)i;
+	fatelf_hex(in, sizeof(in), text);
+	ck_assert_uint_eq(strlen(text), 512);
+	ck_assert(strncmp(text, "000102", 6) == 0);
+	ck_assert_str_eq(text + 500, "fafbfcfdfeff");
+	ck_assert_int_eq(fatelf_unhex(text, back, sizeof(back)), 0);
+	ck_assert_mem_eq(in, back, sizeof(in));
+	ck_assert_int_eq(fatelf_unhex_lower(text, back, sizeof(back)), 0);
+	fatelf_hex(in, 0, text);
+	ck_assert_str_eq(text, "");
+}
+END_TEST
+
+START_TEST(hex_refusals)
+{
+	uint8_t b[4];
+
+	ck_assert_int_eq(fatelf_unhex("0aFf", b, 2), 0);
+	ck_assert_uint_eq(b[0], 0x0a);
+	ck_assert_uint_eq(b[1], 0xff);
+	ck_assert_int_eq(fatelf_unhex_lower("0aFf", b, 2), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex_lower("0aff", b, 2), 0);
+	ck_assert_int_eq(fatelf_unhex("0g", b, 1), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex("abc", b, 2), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex("", b, 1), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex(" 1", b, 1), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex("", b, 0), 0);
+	ck_assert_int_eq(fatelf_hex_digit('7'), 7);
+	ck_assert_int_eq(fatelf_hex_digit('B'), 11);
+	ck_assert_int_eq(fatelf_hex_digit('g'), -1);
+	ck_assert_int_eq(fatelf_hex_digit('\0'), -1);
+}
+END_TEST
+
 static Suite *basic_suite(void)
 {
 	Suite *s = suite_create("basic");
@@ -142,6 +186,10 @@ static Suite *basic_suite(void)
 	tcase_add_test(tc, mkdir_p_refuses_symlinks);
 	tcase_add_test(tc, mkdir_p_long_component);
 	tcase_add_test(tc, path_join_seams);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hex");
+	tcase_add_test(tc, hex_round_trip);
+	tcase_add_test(tc, hex_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }
