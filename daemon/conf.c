@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "array.h"
 #include "io.h"
 #include "macro.h"
 #include "path.h"
@@ -599,16 +600,9 @@ static int dir_list(const char *dir, const char *suffix, char ***ret, size_t *re
 		}
 		if (de->d_name[0] == '.' || !has_suffix(de->d_name, suffix))
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nn = reallocarray(names, ncap, sizeof(*names));
-
-			if (!nn) {
-				r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-				goto out;
-			}
-			names = nn;
-			cap = ncap;
+		if (GROW_ARRAY(names, cap, n + 1) < 0) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto out;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {

@@ -166,6 +166,7 @@ typedef struct fatelf_manifest {
 	fatelf_target *targets;         /* union of every record's and ELF's target, sorted */
 	size_t nentries;
 	fatelf_bundle_entry *entries;   /* sorted by path (byte order) */
+	size_t entries_cap;             /* entries allocated */
 	uint64_t total_size;            /* sum of file sizes */
 } fatelf_manifest;
 

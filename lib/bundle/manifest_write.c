@@ -5,8 +5,10 @@
  * same bytes; the layout is section 2.2 of doc/fatbundle.md.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "array.h"
 #include "bundle.h"
 #include "macro.h"
 #include "manifest_private.h"
@@ -30,16 +32,9 @@ static void jw_raw(struct jw *w, const char *s, size_t n)
 {
 	if (w->oom)
 		return;
-	if (w->cap - w->len < n + 1) {
-		size_t cap = MAX(w->cap * 2, w->len + n + 4096);
-		char *b = realloc(w->buf, cap);
-
-		if (!b) {
-			w->oom = true;
-			return;
-		}
-		w->buf = b;
-		w->cap = cap;
+	if (n + 1 > SIZE_MAX - w->len || GROW_ARRAY(w->buf, w->cap, w->len + n + 1) < 0) {
+		w->oom = true;
+		return;
 	}
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;

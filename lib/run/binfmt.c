@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "fatelf.h"
 #include "hex.h"
 #include "io.h"
@@ -411,7 +412,6 @@ int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 	}
 	while ((de = readdir(dp))) {
 		_cleanup_free_ char *text = NULL;
-		fatelf_binfmt_entry *grown;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, "register") == 0 || strcmp(de->d_name, "status") == 0)
@@ -419,16 +419,9 @@ int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 		if (read_file_max(dirfd(dp), de->d_name, READ_FILE_NOFOLLOW | READ_FILE_REGULAR,
 				  BINFMT_TEXT_MAX, &text, &len) < 0)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-
-			grown = reallocarray(list, ncap, sizeof(*list));
-			if (!grown) {
-				closedir(dp);
-				return -ENOMEM;
-			}
-			list = grown;
-			cap = ncap;
+		if (GROW_ARRAY(list, cap, n + 1) < 0) {
+			closedir(dp);
+			return -ENOMEM;
 		}
 		if (fatelf_binfmt_parse(de->d_name, text, len, &list[n], NULL) < 0)
 			continue;

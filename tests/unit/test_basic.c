@@ -1,16 +1,18 @@
 /*
  * Unit tests for the small helpers of the basic layer (lib/basic): mkdir_p
  * and path_join (path.c), as a user sees them on disk; hex encoding and
- * decoding (hex.c).
+ * decoding (hex.c); growing arrays (array.c).
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "hex.h"
 #include "path.h"
 #include "testutil.h"
@@ -175,6 +177,75 @@ START_TEST(hex_refusals)
 }
 END_TEST
 
+/* ------------------------------------------------------------ array */
+
+START_TEST(grow_appends)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0, reallocs = 0;
+
+	for (uint32_t i = 0; i < 100000; i++) {
+		size_t before = cap;
+
+		ck_assert_int_eq(GROW_ARRAY(v, cap, (size_t)i + 1), 0);
+		ck_assert_uint_ge(cap, (size_t)i + 1);
+		if (cap != before)
+			reallocs++;
+		v[i] = i * 7u;
+	}
+	/* Doubling: a handful of reallocations, not one per element. */
+	ck_assert_uint_le(reallocs, 20);
+	for (uint32_t i = 0; i < 100000; i++)
+		ck_assert_uint_eq(v[i], i * 7u);
+	/* Enough room already: nothing changes. */
+	{
+		uint32_t *same = v;
+		size_t c = cap;
+
+		ck_assert_int_eq(GROW_ARRAY(v, cap, 5), 0);
+		ck_assert_ptr_eq(v, same);
+		ck_assert_uint_eq(cap, c);
+	}
+	/* A jump past twice the capacity gets at least what was asked. */
+	ck_assert_int_eq(GROW_ARRAY(v, cap, cap * 3 + 1), 0);
+	free(v);
+}
+END_TEST
+
+START_TEST(grow_overflow_keeps_array)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0;
+	uint64_t *kept;
+
+	ck_assert_int_eq(GROW_ARRAY(v, cap, 3), 0);
+	v[0] = 42;
+	kept = v;
+	ck_assert_int_eq(GROW_ARRAY(v, cap, SIZE_MAX / 4), -ENOMEM);
+	ck_assert_int_eq(GROW_ARRAY(v, cap, SIZE_MAX), -ENOMEM);
+	ck_assert_ptr_eq(v, kept);
+	ck_assert_uint_eq(cap, 8);
+	ck_assert_uint_eq(v[0], 42);
+	free(v);
+}
+END_TEST
+
+START_TEST(grow_bytes)
+{
+	char *b = NULL;
+	size_t cap = 0;
+
+	ck_assert_int_eq(GROW_ARRAY(b, cap, 1), 0);
+	ck_assert_uint_eq(cap, 8);
+	ck_assert_int_eq(GROW_ARRAY(b, cap, 9), 0);
+	ck_assert_uint_eq(cap, 16);
+	ck_assert_int_eq(GROW_ARRAY(b, cap, 1000), 0);
+	ck_assert_uint_eq(cap, 1024);
+	ck_assert_int_eq(fatelf_grow(&b, &cap, 2000, 0), -EINVAL);
+	free(b);
+}
+END_TEST
+
 static Suite *basic_suite(void)
 {
 	Suite *s = suite_create("basic");
@@ -190,6 +261,11 @@ static Suite *basic_suite(void)
 	tc = tcase_create("hex");
 	tcase_add_test(tc, hex_round_trip);
 	tcase_add_test(tc, hex_refusals);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("array");
+	tcase_add_test(tc, grow_appends);
+	tcase_add_test(tc, grow_overflow_keeps_array);
+	tcase_add_test(tc, grow_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
