@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "atomic.h"
 #include "bundle.h"
 #include "io.h"
 #include "macro.h"
@@ -32,7 +33,7 @@ struct extract {
 	/* the file being written */
 	int fd;
 	int dirfd;
-	char tmp[300];
+	char tmp[FATELF_TEMP_NAME_MAX];
 	const char *base;
 	/* files waiting for the final rename */
 	struct staged *staged;
@@ -66,17 +67,6 @@ static int list_add(struct staged **list, size_t *n, size_t *cap, int dirfd, con
 static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *base)
 {
 	return list_add(&x->staged, &x->nstaged, &x->cap, dirfd, tmp, base);
-}
-
-static int make_tmpname(struct extract *x, const char *base)
-{
-	static unsigned counter;
-
-	/* The name need not be unpredictable: it is created with O_EXCL
-	 * in a directory reached without following symlinks. */
-	return snprintf(x->tmp, sizeof(x->tmp), ".%.200s.fatelf.%d.%u", base, (int)getpid(),
-			__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) < (int)sizeof(x->tmp)
-		       ? 0 : -ENAMETOOLONG;
 }
 
 /* --target named a machine: the rule is that machine's, not this host's. */
@@ -184,14 +174,18 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 						       : fatelf_strerror(q));
 		return 0;
 	}
-	q = make_tmpname(x, x->base);
-	if (q == 0 && e->type == FATELF_ENTRY_SYMLINK) {
-		if (symlinkat(e->link_target, dirfd, x->tmp) < 0)
+	if (e->type == FATELF_ENTRY_SYMLINK) {
+		q = fatelf_temp_name(x->base, x->tmp);
+		if (q == 0 && symlinkat(e->link_target, dirfd, x->tmp) < 0)
 			q = -errno;
-	} else if (q == 0) {
-		x->fd = openat(dirfd, x->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (x->fd < 0)
-			q = -errno;
+	} else {
+		fatelf_tmpfile t;
+
+		q = fatelf_tmpfile_open(dirfd, x->base, 0600, &t);
+		if (q == 0) {
+			x->fd = t.fd;
+			memcpy(x->tmp, t.name, sizeof(t.name));
+		}
 	}
 	if (q < 0) {
 		close(dirfd);

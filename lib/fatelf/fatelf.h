@@ -322,8 +322,9 @@ uint64_t fatelf_align_up(uint64_t v, uint64_t align);
 
 /* Seekable writers (lib/fatelf/write.c, lib/fatelf/edit.c) */
 /*
- * Atomic output: a hidden temp file (".NAME.fatelf.XXXXXX") in the
- * target's own directory, renamed over the target on commit. The target
+ * Atomic output: a hidden temp file (".fatelf.NAME.<random>", named by
+ * lib/basic/atomic.h) in the target's own directory, renamed over the
+ * target on commit. The target
  * is never half-written; an abort unlinks the temp file.
  */
 typedef struct fatelf_atomic {

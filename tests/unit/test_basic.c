@@ -1,9 +1,11 @@
 /*
  * Unit tests for the small helpers of the basic layer (lib/basic): mkdir_p
  * and path_join (path.c), as a user sees them on disk; hex encoding and
- * decoding (hex.c); growing arrays (array.c).
+ * decoding (hex.c); growing arrays (array.c); temp files renamed into
+ * place (atomic.c).
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "atomic.h"
 #include "hex.h"
 #include "path.h"
 #include "testutil.h"
@@ -246,6 +249,83 @@ START_TEST(grow_bytes)
 }
 END_TEST
 
+/* ------------------------------------------------------------ atomic */
+
+/* How many names in the working directory start with prefix. */
+static int count_entries(const char *prefix)
+{
+	DIR *d = opendir(".");
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+START_TEST(temp_name_scheme)
+{
+	char a[FATELF_TEMP_NAME_MAX], b[FATELF_TEMP_NAME_MAX], tag[300];
+
+	ck_assert_int_eq(fatelf_temp_name("7.3", a), 0);
+	ck_assert_int_eq(fatelf_temp_name("7.3", b), 0);
+	ck_assert(strncmp(a, FATELF_TEMP_PREFIX "7.3.", 12) == 0);
+	ck_assert_uint_eq(strlen(a), 12 + 16);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(fatelf_temp_name("a/b", a), -EINVAL);
+	/* A long tag is cut; the name stays a valid file name. */
+	memset(tag, 't', sizeof(tag) - 1);
+	tag[sizeof(tag) - 1] = '\0';
+	ck_assert_int_eq(fatelf_temp_name(tag, a), 0);
+	ck_assert_uint_le(strlen(a), 255);
+	ck_assert_int_eq(a[strlen(a) - 17], '.');
+}
+END_TEST
+
+START_TEST(tmpfile_commit_replaces)
+{
+	fatelf_tmpfile t;
+	int dfd;
+
+	tu_tmpdir();
+	tu_write_file("target", "old", 3);
+	dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fatelf_tmpfile_open(dfd, "target", 0640, &t), 0);
+	ck_assert_int_eq(count_entries(".fatelf.target."), 1);
+	/* Until the commit, readers see the old bytes. */
+	ck_assert(tu_file_equals("target", "old", 3));
+	ck_assert_int_eq(write(t.fd, "new bytes", 9), 9);
+	ck_assert_int_eq(fatelf_tmpfile_commit(&t, "target", true), 0);
+	ck_assert(tu_file_equals("target", "new bytes", 9));
+	ck_assert_int_eq(count_entries(FATELF_TEMP_PREFIX), 0);
+	ck_assert_int_eq(t.fd, -1);
+	/* Finished: an abort does nothing. */
+	fatelf_tmpfile_abort(&t);
+	ck_assert(tu_file_equals("target", "new bytes", 9));
+
+	/* An abort removes the temp and leaves the target alone. */
+	ck_assert_int_eq(fatelf_tmpfile_open(dfd, "target", 0600, &t), 0);
+	ck_assert_int_eq(write(t.fd, "x", 1), 1);
+	fatelf_tmpfile_abort(&t);
+	ck_assert_int_eq(count_entries(FATELF_TEMP_PREFIX), 0);
+	ck_assert(tu_file_equals("target", "new bytes", 9));
+
+	/* A commit that cannot rename (a directory in the way) removes the temp. */
+	ck_assert_int_eq(mkdir("dir", 0755), 0);
+	ck_assert_int_eq(fatelf_tmpfile_open(dfd, "dir", 0600, &t), 0);
+	ck_assert_int_eq(fatelf_tmpfile_commit(&t, "dir", false), -EISDIR);
+	ck_assert_int_eq(count_entries(FATELF_TEMP_PREFIX), 0);
+	close(dfd);
+	ck_assert_int_eq(fatelf_tmpfile_open(-1, "x", 0600, &t), -EBADF);
+	ck_assert_str_eq(t.name, "");
+	fatelf_tmpfile_abort(&t);
+}
+END_TEST
+
 static Suite *basic_suite(void)
 {
 	Suite *s = suite_create("basic");
@@ -266,6 +346,10 @@ static Suite *basic_suite(void)
 	tcase_add_test(tc, grow_appends);
 	tcase_add_test(tc, grow_overflow_keeps_array);
 	tcase_add_test(tc, grow_bytes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("atomic");
+	tcase_add_test(tc, temp_name_scheme);
+	tcase_add_test(tc, tmpfile_commit_replaces);
 	suite_add_tcase(s, tc);
 	return s;
 }
