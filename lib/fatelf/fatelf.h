@@ -283,7 +283,7 @@ unsigned fatelf_keep_count(const fatelf_keepset *k);
 int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, size_t n,
 			   fatelf_keepset *ret, fatelf_diag *d);
 /* Every record the host runs (native or compatible) with osabi SYSV/Linux
- * and osabi_version 0: the "compatible" policy. */
+ * and osabi_version 0: the "compatible" policy (lib/fatelf/host.c). */
 int fatelf_keep_from_host(const fatelf_header *hdr, const fatelf_host *h,
 			  fatelf_keepset *ret, fatelf_diag *d);
 

@@ -576,29 +576,3 @@ int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, s
 	*ret = k;
 	return (int)fatelf_keep_count(&k);
 }
-
-int fatelf_keep_from_host(const fatelf_header *hdr, const fatelf_host *h,
-			  fatelf_keepset *ret, fatelf_diag *d)
-{
-	fatelf_keepset k;
-
-	fatelf_keep_clear(&k);
-	for (int i = 0; i < hdr->nrecords; i++) {
-		const fatelf_target *t = &hdr->records[i].target;
-
-		if (fatelf_host_runs(h, t) > 0 &&
-		    (t->osabi == FATELF_OSABI_SYSV || t->osabi == FATELF_OSABI_LINUX) &&
-		    t->osabi_version == 0)
-			fatelf_keep_add(&k, (unsigned)i);
-	}
-	if (fatelf_keep_count(&k) == 0) {
-		/* The kernel's rule is the same test on each record, so select
-		 * fails too, with the message that lists both sides. */
-		int r = fatelf_host_select(h, hdr, d);
-
-		return r < 0 ? r : fatelf_diag_set(d, -FATELF_E_NO_HOST_RECORD, -1,
-						   "no record runs on this host");
-	}
-	*ret = k;
-	return (int)fatelf_keep_count(&k);
-}
