@@ -213,7 +213,8 @@ int ctl_table_add(struct ctl_table *t, const char *const *row)
 	size_t rows = t->nrows + 1;   /* rows held, header included */
 	char **cells;
 
-	if ((t->ncols && rows + 1 > SIZE_MAX / t->ncols) || GROW_ARRAY(t->cells, t->cap, (rows + 1) * t->ncols) < 0)
+	if ((t->ncols && rows + 1 > SIZE_MAX / t->ncols) ||
+	    GROW_ARRAY(t->cells, t->cap, (rows + 1) * t->ncols) < 0)
 		return -ENOMEM;
 	cells = t->cells;
 	for (size_t c = 0; c < t->ncols; c++) {

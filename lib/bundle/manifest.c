@@ -56,8 +56,6 @@ fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m)
 	return NULL;
 }
 
-/* The public struct has no capacity field: it is implied by the count,
- * 16 and then powers of two. Parse allocates by the same rule. */
 fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type)
 {
 	fatelf_bundle_entry *e;
