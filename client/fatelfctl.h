@@ -167,6 +167,7 @@ struct ctl_table {
 	size_t ncols;
 	size_t nrows;           /* rows, not counting the header */
 	char **cells;           /* (nrows + 1) * ncols, row 0 is the header */
+	size_t cap;             /* cells allocated */
 	bool *right;            /* per column: right-aligned (numbers) */
 };
 int ctl_table_init(struct ctl_table *t, size_t ncols, const char *const *header, const bool *right);

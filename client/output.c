@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "fatelfctl.h"
 #include "macro.h"
 
@@ -209,11 +211,12 @@ int ctl_table_init(struct ctl_table *t, size_t ncols, const char *const *header,
 int ctl_table_add(struct ctl_table *t, const char *const *row)
 {
 	size_t rows = t->nrows + 1;   /* rows held, header included */
-	char **cells = realloc(t->cells, (rows + 1) * t->ncols * sizeof(*cells));
+	char **cells;
 
-	if (!cells)
+	if ((t->ncols && rows + 1 > SIZE_MAX / t->ncols) ||
+	    GROW_ARRAY(t->cells, t->cap, (rows + 1) * t->ncols) < 0)
 		return -ENOMEM;
-	t->cells = cells;
+	cells = t->cells;
 	for (size_t c = 0; c < t->ncols; c++) {
 		char *s = strdup(row[c] ? row[c] : "-");
 

@@ -23,8 +23,10 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "array.h"
 #include "io.h"
 #include "macro.h"
+#include "path.h"
 
 #define CONF_LINE_MAX 4096u             /* bytes in a line, without its newline */
 #define CONF_FILE_MAX (1u << 20)
@@ -598,16 +600,9 @@ static int dir_list(const char *dir, const char *suffix, char ***ret, size_t *re
 		}
 		if (de->d_name[0] == '.' || !has_suffix(de->d_name, suffix))
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nn = reallocarray(names, ncap, sizeof(*names));
-
-			if (!nn) {
-				r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-				goto out;
-			}
-			names = nn;
-			cap = ncap;
+		if (GROW_ARRAY(names, cap, n + 1) < 0) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto out;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
@@ -627,19 +622,6 @@ out:
 	*ret = names;
 	*ret_n = n;
 	return 0;
-}
-
-static char *path_join(const char *dir, const char *name)
-{
-	size_t ld = strlen(dir), ln = strlen(name);
-	char *p = malloc(ld + 1 + ln + 1);
-
-	if (!p)
-		return NULL;
-	memcpy(p, dir, ld);
-	p[ld] = '/';
-	memcpy(p + ld + 1, name, ln + 1);
-	return p;
 }
 
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)

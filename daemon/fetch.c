@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "fetch.h"
 #include "macro.h"
 #include "text.h"
@@ -162,14 +163,8 @@ static size_t fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdat
 		f->too_big = true;
 		return 0;
 	}
-	if (n > f->cap) {
-		uint8_t *nb = realloc(f->buf, n);
-
-		if (!nb)
-			return 0;
-		f->buf = nb;
-		f->cap = n;
-	}
+	if (GROW_ARRAY(f->buf, f->cap, n) < 0)
+		return 0;
 	memcpy(f->buf, ptr, n);
 	f->len = n;
 	f->bytes += n;

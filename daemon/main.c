@@ -7,6 +7,7 @@
  * table with the interface file the daemon carries.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include "fatelfd.h"
 #include "worker.h"
 #include "macro.h"
+#include "path.h"
 
 /* The server's calls up into the layers above it. */
 static void on_wake(server *s)
@@ -118,40 +120,15 @@ static int set_string(char **dst, const char *src)
 	return 0;
 }
 
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p)
-			continue;
-		bool end = !*p;
-
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		if (end)
-			return 0;
-		*p = '/';
-	}
-}
-
 /* path made absolute against the working directory, for Status and logs
  * (a private instance is often started with relative paths). */
 static char *path_absolute(const char *path)
 {
 	char cwd[4096];
-	char *r;
 
 	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		return strdup(path);
-	if (asprintf(&r, "%s/%s", cwd, path) < 0)
-		return NULL;
-	return r;
+	return path_join(cwd, path);
 }
 
 /* The path a socket passed by systemd listens on, for Status. */
@@ -257,7 +234,7 @@ int main(int argc, char **argv)
 
 		/* A private instance's root may not exist yet. */
 		if (access(s.cfg.root, F_OK) < 0 && errno == ENOENT)
-			(void)mkdir_p(s.cfg.root);
+			(void)mkdir_p(AT_FDCWD, s.cfg.root, 0755, 0755, 0);
 		root = realpath(s.cfg.root, NULL);
 		if (!root || !state) {
 			free(state);

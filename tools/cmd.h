@@ -106,7 +106,7 @@ struct cmd_warning {
 };
 
 struct cmd_warnings {
-	size_t n;
+	size_t n, cap;
 	struct cmd_warning *v;
 };
 

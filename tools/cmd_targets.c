@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cmd.h"
 #include "macro.h"
 #include "run.h"
@@ -122,7 +123,8 @@ static unsigned emulated_find(const fatelf_host *host, const struct binfmt *bf,
 			      struct emulated **ret)
 {
 	struct emulated *v = NULL;
-	unsigned n = 0, cap = 0;
+	unsigned n = 0;
+	size_t cap = 0;
 
 	*ret = NULL;
 	if (bf->nentries == 0)
@@ -146,15 +148,8 @@ static unsigned emulated_find(const fatelf_host *host, const struct binfmt *bf,
 				}
 				if (h < 0)
 					continue;
-				if (n == cap) {
-					struct emulated *g;
-
-					cap = cap ? cap * 2 : 8;
-					g = reallocarray(v, cap, sizeof(*v));
-					if (!g)
-						goto out;       /* list what fits */
-					v = g;
-				}
+				if (GROW_ARRAY(v, cap, n + 1) < 0)
+					goto out;       /* list what fits */
 				v[n++] = (struct emulated) { .target = t, .handler = bf->entries[h].name };
 			}
 out:

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cmd.h"
 #include "macro.h"
 
@@ -154,10 +155,9 @@ static void warnings_add(void *ctx, int warning, int record, const char *msg)
 	struct cmd_warnings *w = ctx;
 	struct cmd_warning *v;
 
-	v = realloc(w->v, (w->n + 1) * sizeof(*v));
-	if (!v)
+	if (GROW_ARRAY(w->v, w->cap, w->n + 1) < 0)
 		return; /* a warning lost to OOM is not worth failing the file */
-	w->v = v;
+	v = w->v;
 	v[w->n].warning = warning;
 	v[w->n].record = record;
 	snprintf(v[w->n].msg, sizeof(v[w->n].msg), "%s", msg ? msg : "");
@@ -166,7 +166,7 @@ static void warnings_add(void *ctx, int warning, int record, const char *msg)
 
 void cmd_warnings_init(struct cmd_warnings *w, fatelf_validate_opts *ret_opts)
 {
-	w->n = 0;
+	w->n = w->cap = 0;
 	w->v = NULL;
 	if (ret_opts) {
 		ret_opts->warn = warnings_add;
@@ -178,7 +178,7 @@ void cmd_warnings_free(struct cmd_warnings *w)
 {
 	free(w->v);
 	w->v = NULL;
-	w->n = 0;
+	w->n = w->cap = 0;
 }
 
 const char *cmd_warning_name(int warning)

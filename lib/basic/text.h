@@ -36,16 +36,6 @@ static inline bool fatelf_text_is_alpha(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* The value of a lower-case hex digit, -1 for anything else. */
-static inline int fatelf_text_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* UTF-8 and control characters */
 size_t fatelf_text_utf8_decode(const uint8_t *s, size_t n, uint32_t *ret_cp);
 bool fatelf_text_is_control(uint32_t cp);

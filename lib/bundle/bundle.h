@@ -18,6 +18,7 @@
 #define FATELF_BUNDLE_H
 
 #include "fatelf.h"
+#include "hex.h"
 #include "reader.h"
 
 #ifdef __cplusplus
@@ -99,10 +100,6 @@ void fatelf_sha256_update(fatelf_sha256 *h, const void *buf, size_t len);
 /* Writes the digest and resets the context for reuse. */
 void fatelf_sha256_final(fatelf_sha256 *h, uint8_t out[32]);
 fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
-/* 64 lower-case hex digits and a NUL. */
-void fatelf_hex(const uint8_t *buf, size_t len, char *out);
-/* Parses exactly 2*len hex digits. */
-int fatelf_unhex(const char *hex, uint8_t *out, size_t len);
 
 /* Manifest (lib/bundle/manifest.c) */
 #define FATELF_BUNDLE_FORMAT        1
@@ -169,6 +166,7 @@ typedef struct fatelf_manifest {
 	fatelf_target *targets;         /* union of every record's and ELF's target, sorted */
 	size_t nentries;
 	fatelf_bundle_entry *entries;   /* sorted by path (byte order) */
+	size_t entries_cap;             /* entries allocated */
 	uint64_t total_size;            /* sum of file sizes */
 } fatelf_manifest;
 

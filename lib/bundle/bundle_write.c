@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "bundle.h"
 #include "macro.h"
 #include "text.h"
@@ -206,15 +207,9 @@ static int add_item(struct creator *c, int dirfd, const char *name, const char *
 			return q;
 		it.mode = 0777;
 	}
-	if (c->nitems == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 256;
-		struct item *n = realloc(c->items, ncap * sizeof(*n));
-		if (!n) {
-			free(it.link);
-			return -ENOMEM;
-		}
-		c->items = n;
-		c->cap = ncap;
+	if (GROW_ARRAY(c->items, c->cap, c->nitems + 1) < 0) {
+		free(it.link);
+		return -ENOMEM;
 	}
 	c->non_ascii |= has_non_ascii(path) || (it.link && has_non_ascii(it.link));
 	it.path = strdup(path);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "hex.h"
 #include "jsonscan.h"
 #include "text.h"
 
@@ -25,7 +26,7 @@ static long scan_u4(const char *s, size_t len, size_t i)
 		return -1;
 	for (size_t k = 0; k < 4; k++) {
 		char c = s[i + k];
-		int h = fatelf_text_hex_digit(c >= 'A' && c <= 'F' ? (char)(c - 'A' + 'a') : c);
+		int h = fatelf_hex_digit(c);
 
 		if (h < 0)
 			return -1;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "array.h"
 #include "bundle.h"
 #include "jsonscan.h"
 #include "macro.h"
@@ -55,32 +56,13 @@ fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m)
 	return NULL;
 }
 
-/* The public struct has no capacity field: it is implied by the count,
- * 16 and then powers of two. Parse allocates by the same rule. */
-static size_t entries_cap(size_t n)
-{
-	size_t cap = 16;
-
-	while (cap < n)
-		cap *= 2;
-	return cap;
-}
-
 fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type)
 {
 	fatelf_bundle_entry *e;
 	char *p;
 
-	if (!m->entries) {
-		m->entries = calloc(entries_cap(0), sizeof(*e));
-		if (!m->entries)
-			return NULL;
-	} else if (m->nentries == entries_cap(m->nentries)) {
-		e = reallocarray(m->entries, m->nentries * 2, sizeof(*e));
-		if (!e)
-			return NULL;
-		m->entries = e;
-	}
+	if (GROW_ARRAY(m->entries, m->entries_cap, m->nentries + 1) < 0)
+		return NULL;
 	p = strdup(path);
 	if (!p)
 		return NULL;
@@ -190,16 +172,7 @@ int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret,
 /* 64 lower-case hex digits only: the one form the serializer writes. */
 static bool sha256_from_hex(const char *s, size_t len, uint8_t out[32])
 {
-	if (len != 64)
-		return false;
-	for (size_t i = 0; i < 32; i++) {
-		int hi = fatelf_text_hex_digit(s[2 * i]), lo = fatelf_text_hex_digit(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
+	return len == 64 && fatelf_unhex_lower(s, out, 32) == 0;
 }
 
 struct pctx {
@@ -805,9 +778,10 @@ static int p_entries(struct pctx *c, const struct field *f, json_object *v, void
 	if (n > c->lim->max_entries)
 		return fail(c, -FATELF_E_LIMIT, -1, "%zu entries, the limit is %zu", n,
 			    c->lim->max_entries);
-	m->entries = calloc(entries_cap(n), sizeof(*m->entries));
+	m->entries = calloc(n ? n : 1, sizeof(*m->entries));
 	if (!m->entries)
 		return -ENOMEM;
+	m->entries_cap = n ? n : 1;
 	for (size_t i = 0; i < n; i++) {
 		fatelf_bundle_entry *e = &m->entries[i];
 

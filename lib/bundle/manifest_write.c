@@ -5,23 +5,14 @@
  * same bytes; the layout is section 2.2 of doc/fatbundle.md.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "array.h"
 #include "bundle.h"
 #include "macro.h"
 #include "manifest_private.h"
 #include "text.h"
-
-static void sha256_to_hex(const uint8_t in[32], char out[65])
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < 32; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[64] = '\0';
-}
 
 static const char *const type_names[] = {
 	[FATELF_ENTRY_FILE] = "file",
@@ -41,16 +32,9 @@ static void jw_raw(struct jw *w, const char *s, size_t n)
 {
 	if (w->oom)
 		return;
-	if (w->cap - w->len < n + 1) {
-		size_t cap = MAX(w->cap * 2, w->len + n + 4096);
-		char *b = realloc(w->buf, cap);
-
-		if (!b) {
-			w->oom = true;
-			return;
-		}
-		w->buf = b;
-		w->cap = cap;
+	if (n + 1 > SIZE_MAX - w->len || GROW_ARRAY(w->buf, w->cap, w->len + n + 1) < 0) {
+		w->oom = true;
+		return;
 	}
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
@@ -150,7 +134,7 @@ static void jw_kv_sha256(struct jw *w, const char *key, const uint8_t sha[32])
 {
 	char hex[65];
 
-	sha256_to_hex(sha, hex);
+	fatelf_hex(sha, 32, hex);
 	jw_kv_string(w, key, hex);
 }
 

@@ -828,38 +828,3 @@ fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h)
 	}
 	return NULL;
 }
-
-void fatelf_hex(const uint8_t *buf, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[buf[i] >> 4];
-		out[2 * i + 1] = digits[buf[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
-static int hex_value(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-int fatelf_unhex(const char *hex, uint8_t *out, size_t len)
-{
-	/* Stops at the first non-digit, so a short string is never overread. */
-	for (size_t i = 0; i < len; i++) {
-		int hi = hex_value(hex[2 * i]), lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
-}

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,20 +21,10 @@ bool fatelf_stage_reserved(const char *path)
 
 int fatelf_stage_name(int64_t tag, size_t seq, char name[FATELF_STAGE_NAME_MAX])
 {
-	uint64_t rnd = 0;
+	char run[48];
 
-	for (size_t got = 0; got < sizeof(rnd);) {
-		ssize_t k = getrandom((char *)&rnd + got, sizeof(rnd) - got, 0);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)k;
-	}
-	snprintf(name, FATELF_STAGE_NAME_MAX, FATELF_STAGE_PREFIX "%lld.%zu.%016llx",
-		 (long long)tag, seq, (unsigned long long)rnd);
-	return 0;
+	snprintf(run, sizeof(run), "%lld.%zu", (long long)tag, seq);
+	return fatelf_temp_name(run, name);
 }
 
 int fatelf_stage_open(int dirfd, const char *name)

@@ -7,11 +7,12 @@
  * its caller once everything checked out. An interrupted run leaves only
  * hidden debris under the temp names, never a half-written target.
  *
- * Temp names are ".fatelf.<tag>.<seq>.<16 random hex digits>": tag names
- * the run (an install's transaction id, an extract's pid), seq the file,
- * and the random part makes the name unguessable, so nobody can plant a
- * file or a link under it in advance. The ".fatelf." namespace belongs to
- * the temps: an entry named into it is refused.
+ * Temp names are the one scheme of lib/basic/atomic.h,
+ * ".fatelf.<tag>.<seq>.<16 random hex digits>": tag names the run (an
+ * install's transaction id, an extract's pid), seq the file, and the
+ * random part makes the name unguessable, so nobody can plant a file or a
+ * link under it in advance. The ".fatelf." namespace belongs to the
+ * temps: an entry named into it is refused.
  */
 #ifndef FATELF_STAGE_H
 #define FATELF_STAGE_H
@@ -21,15 +22,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "atomic.h"
 #include "diag.h"
 
 /* The name every temp starts with; no bundle entry's name may. */
-#define FATELF_STAGE_PREFIX ".fatelf."
+#define FATELF_STAGE_PREFIX FATELF_TEMP_PREFIX
 /* Room for a temp name with its NUL. */
-#define FATELF_STAGE_NAME_MAX 80
+#define FATELF_STAGE_NAME_MAX FATELF_TEMP_NAME_MAX
 /* Names tried for one temp before staging gives up: each is 64 random
  * bits, so a second try only happens when someone planted the first. */
-#define FATELF_STAGE_TRIES 8
+#define FATELF_STAGE_TRIES FATELF_TEMP_TRIES
 
 /* Flags for fatelf_stage_close */
 #define FATELF_STAGE_WRITEBACK 0x01u    /* start writing the bytes back now */

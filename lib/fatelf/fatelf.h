@@ -250,7 +250,7 @@ unsigned fatelf_keep_count(const fatelf_keepset *k);
 int fatelf_keep_from_names(const fatelf_header *hdr, const char *const *names, size_t n,
 			   fatelf_keepset *ret, fatelf_diag *d);
 /* Every record the host runs (native or compatible) with osabi SYSV/Linux
- * and osabi_version 0: the "compatible" policy. */
+ * and osabi_version 0: the "compatible" policy (lib/fatelf/host.c). */
 int fatelf_keep_from_host(const fatelf_header *hdr, const fatelf_host *h,
 			  fatelf_keepset *ret, fatelf_diag *d);
 
@@ -316,8 +316,9 @@ uint64_t fatelf_align_up(uint64_t v, uint64_t align);
 
 /* Seekable writers (lib/fatelf/write.c, lib/fatelf/edit.c) */
 /*
- * Atomic output: a hidden temp file (".NAME.fatelf.XXXXXX") in the
- * target's own directory, renamed over the target on commit. The target
+ * Atomic output: a hidden temp file (".fatelf.NAME.<random>", named by
+ * lib/basic/atomic.h) in the target's own directory, renamed over the
+ * target on commit. The target
  * is never half-written; an abort unlinks the temp file.
  */
 typedef struct fatelf_atomic {

@@ -6,9 +6,9 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
+#include "atomic.h"
 #include "fatelf.h"
 #include "io.h"
 #include "macro.h"
@@ -40,26 +40,14 @@ int fatelf_atomic_open(fatelf_atomic *ret, const char *path, mode_t mode, fatelf
 		return fatelf_diag_set(d, r, -1, "cannot open output directory: %s", fatelf_strerror(r));
 	}
 
-	for (int attempt = 0; attempt < 100; attempt++) {
-		uint8_t rnd[6];
-		static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-		char suffix[7];
+	fatelf_tmpfile t;
+	int r = fatelf_tmpfile_open(ret->dirfd, base, mode, &t);
 
-		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-			memset(rnd, attempt, sizeof(rnd));
-		for (int i = 0; i < 6; i++)
-			suffix[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
-		suffix[6] = '\0';
-		/* Hidden, and short enough for NAME_MAX whatever the base name. */
-		snprintf(ret->tmpname, sizeof(ret->tmpname), ".%.200s.fatelf.%s", base, suffix);
-		ret->fd = openat(ret->dirfd, ret->tmpname,
-				 O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-		if (ret->fd >= 0)
-			return 0;
-		if (errno != EEXIST)
-			break;
+	if (r == 0) {
+		ret->fd = t.fd;
+		memcpy(ret->tmpname, t.name, sizeof(t.name));
+		return 0;
 	}
-	int r = -errno;
 	if (d)
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 	close(ret->dirfd);
@@ -72,20 +60,16 @@ int fatelf_atomic_open(fatelf_atomic *ret, const char *path, mode_t mode, fatelf
 int fatelf_atomic_commit(fatelf_atomic *a, fatelf_diag *d)
 {
 	char basebuf[4096];
-	int r = 0;
+	fatelf_tmpfile t = { .dirfd = a->dirfd, .fd = a->fd };
+	int r;
 
 	memcpy(basebuf, a->path, sizeof(basebuf));
-	if (a->durable && fsync(a->fd) < 0)
-		r = -errno;
-	if (r == 0 && close(a->fd) < 0)
-		r = -errno;
-	else if (r < 0)
-		close(a->fd);
+	memcpy(t.name, a->tmpname, sizeof(t.name));
+	t.name[sizeof(t.name) - 1] = '\0';
+	r = fatelf_tmpfile_commit(&t, basename(basebuf), a->durable);
+	/* the temp is renamed or removed, and the file closed, either way */
 	a->fd = -1;
-	if (r == 0 && renameat(a->dirfd, a->tmpname, a->dirfd, basename(basebuf)) < 0)
-		r = -errno;
-	if (r == 0 && a->durable && fsync(a->dirfd) < 0)
-		r = -errno;
+	a->tmpname[0] = '\0';
 	if (r < 0) {
 		if (d)
 			snprintf(d->subject, sizeof(d->subject), "%s", a->path);
@@ -93,7 +77,6 @@ int fatelf_atomic_commit(fatelf_atomic *a, fatelf_diag *d)
 		fatelf_atomic_abort(a);
 		return r;
 	}
-	a->tmpname[0] = '\0';
 	close(a->dirfd);
 	a->dirfd = -1;
 	return 0;

@@ -1,6 +1,8 @@
 /*
  * The engine's configuration object: its defaults, a deep copy, and
- * release. Reading fatelfd.conf into it is the daemon's business.
+ * release. Reading fatelfd.conf into it is the daemon's business. The
+ * defaults are here and nowhere else: a copy fills them in for the
+ * strings a caller left NULL.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,19 +11,24 @@
 #include "engine.h"
 #include "macro.h"
 
+#define DEFAULT_ROOT            "/"
+#define DEFAULT_STATE_DIR       "/var/lib/fatelf"
+#define DEFAULT_TRUSTED_KEYS    SYSCONFDIR "/fatelf/keys.d"
+#define DEFAULT_LDCONFIG_PATH   "/sbin/ldconfig"
+
 void engine_config_init(engine_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	/* A failed strdup leaves NULL; engine_config_load reports it. */
-	c->root = strdup("/");
-	c->state_dir = strdup("/var/lib/fatelf");
+	c->root = strdup(DEFAULT_ROOT);
+	c->state_dir = strdup(DEFAULT_STATE_DIR);
 	c->policy.policy = ENGINE_POLICY_NATIVE;
 	c->require_signature = true;
-	c->trusted_keys = strdup(SYSCONFDIR "/fatelf/keys.d");
+	c->trusted_keys = strdup(DEFAULT_TRUSTED_KEYS);
 	c->admin_group = NULL;
 	c->durable = true;
 	c->ldconfig = true;
-	c->ldconfig_path = strdup("/sbin/ldconfig");
+	c->ldconfig_path = strdup(DEFAULT_LDCONFIG_PATH);
 	fatelf_bundle_limits_default(&c->limits);
 	c->max_message = 1u << 20;
 	c->max_connections_per_uid = 64;
@@ -50,16 +57,27 @@ void engine_config_done(engine_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int dup_or_null(char **dst, const char *src)
+/* src, else dflt, duplicated; NULL when both are. */
+static int dup_or(char **dst, const char *src, const char *dflt)
 {
+	const char *v = src ? src : dflt;
+
 	*dst = NULL;
-	if (!src)
+	if (!v)
 		return 0;
-	*dst = strdup(src);
+	*dst = strdup(v);
 	return *dst ? 0 : -ENOMEM;
 }
 
-/* A deep copy, so that a load that fails halfway changes nothing. */
+static int dup_or_null(char **dst, const char *src)
+{
+	return dup_or(dst, src, NULL);
+}
+
+/* A deep copy, so that a load that fails halfway changes nothing. A
+ * caller that builds its config by hand may leave root, state_dir and
+ * ldconfig_path NULL: the copy has the defaults. (trusted_keys NULL
+ * stays NULL: no keys directory.) */
 int engine_config_copy(engine_config *dst, const engine_config *src)
 {
 	engine_config c = *src;
@@ -70,10 +88,11 @@ int engine_config_copy(engine_config *dst, const engine_config *src)
 	c.policy.ntargets = 0;
 	memset(c.policy.targets, 0, sizeof(c.policy.targets));
 
-	if (dup_or_null(&c.root, src->root) < 0 || dup_or_null(&c.state_dir, src->state_dir) < 0 ||
+	if (dup_or(&c.root, src->root, DEFAULT_ROOT) < 0 ||
+	    dup_or(&c.state_dir, src->state_dir, DEFAULT_STATE_DIR) < 0 ||
 	    dup_or_null(&c.trusted_keys, src->trusted_keys) < 0 ||
 	    dup_or_null(&c.admin_group, src->admin_group) < 0 ||
-	    dup_or_null(&c.ldconfig_path, src->ldconfig_path) < 0)
+	    dup_or(&c.ldconfig_path, src->ldconfig_path, DEFAULT_LDCONFIG_PATH) < 0)
 		goto oom;
 	for (size_t i = 0; i < src->policy.ntargets && i < ENGINE_TARGETS_MAX; i++) {
 		if (dup_or_null(&c.policy.targets[i], src->policy.targets[i]) < 0)

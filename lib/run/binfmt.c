@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "fatelf.h"
+#include "hex.h"
 #include "io.h"
 #include "macro.h"
 #include "run.h"
@@ -78,17 +80,6 @@ static bool line_key(const char *line, size_t len, const char *keyword,
 	return true;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int hex_parse(const char *s, size_t len, unsigned line, const char *what,
 		     uint8_t out[FATELF_BINFMT_BUF], size_t *ret_n, fatelf_diag *d)
 {
@@ -102,7 +93,7 @@ static int hex_parse(const char *s, size_t len, unsigned line, const char *what,
 				       "line %u (%s): %zu bytes, more than the kernel's %d-byte buffer",
 				       line, what, len / 2, FATELF_BINFMT_BUF);
 	for (size_t i = 0; i < len; i += 2) {
-		int hi = hex_digit(s[i]), lo = hex_digit(s[i + 1]);
+		int hi = fatelf_hex_digit(s[i]), lo = fatelf_hex_digit(s[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return fatelf_diag_set(d, -EINVAL, -1,
@@ -421,7 +412,6 @@ int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 	}
 	while ((de = readdir(dp))) {
 		_cleanup_free_ char *text = NULL;
-		fatelf_binfmt_entry *grown;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, "register") == 0 || strcmp(de->d_name, "status") == 0)
@@ -429,16 +419,9 @@ int fatelf_binfmt_list(const char *dir, fatelf_binfmt_entry **ret)
 		if (read_file_max(dirfd(dp), de->d_name, READ_FILE_NOFOLLOW | READ_FILE_REGULAR,
 				  BINFMT_TEXT_MAX, &text, &len) < 0)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-
-			grown = reallocarray(list, ncap, sizeof(*list));
-			if (!grown) {
-				closedir(dp);
-				return -ENOMEM;
-			}
-			list = grown;
-			cap = ncap;
+		if (GROW_ARRAY(list, cap, n + 1) < 0) {
+			closedir(dp);
+			return -ENOMEM;
 		}
 		if (fatelf_binfmt_parse(de->d_name, text, len, &list[n], NULL) < 0)
 			continue;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "fatelf.h"
 #include "io.h"
 #include "macro.h"
@@ -445,7 +446,9 @@ static void entry_prune(int ffd, const char *keep)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, keep) == 0 || strcmp(de->d_name, SOURCE_LINK) == 0)
 			continue;
-		if (strncmp(de->d_name, ".tmp.", 5) == 0) {
+		/* ".tmp." is what earlier versions named their temps */
+		if (strncmp(de->d_name, FATELF_TEMP_PREFIX, strlen(FATELF_TEMP_PREFIX)) == 0 ||
+		    strncmp(de->d_name, ".tmp.", 5) == 0) {
 			/* another run may be writing it right now */
 			if (fstatat(ffd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    now - st.st_mtime < CACHE_STALE_TMP_SECONDS)
@@ -526,17 +529,18 @@ static void cache_gc(const fatelf_run_cache *c, const char *keep)
 static int entry_create(int ffd, const char *key, const char *sub, const fatelf_run_cache *c,
 			const fatelf_run_request *req, const struct view *v, fatelf_diag *d)
 {
-	char tmp[64];
+	char tmp[FATELF_TEMP_NAME_MAX];
 	_cleanup_close_ int tfd = -1;
 	_cleanup_close_ int bdir = -1;
 	_cleanup_close_ int out = -1;
 	int r;
 
-	snprintf(tmp, sizeof(tmp), ".tmp.%d.%lx", (int)getpid(), (unsigned long)time(NULL));
-	rm_rf_at(ffd, tmp, 0);
-	if (mkdirat(ffd, tmp, 0700) < 0)
-		return fatelf_diag_set(d, -errno, -1, "cannot create a cache entry in %s: %s",
-				       c->path, strerror(errno));
+	r = fatelf_temp_name(key, tmp);
+	if (r < 0 || mkdirat(ffd, tmp, 0700) < 0) {
+		r = r < 0 ? r : -errno;
+		return fatelf_diag_set(d, r, -1, "cannot create a cache entry in %s: %s",
+				       c->path, strerror(-r));
+	}
 	tfd = openat(ffd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tfd < 0) {
 		r = -errno;

@@ -5,8 +5,10 @@
  * client, the unit tests and the fuzzer all drive the same code.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "array.h"
 #include "macro.h"
 #include "varlink.h"
 
@@ -87,23 +89,8 @@ int vl_buffer_append(vl_buffer *b, const void *data, size_t len)
 		b->scan -= b->start;
 		b->start = 0;
 	}
-	if (len > b->cap - b->len) {
-		size_t want = b->len + len, ncap = b->cap ? b->cap : 4096;
-		char *n;
-
-		if (want < b->len)
-			return -ENOMEM;
-		while (ncap < want) {
-			if (ncap > SIZE_MAX / 2)
-				return -ENOMEM;
-			ncap *= 2;
-		}
-		n = realloc(b->data, ncap);
-		if (!n)
-			return -ENOMEM;
-		b->data = n;
-		b->cap = ncap;
-	}
+	if (len > SIZE_MAX - b->len || GROW_ARRAY(b->data, b->cap, b->len + len) < 0)
+		return -ENOMEM;
 	memcpy(b->data + b->len, data, len);
 	b->len += len;
 	return buffer_check(b);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A writer killed with SIGKILL at any moment: the target holds either its
 # old bytes or the complete new result, never a mix, and what is left
-# behind is only hidden ".NAME.fatelf.*" debris.
+# behind is only hidden ".fatelf.NAME.*" debris.
 . "$(dirname "$0")/lib.sh"
 
 t_init killed
@@ -44,7 +44,7 @@ for delay in 0 0.01 0.03 0.06 0.1 0.2; do
 	else
 		check_cmp "glue killed after ${delay}s: no output, or a whole one" fat.orig out
 	fi
-	rm -f out .*.fatelf.*
+	rm -f out .fatelf.*
 done
 
 t_done

@@ -506,7 +506,7 @@ check_eq "20 concurrent first runs all run the x86_64 record and exit 0" \
 	"20" "$(cat race.*.out | grep -c '^rc 0$')"
 check_eq "and none printed anything else" "" "$(cat race.*.out | grep -v '^rc 0$')"
 check_eq "one cache entry is left" 1 "$(find "$W/cache-race" -type f | wc -l)"
-check_eq "and no temp directory" 0 "$(find "$W/cache-race" -name '.tmp.*' | wc -l)"
+check_eq "and no temp directory" 0 "$(find "$W/cache-race" -name '.fatelf.*' | wc -l)"
 check_cmp "the entry holds the x86_64 record's bytes" in-x86_64 "$(find "$W/cache-race" -type f)"
 export FATELF_RUN_CACHE_DIR=$CACHE
 

@@ -471,8 +471,9 @@ START_TEST(killed_run_leftovers)
 	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
 	file_dir_of(e.path, cdir, fdir, sizeof(fdir));
 
-	/* what two killed runs left: one long ago, one just now */
-	snprintf(stale, sizeof(stale), "%s/.tmp.4242.1", fdir);
+	/* what two killed runs left: one long ago, one just now (named as an
+	 * earlier version named them) */
+	snprintf(stale, sizeof(stale), "%s/.fatelf.k.4242", fdir);
 	snprintf(fresh, sizeof(fresh), "%s/.tmp.4343.2", fdir);
 	ck_assert_int_eq(mkdir(stale, 0700), 0);
 	ck_assert_int_eq(mkdir(fresh, 0700), 0);
@@ -488,7 +489,7 @@ START_TEST(killed_run_leftovers)
 	ck_assert_int_eq(fatelf_run_cache_get(&c, &req, &e, &d), 0);
 	ck_assert(e.created);
 	expect_record_bytes(e.path, 8);
-	ck_assert_ptr_null(strstr(e.path, "/.tmp."));
+	ck_assert_ptr_null(strstr(e.path, "/.fatelf."));
 	/* the old leftover is gone; a recent one may be a live run's */
 	ck_assert_int_eq(access(stale, F_OK), -1);
 	ck_assert_int_eq(access(fresh, F_OK), 0);

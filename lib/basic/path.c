@@ -1,0 +1,96 @@
+/*
+ * Paths: mkdir -p relative to a directory descriptor, one component at a
+ * time and never through a symlink, and joining two pieces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "macro.h"
+#include "path.h"
+
+/* The directory name beneath dirfd, opened without following a symlink
+ * (O_PATH: a directory we may search but not read still works). */
+static int dir_open_nofollow(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOTDIR && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return -errno;
+}
+
+int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags)
+{
+	_cleanup_close_ int cur = -1;
+	const char *p = path;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (*p == '/') {
+		cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cur < 0)
+			return -errno;
+		while (*p == '/')
+			p++;
+	}
+	while (*p) {
+		char name[NAME_MAX + 1];
+		size_t len = strcspn(p, "/");
+		const char *next = p + len;
+		bool last;
+		int fd;
+
+		while (*next == '/')
+			next++;
+		last = *next == '\0';
+		if (last && (flags & MKDIR_PARENTS_ONLY))
+			break;
+		if (len > NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		fd = dir_open_nofollow(cur >= 0 ? cur : dirfd, name);
+		if (fd == -ENOENT) {
+			/* Somebody may create it between the two calls: that is fine. */
+			if (mkdirat(cur >= 0 ? cur : dirfd, name, last ? mode : parent_mode) < 0 &&
+			    errno != EEXIST)
+				return -errno;
+			fd = dir_open_nofollow(cur >= 0 ? cur : dirfd, name);
+		}
+		if (fd < 0)
+			return fd;
+		closep(&cur);
+		cur = fd;
+		p = next;
+	}
+	return 0;
+}
+
+char *path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb;
+	bool slash;
+	char *r;
+
+	while (la > 0 && a[la - 1] == '/' && *b == '/')
+		b++;
+	lb = strlen(b);
+	slash = la > 0 && a[la - 1] != '/' && *b != '/';
+	r = malloc(la + slash + lb + 1);
+	if (!r)
+		return NULL;
+	memcpy(r, a, la);
+	if (slash)
+		r[la] = '/';
+	memcpy(r + la + slash, b, lb + 1);
+	return r;
+}

@@ -1,0 +1,33 @@
+/*
+ * Paths: directories created along a path without following symlinks,
+ * and two path pieces joined. mkdir_p walks from a directory descriptor
+ * one component at a time (openat with O_NOFOLLOW, mkdirat), so a
+ * symlink planted anywhere on the way is refused instead of leading the
+ * walk elsewhere.
+ */
+#ifndef FATELF_PATH_H
+#define FATELF_PATH_H
+
+#include <sys/types.h>
+
+/* mkdir_p's flags. */
+enum {
+	MKDIR_PARENTS_ONLY = 1 << 0,    /* stop before path's last component */
+};
+
+/*
+ * Creates each missing directory of path, relative to dirfd (AT_FDCWD,
+ * or ignored when path is absolute): the directories on the way with
+ * parent_mode, path itself with mode (both through the umask). Existing
+ * directories are kept as they are. 0, or -errno: -ELOOP for a symlink
+ * on the way, -ENOTDIR for another non-directory, -ENAMETOOLONG for a
+ * component over NAME_MAX. The last component may exist as anything when
+ * MKDIR_PARENTS_ONLY is given; without it, it must be a directory.
+ */
+int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags);
+
+/* a and b joined by one '/' (a slash a ends with or b starts with is not
+ * doubled; an empty a gives b). malloc'd; NULL when out of memory. */
+char *path_join(const char *a, const char *b);
+
+#endif

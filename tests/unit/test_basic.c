@@ -1,0 +1,360 @@
+/*
+ * Unit tests for the small helpers of the basic layer (lib/basic): mkdir_p
+ * and path_join (path.c), as a user sees them on disk; hex encoding and
+ * decoding (hex.c); growing arrays (array.c); temp files renamed into
+ * place (atomic.c).
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "atomic.h"
+#include "hex.h"
+#include "path.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------ path */
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	return st.st_mode & 07777;
+}
+
+START_TEST(mkdir_p_modes)
+{
+	tu_tmpdir();
+	umask(022);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "a/b/c", 0755, 0700, 0), 0);
+	ck_assert_uint_eq(mode_of("a"), 0755);
+	ck_assert_uint_eq(mode_of("a/b"), 0755);
+	ck_assert_uint_eq(mode_of("a/b/c"), 0700);
+	/* Existing directories stay as they are. */
+	ck_assert_int_eq(chmod("a/b", 0750), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "a//b/c/", 0755, 0755, 0), 0);
+	ck_assert_uint_eq(mode_of("a/b"), 0750);
+	ck_assert_uint_eq(mode_of("a/b/c"), 0700);
+	/* The umask applies. */
+	umask(077);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "u", 0755, 0755, 0), 0);
+	ck_assert_uint_eq(mode_of("u"), 0700);
+	umask(022);
+}
+END_TEST
+
+START_TEST(mkdir_p_dirfd_and_absolute)
+{
+	const char *tmp = tu_tmpdir();
+	char *abs = path_join(tmp, "x/y");
+	int fd;
+
+	ck_assert_int_eq(mkdir("base", 0755), 0);
+	fd = open("base", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mkdir_p(fd, "p/q", 0755, 0755, 0), 0);
+	mode_of("base/p/q");
+	/* An absolute path ignores the descriptor. */
+	ck_assert_int_eq(mkdir_p(fd, abs, 0755, 0755, 0), 0);
+	mode_of("x/y");
+	close(fd);
+	free(abs);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "", 0755, 0755, 0), -EINVAL);
+}
+END_TEST
+
+START_TEST(mkdir_p_parents_only)
+{
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "run/d/sock", 0755, 0755, MKDIR_PARENTS_ONLY), 0);
+	mode_of("run/d");
+	ck_assert_int_eq(access("run/d/sock", F_OK), -1);
+	/* The last component may already be anything. */
+	tu_write_file("run/d/sock", "x", 1);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "run/d/sock", 0755, 0755, MKDIR_PARENTS_ONLY), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "sock", 0755, 0755, MKDIR_PARENTS_ONLY), 0);
+}
+END_TEST
+
+START_TEST(mkdir_p_refuses_symlinks)
+{
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir("outside", 0755), 0);
+	ck_assert_int_eq(mkdir("in", 0755), 0);
+	ck_assert_int_eq(symlink("../outside", "in/link"), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/link/new", 0755, 0755, 0), -ELOOP);
+	ck_assert_int_eq(access("outside/new", F_OK), -1);
+	/* A symlink as the last component is not a directory either. */
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/link", 0755, 0755, 0), -ELOOP);
+	/* A dangling one is not followed to create its target. */
+	ck_assert_int_eq(symlink("../outside/made", "in/dangling"), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/dangling/x", 0755, 0755, 0), -ELOOP);
+	ck_assert_int_eq(access("outside/made", F_OK), -1);
+	/* A file on the way. */
+	tu_write_file("in/file", "x", 1);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file/x", 0755, 0755, 0), -ENOTDIR);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file", 0755, 0755, 0), -ENOTDIR);
+}
+END_TEST
+
+START_TEST(mkdir_p_long_component)
+{
+	char name[300];
+
+	tu_tmpdir();
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, name, 0755, 0755, 0), -ENAMETOOLONG);
+}
+END_TEST
+
+static void join_is(const char *a, const char *b, const char *want)
+{
+	char *r = path_join(a, b);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r, want);
+	free(r);
+}
+
+START_TEST(path_join_seams)
+{
+	join_is("/etc/fatelfd.conf.d", "10-a.conf", "/etc/fatelfd.conf.d/10-a.conf");
+	join_is("/", "opt/x", "/opt/x");
+	join_is("keys/", "a.pub", "keys/a.pub");
+	join_is("keys", "/a.pub", "keys/a.pub");
+	join_is("keys//", "//a.pub", "keys//a.pub");
+	join_is("", "rel", "rel");
+	join_is("dir", "", "dir/");
+}
+END_TEST
+
+/* ------------------------------------------------------------ hex */
+
+START_TEST(hex_round_trip)
+{
+	uint8_t in[256], back[256];
+	char text[513];
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)i;
+	fatelf_hex(in, sizeof(in), text);
+	ck_assert_uint_eq(strlen(text), 512);
+	ck_assert(strncmp(text, "000102", 6) == 0);
+	ck_assert_str_eq(text + 500, "fafbfcfdfeff");
+	ck_assert_int_eq(fatelf_unhex(text, back, sizeof(back)), 0);
+	ck_assert_mem_eq(in, back, sizeof(in));
+	ck_assert_int_eq(fatelf_unhex_lower(text, back, sizeof(back)), 0);
+	fatelf_hex(in, 0, text);
+	ck_assert_str_eq(text, "");
+}
+END_TEST
+
+START_TEST(hex_refusals)
+{
+	uint8_t b[4];
+
+	ck_assert_int_eq(fatelf_unhex("0aFf", b, 2), 0);
+	ck_assert_uint_eq(b[0], 0x0a);
+	ck_assert_uint_eq(b[1], 0xff);
+	ck_assert_int_eq(fatelf_unhex_lower("0aFf", b, 2), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex_lower("0aff", b, 2), 0);
+	ck_assert_int_eq(fatelf_unhex("0g", b, 1), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex("abc", b, 2), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex("", b, 1), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex(" 1", b, 1), -EINVAL);
+	ck_assert_int_eq(fatelf_unhex("", b, 0), 0);
+	ck_assert_int_eq(fatelf_hex_digit('7'), 7);
+	ck_assert_int_eq(fatelf_hex_digit('B'), 11);
+	ck_assert_int_eq(fatelf_hex_digit('g'), -1);
+	ck_assert_int_eq(fatelf_hex_digit('\0'), -1);
+}
+END_TEST
+
+/* ------------------------------------------------------------ array */
+
+START_TEST(grow_appends)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0, reallocs = 0;
+
+	for (uint32_t i = 0; i < 100000; i++) {
+		size_t before = cap;
+
+		ck_assert_int_eq(GROW_ARRAY(v, cap, (size_t)i + 1), 0);
+		ck_assert_uint_ge(cap, (size_t)i + 1);
+		if (cap != before)
+			reallocs++;
+		v[i] = i * 7u;
+	}
+	/* Doubling: a handful of reallocations, not one per element. */
+	ck_assert_uint_le(reallocs, 20);
+	for (uint32_t i = 0; i < 100000; i++)
+		ck_assert_uint_eq(v[i], i * 7u);
+	/* Enough room already: nothing changes. */
+	{
+		uint32_t *same = v;
+		size_t c = cap;
+
+		ck_assert_int_eq(GROW_ARRAY(v, cap, 5), 0);
+		ck_assert_ptr_eq(v, same);
+		ck_assert_uint_eq(cap, c);
+	}
+	/* A jump past twice the capacity gets at least what was asked. */
+	ck_assert_int_eq(GROW_ARRAY(v, cap, cap * 3 + 1), 0);
+	free(v);
+}
+END_TEST
+
+START_TEST(grow_overflow_keeps_array)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0;
+	uint64_t *kept;
+
+	ck_assert_int_eq(GROW_ARRAY(v, cap, 3), 0);
+	v[0] = 42;
+	kept = v;
+	ck_assert_int_eq(GROW_ARRAY(v, cap, SIZE_MAX / 4), -ENOMEM);
+	ck_assert_int_eq(GROW_ARRAY(v, cap, SIZE_MAX), -ENOMEM);
+	ck_assert_ptr_eq(v, kept);
+	ck_assert_uint_eq(cap, 8);
+	ck_assert_uint_eq(v[0], 42);
+	free(v);
+}
+END_TEST
+
+START_TEST(grow_bytes)
+{
+	char *b = NULL;
+	size_t cap = 0;
+
+	ck_assert_int_eq(GROW_ARRAY(b, cap, 1), 0);
+	ck_assert_uint_eq(cap, 8);
+	ck_assert_int_eq(GROW_ARRAY(b, cap, 9), 0);
+	ck_assert_uint_eq(cap, 16);
+	ck_assert_int_eq(GROW_ARRAY(b, cap, 1000), 0);
+	ck_assert_uint_eq(cap, 1024);
+	ck_assert_int_eq(fatelf_grow(&b, &cap, 2000, 0), -EINVAL);
+	free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------ atomic */
+
+/* How many names in the working directory start with prefix. */
+static int count_entries(const char *prefix)
+{
+	DIR *d = opendir(".");
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+START_TEST(temp_name_scheme)
+{
+	char a[FATELF_TEMP_NAME_MAX], b[FATELF_TEMP_NAME_MAX], tag[300];
+
+	ck_assert_int_eq(fatelf_temp_name("7.3", a), 0);
+	ck_assert_int_eq(fatelf_temp_name("7.3", b), 0);
+	ck_assert(strncmp(a, FATELF_TEMP_PREFIX "7.3.", 12) == 0);
+	ck_assert_uint_eq(strlen(a), 12 + 16);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(fatelf_temp_name("a/b", a), -EINVAL);
+	/* A long tag is cut; the name stays a valid file name. */
+	memset(tag, 't', sizeof(tag) - 1);
+	tag[sizeof(tag) - 1] = '\0';
+	ck_assert_int_eq(fatelf_temp_name(tag, a), 0);
+	ck_assert_uint_le(strlen(a), 255);
+	ck_assert_int_eq(a[strlen(a) - 17], '.');
+}
+END_TEST
+
+START_TEST(tmpfile_commit_replaces)
+{
+	fatelf_tmpfile t;
+	int dfd;
+
+	tu_tmpdir();
+	tu_write_file("target", "old", 3);
+	dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fatelf_tmpfile_open(dfd, "target", 0640, &t), 0);
+	ck_assert_int_eq(count_entries(".fatelf.target."), 1);
+	/* Until the commit, readers see the old bytes. */
+	ck_assert(tu_file_equals("target", "old", 3));
+	ck_assert_int_eq(write(t.fd, "new bytes", 9), 9);
+	ck_assert_int_eq(fatelf_tmpfile_commit(&t, "target", true), 0);
+	ck_assert(tu_file_equals("target", "new bytes", 9));
+	ck_assert_int_eq(count_entries(FATELF_TEMP_PREFIX), 0);
+	ck_assert_int_eq(t.fd, -1);
+	/* Finished: an abort does nothing. */
+	fatelf_tmpfile_abort(&t);
+	ck_assert(tu_file_equals("target", "new bytes", 9));
+
+	/* An abort removes the temp and leaves the target alone. */
+	ck_assert_int_eq(fatelf_tmpfile_open(dfd, "target", 0600, &t), 0);
+	ck_assert_int_eq(write(t.fd, "x", 1), 1);
+	fatelf_tmpfile_abort(&t);
+	ck_assert_int_eq(count_entries(FATELF_TEMP_PREFIX), 0);
+	ck_assert(tu_file_equals("target", "new bytes", 9));
+
+	/* A commit that cannot rename (a directory in the way) removes the temp. */
+	ck_assert_int_eq(mkdir("dir", 0755), 0);
+	ck_assert_int_eq(fatelf_tmpfile_open(dfd, "dir", 0600, &t), 0);
+	ck_assert_int_eq(fatelf_tmpfile_commit(&t, "dir", false), -EISDIR);
+	ck_assert_int_eq(count_entries(FATELF_TEMP_PREFIX), 0);
+	close(dfd);
+	ck_assert_int_eq(fatelf_tmpfile_open(-1, "x", 0600, &t), -EBADF);
+	ck_assert_str_eq(t.name, "");
+	fatelf_tmpfile_abort(&t);
+}
+END_TEST
+
+static Suite *basic_suite(void)
+{
+	Suite *s = suite_create("basic");
+	TCase *tc = tcase_create("path");
+
+	tcase_add_test(tc, mkdir_p_modes);
+	tcase_add_test(tc, mkdir_p_dirfd_and_absolute);
+	tcase_add_test(tc, mkdir_p_parents_only);
+	tcase_add_test(tc, mkdir_p_refuses_symlinks);
+	tcase_add_test(tc, mkdir_p_long_component);
+	tcase_add_test(tc, path_join_seams);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hex");
+	tcase_add_test(tc, hex_round_trip);
+	tcase_add_test(tc, hex_refusals);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("array");
+	tcase_add_test(tc, grow_appends);
+	tcase_add_test(tc, grow_overflow_keeps_array);
+	tcase_add_test(tc, grow_bytes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("atomic");
+	tcase_add_test(tc, temp_name_scheme);
+	tcase_add_test(tc, tmpfile_commit_replaces);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(basic_suite());
+}
