@@ -36,6 +36,7 @@
 #include "fatelfd.h"
 #include "job.h"
 #include "macro.h"
+#include "path.h"
 
 /* epoll data for the fixed fds; connections are their conn pointer. */
 static char tag_listen, tag_signal, tag_event;
@@ -46,26 +47,6 @@ uint64_t now_usec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* mkdir -p of path's parent directory. */
-static int mkdir_parents(const char *path)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return 0;
 }
 
 /* 1 when a process listens on the socket at sa, 0 when none does (a
@@ -113,7 +94,7 @@ int server_listen(server *s, const char *path)
 	if (n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	memcpy(sa.sun_path, path, n + 1);
-	r = mkdir_parents(path);
+	r = mkdir_p(AT_FDCWD, path, 0755, 0755, MKDIR_PARENTS_ONLY | MKDIR_FOLLOW);
 	if (r < 0)
 		return r;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

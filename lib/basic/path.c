@@ -1,6 +1,6 @@
 /*
  * Paths: mkdir -p relative to a directory descriptor, one component at a
- * time and never through a symlink, and joining two pieces.
+ * time and never through a symlink (unless asked), and joining two pieces.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,15 +14,16 @@
 #include "path.h"
 
 /* The directory name beneath dirfd, opened without following a symlink
- * (O_PATH: a directory we may search but not read still works). */
-static int dir_open_nofollow(int dirfd, const char *name)
+ * unless follow (O_PATH: a directory we may search but not read still
+ * works). */
+static int dir_open(int dirfd, const char *name, bool follow)
 {
-	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
 	struct stat st;
 
 	if (fd >= 0)
 		return fd;
-	if (errno == ENOTDIR && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (!follow && errno == ENOTDIR && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISLNK(st.st_mode))
 		return -ELOOP;
 	return -errno;
@@ -58,13 +59,13 @@ int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsign
 			return -ENAMETOOLONG;
 		memcpy(name, p, len);
 		name[len] = '\0';
-		fd = dir_open_nofollow(cur >= 0 ? cur : dirfd, name);
+		fd = dir_open(cur >= 0 ? cur : dirfd, name, flags & MKDIR_FOLLOW);
 		if (fd == -ENOENT) {
 			/* Somebody may create it between the two calls: that is fine. */
 			if (mkdirat(cur >= 0 ? cur : dirfd, name, last ? mode : parent_mode) < 0 &&
 			    errno != EEXIST)
 				return -errno;
-			fd = dir_open_nofollow(cur >= 0 ? cur : dirfd, name);
+			fd = dir_open(cur >= 0 ? cur : dirfd, name, flags & MKDIR_FOLLOW);
 		}
 		if (fd < 0)
 			return fd;

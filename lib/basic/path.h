@@ -13,6 +13,10 @@
 /* mkdir_p's flags. */
 enum {
 	MKDIR_PARENTS_ONLY = 1 << 0,    /* stop before path's last component */
+	/* Existing directories may be reached through symlinks: for paths an
+	 * admin configures (a state directory, a socket), whose parents only
+	 * root may change. New directories are still made one by one. */
+	MKDIR_FOLLOW = 1 << 1,
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "bundle.h"
 #include "io.h"
 #include "macro.h"
@@ -50,14 +51,8 @@ struct extract {
 static int list_add(struct staged **list, size_t *n, size_t *cap, int dirfd, const char *tmp,
 		    const char *base)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct staged *l = realloc(*list, c * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		*list = l;
-		*cap = c;
-	}
+	if (GROW_ARRAY(*list, *cap, *n + 1) < 0)
+		return -ENOMEM;
 	struct staged *s = &(*list)[*n];
 	s->dirfd = dup(dirfd);
 	s->tmp = tmp ? strdup(tmp) : NULL;

@@ -84,16 +84,20 @@ int fatelf_atomic_commit(fatelf_atomic *a, fatelf_diag *d)
 
 void fatelf_atomic_abort(fatelf_atomic *a)
 {
+	fatelf_tmpfile t;
+
 	if (!a)
 		return;
-	if (a->fd >= 0)
-		close(a->fd);
-	a->fd = -1;
+	/* without its directory there is no temp to remove, only the file */
+	t = (fatelf_tmpfile){ .dirfd = a->dirfd, .fd = a->fd };
 	if (a->dirfd >= 0) {
-		if (a->tmpname[0])
-			unlinkat(a->dirfd, a->tmpname, 0);
-		close(a->dirfd);
+		memcpy(t.name, a->tmpname, sizeof(t.name));
+		t.name[sizeof(t.name) - 1] = '\0';
 	}
+	fatelf_tmpfile_abort(&t);
+	if (a->dirfd >= 0)
+		close(a->dirfd);
+	a->fd = -1;
 	a->dirfd = -1;
 	a->tmpname[0] = '\0';
 }

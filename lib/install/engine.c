@@ -14,79 +14,7 @@
 
 #include "engine_private.h"
 #include "macro.h"
-
-/* ------------------------------------------------------------ config copy */
-
-static int dup_str(char **dst, const char *src, const char *dflt)
-{
-	const char *v = src ? src : dflt;
-
-	*dst = NULL;
-	if (!v)
-		return 0;
-	*dst = strdup(v);
-	return *dst ? 0 : -ENOMEM;
-}
-
-/* A deep copy, with the defaults filled in for strings the caller left NULL. */
-static int config_copy(engine_config *dst, const engine_config *src)
-{
-	*dst = *src;
-	dst->root = dst->state_dir = dst->trusted_keys = dst->admin_group = NULL;
-	dst->ldconfig_path = NULL;
-	dst->keep_fat = NULL;
-	dst->nkeep_fat = 0;
-	memset(&dst->policy, 0, sizeof(dst->policy));
-	dst->policy.policy = src->policy.policy;
-
-	if (dup_str(&dst->root, src->root, "/") < 0 ||
-	    dup_str(&dst->state_dir, src->state_dir, "/var/lib/fatelf") < 0 ||
-	    dup_str(&dst->trusted_keys, src->trusted_keys, NULL) < 0 ||
-	    dup_str(&dst->admin_group, src->admin_group, NULL) < 0 ||
-	    dup_str(&dst->ldconfig_path, src->ldconfig_path, "/sbin/ldconfig") < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < src->policy.ntargets && i < ENGINE_TARGETS_MAX; i++) {
-		dst->policy.targets[i] = strdup(src->policy.targets[i]);
-		if (!dst->policy.targets[i])
-			return -ENOMEM;
-		dst->policy.ntargets = i + 1;
-	}
-	if (src->nkeep_fat > 0) {
-		dst->keep_fat = calloc(src->nkeep_fat, sizeof(char *));
-		if (!dst->keep_fat)
-			return -ENOMEM;
-		for (size_t i = 0; i < src->nkeep_fat; i++) {
-			dst->keep_fat[i] = strdup(src->keep_fat[i]);
-			if (!dst->keep_fat[i])
-				return -ENOMEM;
-			dst->nkeep_fat = i + 1;
-		}
-	}
-	return 0;
-}
-
-/* mkdir -p, each new parent with mode 0755 and the last level 0700. */
-static int mkdir_parents(const char *path)
-{
-	char buf[4096];
-	size_t len = strlen(path);
-
-	if (len == 0 || len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(buf, c == '\0' ? 0700 : 0755) < 0 && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	return 0;
-}
+#include "path.h"
 
 /* ------------------------------------------------------------ open/close */
 
@@ -160,7 +88,7 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	e->lockfd = -1;
 	e->statefd = -1;
 	e->flags = flags;
-	q = config_copy(&e->cfg, c);
+	q = engine_config_copy(&e->cfg, c);
 	if (q < 0)
 		goto fail;
 	if (nkeys > 0) {
@@ -173,7 +101,8 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		e->nkeys = nkeys;
 	}
 
-	q = mkdir_parents(e->cfg.state_dir);
+	/* mkdir -p: new parents 0755, the state directory itself 0700 */
+	q = mkdir_p(AT_FDCWD, e->cfg.state_dir, 0755, 0700, MKDIR_FOLLOW);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.state_dir);
 		fatelf_diag_set(d, q, -1, "cannot create the state directory: %s", fatelf_strerror(q));
@@ -321,14 +250,14 @@ const engine_config *engine_get_config(engine *e)
 int engine_reconfigure(engine *e, const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys,
 		       fatelf_diag *d)
 {
-	engine_config n;
+	engine_config n = { 0 };
 	fatelf_ms_pubkey *k = NULL;
 
 	if (!c->root || !c->state_dir || strcmp(c->root, e->cfg.root) != 0 ||
 	    strcmp(c->state_dir, e->cfg.state_dir) != 0)
 		return fatelf_diag_set(d, -EINVAL, -1,
 				       "the root and the state directory change only when the engine is opened again");
-	if (config_copy(&n, c) < 0) {
+	if (engine_config_copy(&n, c) < 0) {
 		engine_config_done(&n);
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	}

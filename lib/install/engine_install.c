@@ -14,10 +14,12 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
+#include "array.h"
 #include "engine_private.h"
 #include "io.h"
 #include "run.h"
 #include "macro.h"
+#include "path.h"
 
 #define PROGRESS_STEP (1u << 20)
 #define CONFIG_NEW_SUFFIX ".fatelf-new"
@@ -92,14 +94,8 @@ struct install {
 
 static int strv_push(struct strv *s, const char *v)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **n = realloc(s->v, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->v = n;
-		s->cap = cap;
-	}
+	if (GROW_ARRAY(s->v, s->cap, s->n + 1) < 0)
+		return -ENOMEM;
 	s->v[s->n] = strdup(v);
 	if (!s->v[s->n])
 		return -ENOMEM;
@@ -164,18 +160,6 @@ static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
 	snprintf(d->subject, sizeof(d->subject), "%s", be->path);
 	d->code = code;
 	return code;
-}
-
-static char *path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *p = malloc(la + lb + 1);
-
-	if (!p)
-		return NULL;
-	memcpy(p, a, la);
-	memcpy(p + la, b, lb + 1);
-	return p;
 }
 
 static int progress(struct install *x, const char *phase, const char *path)
@@ -523,7 +507,8 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		ie->keep_admin = true;
 		ie->old_installed_sha256 = strdup(row.installed_sha256);
 		ie->old_installed_size = row.installed_size;
-		ie->op_path = path_join(ie->path, CONFIG_NEW_SUFFIX);
+		if (asprintf(&ie->op_path, "%s%s", ie->path, CONFIG_NEW_SUFFIX) < 0)
+			ie->op_path = NULL;
 		if (!ie->old_installed_sha256 || !ie->op_path) {
 			store_file_done(&row);
 			return -ENOMEM;

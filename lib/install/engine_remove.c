@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "array.h"
 #include "engine_private.h"
 #include "macro.h"
 
@@ -31,14 +32,8 @@ static int add_file(struct remove *r, const store_file *f)
 {
 	struct rfile *rf;
 
-	if (r->nfiles == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct rfile *n = realloc(r->files, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->files = n;
-		r->cap = cap;
-	}
+	if (GROW_ARRAY(r->files, r->cap, r->nfiles + 1) < 0)
+		return -ENOMEM;
 	rf = &r->files[r->nfiles];
 	rf->path = strdup(f->path);
 	if (!rf->path)

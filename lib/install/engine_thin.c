@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "engine_private.h"
 #include "hashq.h"
 #include "macro.h"
@@ -153,21 +154,16 @@ static int collect_paths(engine *e, const char *const *packages, struct thin_ctx
 
 struct recs_acc {
 	struct thin_rec *recs;
-	unsigned n, cap;
+	unsigned n;
+	size_t cap;
 };
 
 static int collect_rec(const store_record *r, struct recs_acc *a)
 {
 	if (a->n == FATELF_MAX_RECORDS)
 		return -FATELF_E_TOO_MANY;
-	if (a->n == a->cap) {
-		unsigned ncap = a->cap ? a->cap * 2 : 4;
-		struct thin_rec *n = realloc(a->recs, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		a->recs = n;
-		a->cap = ncap;
-	}
+	if (GROW_ARRAY(a->recs, a->cap, a->n + 1) < 0)
+		return -ENOMEM;
 	struct thin_rec *t = &a->recs[a->n++];
 	*t = (struct thin_rec) {
 		.idx = r->idx,
@@ -372,15 +368,9 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto fail;
 	}
-	if (c->nfiles == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 16;
-		struct thin_file *n = realloc(c->files, ncap * sizeof(*n));
-		if (!n) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-			goto fail;
-		}
-		c->files = n;
-		c->cap = ncap;
+	if (GROW_ARRAY(c->files, c->cap, c->nfiles + 1) < 0) {
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto fail;
 	}
 	c->files[c->nfiles++] = f;
 	return 1;

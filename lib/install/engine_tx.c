@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "array.h"
 #include "engine_private.h"
 #include "macro.h"
 #include "text.h"
@@ -212,14 +213,8 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 	if (!path || path[0] != '/')
 		return fatelf_diag_set(d, -EINVAL, -1, "%s: not an absolute path inside the root",
 				       path ? path : "(null)");
-	if (t->nops == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		eng_op *n = realloc(t->ops, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->ops = n;
-		t->cap = cap;
-	}
+	if (GROW_ARRAY(t->ops, t->cap, t->nops + 1) < 0)
+		return -ENOMEM;
 	op = &t->ops[t->nops];
 	*op = (eng_op) { .kind = (store_jop)kind, .mode = mode, .dirslot = -1 };
 	op->path = strdup(path);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "engine_private.h"
 #include "hashq.h"
 #include "macro.h"
@@ -88,14 +89,8 @@ static int collect_file(const store_file *f, void *userdata)
 {
 	struct verify *v = userdata;
 
-	if (v->nfiles == v->cap) {
-		size_t ncap = v->cap ? v->cap * 2 : 64;
-		struct vfile *n = realloc(v->files, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		v->files = n;
-		v->cap = ncap;
-	}
+	if (GROW_ARRAY(v->files, v->cap, v->nfiles + 1) < 0)
+		return -ENOMEM;
 	struct vfile *x = &v->files[v->nfiles];
 	*x = (struct vfile) {
 		.package_id = f->package_id,

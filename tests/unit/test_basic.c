@@ -103,6 +103,12 @@ START_TEST(mkdir_p_refuses_symlinks)
 	tu_write_file("in/file", "x", 1);
 	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file/x", 0755, 0755, 0), -ENOTDIR);
 	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file", 0755, 0755, 0), -ENOTDIR);
+	/* MKDIR_FOLLOW goes through an existing symlink, and no further. */
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/link/new/sub", 0755, 0700, MKDIR_FOLLOW), 0);
+	ck_assert_int_eq(access("outside/new/sub", F_OK), 0);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/dangling/x", 0755, 0755, MKDIR_FOLLOW), -ENOENT);
+	ck_assert_int_eq(access("outside/made", F_OK), -1);
+	ck_assert_int_eq(mkdir_p(AT_FDCWD, "in/file/x", 0755, 0755, MKDIR_FOLLOW), -ENOTDIR);
 }
 END_TEST
 
