@@ -148,9 +148,38 @@ int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
 
 		d->code = code;
 		d->record = record;
+		d->has &= ~(unsigned)FATELF_DIAG_NAMED;
 		va_start(ap, fmt);
 		vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
 		va_end(ap);
+	}
+	return code;
+}
+
+void fatelf_diag_names(fatelf_diag *d, const char *subject)
+{
+	if (!d)
+		return;
+	snprintf(d->subject, sizeof(d->subject), "%s", subject);
+	d->has |= FATELF_DIAG_NAMED;
+}
+
+int fatelf_diag_at(fatelf_diag *d, int code, int record, const char *subject, const char *fmt, ...)
+{
+	if (d) {
+		va_list ap;
+		int n;
+
+		d->code = code;
+		d->record = record;
+		snprintf(d->subject, sizeof(d->subject), "%s", subject);
+		n = snprintf(d->msg, sizeof(d->msg), "%s: ", subject);
+		if (n >= 0 && (size_t)n < sizeof(d->msg)) {
+			va_start(ap, fmt);
+			vsnprintf(d->msg + n, sizeof(d->msg) - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+		d->has |= FATELF_DIAG_NAMED;
 	}
 	return code;
 }

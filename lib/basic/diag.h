@@ -15,56 +15,14 @@
 extern "C" {
 #endif
 
+#include "errors.h"
+
 /*
- * Error codes. Functions return them negated. Codes below 1024 are errno
- * values. Each validation rule has its own code, so a test (or a caller)
- * can tell exactly which rule a file broke.
+ * The other layers' codes, after the format's (errors.h). Functions
+ * return them negated.
  */
-enum fatelf_error {
-	FATELF_E_BASE = 1024,
-	/* header */
-	FATELF_E_SHORT = FATELF_E_BASE, /* file shorter than the 8-byte header */
-	FATELF_E_MAGIC,                 /* not FA 70 0E 1F */
-	FATELF_E_VERSION,               /* version is not 1 */
-	FATELF_E_HDR_RESERVED,          /* header reserved byte is not 0 */
-	FATELF_E_NO_RECORDS,            /* record count is 0 */
-	FATELF_E_TABLE_TRUNCATED,       /* record table does not fit in the file */
-	/* each record on its own */
-	FATELF_E_REC_RESERVED,          /* record reserved bytes are not 0 */
-	FATELF_E_WORD_SIZE,             /* word_size not 1 or 2 */
-	FATELF_E_BYTE_ORDER,            /* byte_order not 1 or 2 */
-	FATELF_E_OVERFLOW,              /* offset + size overflows 64 bits */
-	FATELF_E_OUTSIDE,               /* record extends past the end of file */
-	FATELF_E_TOO_SMALL,             /* record smaller than an ELF header */
-	FATELF_E_OVERLAP_TABLE,         /* record overlaps the header table */
-	FATELF_E_ALIGN,                 /* offset not a multiple of 4096 */
-	FATELF_E_4GIB,                  /* 32-bit record ends above 4 GiB */
-	/* records against each other */
-	FATELF_E_OVERLAP,               /* two records overlap */
-	FATELF_E_DUPLICATE,             /* two records share a target */
-	/* the ELF image inside a record */
-	FATELF_E_ELF_MAGIC,             /* no ELF magic at the record's offset */
-	FATELF_E_ELF_CLASS,             /* EI_CLASS differs from word_size */
-	FATELF_E_ELF_DATA,              /* EI_DATA differs from byte_order */
-	FATELF_E_ELF_VERSION,           /* EI_VERSION / e_version not 1 */
-	FATELF_E_ELF_MACHINE,           /* e_machine differs from machine */
-	FATELF_E_ELF_OSABI,             /* EI_OSABI differs from osabi */
-	FATELF_E_ELF_ABIVERSION,        /* EI_ABIVERSION differs from osabi_version */
-	FATELF_E_ELF_EHSIZE,            /* e_ehsize is not the class's header size */
-	FATELF_E_PH_ENTSIZE,            /* e_phentsize is not the class's phdr size */
-	FATELF_E_PH_TABLE,              /* program header table outside the record */
-	FATELF_E_SEGMENT,               /* a PT_LOAD file range outside the record */
-	/* not validation */
-	FATELF_E_TARGET_SYNTAX,         /* a target name that does not parse */
-	FATELF_E_NO_MATCH,              /* no record matches a target */
-	FATELF_E_AMBIGUOUS,             /* several records match a target */
-	FATELF_E_NOT_ELF,               /* an input that should be an ELF is not */
-	FATELF_E_TOO_MANY,              /* more than 255 records */
-	FATELF_E_NO_HOST_RECORD,        /* no record this host can run */
-	FATELF_E_STREAM_TRUNCATED,      /* the stream ended before the last record */
-	FATELF_E_STREAM_STATE,          /* push after finish, or after an error */
-	FATELF_E_EMPTY_KEEP,            /* a keep set that selects nothing */
-	FATELF_E_INVALID,               /* an invalid argument (bad option value) */
+enum fatelf_error_more {
+	FATELF_E_AFTER_FORMAT = FATELF_E_INVALID,
 	/* minisign keys and signatures (lib/bundle/minisign.c) */
 	FATELF_E_KEY_FORMAT,            /* not a minisign Ed25519 key */
 	FATELF_E_KEY_PASSWORD,          /* wrong password (secret key checksum) */
@@ -115,9 +73,8 @@ enum fatelf_error {
 };
 
 
-/* What libfatelf.so exports (include/fatelf/libfatelf.h, which declares
- * these four functions too and copies the codes up to FATELF_E_INVALID:
- * their values are part of its ABI, so new codes are only appended). */
+/* What libfatelf.so exports (include/fatelf/libfatelf.h declares these
+ * four functions too, and installs errors.h with the format's codes). */
 #ifndef FATELF_PUBLIC
 #define FATELF_PUBLIC __attribute__((visibility("default")))
 #endif
@@ -151,6 +108,9 @@ enum {
 	FATELF_DIAG_HAS_AVAILABLE = 1 << 1,
 	FATELF_DIAG_HAS_UID = 1 << 2,
 	FATELF_DIAG_HAS_MODE = 1 << 3,
+	/* msg already names subject ("SUBJECT: ..."): whoever adds the
+	 * subject in front of msg leaves it as it is */
+	FATELF_DIAG_NAMED = 1 << 4,
 };
 
 typedef struct fatelf_diag {
@@ -185,6 +145,17 @@ FATELF_PUBLIC void fatelf_diag_clear(fatelf_diag *d);
  */
 int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/*
+ * fatelf_diag_set for a message about one path or entry: the message is
+ * "SUBJECT: " and the formatted rest, subject becomes SUBJECT, and
+ * FATELF_DIAG_NAMED says the message names it. Returns code.
+ */
+int fatelf_diag_at(fatelf_diag *d, int code, int record, const char *subject, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* Makes subject d's subject and says that d's message, already set,
+ * names it (FATELF_DIAG_NAMED): for a message such as "entry 'x': ..."
+ * or "package x is not installed". d may be NULL. */
+void fatelf_diag_names(fatelf_diag *d, const char *subject);
 /* Copies s into one of d's string facts, by its offset (cut to fit); d
  * may be NULL. FATELF_DIAG_FACT(d, owner, "base") names the field. */
 void fatelf_diag_fact(fatelf_diag *d, size_t offset, size_t size, const char *s);

@@ -188,19 +188,6 @@ char *fatelf_text_url_redact(const char *url)
 	return out;
 }
 
-bool fatelf_text_names(const char *msg, const char *subject)
-{
-	size_t n = strlen(subject);
-
-	for (const char *p = msg; n && (p = strstr(p, subject)); p++) {
-		char before = p == msg ? ' ' : p[-1], after = p[n];
-
-		if (strchr(" '\"(", before) && strchr(" '\":,;)", after)) /* after: '\0' too */
-			return true;
-	}
-	return false;
-}
-
 const char *fatelf_format_size(uint64_t n, char buf[32])
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

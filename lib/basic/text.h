@@ -54,11 +54,6 @@ const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF]);
  */
 char *fatelf_text_url_redact(const char *url);
 
-/* Whether msg names subject as a word of its own (set off by a space, a
- * quote, a parenthesis or punctuation): "/opt/a: gone" names "/opt/a",
- * "/opt/ab" does not. For a message that must name its subject once. */
-bool fatelf_text_names(const char *msg, const char *subject);
-
 /* A size for people: "812 B", "1.5 MiB" (binary units, one decimal). */
 const char *fatelf_format_size(uint64_t n, char buf[32]);
 

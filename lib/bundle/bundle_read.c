@@ -87,7 +87,7 @@ entry_fail(struct reader *r, const char *path, int code, int record, const char 
 	vsnprintf(rule, sizeof(rule), fmt, ap);
 	va_end(ap);
 	fatelf_diag_set(r->d, code, record, "entry '%s': %s", path, rule);
-	snprintf(r->d->subject, sizeof(r->d->subject), "%s", path);
+	fatelf_diag_names(r->d, path);
 	return code;
 }
 

@@ -228,8 +228,7 @@ static int fail(struct pctx *c, int code, int record, const char *fmt, ...)
 	if (c->d && c->at == AT_ENTRY) {
 		char q[FATELF_TEXT_QUOTE_BUF];
 
-		snprintf(c->d->subject, sizeof(c->d->subject), "%s",
-			 fatelf_text_quote(c->entry_path, q));
+		fatelf_diag_names(c->d, fatelf_text_quote(c->entry_path, q));
 	}
 	return code;
 }
@@ -246,8 +245,7 @@ entry_list_fail(struct pctx *c, int code, const char *path, const char *fmt, ...
 	vsnprintf(rule, sizeof(rule), fmt, ap);
 	va_end(ap);
 	code = fatelf_diag_set(c->d, code, -1, "entry '%s': %s", fatelf_text_quote(path, q), rule);
-	if (c->d)
-		snprintf(c->d->subject, sizeof(c->d->subject), "%s", q);
+	fatelf_diag_names(c->d, q);
 	return code;
 }
 

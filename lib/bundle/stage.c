@@ -49,10 +49,10 @@ int fatelf_stage_close(int fd, mode_t mode, unsigned flags, const char *what, fa
 	if (flags & FATELF_STAGE_WRITEBACK)
 		(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	if (fchmod(fd, mode & 07777) < 0)
-		q = fatelf_diag_set(d, -errno, -1, "%s: cannot set the mode: %s", what,
+		q = fatelf_diag_at(d, -errno, -1, what, "cannot set the mode: %s",
 				    fatelf_strerror(-errno));
 	if (close(fd) < 0 && q == 0)
-		q = fatelf_diag_set(d, -errno, -1, "%s: cannot write the staged file: %s", what,
+		q = fatelf_diag_at(d, -errno, -1, what, "cannot write the staged file: %s",
 				    fatelf_strerror(-errno));
 	return q;
 }

@@ -12,7 +12,7 @@ void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
 {
 	const char *msg = why && why->msg[0] ? why->msg : fatelf_strerror(code);
 
-	if (why && why->subject[0] && !fatelf_text_names(msg, why->subject))
+	if (why && why->subject[0] && !(why->has & FATELF_DIAG_NAMED))
 		snprintf(buf, size, "%s: %s", why->subject, msg);
 	else
 		snprintf(buf, size, "%s", msg);
@@ -24,14 +24,15 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject)
 
 	if (!d || !subject)
 		return code;
-	if (!d->msg[0] || !fatelf_text_names(d->msg, subject)) {
+	/* The message names its subject when its writer said so. */
+	if (!d->msg[0] || !(d->has & FATELF_DIAG_NAMED) || strcmp(d->subject, subject) != 0) {
 		/* a long message loses its tail, never its subject */
 		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
 			     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
 			return code;
 		memcpy(d->msg, msg, sizeof(msg));
 	}
-	snprintf(d->subject, sizeof(d->subject), "%s", subject);
+	fatelf_diag_names(d, subject);
 	d->code = code;
 	return code;
 }

@@ -54,21 +54,20 @@ int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool
 
 		if (q == 0 || (tolerant && q == -ENOENT))
 			return 0;
-		return fatelf_diag_set(d, q, -1, "%s: cannot rename the staged file into place: %s",
-				       path, fatelf_strerror(q));
+		return fatelf_diag_at(d, q, -1, path, "cannot rename the staged file into place: %s", fatelf_strerror(q));
 	}
 	case STORE_JOP_REMOVE:
 		/* The file was moved to its temp name before the commit point
 		 * (a journal of an older program names no temp). */
 		if (unlinkat(dirfd, temp ? eng_base_of(temp) : base, 0) < 0 && errno != ENOENT)
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", path,
+			return fatelf_diag_at(d, -errno, -1, path, "cannot remove it: %s",
 					       fatelf_strerror(-errno));
 		return 0;
 	case STORE_JOP_RMDIR:
 		/* Only an empty directory goes: the admin's files keep theirs. */
 		if (unlinkat(dirfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT &&
 		    errno != ENOTEMPTY && errno != EEXIST)
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove the directory: %s", path,
+			return fatelf_diag_at(d, -errno, -1, path, "cannot remove the directory: %s",
 					       fatelf_strerror(-errno));
 		return 0;
 	}

@@ -22,12 +22,12 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
 		return dirfd;
 	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: cannot open it: %s", path,
+		return fatelf_diag_at(d, -errno, -1, path, "cannot open it: %s",
 				       fatelf_strerror(-errno));
 	if (fstat(fd, &st) < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
+		return fatelf_diag_at(d, -errno, -1, path, "%s", fatelf_strerror(-errno));
 	if (!S_ISREG(st.st_mode))
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a regular file", path);
+		return fatelf_diag_at(d, -EINVAL, -1, path, "not a regular file");
 	h = fatelf_sha256_new();
 	if (!h)
 		return -ENOMEM;
@@ -38,7 +38,7 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
 		if (n < 0) {
 			int q = -errno;
 			fatelf_sha256_free(h);
-			return fatelf_diag_set(d, q, -1, "%s: cannot read it: %s", path,
+			return fatelf_diag_at(d, q, -1, path, "cannot read it: %s",
 					       fatelf_strerror(q));
 		}
 		if (n == 0)

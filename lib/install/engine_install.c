@@ -122,10 +122,10 @@ path_fail(fatelf_diag *d, int code, const char *path, const char *fmt, ...)
 		return code;
 	d->code = code;
 	d->record = -1;
-	snprintf(d->subject, sizeof(d->subject), "%s", path);
 	va_start(ap, fmt);
 	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
 	va_end(ap);
+	fatelf_diag_names(d, path);
 	return d->code;
 }
 
@@ -157,7 +157,7 @@ static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
 		     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
 		return code;
 	memcpy(d->msg, msg, sizeof(msg));
-	snprintf(d->subject, sizeof(d->subject), "%s", be->path);
+	fatelf_diag_names(d, be->path);
 	d->code = code;
 	return code;
 }
@@ -666,7 +666,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		q = fatelf_diag_set(d, -ENGINE_E_DOWNGRADE, -1,
 				    "%s %s is older than the installed %s", m->name, m->version,
 				    x->old.version);
-		snprintf(d->subject, sizeof(d->subject), "%s", m->name);
+		fatelf_diag_names(d, m->name);
 		FATELF_DIAG_FACT(d, package, m->name);
 		FATELF_DIAG_FACT(d, installed, x->old.version);
 		FATELF_DIAG_FACT(d, offered, m->version);

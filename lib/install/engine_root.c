@@ -14,8 +14,7 @@
 int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_diag *d)
 {
 	if (!path || path[0] != '/' || path[1] == '\0')
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not an absolute path inside the root",
-				       path ? path : "(null)");
+		return fatelf_diag_at(d, -EINVAL, -1, path ? path : "(null)", "not an absolute path inside the root");
 	return fatelf_root_open_parent(e->rootfd, path + 1, false, ret_base, d);
 }
 
@@ -38,7 +37,7 @@ int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d)
 		int q = -errno;
 		if (q == -ENOENT)
 			return q;
-		return fatelf_diag_set(d, q, -1, "%s: %s", path, fatelf_strerror(q));
+		return fatelf_diag_at(d, q, -1, path, "%s", fatelf_strerror(q));
 	}
 	return 0;
 }
@@ -57,12 +56,11 @@ int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_d
 		d->uid = (unsigned)st->st_uid;
 		d->mode = (unsigned)(st->st_mode & 07777);
 		d->has |= FATELF_DIAG_HAS_UID | FATELF_DIAG_HAS_MODE;
-		fatelf_diag_set(d, -ENGINE_E_DIR_UNSAFE, -1,
-				"%s: the directory exists, owned by uid %u with mode %04o; the bundle "
-				"declares mode %04o owned by root (--force takes it over)",
-				path, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777),
-				(unsigned)(want & 07777));
-		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		fatelf_diag_at(d, -ENGINE_E_DIR_UNSAFE, -1, path,
+			       "the directory exists, owned by uid %u with mode %04o; the bundle "
+			       "declares mode %04o owned by root (--force takes it over)",
+			       (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777),
+			       (unsigned)(want & 07777));
 	}
 	return -ENGINE_E_DIR_UNSAFE;
 }

@@ -132,7 +132,8 @@ static int collect_paths(engine *e, const char *const *packages, struct thin_ctx
 				FATELF_DIAG_FACT(d, package, packages[i]);
 				r = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1,
 						    "package %s is not installed", packages[i]);
-				return set_subject(d, packages[i], r);
+				fatelf_diag_names(d, packages[i]);
+				return r;
 			}
 			if (r < 0)
 				return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
@@ -193,7 +194,7 @@ static int open_installed(engine *e, const char *path, struct stat *ret_st, fate
 	if (fd < 0) {
 		r = -errno;
 		if (r == -ELOOP)
-			return fatelf_diag_set(d, r, -1, "%s: the installed file is now a symlink", path);
+			return fatelf_diag_at(d, r, -1, path, "the installed file is now a symlink");
 		return fatelf_diag_set(d, r, -1, "cannot open the installed file: %s",
 				       fatelf_strerror(r));
 	}

@@ -59,7 +59,7 @@ static int tx_retemp(eng_tx *t, size_t i, fatelf_diag *d)
 	int q;
 
 	if (!temp)
-		return fatelf_diag_set(d, -ENOMEM, -1, "%s: cannot make a temp name", op->path);
+		return fatelf_diag_at(d, -ENOMEM, -1, op->path, "cannot make a temp name");
 	if (t->journaled) {
 		q = store_journal_set_temp(t->e->st, t->id, i, temp, d);
 		if (q < 0) {
@@ -173,7 +173,7 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 		if (r < 0) {
 			if (errno == ENOENT)
 				continue;
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot remove it: %s", op->path,
+			return fatelf_diag_at(d, -errno, -1, op->path, "cannot remove it: %s",
 					       fatelf_strerror(-errno));
 		}
 		op->staged = true;
@@ -209,10 +209,9 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 	eng_op *op;
 
 	if (t->journaled)
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: planned after the journal was written", path);
+		return fatelf_diag_at(d, -EINVAL, -1, path ? path : "(null)", "planned after the journal was written");
 	if (!path || path[0] != '/')
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not an absolute path inside the root",
-				       path ? path : "(null)");
+		return fatelf_diag_at(d, -EINVAL, -1, path ? path : "(null)", "not an absolute path inside the root");
 	if (GROW_ARRAY(t->ops, t->cap, t->nops + 1) < 0)
 		return -ENOMEM;
 	op = &t->ops[t->nops];
@@ -285,19 +284,18 @@ static int set_new_dir_mode(int dirfd, const char *base, const eng_op *op, fatel
 			return fatelf_diag_set(d, q, -1,
 					       "%s: the new directory was replaced before its mode was set",
 					       op->path);
-		return fatelf_diag_set(d, q, -1, "%s: cannot open the new directory: %s", op->path,
+		return fatelf_diag_at(d, q, -1, op->path, "cannot open the new directory: %s",
 				       fatelf_strerror(q));
 	}
 	if (fstat(fd, &st) < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: %s", op->path, fatelf_strerror(-errno));
+		return fatelf_diag_at(d, -errno, -1, op->path, "%s", fatelf_strerror(-errno));
 	if (st.st_uid != geteuid() || !fatelf_dir_is_empty(fd))
 		return fatelf_diag_set(d, -EPERM, -1,
 				       "%s: the new directory was replaced before its mode was set",
 				       op->path);
 	/* mkdirat's mode goes through the umask; the bundle's does not. */
 	if (fchmod(fd, op->mode & 07777) < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: cannot set the directory's mode: %s",
-				       op->path, fatelf_strerror(-errno));
+		return fatelf_diag_at(d, -errno, -1, op->path, "cannot set the directory's mode: %s", fatelf_strerror(-errno));
 	return 0;
 }
 
@@ -323,14 +321,12 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 			continue;
 		}
 		if (errno != EEXIST)
-			return fatelf_diag_set(d, -errno, -1, "%s: cannot create the directory: %s",
-					       op->path, fatelf_strerror(-errno));
+			return fatelf_diag_at(d, -errno, -1, op->path, "cannot create the directory: %s", fatelf_strerror(-errno));
 		/* Someone made it since the preflight: fine if it is a directory
 		 * that only root can write in (it is not ours to remove on
 		 * rollback), refused as the preflight refuses one otherwise. */
 		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-			return fatelf_diag_set(d, -ENOTDIR, -1, "%s: exists and is not a directory",
-					       op->path);
+			return fatelf_diag_at(d, -ENOTDIR, -1, op->path, "exists and is not a directory");
 		q = eng_dir_check(op->path, &st, op->mode, d);
 		if (q < 0)
 			return q;
@@ -362,7 +358,7 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 			return q;
 	}
 	if (fd < 0)
-		return fatelf_diag_set(d, fd, -1, "%s: cannot create the staged file: %s", o->path,
+		return fatelf_diag_at(d, fd, -1, o->path, "cannot create the staged file: %s",
 				       fatelf_strerror(fd));
 	o->staged = true;
 	tx_hold_dir(t, o, dirfd);
@@ -407,8 +403,7 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 			return q;
 	}
 	if (r < 0)
-		return fatelf_diag_set(d, r, -1, "%s: cannot create the staged symlink: %s",
-				       o->path, fatelf_strerror(r));
+		return fatelf_diag_at(d, r, -1, o->path, "cannot create the staged symlink: %s", fatelf_strerror(r));
 	o->staged = true;
 	tx_hold_dir(t, o, dirfd);
 	tx_failpoint(t, "staged");

@@ -509,13 +509,13 @@ static int store_secure_file(const char *path, bool create, fatelf_diag *d)
 		return 0;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		q = -errno;
-		return fatelf_diag_set(d, q, -1, "%s: %s", path, fatelf_strerror(q));
+		return fatelf_diag_at(d, q, -1, path, "%s", fatelf_strerror(q));
 	}
 	if (!S_ISREG(st.st_mode))
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a regular file", path);
+		return fatelf_diag_at(d, -EINVAL, -1, path, "not a regular file");
 	if ((st.st_mode & 0077) && fchmod(fd, st.st_mode & 0600) < 0) {
 		q = -errno;
-		return fatelf_diag_set(d, q, -1, "%s: cannot make it mode 0600: %s", path, fatelf_strerror(q));
+		return fatelf_diag_at(d, q, -1, path, "cannot make it mode 0600: %s", fatelf_strerror(q));
 	}
 	return 0;
 }
@@ -530,7 +530,7 @@ static int store_secure_files(const char *path, bool create, fatelf_diag *d)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
 		if ((size_t)snprintf(buf, sizeof(buf), "%s%s", path, suffix[i]) >= sizeof(buf))
-			return fatelf_diag_set(d, -ENAMETOOLONG, -1, "%s: path too long", path);
+			return fatelf_diag_at(d, -ENAMETOOLONG, -1, path, "path too long");
 		r = store_secure_file(buf, false, d);
 		if (r < 0)
 			return r;
@@ -933,14 +933,13 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 		sqlite3_reset(st);
 		package_name_of(s, f->package_id, claimant, sizeof(claimant));
 		if (store_file_owner(s, f->path, &owner, NULL) < 0)
-			return fatelf_diag_set(d, -EEXIST, -1, "%s: already owned (claimed by %s)",
-					       f->path, claimant);
+			return fatelf_diag_at(d, -EEXIST, -1, f->path, "already owned (claimed by %s)", claimant);
 		return fatelf_diag_set(d, -EEXIST, -1,
 				       "%s is owned by package %s, so package %s cannot install it",
 				       f->path, owner, claimant);
 	}
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package has id %lld", f->path,
+		return fatelf_diag_at(d, -ENOENT, -1, f->path, "no package has id %lld",
 				       (long long)f->package_id);
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, f->path, d);
@@ -959,7 +958,7 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 	bind_text(st, 1, path);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "looking up an owner", d);
 	name = strdup(column_text(st, 0));
@@ -1092,7 +1091,7 @@ int store_file_get(store *s, const char *path, store_file *ret, char **ret_packa
 	bind_text(st, 1, path);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a file", d);
 	r = file_from_row(st, &row, d);
@@ -1128,7 +1127,7 @@ int store_file_delete(store *s, const char *path, fatelf_diag *d)
 		return r;
 	/* Counts the file row alone, not the records that cascade. */
 	if (sqlite3_changes(s->db) == 0)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 	return 0;
 }
 
@@ -1165,7 +1164,7 @@ int store_file_set_installed(store *s, const char *path, store_form installed_fo
 	if (r < 0)
 		return r;
 	if (sqlite3_changes(s->db) == 0)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 	return 0;
 }
 
@@ -1217,8 +1216,7 @@ int store_record_add(store *s, const store_record *rec, fatelf_diag *d)
 	sqlite3_bind_int(st, 12, rec->kept ? 1 : 0);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
-		return fatelf_diag_set(d, -EEXIST, (int)rec->idx, "%s: record %u is already stored",
-				       rec->path, rec->idx);
+		return fatelf_diag_at(d, -EEXIST, (int)rec->idx, rec->path, "record %u is already stored", rec->idx);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return fatelf_diag_set(d, -ENOENT, (int)rec->idx,
 				       "%s: record %u belongs to no stored file", rec->path, rec->idx);
@@ -1241,7 +1239,7 @@ static int file_check(store *s, const char *path, fatelf_diag *d)
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package owns this path", path);
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 	return sqlite_fail(s->db, rc, path, d);
 }
 
@@ -1327,7 +1325,7 @@ int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fa
 	if (r < 0)
 		return r;
 	if (sqlite3_changes(s->db) == 0)
-		return fatelf_diag_set(d, -ENOENT, (int)idx, "%s: record %u is not stored", path, idx);
+		return fatelf_diag_at(d, -ENOENT, (int)idx, path, "record %u is not stored", idx);
 	return 0;
 }
 
@@ -1353,7 +1351,7 @@ int store_dir_add_mode(store *s, const char *path, int64_t package_id, int mode,
 		sqlite3_bind_null(st, 3);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-		return fatelf_diag_set(d, -ENOENT, -1, "%s: no package has id %lld", path,
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package has id %lld",
 				       (long long)package_id);
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, path, d);

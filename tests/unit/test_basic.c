@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "atomic.h"
+#include "diag.h"
 #include "hex.h"
 #include "path.h"
 #include "testutil.h"
@@ -332,6 +333,30 @@ START_TEST(tmpfile_commit_replaces)
 }
 END_TEST
 
+/* Whether a message names its subject is a flag its writer sets. */
+START_TEST(diag_named_flag)
+{
+	fatelf_diag d;
+
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_diag_at(&d, -EIO, 2, "/opt/a", "cannot read %s", "it"), -EIO);
+	ck_assert_str_eq(d.msg, "/opt/a: cannot read it");
+	ck_assert_str_eq(d.subject, "/opt/a");
+	ck_assert_int_eq(d.record, 2);
+	ck_assert(d.has & FATELF_DIAG_NAMED);
+	/* a new message clears the flag and keeps the facts */
+	d.has |= FATELF_DIAG_HAS_UID;
+	fatelf_diag_set(&d, -EINVAL, -1, "something else");
+	ck_assert(!(d.has & FATELF_DIAG_NAMED));
+	ck_assert(d.has & FATELF_DIAG_HAS_UID);
+	fatelf_diag_names(&d, "pkg");
+	ck_assert_str_eq(d.subject, "pkg");
+	ck_assert(d.has & FATELF_DIAG_NAMED);
+	fatelf_diag_names(NULL, "x");
+	ck_assert_int_eq(fatelf_diag_at(NULL, -EIO, -1, "x", "y"), -EIO);
+}
+END_TEST
+
 static Suite *basic_suite(void)
 {
 	Suite *s = suite_create("basic");
@@ -356,6 +381,9 @@ static Suite *basic_suite(void)
 	tc = tcase_create("atomic");
 	tcase_add_test(tc, temp_name_scheme);
 	tcase_add_test(tc, tmpfile_commit_replaces);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("diag");
+	tcase_add_test(tc, diag_named_flag);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -586,6 +586,8 @@ START_TEST(test_downgrade)
 	check_package(e, "hello", "2.0", NULL);
 	ck_assert(root_file_is("/opt/hello/share/new.txt", "new\n", 4));
 	ck_assert_str_eq(last_tx(e).state, "failed");
+	/* the message names the package, so the history names it once */
+	ck_assert_str_eq(last_tx(e).error, "hello 1.0 is older than the installed 2.0");
 	root_files();
 
 	install_ok(e, hello_bundle(1), &o, &res);
@@ -1662,12 +1664,55 @@ START_TEST(test_failpoints)
 END_TEST
 #endif
 
+/* A subject is put in front of a message unless its writer said that the
+ * message names it already. */
+START_TEST(test_diag_naming)
+{
+	fatelf_diag d;
+	char text[600];
+
+	fatelf_diag_clear(&d);
+	fatelf_diag_at(&d, -EIO, -1, "/opt/a", "cannot read it");
+	ck_assert_int_eq(eng_diag_name(&d, -EIO, "/opt/a"), -EIO);
+	ck_assert_str_eq(d.msg, "/opt/a: cannot read it");
+	/* named for another path: this one goes in front */
+	ck_assert_int_eq(eng_diag_name(&d, -EIO, "/opt/b"), -EIO);
+	ck_assert_str_eq(d.msg, "/opt/b: /opt/a: cannot read it");
+	ck_assert_str_eq(d.subject, "/opt/b");
+	/* a plain message */
+	fatelf_diag_set(&d, -ENOSPC, -1, "no room");
+	eng_diag_name(&d, -ENOSPC, "/opt/b");
+	ck_assert_str_eq(d.msg, "/opt/b: no room");
+	ck_assert_int_eq(d.code, -ENOSPC);
+	/* and again: named once */
+	eng_diag_name(&d, -ENOSPC, "/opt/b");
+	ck_assert_str_eq(d.msg, "/opt/b: no room");
+	/* no message: the code's text */
+	fatelf_diag_clear(&d);
+	eng_diag_name(&d, -ENOENT, "/x");
+	ck_assert_str_eq(d.msg, "/x: No such file or directory");
+
+	/* the history row's text */
+	fatelf_diag_clear(&d);
+	fatelf_diag_set(&d, -EIO, -1, "cannot read it");
+	snprintf(d.subject, sizeof(d.subject), "/opt/c");
+	eng_diag_text(-EIO, &d, text, sizeof(text));
+	ck_assert_str_eq(text, "/opt/c: cannot read it");
+	fatelf_diag_at(&d, -EIO, -1, "/opt/c", "cannot read it");
+	eng_diag_text(-EIO, &d, text, sizeof(text));
+	ck_assert_str_eq(text, "/opt/c: cannot read it");
+	eng_diag_text(-EIO, NULL, text, sizeof(text));
+	ck_assert_str_eq(text, fatelf_strerror(-EIO));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
 	TCase *tc = tcase_create("engine");
 
 	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_diag_naming);
 	tcase_add_test(tc, test_install_native);
 	tcase_add_test(tc, test_install_keep_policy);
 	tcase_add_test(tc, test_upgrade_removes_stale);
