@@ -19,7 +19,7 @@
 #       (c) shows is all that thin costs there.
 #   (d) where it clones, not a row: /bin/true against the same cp, timed
 #       the same way: the floor of (a) and (b), what a program that does
-#       nothing costs here (the timer's date(1) and the exec). It is
+#       nothing costs here (its fork and exec). It is
 #       printed after the table; a ratio near it is all process start.
 # BENCH_BASE=DIR adds the same rows for the fatelf of another build dir
 # (for example the build before copy_range cloned), against the same cp,

@@ -34,55 +34,10 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------- errors */
-/*
- * The format's error codes, returned negated. Values below 1024 are errno
- * values. Each validation rule has its own code. (Inside the fatelf source
- * tree lib/basic/diag.h defines the whole list, of which these are the
- * first, with the same values.)
- */
-#ifndef FATELF_DIAG_H
-enum fatelf_error {
-	FATELF_E_BASE = 1024,
-	FATELF_E_SHORT = 1024,          /* file shorter than the 8-byte header */
-	FATELF_E_MAGIC = 1025,          /* not FA 70 0E 1F */
-	FATELF_E_VERSION = 1026,        /* version is not 1 */
-	FATELF_E_HDR_RESERVED = 1027,   /* header reserved byte is not 0 */
-	FATELF_E_NO_RECORDS = 1028,     /* record count is 0 */
-	FATELF_E_TABLE_TRUNCATED = 1029, /* record table does not fit in the file */
-	FATELF_E_REC_RESERVED = 1030,   /* record reserved bytes are not 0 */
-	FATELF_E_WORD_SIZE = 1031,      /* word_size not 1 or 2 */
-	FATELF_E_BYTE_ORDER = 1032,     /* byte_order not 1 or 2 */
-	FATELF_E_OVERFLOW = 1033,       /* offset + size overflows 64 bits */
-	FATELF_E_OUTSIDE = 1034,        /* record extends past the end of file */
-	FATELF_E_TOO_SMALL = 1035,      /* record smaller than an ELF header */
-	FATELF_E_OVERLAP_TABLE = 1036,  /* record overlaps the header table */
-	FATELF_E_ALIGN = 1037,          /* offset not a multiple of 4096 */
-	FATELF_E_4GIB = 1038,           /* 32-bit record ends above 4 GiB */
-	FATELF_E_OVERLAP = 1039,        /* two records overlap */
-	FATELF_E_DUPLICATE = 1040,      /* two records share a target */
-	FATELF_E_ELF_MAGIC = 1041,      /* no ELF magic at the record's offset */
-	FATELF_E_ELF_CLASS = 1042,      /* EI_CLASS differs from word_size */
-	FATELF_E_ELF_DATA = 1043,       /* EI_DATA differs from byte_order */
-	FATELF_E_ELF_VERSION = 1044,    /* EI_VERSION / e_version not 1 */
-	FATELF_E_ELF_MACHINE = 1045,    /* e_machine differs from machine */
-	FATELF_E_ELF_OSABI = 1046,      /* EI_OSABI differs from osabi */
-	FATELF_E_ELF_ABIVERSION = 1047, /* EI_ABIVERSION differs from osabi_version */
-	FATELF_E_ELF_EHSIZE = 1048,     /* e_ehsize is not the class's header size */
-	FATELF_E_PH_ENTSIZE = 1049,     /* e_phentsize is not the class's phdr size */
-	FATELF_E_PH_TABLE = 1050,       /* program header table outside the record */
-	FATELF_E_SEGMENT = 1051,        /* a PT_LOAD file range outside the record */
-	FATELF_E_TARGET_SYNTAX = 1052,  /* a target name that does not parse */
-	FATELF_E_NO_MATCH = 1053,       /* no record matches a target */
-	FATELF_E_AMBIGUOUS = 1054,      /* several records match a target */
-	FATELF_E_NOT_ELF = 1055,        /* an input that should be an ELF is not */
-	FATELF_E_TOO_MANY = 1056,       /* more than 255 records */
-	FATELF_E_NO_HOST_RECORD = 1057, /* no record the host can run */
-	FATELF_E_STREAM_TRUNCATED = 1058, /* the input ended before the last record */
-	FATELF_E_STREAM_STATE = 1059,   /* push after finish, or after an error */
-	FATELF_E_EMPTY_KEEP = 1060,     /* a keep set that selects nothing */
-	FATELF_E_INVALID = 1061,        /* an invalid argument */
-};
-#endif
+/* The format's error codes, returned negated (values below 1024 are errno
+ * values; each validation rule has its own code): errors.h, installed
+ * beside this header. */
+#include "errors.h"
 
 /* The library's version string ("0.1.0"). */
 FATELF_PUBLIC const char *fatelf_version(void);

@@ -13,10 +13,10 @@ t_init layers
 
 # FOLDER: the folders it may use (itself is always allowed).
 # include/fatelf is the installed API of the format layer (libfatelf.so):
-# it uses nothing of the tree, and lib/fatelf and everything above it may
-# use it.
+# it uses only lib/basic's errors.h (installed beside it), and lib/fatelf
+# and everything above it may use it.
 declare -A ALLOWED=(
-	[include/fatelf]=""
+	[include/fatelf]="lib/basic"
 	[lib/basic]=""
 	[lib/fatelf]="include/fatelf lib/basic"
 	[lib/run]="include/fatelf lib/fatelf lib/basic"

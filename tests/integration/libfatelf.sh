@@ -25,6 +25,9 @@ HDR=$(find "$DEST" -path '*/include/fatelf/libfatelf.h' | head -1)
 check "fatelf.pc is installed in a pkgconfig directory" test -n "$PC" -a -f "$PC"
 check "libfatelf.so.0 is installed" test -n "$SO" -a -e "$SO"
 check "the header is installed as include/fatelf/libfatelf.h" test -n "$HDR" -a -f "$HDR"
+check "the error codes are installed beside it as errors.h" test -f "$(dirname "$HDR")/errors.h"
+check_eq "the installed headers include only each other and system headers" "errors.h" \
+	"$(sed -n 's/^#include "\(.*\)"$/\1/p' "$(dirname "$HDR")"/*.h | sort -u | tr '\n' ' ' | sed 's/ $//')"
 check "libfatelf.so links to the same library (for -lfatelf)" test "${SO%.0}" -ef "$SO"
 [ -n "$SO" ] && [ -n "$PC" ] && [ -n "$HDR" ] || t_done
 
