@@ -27,7 +27,7 @@ const char cmd_replace_usage[] =
 static int elf_target(const char *path, fatelf_target *ret, fatelf_diag *d)
 {
 	_cleanup_close_ int fd = -1;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_elfinfo info;
 	int r;
 
@@ -36,7 +36,7 @@ static int elf_target(const char *path, fatelf_target *ret, fatelf_diag *d)
 		r = -errno;
 		return fatelf_diag_set(d, r, -1, "cannot open: %s", fatelf_strerror(r));
 	}
-	r = fatelf_source_fd(&src, fd);
+	r = fatelf_reader_seekable_fd(&src, fd);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "cannot read: %s", fatelf_strerror(r));
 	r = fatelf_elf_inspect(&src, 0, src.size, -1, &info, d);

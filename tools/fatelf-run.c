@@ -115,12 +115,12 @@ static int caller_can_read(int fd)
  */
 static int validate(struct run *r)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 	int e;
 
 	fatelf_diag_clear(&d);
-	e = fatelf_source_fd(&src, r->fd);
+	e = fatelf_reader_seekable_fd(&src, r->fd);
 	if (e == 0)
 		e = fatelf_validate(&src, NULL, &r->hdr, NULL, &d);
 	if (e < 0)
@@ -210,13 +210,13 @@ static void locate(struct run *r)
 static int origin_depth(struct run *r)
 {
 	const fatelf_record *rec = &r->hdr.records[r->record];
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 	int e;
 
 	fatelf_diag_clear(&d);
 	r->origin_depth = -1;
-	e = fatelf_source_fd(&src, r->fd);
+	e = fatelf_reader_seekable_fd(&src, r->fd);
 	if (e == 0)
 		e = fatelf_elf_origin_depth(&src, rec->offset, rec->size, &r->origin_depth, &d);
 	if (e < 0)

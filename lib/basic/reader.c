@@ -1,6 +1,7 @@
 /*
- * The pull reader's constructors: a descriptor (with poll, silence
- * timeout, deadline and cancel), a mapped regular file, and memory.
+ * The reader's constructors: a descriptor (with poll, silence timeout,
+ * deadline and cancel), a mapped regular file, and memory; and the random
+ * access that the seekable ones share.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +30,84 @@ static uint64_t mono_usec(void)
 static void free_ctx(void *ctx)
 {
 	free(ctx);
+}
+
+/* ------------------------------------------------------------ random access */
+
+static ssize_t fd_pread(const fatelf_reader *r, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	while (done < len) {
+		ssize_t n = pread(r->fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t mem_pread(const fatelf_reader *r, void *buf, size_t len, uint64_t off)
+{
+	if (off >= r->size)
+		return 0;
+	if (len > r->size - off)
+		len = (size_t)(r->size - off);
+	memcpy(buf, r->mem + off, len);
+	return (ssize_t)len;
+}
+
+/* Gives ret the random access of fd when it has a fixed size; else none. */
+static int seekable_fd(fatelf_reader *ret, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+	ret->pread = fd_pread;
+	ret->size = (uint64_t)st.st_size;
+	ret->fd = fd;
+	return 0;
+}
+
+int fatelf_reader_seekable_fd(fatelf_reader *ret, int fd)
+{
+	fatelf_reader r = { .fd = -1 };
+	int q = seekable_fd(&r, fd);
+
+	if (q < 0)
+		return q;
+	*ret = r;
+	return 0;
+}
+
+void fatelf_reader_seekable_mem(fatelf_reader *ret, const void *mem, size_t len)
+{
+	*ret = (fatelf_reader){ .pread = mem_pread, .size = len, .fd = -1, .mem = mem };
+}
+
+int fatelf_reader_read_at(const fatelf_reader *r, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	if (!r->pread)
+		return -ESPIPE;
+	n = r->pread(r, buf, len, off);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
 }
 
 /* ------------------------------------------------------------ descriptor */
@@ -114,7 +193,8 @@ int fatelf_reader_fd(fatelf_reader *ret, int fd, const fatelf_reader_fd_opts *o)
 		.cancel = o->cancel,
 		.bufsize = bufsize,
 	};
-	*ret = (fatelf_reader){ .read = fd_read, .ctx = s, .close = free_ctx };
+	*ret = (fatelf_reader){ .read = fd_read, .ctx = s, .close = free_ctx, .fd = -1 };
+	(void)seekable_fd(ret, fd);     /* a pipe or a socket: sequential only */
 	return 0;
 }
 
@@ -190,7 +270,9 @@ int fatelf_reader_map(fatelf_reader *ret, int fd)
 		return -ENOMEM;
 	s->fd = fd;
 	s->size = (uint64_t)st.st_size;
-	*ret = (fatelf_reader){ .read = map_read, .ctx = s, .close = map_close };
+	/* random access reads the descriptor, not the window */
+	*ret = (fatelf_reader){ .read = map_read, .pread = fd_pread, .size = s->size, .ctx = s,
+				.close = map_close, .fd = fd };
 	return 0;
 }
 
@@ -230,7 +312,8 @@ int fatelf_reader_mem(fatelf_reader *ret, const void *buf, size_t len)
 		return -ENOMEM;
 	s->buf = buf;
 	s->len = len;
-	*ret = (fatelf_reader){ .read = mem_read, .ctx = s, .close = free_ctx };
+	*ret = (fatelf_reader){ .read = mem_read, .pread = mem_pread, .size = len, .ctx = s,
+				.close = free_ctx, .fd = -1, .mem = buf };
 	return 0;
 }
 
@@ -247,6 +330,8 @@ ssize_t fatelf_reader_drain(const fatelf_reader *r, void *buf, size_t cap)
 {
 	size_t have = 0;
 
+	if (!r->read)
+		return -ESPIPE;
 	for (;;) {
 		const void *p = NULL;
 		ssize_t n = r->read(r->ctx, &p);

@@ -340,7 +340,7 @@ static void rec_hash_feed(struct rec_hash *rh, const fatelf_bundle_entry *e, con
 /* Classifies a file by its magic and records what the manifest says of it. */
 static int classify(fatelf_bundle_entry *e, int fd, fatelf_diag *d)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag inner;
 	uint8_t magic[4];
 	ssize_t n;
@@ -354,7 +354,7 @@ static int classify(fatelf_bundle_entry *e, int fd, fatelf_diag *d)
 		return 0;
 	if (!fatelf_is_fatelf(magic, 4) && !fatelf_is_elf(magic, 4))
 		return 0;
-	q = fatelf_source_fd(&src, fd);
+	q = fatelf_reader_seekable_fd(&src, fd);
 	if (q < 0)
 		return fatelf_diag_set(d, q, -1, "%s: %s", e->path, fatelf_strerror(q));
 	fatelf_diag_clear(&inner);

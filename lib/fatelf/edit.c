@@ -101,16 +101,16 @@ fail:
 static int add_input(const char *path, int fd, uint64_t forced_align, struct piece *pcs,
 		     unsigned *n, fatelf_diag *d)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	uint8_t magic[4];
 	int r;
 
-	r = fatelf_source_fd(&src, fd);
+	r = fatelf_reader_seekable_fd(&src, fd);
 	if (r < 0) {
 		set_subject(d, path);
 		return fatelf_diag_set(d, r, -1, "%s", fatelf_strerror(r));
 	}
-	if (src.size < 4 || fatelf_source_read(&src, magic, 4, 0) < 0) {
+	if (src.size < 4 || fatelf_reader_read_at(&src, magic, 4, 0) < 0) {
 		set_subject(d, path);
 		return fatelf_diag_set(d, -FATELF_E_NOT_ELF, -1, "not an ELF or FatELF file (%llu bytes)",
 				       (unsigned long long)src.size);
@@ -317,7 +317,7 @@ int fatelf_thin(const char *out, const char *in, const fatelf_keepset *keep, int
 int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_diag *d)
 {
 	fatelf_header hdr;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_elfinfo info;
 	_cleanup_free_ struct piece *pcs = NULL;
 	_cleanup_close_ int fd = -1, efd = -1;
@@ -334,7 +334,7 @@ int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_d
 		set_subject(d, newelf);
 		return fatelf_diag_set(d, r, -1, "%s", fatelf_strerror(r));
 	}
-	r = fatelf_source_fd(&src, efd);
+	r = fatelf_reader_seekable_fd(&src, efd);
 	if (r == 0)
 		r = fatelf_elf_inspect(&src, 0, src.size, -1, &info, d);
 	if (r < 0) {

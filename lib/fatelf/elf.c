@@ -51,7 +51,7 @@ static const char *record_prefix(int record, const char *recname, char *buf, siz
 
 #define PREFIX_MAX (FATELF_TARGET_NAME_MAX + 32)
 
-static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size, int record,
+static int inspect_phdrs(const fatelf_reader *src, uint64_t base, uint64_t size, int record,
 			 bool is64, int msb, uint64_t phoff, uint16_t phnum, uint64_t *ret_max_align,
 			 bool *ret_has_interp, fatelf_diag *d)
 {
@@ -64,7 +64,7 @@ static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size,
 	record_prefix(record, NULL, pfx, sizeof(pfx));
 	for (unsigned first = 0; first < phnum; first += PH_BATCH) {
 		unsigned n = MIN(PH_BATCH, (unsigned)phnum - first);
-		int r = fatelf_source_read(src, buf, (size_t)n * entsize,
+		int r = fatelf_reader_read_at(src, buf, (size_t)n * entsize,
 					   base + phoff + (uint64_t)first * entsize);
 		if (r < 0)
 			return fatelf_diag_set(d, r, record, "%sreading the program header table: %s",
@@ -102,7 +102,7 @@ static int inspect_phdrs(const fatelf_source *src, uint64_t base, uint64_t size,
 	return 0;
 }
 
-int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
+int fatelf_elf_inspect(const fatelf_reader *src, uint64_t base, uint64_t size,
 		       int record, fatelf_elfinfo *ret, fatelf_diag *d)
 {
 	uint8_t e[EHDR64_SIZE] = { 0 };
@@ -116,7 +116,7 @@ int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
 	int msb, r;
 
 	record_prefix(record, NULL, pfx, sizeof(pfx));
-	r = fatelf_source_read(src, e, have, base);
+	r = fatelf_reader_read_at(src, e, have, base);
 	if (r < 0)
 		return fatelf_diag_set(d, r, record, "%sreading the ELF header: %s", pfx,
 				       fatelf_strerror(r));

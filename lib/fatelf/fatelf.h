@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "diag.h"
+#include "reader.h"
 /* The exported part of this API, which this header extends. */
 #include "libfatelf.h"
 
@@ -81,24 +82,9 @@ ssize_t fatelf_header_encode(const fatelf_header *hdr, void *buf, size_t cap);
 /* Fills hdr with magic, version 1, 0 records. */
 void fatelf_header_init(fatelf_header *hdr);
 
-/* Byte sources: every seekable reader takes one */
-typedef struct fatelf_source {
-	/* Reads up to len bytes at off into buf. Returns the number read (short
-	 * only at end of source) or -errno. A source may be copied by value. */
-	ssize_t (*pread)(const struct fatelf_source *src, void *buf, size_t len, uint64_t off);
-	void *ctx;
-	uint64_t size;
-	/* private state of the built-in sources */
-	int fd;
-	const uint8_t *mem;
-} fatelf_source;
-
-/* A source over an open fd (fstat gives the size). Does not own fd. */
-int fatelf_source_fd(fatelf_source *ret, int fd);
-/* A source over memory. Does not own mem. */
-void fatelf_source_mem(fatelf_source *ret, const void *mem, size_t len);
-/* Reads exactly len bytes at off, or fails with -EIO (short) or -errno. */
-int fatelf_source_read(const fatelf_source *src, void *buf, size_t len, uint64_t off);
+/* Every seekable reader takes a fatelf_reader with random access
+ * (lib/basic/reader.h): fatelf_reader_seekable_fd or _mem, or any reader
+ * whose source has a fixed size. */
 
 /* ELF facts (lib/fatelf/elf.c) */
 typedef struct fatelf_elfinfo {
@@ -121,7 +107,7 @@ typedef struct fatelf_elfinfo {
  * errors use codes FATELF_E_ELF_* / PH_* / SEGMENT; `record` is only used
  * to fill the diagnostic (-1 for a plain ELF file).
  */
-int fatelf_elf_inspect(const fatelf_source *src, uint64_t base, uint64_t size,
+int fatelf_elf_inspect(const fatelf_reader *src, uint64_t base, uint64_t size,
 		       int record, fatelf_elfinfo *ret, fatelf_diag *d);
 /* Compares an ELF's target to a record's; FATELF_E_ELF_* on mismatch. */
 int fatelf_elf_match(const fatelf_target *rec, const fatelf_target *elf,
@@ -131,7 +117,7 @@ int fatelf_elf_match(const fatelf_target *rec, const fatelf_target *elf,
  * at base in src (its offset in the file, or 0 in a capture of the
  * record), with messages that name the record's target.
  */
-int fatelf_record_check_elf(const fatelf_source *src, uint64_t base, const fatelf_record *rec,
+int fatelf_record_check_elf(const fatelf_reader *src, uint64_t base, const fatelf_record *rec,
 			    unsigned i, fatelf_elfinfo *ret, fatelf_diag *d);
 /* Size of an ELF header for a class: 52 or 64, 0 for an unknown class. */
 unsigned fatelf_elf_ehdr_size(uint8_t word_size);
@@ -150,7 +136,7 @@ typedef struct fatelf_validate_opts {
  * header and ret_info (if not NULL, FATELF_MAX_RECORDS entries) with each
  * record's ELF facts. Returns 0 or the first rule broken.
  */
-int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
+int fatelf_validate(const fatelf_reader *src, const fatelf_validate_opts *opts,
 		    fatelf_header *ret, fatelf_elfinfo *ret_info, fatelf_diag *d);
 /*
  * The table-level rules only (everything that needs the header and the

@@ -90,7 +90,7 @@ int fatelf_file_open(const char *path, fatelf_file **ret, fatelf_diag *d)
 int fatelf_file_open_mem(const void *mem, size_t len, fatelf_file **ret, fatelf_diag *d)
 {
 	_cleanup_free_ fatelf_file *f = NULL;
-	fatelf_source src;
+	fatelf_reader src;
 	int r;
 
 	if ((!mem && len) || !ret)
@@ -98,7 +98,7 @@ int fatelf_file_open_mem(const void *mem, size_t len, fatelf_file **ret, fatelf_
 	f = malloc(sizeof(*f));
 	if (!f)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	fatelf_source_mem(&src, mem, len);
+	fatelf_reader_seekable_mem(&src, mem, len);
 	r = fatelf_validate(&src, NULL, &f->hdr, f->info, d);
 	if (r < 0)
 		return r;

@@ -51,7 +51,7 @@ static const uint8_t zeros[65536];
 /* A source over the captured bytes of the current record: what
  * fatelf_elf_inspect reads must be the ELF header or the program header
  * table, which are exactly what is captured. */
-static ssize_t capture_pread(const fatelf_source *src, void *buf, size_t len, uint64_t off)
+static ssize_t capture_pread(const fatelf_reader *src, void *buf, size_t len, uint64_t off)
 {
 	const fatelf_stream *s = (const fatelf_stream *)src->mem;
 	uint8_t *out = buf;
@@ -260,7 +260,7 @@ static int setup_ph(fatelf_stream *s, const fatelf_record *rec)
 static int record_done(fatelf_stream *s, unsigned index, fatelf_diag *d)
 {
 	const fatelf_record *rec = &s->hdr.records[index];
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_elfinfo info;
 	char name[FATELF_TARGET_NAME_MAX];
 	int r;

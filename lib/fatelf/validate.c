@@ -153,7 +153,7 @@ int fatelf_validate_table(const fatelf_header *hdr, uint64_t file_size, fatelf_d
 
 /* fatelf_elf_inspect names a record by index only ("record N: "): give
  * the message the record's target name too, like every other rule. */
-int fatelf_record_check_elf(const fatelf_source *src, uint64_t base, const fatelf_record *rec,
+int fatelf_record_check_elf(const fatelf_reader *src, uint64_t base, const fatelf_record *rec,
 			    unsigned i, fatelf_elfinfo *ret, fatelf_diag *d)
 {
 	char name[FATELF_TARGET_NAME_MAX];
@@ -182,7 +182,7 @@ static void warn(const fatelf_validate_opts *opts, int warning, int record, cons
 		opts->warn(opts->warn_ctx, warning, record, msg);
 }
 
-int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
+int fatelf_validate(const fatelf_reader *src, const fatelf_validate_opts *opts,
 		    fatelf_header *ret, fatelf_elfinfo *ret_info, fatelf_diag *d)
 {
 	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
@@ -195,7 +195,7 @@ int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
 	/* The first 8 bytes, checked in validation's order (the reserved
 	 * byte comes before the record count, unlike in decoding). */
 	len = (size_t)MIN(src->size, (uint64_t)FATELF_HEADER_SIZE);
-	r = fatelf_source_read(src, table, len, 0);
+	r = fatelf_reader_read_at(src, table, len, 0);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "reading the FatELF header: %s", fatelf_strerror(r));
 	fatelf_header_init(&hdr);
@@ -210,7 +210,7 @@ int fatelf_validate(const fatelf_source *src, const fatelf_validate_opts *opts,
 		return r;
 
 	len = (size_t)FATELF_TABLE_SIZE(hdr.nrecords);
-	r = fatelf_source_read(src, table, len, 0);
+	r = fatelf_reader_read_at(src, table, len, 0);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "reading the record table: %s", fatelf_strerror(r));
 	r = fatelf_header_decode(table, len, &hdr, d);
@@ -261,7 +261,7 @@ int fatelf_open_validated(const char *path, fatelf_header *ret_hdr,
 			  fatelf_diag *d)
 {
 	_cleanup_close_ int fd = -1;
-	fatelf_source src;
+	fatelf_reader src;
 	int r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -269,7 +269,7 @@ int fatelf_open_validated(const char *path, fatelf_header *ret_hdr,
 		r = fatelf_diag_set(d, -errno, -1, "cannot open: %s", strerror(errno));
 		goto fail;
 	}
-	r = fatelf_source_fd(&src, fd);
+	r = fatelf_reader_seekable_fd(&src, fd);
 	if (r < 0) {
 		fatelf_diag_set(d, r, -1, "cannot read: %s", strerror(-r));
 		goto fail;
@@ -278,7 +278,7 @@ int fatelf_open_validated(const char *path, fatelf_header *ret_hdr,
 	if (r == -FATELF_E_MAGIC) {
 		uint8_t head[4];
 
-		if (fatelf_source_read(&src, head, sizeof(head), 0) == 0 &&
+		if (fatelf_reader_read_at(&src, head, sizeof(head), 0) == 0 &&
 		    fatelf_is_elf(head, sizeof(head)))
 			fatelf_diag_set(d, r, -1, "is a plain ELF file, not FatELF");
 	}

@@ -840,12 +840,12 @@ static int warn_add(struct install *x, const char *path, const char *reason)
  */
 bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_elfinfo info;
 	bool soname = false, pie = false;
 
 	(void)pie;
-	if (hdr->nrecords == 0 || fatelf_source_fd(&src, fd) < 0 ||
+	if (hdr->nrecords == 0 || fatelf_reader_seekable_fd(&src, fd) < 0 ||
 	    fatelf_record_check_elf(&src, hdr->records[0].offset, &hdr->records[0], 0, &info, NULL) < 0 ||
 	    info.type != 3)
 		return false;
@@ -884,7 +884,7 @@ static int settle_fat(struct install *x, struct ient *ie, const fatelf_bundle_en
 {
 	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
 	fatelf_header hdr;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_elfinfo info;
 	ssize_t n;
 
@@ -895,7 +895,7 @@ static int settle_fat(struct install *x, struct ient *ie, const fatelf_bundle_en
 		return 0; /* thinned to a plain ELF */
 	n = pread(fd, table, FATELF_TABLE_SIZE(table[6]), 0);
 	if (n < 0 || fatelf_header_decode(table, (size_t)n, &hdr, NULL) < 0 || hdr.nrecords == 0 ||
-	    fatelf_source_fd(&src, fd) < 0 ||
+	    fatelf_reader_seekable_fd(&src, fd) < 0 ||
 	    fatelf_record_check_elf(&src, hdr.records[0].offset, &hdr.records[0], 0, &info, NULL) < 0)
 		return 0;
 

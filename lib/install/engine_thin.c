@@ -216,16 +216,16 @@ static int open_installed(engine *e, const char *path, struct stat *ret_st, fate
  * to one record), or an error for anything else. */
 static int read_table(int fd, fatelf_header *ret_hdr, fatelf_diag *d)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	uint8_t magic[4];
 	int r;
 
-	r = fatelf_source_fd(&src, fd);
+	r = fatelf_reader_seekable_fd(&src, fd);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "cannot read the installed file: %s",
 				       fatelf_strerror(r));
 	if (src.size >= sizeof(magic)) {
-		r = fatelf_source_read(&src, magic, sizeof(magic), 0);
+		r = fatelf_reader_read_at(&src, magic, sizeof(magic), 0);
 		if (r < 0)
 			return fatelf_diag_set(d, r, -1, "cannot read the installed file: %s",
 					       fatelf_strerror(r));

@@ -215,17 +215,17 @@ static int thinned_ranges(struct verify *v, const struct vfile *f, int fd, struc
 			  fatelf_diag *d)
 {
 	_cleanup_free_ fatelf_header *hdr = NULL;
-	fatelf_source src;
+	fatelf_reader src;
 	uint8_t magic[4];
 	fatelf_diag vd;
 	int r;
 
 	*ret_parsed = false;
-	r = fatelf_source_fd(&src, fd);
+	r = fatelf_reader_seekable_fd(&src, fd);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "cannot read the file: %s", fatelf_strerror(r));
 	if (src.size >= sizeof(magic)) {
-		r = fatelf_source_read(&src, magic, sizeof(magic), 0);
+		r = fatelf_reader_read_at(&src, magic, sizeof(magic), 0);
 		if (r < 0)
 			return fatelf_diag_set(d, r, -1, "cannot read the file: %s",
 					       fatelf_strerror(r));

@@ -54,7 +54,7 @@
 #define STR_CHUNK       256u
 
 typedef struct elf_view {
-	const fatelf_source *src;
+	const fatelf_reader *src;
 	uint64_t base;
 	uint64_t size;
 	bool is64;
@@ -74,7 +74,7 @@ typedef struct phdr {
 static int view_read(const elf_view *v, void *buf, size_t len, uint64_t off, const char *what,
 		     fatelf_diag *d)
 {
-	int r = fatelf_source_read(v->src, buf, len, v->base + off);
+	int r = fatelf_reader_read_at(v->src, buf, len, v->base + off);
 
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "reading %s: %s", what, fatelf_strerror(r));
@@ -502,7 +502,7 @@ static int view_open_dynamic(elf_view *v, phdr *dyn, fatelf_diag *d)
 	return 0;
 }
 
-int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t size,
+int fatelf_elf_origin_depth(const fatelf_reader *src, uint64_t base, uint64_t size,
 			    int *ret_depth, fatelf_diag *d)
 {
 	elf_view v = { .src = src, .base = base, .size = size };
@@ -579,7 +579,7 @@ static int dyn_lib_scan(uint64_t tag, uint64_t val, void *ctx)
 	return 0;
 }
 
-int fatelf_elf_dyn_library(const fatelf_source *src, uint64_t base, uint64_t size, bool *ret_soname,
+int fatelf_elf_dyn_library(const fatelf_reader *src, uint64_t base, uint64_t size, bool *ret_soname,
 			   bool *ret_pie, fatelf_diag *d)
 {
 	elf_view v = { .src = src, .base = base, .size = size };

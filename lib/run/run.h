@@ -96,9 +96,9 @@ int fatelf_binfmt_find_handler(const fatelf_binfmt_entry *list, size_t n,
  * makes an ET_DYN image an executable. Bounds-checked like the function
  * below.
  */
-int fatelf_elf_dyn_library(const fatelf_source *src, uint64_t base, uint64_t size, bool *ret_soname,
+int fatelf_elf_dyn_library(const fatelf_reader *src, uint64_t base, uint64_t size, bool *ret_soname,
 			   bool *ret_pie, fatelf_diag *d);
-int fatelf_elf_origin_depth(const fatelf_source *src, uint64_t base, uint64_t size,
+int fatelf_elf_origin_depth(const fatelf_reader *src, uint64_t base, uint64_t size,
 			    int *ret_depth, fatelf_diag *d);
 
 /* ------------------------------------------------------------ run cache */

@@ -27,7 +27,7 @@
 
 #define UNTOUCHED (-1000)
 
-static int scan(const fatelf_source *src, uint64_t base, uint64_t len, int *ret_depth)
+static int scan(const fatelf_reader *src, uint64_t base, uint64_t len, int *ret_depth)
 {
 	fatelf_diag d;
 	int depth = UNTOUCHED, r;
@@ -52,11 +52,11 @@ static int scan(const fatelf_source *src, uint64_t base, uint64_t len, int *ret_
 static void fuzz_image(const uint8_t *data, size_t size)
 {
 	const size_t off = 4099, pad = 61;
-	fatelf_source src;
+	fatelf_reader src;
 	int r, depth, r2, depth2;
 	uint8_t *big;
 
-	fatelf_source_mem(&src, data, size);
+	fatelf_reader_seekable_mem(&src, data, size);
 	r = scan(&src, 0, size, &depth);
 
 	big = malloc(off + size + pad);
@@ -64,7 +64,7 @@ static void fuzz_image(const uint8_t *data, size_t size)
 		return;
 	memset(big, 0xa5, off + size + pad);
 	memcpy(big + off, data, size);
-	fatelf_source_mem(&src, big, off + size + pad);
+	fatelf_reader_seekable_mem(&src, big, off + size + pad);
 	r2 = scan(&src, off, size, &depth2);
 	fuzz_assert(r2 == r);
 	fuzz_assert(depth2 == depth);
@@ -95,7 +95,7 @@ static void fuzz_runpath(const uint8_t *data, size_t size)
 	size_t n = nul ? (size_t)(nul - data) : size;
 	size_t len = stroff + 1 + n + 1;
 	uint8_t *img = calloc(1, len);
-	fatelf_source src;
+	fatelf_reader src;
 	int depth, r;
 
 	if (!img)
@@ -125,7 +125,7 @@ static void fuzz_runpath(const uint8_t *data, size_t size)
 	put64(dyn + 40, 1 + n + 1);
 	memcpy(img + stroff + 1, data, n);
 
-	fatelf_source_mem(&src, img, len);
+	fatelf_reader_seekable_mem(&src, img, len);
 	r = scan(&src, 0, len, &depth);
 	if (!memmem(data, n, "ORIGIN", 6)) {
 		fuzz_assert(r == 0 && depth == -1);

@@ -179,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct run run;
 	fatelf_stream_opts opts;
 	fatelf_stream *s = NULL;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 	uint64_t h = hash_bytes(data, size);
 	size_t off = 0, max_chunk;
@@ -227,7 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_assert(fatelf_stream_push(s, data, size ? 1 : 0, &d2) < 0 || size == 0);
 	}
 
-	fatelf_source_mem(&src, data, size);
+	fatelf_reader_seekable_mem(&src, data, size);
 	fatelf_diag_clear(&d);
 	vr = fatelf_validate(&src, NULL, &vhdr, NULL, &d);
 

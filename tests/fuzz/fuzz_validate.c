@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static fatelf_header hdr, decoded_hdr;
 	static fatelf_elfinfo info[FATELF_MAX_RECORDS];
 	fatelf_validate_opts opts;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 	unsigned warnings = 0;
 	bool decoded;
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_codec(data, size, &decoded_hdr, &decoded);
 
-	fatelf_source_mem(&src, data, size);
+	fatelf_reader_seekable_mem(&src, data, size);
 	memset(&opts, 0, sizeof(opts));
 	opts.warn = warn_count;
 	opts.warn_ctx = &warnings;

@@ -26,7 +26,7 @@
 
 /* Checks the contract on every failure: the code is returned and in d,
  * with a message; and the output parameter is left alone. */
-static int depth_of(const fatelf_source *src, uint64_t base, uint64_t size, int *ret_depth,
+static int depth_of(const fatelf_reader *src, uint64_t base, uint64_t size, int *ret_depth,
 		    fatelf_diag *d)
 {
 	int depth = -42;
@@ -48,9 +48,9 @@ static int depth_of(const fatelf_source *src, uint64_t base, uint64_t size, int 
 
 static int depth_of_mem(const void *buf, size_t len, int *ret_depth, fatelf_diag *d)
 {
-	fatelf_source src;
+	fatelf_reader src;
 
-	fatelf_source_mem(&src, buf, len);
+	fatelf_reader_seekable_mem(&src, buf, len);
 	return depth_of(&src, 0, len, ret_depth, d);
 }
 
@@ -63,14 +63,14 @@ static int depth_of_file(const char *path)
 {
 	size_t len;
 	uint8_t *img = tu_read_file(path, &len);
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 	int fd, depth, depth2, r;
 
 	ck_assert_msg(img != NULL, "reading %s", path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fatelf_source_fd(&src, fd), 0);
+	ck_assert_int_eq(fatelf_reader_seekable_fd(&src, fd), 0);
 	r = depth_of(&src, 0, len, &depth, &d);
 	ck_assert_msg(r == 0, "%s: %s", path, d.msg);
 	close(fd);
@@ -81,7 +81,7 @@ static int depth_of_file(const char *path)
 	memset(big, 0xa5, off + len + pad);
 	memcpy(big, "\177ELF\002\001\001", 7);   /* a decoy header before the image */
 	memcpy(big + off, img, len);
-	fatelf_source_mem(&src, big, off + len + pad);
+	fatelf_reader_seekable_mem(&src, big, off + len + pad);
 	r = depth_of(&src, off, len, &depth2, &d);
 	ck_assert_msg(r == 0, "%s at offset %zu: %s", path, off, d.msg);
 	ck_assert_int_eq(depth2, depth);
@@ -762,7 +762,7 @@ START_TEST(test_synth_embedded)
 {
 	const size_t off = 8192;
 	uint8_t *big = malloc(off + 2 * SYN_SIZE);
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 	synth s;
 	int depth;
@@ -774,7 +774,7 @@ START_TEST(test_synth_embedded)
 	memset(big, 0, off + 2 * SYN_SIZE);
 	memcpy(big, s.buf, sizeof(s.buf));     /* a different image at 0 ... */
 	memcpy(big + off, s.buf, sizeof(s.buf));
-	fatelf_source_mem(&src, big, off + 2 * SYN_SIZE);
+	fatelf_reader_seekable_mem(&src, big, off + 2 * SYN_SIZE);
 	ck_assert_int_eq(depth_of(&src, off, SYN_SIZE, &depth, &d), 0);
 	ck_assert_int_eq(depth, 2);
 	/* ... offsets are the image's own: break the copy at 0, not at off */
@@ -857,7 +857,7 @@ typedef struct counting {
 	uint64_t bytes, calls;
 } counting;
 
-static ssize_t counting_pread(const fatelf_source *src, void *buf, size_t len, uint64_t off)
+static ssize_t counting_pread(const fatelf_reader *src, void *buf, size_t len, uint64_t off)
 {
 	counting *c = src->ctx;
 
@@ -875,7 +875,7 @@ START_TEST(test_synth_bounded_reads)
 {
 	const uint64_t size = 64ull << 20;
 	counting c = { 0 };
-	fatelf_source src = { .pread = counting_pread, .ctx = &c, .size = size, .fd = -1 };
+	fatelf_reader src = { .pread = counting_pread, .ctx = &c, .size = size, .fd = -1 };
 	fatelf_diag d;
 	synth s;
 	int depth;

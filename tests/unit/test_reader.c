@@ -105,6 +105,76 @@ START_TEST(test_map_and_file)
 }
 END_TEST
 
+/* Random access: every constructor over bytes of a fixed size offers it,
+ * at any offset and in any order, beside the sequential read; a pipe
+ * does not, and read_at says so instead of reading at the wrong place. */
+START_TEST(test_random_access)
+{
+	size_t len = ((size_t)1 << 20) + 77;
+	_cleanup_free_ uint8_t *src = pattern(len, 3);
+	uint8_t buf[4096];
+	fatelf_reader r, copy;
+	int fd, pfd[2], dfd;
+
+	tu_tmpdir();
+	tu_write_file("file", src, len);
+	fd = open("file", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+
+	for (int kind = 0; kind < 5; kind++) {
+		switch (kind) {
+		case 0: ck_assert_int_eq(fatelf_reader_fd(&r, fd, NULL), 0); break;
+		case 1: ck_assert_int_eq(fatelf_reader_map(&r, fd), 0); break;
+		case 2: ck_assert_int_eq(fatelf_reader_mem(&r, src, len), 0); break;
+		case 3: ck_assert_int_eq(fatelf_reader_seekable_fd(&r, fd), 0); break;
+		default: fatelf_reader_seekable_mem(&r, src, len); break;
+		}
+		ck_assert_msg(r.pread != NULL, "kind %d offers random access", kind);
+		ck_assert_uint_eq(r.size, len);
+		/* backwards, across the end of the first MiB */
+		ck_assert_int_eq(fatelf_reader_read_at(&r, buf, sizeof(buf), len - sizeof(buf)), 0);
+		ck_assert_mem_eq(buf, src + len - sizeof(buf), sizeof(buf));
+		ck_assert_int_eq(fatelf_reader_read_at(&r, buf, 100, 1048550), 0);
+		ck_assert_mem_eq(buf, src + 1048550, 100);
+		ck_assert_int_eq(fatelf_reader_read_at(&r, buf, 10, 0), 0);
+		ck_assert_mem_eq(buf, src, 10);
+		/* past the end: short, so an exact read is -EIO; a plain pread is short */
+		ck_assert_int_eq(fatelf_reader_read_at(&r, buf, 10, len - 5), -EIO);
+		ck_assert_int_eq(r.pread(&r, buf, 10, len - 5), 5);
+		ck_assert_int_eq(r.pread(&r, buf, 10, len + 5), 0);
+		if (kind >= 3) {
+			/* nothing allocated: no sequential read, a copy works alike */
+			ck_assert_ptr_null(r.read);
+			ck_assert_int_eq(fatelf_reader_drain(&r, buf, sizeof(buf)), -ESPIPE);
+			copy = r;
+			ck_assert_int_eq(fatelf_reader_read_at(&copy, buf, 10, 20), 0);
+			ck_assert_mem_eq(buf, src + 20, 10);
+		} else {
+			/* random access leaves the sequential read where it was */
+			const void *p;
+			ck_assert_int_gt(r.read(r.ctx, &p), 0);
+			ck_assert_int_eq(memcmp(p, src, 10), 0);
+		}
+		fatelf_reader_close(&r);
+	}
+
+	/* A pipe reads as it comes, with no random access. */
+	ck_assert_int_eq(pipe(pfd), 0);
+	ck_assert_int_eq(fatelf_reader_fd(&r, pfd[0], NULL), 0);
+	ck_assert_ptr_null(r.pread);
+	ck_assert_int_eq(fatelf_reader_read_at(&r, buf, 1, 0), -ESPIPE);
+	fatelf_reader_close(&r);
+	ck_assert_int_eq(fatelf_reader_seekable_fd(&r, pfd[0]), -ESPIPE);
+	close(pfd[0]);
+	close(pfd[1]);
+	dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fatelf_reader_seekable_fd(&r, dfd), -EISDIR);
+	close(dfd);
+	close(fd);
+}
+END_TEST
+
 struct writer {
 	int fd;
 	const uint8_t *buf;
@@ -288,6 +358,7 @@ static Suite *reader_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_mem);
 	tcase_add_test(tc, test_map_and_file);
+	tcase_add_test(tc, test_random_access);
 	tcase_add_test(tc, test_fd_pipe);
 	tcase_add_test(tc, test_fd_silence);
 	tcase_add_test(tc, test_fd_deadline);

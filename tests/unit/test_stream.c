@@ -93,7 +93,7 @@ static int run_stream(const uint8_t *buf, size_t len, size_t chunk, bool known_s
 static uint8_t *seekable_output(const uint8_t *buf, size_t len, const fatelf_keepset *keep,
 				int form, size_t *ret_len)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_header hdr;
 	fatelf_plan plan;
 	fatelf_diag d;
@@ -102,7 +102,7 @@ static uint8_t *seekable_output(const uint8_t *buf, size_t len, const fatelf_kee
 	ck_assert_int_ge(in, 0);
 	ck_assert_int_ge(out, 0);
 	ck_assert_int_eq(write(in, buf, len), (ssize_t)len);
-	fatelf_source_fd(&src, in);
+	fatelf_reader_seekable_fd(&src, in);
 	ck_assert_int_eq(fatelf_validate(&src, NULL, &hdr, NULL, &d), 0);
 	ck_assert_int_eq(fatelf_plan_make(&hdr, keep, form, &plan, &d), 0);
 	ck_assert_int_eq(fatelf_plan_write(&plan, &hdr, in, out, &d), 0);
@@ -300,7 +300,7 @@ END_TEST
 static int run_corpus(const corpus_file *f, size_t chunk, bool known, struct sink *sk,
 		      fatelf_diag *d)
 {
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_stream_opts o = {
 		.select = sink_select,
 		.write = sink_write,
@@ -316,7 +316,7 @@ static int run_corpus(const corpus_file *f, size_t chunk, bool known, struct sin
 	ck_assert_int_eq(fatelf_stream_new(&o, &s), 0);
 	for (uint64_t off = 0; off < f->size && r == 0; off += chunk) {
 		size_t n = (size_t)(f->size - off < chunk ? f->size - off : chunk);
-		ck_assert_int_eq(fatelf_source_read(&src, buf, n, off), 0);
+		ck_assert_int_eq(fatelf_reader_read_at(&src, buf, n, off), 0);
 		r = fatelf_stream_push(s, buf, n, d);
 	}
 	if (r == 0)
@@ -335,7 +335,7 @@ START_TEST(test_stream_corpus_same_verdict)
 
 	for (size_t i = 0; i < corpus_count(); i++) {
 		corpus_file f;
-		fatelf_source src;
+		fatelf_reader src;
 		fatelf_diag vd;
 
 		ck_assert_int_eq(corpus_make(i, &f), 0);

@@ -64,7 +64,7 @@ START_TEST(test_corpus_malformed_rejected_with_own_code)
 
 	for (size_t i = 0; i < corpus_count(); i++) {
 		corpus_file f;
-		fatelf_source src;
+		fatelf_reader src;
 		fatelf_header hdr, untouched;
 		fatelf_diag d;
 		char want[32];
@@ -113,7 +113,7 @@ START_TEST(test_corpus_table_rules_agree)
 	for (size_t i = 0; i < corpus_count(); i++) {
 		uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
 		corpus_file f;
-		fatelf_source src;
+		fatelf_reader src;
 		fatelf_header hdr;
 		size_t len;
 		int r;
@@ -154,7 +154,7 @@ START_TEST(test_corpus_valid_accepted_with_warnings)
 
 	for (size_t i = 0; i < corpus_count(); i++) {
 		corpus_file f;
-		fatelf_source src;
+		fatelf_reader src;
 		fatelf_header hdr;
 		fatelf_elfinfo *info = calloc(FATELF_MAX_RECORDS, sizeof(*info));
 		struct warnings w = { 0 };
@@ -191,7 +191,7 @@ static void validate_entry(const char *name, fatelf_header *hdr, fatelf_elfinfo 
 			   struct warnings *w)
 {
 	corpus_file f;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_validate_opts opts = { .warn = collect, .warn_ctx = w };
 	fatelf_diag d;
 	int r;
@@ -259,7 +259,7 @@ END_TEST
 static void expect_msg(const char *name, const char *msg)
 {
 	corpus_file f;
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 
 	find(name, &f);
@@ -296,12 +296,12 @@ END_TEST
 
 /* A source that counts what is read through it. */
 struct counting {
-	fatelf_source inner;
+	fatelf_reader inner;
 	uint64_t bytes;
 	unsigned calls;
 };
 
-static ssize_t counting_pread(const fatelf_source *src, void *buf, size_t len, uint64_t off)
+static ssize_t counting_pread(const fatelf_reader *src, void *buf, size_t len, uint64_t off)
 {
 	struct counting *c = src->ctx;
 
@@ -318,7 +318,7 @@ START_TEST(test_reads_only_headers)
 	uint8_t *a, *b, *fat;
 	size_t alen, blen, flen;
 	struct counting c = { 0 };
-	fatelf_source src;
+	fatelf_reader src;
 	fatelf_diag d;
 
 	elfgen_defaults(&o, 62, FATELF_CLASS64, FATELF_DATA2LSB);
@@ -338,7 +338,7 @@ START_TEST(test_reads_only_headers)
 	free(b);
 	ck_assert_uint_gt(flen, 2 * big);
 
-	fatelf_source_mem(&c.inner, fat, flen);
+	fatelf_reader_seekable_mem(&c.inner, fat, flen);
 	src = c.inner;
 	src.pread = counting_pread;
 	src.ctx = &c;
@@ -431,9 +431,9 @@ END_TEST
 
 static int inspect_mem(const void *buf, size_t len, fatelf_elfinfo *info, fatelf_diag *d)
 {
-	fatelf_source src;
+	fatelf_reader src;
 
-	fatelf_source_mem(&src, buf, len);
+	fatelf_reader_seekable_mem(&src, buf, len);
 	fatelf_diag_clear(d);
 	return fatelf_elf_inspect(&src, 0, len, -1, info, d);
 }
@@ -460,8 +460,8 @@ START_TEST(test_inspect_small_and_foreign)
 	ck_assert_int_eq(inspect_mem(img, len - 1, &info, &d), -FATELF_E_SEGMENT);
 	/* a record's image is named by index when inspected alone */
 	{
-		fatelf_source src;
-		fatelf_source_mem(&src, img, len);
+		fatelf_reader src;
+		fatelf_reader_seekable_mem(&src, img, len);
 		ck_assert_int_eq(fatelf_elf_inspect(&src, 0, 63, 4, &info, &d), -FATELF_E_TOO_SMALL);
 		ck_assert_int_eq(d.record, 4);
 		ck_assert_int_eq(strncmp(d.msg, "record 4: ", 10), 0);
