@@ -84,40 +84,6 @@ mkfs_for() { # FS IMAGE
 	esac >/dev/null
 }
 
-# compare_net LABEL TARGET SETUP "A CMD" "B CMD": as compare(), with
-# /bin/true timed the same way in each round (after its own SETUP); the
-# row's ratio is of the medians less that of /bin/true, the cost of the
-# work without the cost of starting a process, which no command run from
-# a shell can go under. The floor itself is kept for after the table.
-notes=()
-compare_net() {
-	local label=$1 target=$2 setup=$3 a=$4 b=$5 i ta=() tb=() tt=() ma mb mt ratio verdict
-	eval "$setup"; ns eval "$a" >/dev/null
-	eval "$setup"; ns eval "$b" >/dev/null
-	for ((i = 0; i < RUNS; i++)); do
-		eval "$setup"; ta+=("$(ns eval "$a")")
-		eval "$setup"; tb+=("$(ns eval "$b")")
-		eval "$setup"; tt+=("$(ns /bin/true)")
-	done
-	eval "$setup"
-	ma=$(printf '%s\n' "${ta[@]}" | median)
-	mb=$(printf '%s\n' "${tb[@]}" | median)
-	mt=$(printf '%s\n' "${tt[@]}" | median)
-	ratio=$(awk -v a="$ma" -v b="$mb" -v t="$mt" 'BEGIN { n = a - t; if (n < 0) n = 0; printf "%.3f", n / (b - t) }')
-	if awk -v r="$ratio" -v t="$target" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		verdict=FAIL
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-46s %11.2f %11.2f %7s %7s  %s' "$label" \
-		"$(awk -v n="$ma" -v t="$mt" 'BEGIN { print (n - t) / 1e6 }')" \
-		"$(awk -v n="$mb" -v t="$mt" 'BEGIN { print (n - t) / 1e6 }')" "$ratio" "<=$target" "$verdict")")
-	echo "${rows[-1]}" >&2
-	notes+=("$(printf '%s: process start (/bin/true, median of %d): %.2f ms, taken off both sides of "%s"' \
-		"${label%%:*}" "$RUNS" "$(awk -v n="$mt" 'BEGIN { print n / 1e6 }')" "${label#*: }")")
-}
-
 mkdir -p "$MNT"
 for fs in "${filesystems[@]}"; do
 	rm -f fs.img

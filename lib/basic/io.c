@@ -3,6 +3,7 @@
  * ranges copied by the cheapest means the two files allow.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <stdbool.h>
 #include <string.h>
@@ -44,6 +45,27 @@ int write_all(int fd, const void *buf, size_t len)
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	return write_at(fd, buf, len, off);
+}
+
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off > (uint64_t)INT64_MAX || len > (size_t)SSIZE_MAX)
+		return -EINVAL;
+	while (done < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
 }
 
 /* ------------------------------------------------------------ small files */

@@ -11,10 +11,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Whole writes: all of buf, or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+/* Reads len bytes at off, short only at the end of the file: the count,
+ * or -errno. */
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
 
 /* read_file_max's flags. */
 enum {

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "macro.h"
 #include "reader.h"
 
@@ -36,23 +37,7 @@ static void free_ctx(void *ctx)
 
 static ssize_t fd_pread(const fatelf_reader *r, void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
-
-	if (off > (uint64_t)INT64_MAX)
-		return -EINVAL;
-	while (done < len) {
-		ssize_t n = pread(r->fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	return pread_all(r->fd, buf, len, off);
 }
 
 static ssize_t mem_pread(const fatelf_reader *r, void *buf, size_t len, uint64_t off)

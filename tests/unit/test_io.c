@@ -142,6 +142,31 @@ START_TEST(pwrite_all_at_offset)
 }
 END_TEST
 
+/* pread_all: the whole range, short only at the end, and a pipe's
+ * error as it is. */
+START_TEST(pread_all_short_at_end)
+{
+	uint8_t got[16];
+	int fd, pfd[2];
+
+	tu_tmpdir();
+	tu_write_file("f", "0123456789", 10);
+	fd = open("f", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread_all(fd, got, 4, 3), 4);
+	ck_assert_int_eq(memcmp(got, "3456", 4), 0);
+	ck_assert_int_eq(pread_all(fd, got, sizeof(got), 7), 3);
+	ck_assert_int_eq(memcmp(got, "789", 3), 0);
+	ck_assert_int_eq(pread_all(fd, got, sizeof(got), 10), 0);
+	ck_assert_int_eq(pread_all(fd, got, sizeof(got), (uint64_t)1 << 63), -EINVAL);
+	close(fd);
+	ck_assert_int_eq(pipe(pfd), 0);
+	ck_assert_int_eq(pread_all(pfd[0], got, 1, 0), -ESPIPE);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+END_TEST
+
 /* ------------------------------------------------------------ read_file_max */
 
 START_TEST(read_file_max_limits)
@@ -520,6 +545,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, write_all_pipe_cut_short);
 	tcase_add_test(tc, write_all_reader_gone);
 	tcase_add_test(tc, pwrite_all_at_offset);
+	tcase_add_test(tc, pread_all_short_at_end);
 	tcase_add_test(tc, read_file_max_limits);
 	tcase_add_test(tc, read_fd_max_unsized);
 	tcase_add_test(tc, copy_range_exact_bytes);
