@@ -175,6 +175,46 @@ START_TEST(test_random_access)
 }
 END_TEST
 
+/* A file that shrinks after the reader was made (a peer truncating what it
+ * passed): random access reads the descriptor, never a mapping, so it sees
+ * a short read (-EIO for an exact one), not SIGBUS; the size stays what it
+ * was when the reader was made. */
+START_TEST(test_random_access_shrunk)
+{
+	size_t len = (size_t)1 << 20;
+	_cleanup_free_ uint8_t *src = pattern(len, 4);
+	uint8_t buf[256];
+	fatelf_reader r;
+	int fd, wfd;
+
+	tu_tmpdir();
+	tu_write_file("shrinks", src, len);
+	for (int kind = 0; kind < 3; kind++) {
+		tu_write_file("shrinks", src, len);
+		fd = open("shrinks", O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		if (kind == 0)
+			ck_assert_int_eq(fatelf_reader_map(&r, fd), 0);
+		else if (kind == 1)
+			ck_assert_int_eq(fatelf_reader_fd(&r, fd, NULL), 0);
+		else
+			ck_assert_int_eq(fatelf_reader_seekable_fd(&r, fd), 0);
+		wfd = open("shrinks", O_WRONLY | O_CLOEXEC);
+		ck_assert_int_ge(wfd, 0);
+		ck_assert_int_eq(ftruncate(wfd, 4096), 0);
+		close(wfd);
+		ck_assert_uint_eq(r.size, len);
+		ck_assert_int_eq(fatelf_reader_read_at(&r, buf, sizeof(buf), 8192), -EIO);
+		ck_assert_int_eq(r.pread(&r, buf, sizeof(buf), 4000), 96);
+		ck_assert_mem_eq(buf, src + 4000, 96);
+		ck_assert_int_eq(fatelf_reader_read_at(&r, buf, 100, 0), 0);
+		ck_assert_mem_eq(buf, src, 100);
+		fatelf_reader_close(&r);
+		close(fd);
+	}
+}
+END_TEST
+
 struct writer {
 	int fd;
 	const uint8_t *buf;
@@ -359,6 +399,7 @@ static Suite *reader_suite(void)
 	tcase_add_test(tc, test_mem);
 	tcase_add_test(tc, test_map_and_file);
 	tcase_add_test(tc, test_random_access);
+	tcase_add_test(tc, test_random_access_shrunk);
 	tcase_add_test(tc, test_fd_pipe);
 	tcase_add_test(tc, test_fd_silence);
 	tcase_add_test(tc, test_fd_deadline);
