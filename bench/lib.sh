@@ -27,7 +27,8 @@ median() {
 }
 
 # compare LABEL TARGET SETUP "A CMD" "B CMD": A is fatelf, B the baseline,
-# timed alternately RUNS times after one warm-up each. SETUP runs before
+# timed alternately RUNS times after one warm-up each, A first in even
+# rounds and B first in odd ones. SETUP runs before
 # every timed command (outside the timing), to remove outputs and write
 # dirty pages back. Records one table row and PASS/FAIL.
 #
@@ -49,8 +50,15 @@ compare_rounds() {
 	eval "$setup"; ns eval "$a" >/dev/null
 	eval "$setup"; ns eval "$b" >/dev/null
 	for ((i = 0; i < RUNS; i++)); do
-		eval "$setup"; ta+=("$(ns eval "$a")")
-		eval "$setup"; tb+=("$(ns eval "$b")")
+		# odd rounds time B first, so that neither side always runs
+		# just after the other (warm caches, writeback still going)
+		if ((i % 2)); then
+			eval "$setup"; tb+=("$(ns eval "$b")")
+			eval "$setup"; ta+=("$(ns eval "$a")")
+		else
+			eval "$setup"; ta+=("$(ns eval "$a")")
+			eval "$setup"; tb+=("$(ns eval "$b")")
+		fi
 		if [ -n "$floor" ]; then
 			eval "$setup"; tt+=("$(ns "$floor")")
 		fi
