@@ -106,7 +106,9 @@ fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
 #define FATELF_MANIFEST_NAME        "fatbundle.json"
 #define FATELF_SIGNATURE_NAME       "fatbundle.json.minisig"
 #define FATELF_PAYLOAD_PREFIX       "files/"
-#define FATELF_MANIFEST_MAX         (4u << 20)
+/* What 200 000 entries with long paths and FatELF records need, with
+ * room to spare (doc/fatbundle.md, "Limits"). */
+#define FATELF_MANIFEST_MAX         (64u << 20)
 /* Components in a path: deeper trees are refused, so no walk beneath a
  * root (one fd per level) or recursive removal can be driven deep. */
 #define FATELF_PATH_DEPTH_MAX       128
@@ -115,9 +117,13 @@ typedef struct fatelf_bundle_limits {
 	size_t max_path;                /* bytes in a path; default 4095 */
 	size_t max_entries;             /* default 200000 */
 	uint64_t max_total;             /* sum of file sizes; default 64 GiB */
+	size_t max_manifest;            /* bytes of fatbundle.json; 0 or default: FATELF_MANIFEST_MAX */
 } fatelf_bundle_limits;
 
+/* The one set of defaults that the writer and every reader share. */
 void fatelf_bundle_limits_default(fatelf_bundle_limits *ret);
+/* The manifest byte limit of lim (the default when it is 0). */
+size_t fatelf_bundle_manifest_max(const fatelf_bundle_limits *lim);
 
 enum fatelf_entry_type {
 	FATELF_ENTRY_FILE = 1,

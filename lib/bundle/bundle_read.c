@@ -583,7 +583,7 @@ static int read_all(struct reader *r)
 				       "the first member is '%s', not a regular file " FATELF_MANIFEST_NAME,
 				       fatelf_text_quote(first ? first : "", q_name));
 	}
-	q = read_small(r, ae, FATELF_MANIFEST_MAX, -FATELF_E_MANIFEST_TOO_BIG, FATELF_MANIFEST_NAME,
+	q = read_small(r, ae, fatelf_bundle_manifest_max(&lim), -FATELF_E_MANIFEST_TOO_BIG, FATELF_MANIFEST_NAME,
 		       &manifest, &mlen);
 	if (q < 0)
 		return q;

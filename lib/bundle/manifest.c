@@ -2,13 +2,15 @@
  * The bundle manifest (fatbundle.json): its in-memory model (new, free,
  * add, find by path, the sorted order of the entries and the union of
  * their targets) and a strict parser that checks every rule of
- * doc/fatbundle.md before any payload byte is looked at. The manifest is hostile input: its bytes pass the pre-scan of
- * lib/bundle/jsonscan.c before json-c parses them, every field is checked
+ * doc/fatbundle.md before any payload byte is looked at. The manifest is
+ * hostile input: its bytes pass the pre-scan and the grammar check of
+ * lib/bundle/jsonscan.c, and are then read in place by its pull reader,
+ * with no tree of JSON values at any time, straight into the compact
+ * model (one allocation per entry, its path). Every field is checked
  * against a dispatch table, and every name a message shows is quoted by
  * lib/basic/text.c. The package and path rules are lib/bundle/pkgrules.c's, the
  * canonical form lib/bundle/manifest_write.c's.
  */
-#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -179,6 +181,7 @@ struct pctx {
 	const fatelf_bundle_limits *lim;
 	fatelf_diag *d;
 	fatelf_manifest *m;
+	fatelf_json_doc *doc;
 	/* What messages are about; formatted only when one is written. */
 	enum { AT_TOP, AT_PACKAGE, AT_ENTRY_INDEX, AT_ENTRY } at;
 	size_t entry_index;
@@ -250,38 +253,43 @@ entry_list_fail(struct pctx *c, int code, const char *path, const char *fmt, ...
 }
 
 struct field;
-typedef int (*field_parser)(struct pctx *c, const struct field *f, json_object *v, void *dst);
+typedef int (*field_parser)(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+			    void *dst);
 
 struct field {
 	const char *name;
-	json_type type;
+	fatelf_json_type type;
 	bool mandatory;
 	field_parser parse;
 	size_t offset;                  /* of the destination in the object parsed into */
 	uint64_t max;                   /* for p_uint */
 };
 
-static const char *type_text(json_type t)
+static const char *type_text(fatelf_json_type t)
 {
 	switch (t) {
-	case json_type_boolean: return "a boolean";
-	case json_type_int: return "an integer";
-	case json_type_string: return "a string";
-	case json_type_object: return "an object";
-	case json_type_array: return "an array";
+	case FATELF_JSON_BOOL: return "a boolean";
+	case FATELF_JSON_INT: return "an integer";
+	case FATELF_JSON_STRING: return "a string";
+	case FATELF_JSON_OBJECT: return "an object";
+	case FATELF_JSON_ARRAY: return "an array";
 	default: return "a value";
 	}
 }
 
-/* Checks every key of obj against the table and parses it into base. */
-static int dispatch(struct pctx *c, json_object *obj, const struct field *fields, size_t n,
+/* Checks every key of the object at offset obj, in the order of the
+ * text, against the table and parses it into base. */
+static int dispatch(struct pctx *c, size_t obj, const struct field *fields, size_t n,
 		    void *base)
 {
 	bool seen[16] = { false };
 	char q[FATELF_TEXT_QUOTE_BUF];
+	size_t pos = obj, at;
+	const char *key;
 	int r;
 
-	json_object_object_foreach(obj, key, val) {
+	while ((r = fatelf_json_next_member(c->doc, &pos, &key, &at)) > 0) {
+		fatelf_json_value val;
 		size_t i;
 
 		for (i = 0; i < n && strcmp(fields[i].name, key) != 0; i++)
@@ -289,16 +297,21 @@ static int dispatch(struct pctx *c, json_object *obj, const struct field *fields
 		if (i == n)
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "unknown field '%s'",
 				    fatelf_text_quote(key, q));
-		if (!json_object_is_type(val, fields[i].type))
+		r = fatelf_json_read(c->doc, at, &val);
+		if (r < 0)
+			return r;
+		if (val.type != fields[i].type)
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field '%s' must be %s", key,
 				    type_text(fields[i].type));
 		seen[i] = true;
 		if (fields[i].parse) {
-			r = fields[i].parse(c, &fields[i], val, (char *)base + fields[i].offset);
+			r = fields[i].parse(c, &fields[i], &val, (char *)base + fields[i].offset);
 			if (r < 0)
 				return r;
 		}
 	}
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < n; i++)
 		if (fields[i].mandatory && !seen[i])
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field '%s'", fields[i].name);
@@ -306,11 +319,11 @@ static int dispatch(struct pctx *c, json_object *obj, const struct field *fields
 }
 
 /* A string field with no NUL, control character or invalid UTF-8. */
-static int get_text(struct pctx *c, const struct field *f, json_object *v, int code,
+static int get_text(struct pctx *c, const struct field *f, const fatelf_json_value *v, int code,
 		    const char **ret, size_t *ret_len)
 {
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v), at = 0;
+	const char *s = v->str;
+	size_t len = v->len, at = 0;
 	char q[FATELF_TEXT_QUOTE_BUF];
 
 	switch (strlen(s) != len ? FATELF_TEXT_CONTROL : fatelf_text_check(s, len, &at)) {
@@ -328,7 +341,8 @@ static int get_text(struct pctx *c, const struct field *f, json_object *v, int c
 
 /* An optional text: absent is "", and present is never empty, so that a
  * manifest has one canonical form. */
-static int p_text(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_text(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	const char *s;
 	size_t len;
@@ -343,10 +357,11 @@ static int p_text(struct pctx *c, const struct field *f, json_object *v, void *d
 	return *(char **)dst ? 0 : -ENOMEM;
 }
 
-static int p_name(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_name(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v);
+	const char *s = v->str;
+	size_t len = v->len;
 	char q[FATELF_TEXT_QUOTE_BUF], why_buf[160];
 	const char *why = fatelf_pkg_name_problem(s, len, why_buf, sizeof(why_buf));
 
@@ -358,10 +373,11 @@ static int p_name(struct pctx *c, const struct field *f, json_object *v, void *d
 	return *(char **)dst ? 0 : -ENOMEM;
 }
 
-static int p_version(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_version(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v);
+	const char *s = v->str;
+	size_t len = v->len;
 	char q[FATELF_TEXT_QUOTE_BUF];
 
 	if (strlen(s) != len || !fatelf_pkg_version_valid(s))
@@ -375,10 +391,11 @@ static int p_version(struct pctx *c, const struct field *f, json_object *v, void
 
 /* Sizes and offsets: json-c holds integers as int64, and anything past
  * 2^63-1 comes back clamped, so the unsigned view tells. */
-static int p_uint(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_uint(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	int64_t s = json_object_get_int64(v);
-	uint64_t u = json_object_get_uint64(v);
+	int64_t s = v->i64;
+	uint64_t u = v->u64;
 
 	if (s < 0 || u > (uint64_t)INT64_MAX || u > f->max)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
@@ -388,26 +405,29 @@ static int p_uint(struct pctx *c, const struct field *f, json_object *v, void *d
 	return 0;
 }
 
-static int p_bool(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_bool(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	(void)c;
 	(void)f;
-	*(bool *)dst = json_object_get_boolean(v);
+	*(bool *)dst = v->b;
 	return 0;
 }
 
-static int p_sha256(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_sha256(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	if (!sha256_from_hex(json_object_get_string(v), (size_t)json_object_get_string_len(v), dst))
+	if (!sha256_from_hex(v->str, v->len, dst))
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
 			    "field '%s' must be 64 lower-case hex digits", f->name);
 	return 0;
 }
 
-static int p_mode(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_mode(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v);
+	const char *s = v->str;
+	size_t len = v->len;
 	uint32_t mode = 0;
 	char q[FATELF_TEXT_QUOTE_BUF];
 
@@ -426,7 +446,8 @@ static int p_mode(struct pctx *c, const struct field *f, json_object *v, void *d
 	return 0;
 }
 
-static int p_link_target(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_link_target(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	const char *s;
 	size_t len;
@@ -445,11 +466,11 @@ static int p_link_target(struct pctx *c, const struct field *f, json_object *v, 
 
 /* A target in a manifest is written as its full canonical name, so that
  * it reads the same everywhere and compares as a string. */
-static int target_from_name(struct pctx *c, json_object *v, const char *what,
+static int target_from_name(struct pctx *c, const fatelf_json_value *v, const char *what,
 			    fatelf_target *ret)
 {
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v);
+	const char *s = v->str;
+	size_t len = v->len;
 	char q[FATELF_TEXT_QUOTE_BUF], canon[FATELF_TARGET_NAME_MAX];
 	fatelf_pattern p;
 	fatelf_diag tmp;
@@ -472,7 +493,8 @@ static int target_from_name(struct pctx *c, json_object *v, const char *what,
 	return 0;
 }
 
-static int p_elf_target(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_elf_target(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	(void)f;
 	return target_from_name(c, v, "target", dst);
@@ -487,9 +509,10 @@ struct record_json {
 	uint8_t sha256[32];
 };
 
-static int p_word_size(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_word_size(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	int64_t w = json_object_get_int64(v);
+	int64_t w = v->i64;
 
 	if (w != 32 && w != 64)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field '%s' must be 32 or 64", f->name);
@@ -497,9 +520,10 @@ static int p_word_size(struct pctx *c, const struct field *f, json_object *v, vo
 	return 0;
 }
 
-static int p_byte_order(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_byte_order(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	const char *s = json_object_get_string(v);
+	const char *s = v->str;
 
 	if (strcmp(s, "le") == 0)
 		*(uint8_t *)dst = FATELF_DATA2LSB;
@@ -513,22 +537,23 @@ static int p_byte_order(struct pctx *c, const struct field *f, json_object *v, v
 
 #define RF(n, t, p, field, mx) { n, t, true, p, offsetof(struct record_json, field), mx }
 static const struct field record_fields[] = {
-	RF("target", json_type_string, p_elf_target, named, 0),
-	RF("machine", json_type_int, p_uint, machine, 65535),
-	RF("osabi", json_type_int, p_uint, osabi, 255),
-	RF("osabi_version", json_type_int, p_uint, osabi_version, 255),
-	RF("word_size", json_type_int, p_word_size, word_size, 0),
-	RF("byte_order", json_type_string, p_byte_order, byte_order, 0),
-	RF("offset", json_type_int, p_uint, offset, INT64_MAX),
-	RF("size", json_type_int, p_uint, size, INT64_MAX),
-	RF("sha256", json_type_string, p_sha256, sha256, 0),
+	RF("target", FATELF_JSON_STRING, p_elf_target, named, 0),
+	RF("machine", FATELF_JSON_INT, p_uint, machine, 65535),
+	RF("osabi", FATELF_JSON_INT, p_uint, osabi, 255),
+	RF("osabi_version", FATELF_JSON_INT, p_uint, osabi_version, 255),
+	RF("word_size", FATELF_JSON_INT, p_word_size, word_size, 0),
+	RF("byte_order", FATELF_JSON_STRING, p_byte_order, byte_order, 0),
+	RF("offset", FATELF_JSON_INT, p_uint, offset, INT64_MAX),
+	RF("size", FATELF_JSON_INT, p_uint, size, INT64_MAX),
+	RF("sha256", FATELF_JSON_STRING, p_sha256, sha256, 0),
 };
 #undef RF
 
-static int p_records(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_records(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	fatelf_bundle_entry *e = dst;
-	size_t n = json_object_array_length(v);
+	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
 	char name[FATELF_TARGET_NAME_MAX];
 	int r;
 
@@ -541,13 +566,19 @@ static int p_records(struct pctx *c, const struct field *f, json_object *v, void
 		return -ENOMEM;
 	e->nrecords = (unsigned)n;
 	for (size_t i = 0; i < n; i++) {
-		json_object *o = json_object_array_get_idx(v, i);
 		struct record_json rj = { 0 };
 		fatelf_bundle_record *rec = &e->records[i];
+		fatelf_json_value o;
 
-		if (!json_object_is_type(o, json_type_object))
+		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		if (r <= 0)
+			return r < 0 ? r : -EINVAL;
+		r = fatelf_json_read(c->doc, at, &o);
+		if (r < 0)
+			return r;
+		if (o.type != FATELF_JSON_OBJECT)
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, (int)i, "record %zu must be an object", i);
-		r = dispatch(c, o, record_fields, ARRAY_SIZE(record_fields), &rj);
+		r = dispatch(c, o.at, record_fields, ARRAY_SIZE(record_fields), &rj);
 		if (r < 0) {
 			if (c->d)
 				c->d->record = (int)i;
@@ -571,9 +602,10 @@ static int p_records(struct pctx *c, const struct field *f, json_object *v, void
 	return 0;
 }
 
-static int p_header_size(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_header_size(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
-	uint64_t u;
+	uint64_t u = 0;
 	int r = p_uint(c, f, v, &u);
 
 	if (r < 0)
@@ -587,63 +619,70 @@ static int p_header_size(struct pctx *c, const struct field *f, json_object *v, 
 }
 
 static const struct field elf_fields[] = {
-	{ "kind", json_type_string, true, NULL, 0, 0 },
-	{ "target", json_type_string, true, p_elf_target, offsetof(fatelf_bundle_entry, target), 0 },
+	{ "kind", FATELF_JSON_STRING, true, NULL, 0, 0 },
+	{ "target", FATELF_JSON_STRING, true, p_elf_target, offsetof(fatelf_bundle_entry, target), 0 },
 };
 
 static const struct field fatelf_fields[] = {
-	{ "kind", json_type_string, true, NULL, 0, 0 },
-	{ "header_size", json_type_int, true, p_header_size,
+	{ "kind", FATELF_JSON_STRING, true, NULL, 0, 0 },
+	{ "header_size", FATELF_JSON_INT, true, p_header_size,
 	  offsetof(fatelf_bundle_entry, header_size), INT64_MAX },
-	{ "records", json_type_array, true, p_records, 0, 0 },
+	{ "records", FATELF_JSON_ARRAY, true, p_records, 0, 0 },
 };
 
-static int p_elf(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	fatelf_bundle_entry *e = dst;
-	json_object *k;
-	const char *kind;
+	fatelf_json_value k;
+	size_t obj = v->at, at;
+	int r;
 
 	(void)f;
-	if (!json_object_object_get_ex(v, "kind", &k))
+	r = fatelf_json_find(c->doc, obj, "kind", &at);
+	if (r < 0)
+		return r;
+	if (r == 0)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'elf' has no 'kind'");
-	if (!json_object_is_type(k, json_type_string))
+	r = fatelf_json_read(c->doc, at, &k);
+	if (r < 0)
+		return r;
+	if (k.type != FATELF_JSON_STRING)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be a string");
-	kind = json_object_get_string(k);
-	if (strcmp(kind, "elf") == 0) {
+	if (strcmp(k.str, "elf") == 0) {
 		e->kind = FATELF_KIND_ELF;
-		return dispatch(c, v, elf_fields, ARRAY_SIZE(elf_fields), e);
+		return dispatch(c, obj, elf_fields, ARRAY_SIZE(elf_fields), e);
 	}
-	if (strcmp(kind, "fatelf") == 0) {
+	if (strcmp(k.str, "fatelf") == 0) {
 		e->kind = FATELF_KIND_FATELF;
-		return dispatch(c, v, fatelf_fields, ARRAY_SIZE(fatelf_fields), e);
+		return dispatch(c, obj, fatelf_fields, ARRAY_SIZE(fatelf_fields), e);
 	}
 	return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be \"elf\" or \"fatelf\"");
 }
 
 #define EF(n, t, m, p, field) { n, t, m, p, offsetof(fatelf_bundle_entry, field), INT64_MAX }
 static const struct field file_fields[] = {
-	EF("path", json_type_string, true, NULL, path),
-	EF("type", json_type_string, true, NULL, type),
-	EF("mode", json_type_string, true, p_mode, mode),
-	EF("setid", json_type_boolean, false, p_bool, setid),
-	EF("size", json_type_int, true, p_uint, size),
-	EF("sha256", json_type_string, true, p_sha256, sha256),
-	EF("config", json_type_boolean, false, p_bool, config),
-	{ "elf", json_type_object, false, p_elf, 0, 0 },
+	EF("path", FATELF_JSON_STRING, true, NULL, path),
+	EF("type", FATELF_JSON_STRING, true, NULL, type),
+	EF("mode", FATELF_JSON_STRING, true, p_mode, mode),
+	EF("setid", FATELF_JSON_BOOL, false, p_bool, setid),
+	EF("size", FATELF_JSON_INT, true, p_uint, size),
+	EF("sha256", FATELF_JSON_STRING, true, p_sha256, sha256),
+	EF("config", FATELF_JSON_BOOL, false, p_bool, config),
+	{ "elf", FATELF_JSON_OBJECT, false, p_elf, 0, 0 },
 };
 
 static const struct field dir_fields[] = {
-	EF("path", json_type_string, true, NULL, path),
-	EF("type", json_type_string, true, NULL, type),
-	EF("mode", json_type_string, true, p_mode, mode),
-	EF("setid", json_type_boolean, false, p_bool, setid),
+	EF("path", FATELF_JSON_STRING, true, NULL, path),
+	EF("type", FATELF_JSON_STRING, true, NULL, type),
+	EF("mode", FATELF_JSON_STRING, true, p_mode, mode),
+	EF("setid", FATELF_JSON_BOOL, false, p_bool, setid),
 };
 
 static const struct field symlink_fields[] = {
-	EF("path", json_type_string, true, NULL, path),
-	EF("type", json_type_string, true, NULL, type),
-	EF("target", json_type_string, true, p_link_target, link_target),
+	EF("path", FATELF_JSON_STRING, true, NULL, path),
+	EF("type", FATELF_JSON_STRING, true, NULL, type),
+	EF("target", FATELF_JSON_STRING, true, p_link_target, link_target),
 };
 #undef EF
 
@@ -688,11 +727,11 @@ static int records_check(struct pctx *c, const fatelf_bundle_entry *e)
 	return 0;
 }
 
-static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bundle_entry *e)
+static int entry_parse(struct pctx *c, size_t idx, size_t at, fatelf_bundle_entry *e)
 {
 	const struct field *fields;
-	size_t nfields;
-	json_object *v;
+	size_t nfields, obj, vat;
+	fatelf_json_value o, v;
 	const char *s;
 	size_t len;
 	char q[FATELF_TEXT_QUOTE_BUF];
@@ -700,14 +739,24 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 
 	c->at = AT_ENTRY_INDEX;
 	c->entry_index = idx;
-	if (!json_object_is_type(obj, json_type_object))
+	r = fatelf_json_read(c->doc, at, &o);
+	if (r < 0)
+		return r;
+	if (o.type != FATELF_JSON_OBJECT)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "must be an object");
-	if (!json_object_object_get_ex(obj, "path", &v))
+	obj = o.at;
+	r = fatelf_json_find(c->doc, obj, "path", &vat);
+	if (r < 0)
+		return r;
+	if (r == 0)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'path'");
-	if (!json_object_is_type(v, json_type_string))
+	r = fatelf_json_read(c->doc, vat, &v);
+	if (r < 0)
+		return r;
+	if (v.type != FATELF_JSON_STRING)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'path' must be a string");
-	s = json_object_get_string(v);
-	len = (size_t)json_object_get_string_len(v);
+	s = v.str;
+	len = v.len;
 	if (strlen(s) != len)
 		return fail(c, -FATELF_E_PATH_INVALID, -1, "path '%s' holds a NUL byte",
 			    fatelf_text_quote_n(s, len, q));
@@ -726,11 +775,17 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 			return fail(c, r, -1, "the path %s", rule);
 	}
 
-	if (!json_object_object_get_ex(obj, "type", &v))
+	r = fatelf_json_find(c->doc, obj, "type", &vat);
+	if (r < 0)
+		return r;
+	if (r == 0)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'type'");
-	if (!json_object_is_type(v, json_type_string))
+	r = fatelf_json_read(c->doc, vat, &v);
+	if (r < 0)
+		return r;
+	if (v.type != FATELF_JSON_STRING)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'type' must be a string");
-	s = json_object_get_string(v);
+	s = v.str;
 	if (strcmp(s, "file") == 0) {
 		e->type = FATELF_ENTRY_FILE;
 		fields = file_fields, nfields = ARRAY_SIZE(file_fields);
@@ -765,10 +820,11 @@ static int entry_parse(struct pctx *c, size_t idx, json_object *obj, fatelf_bund
 	return 0;
 }
 
-static int p_entries(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_entries(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	fatelf_manifest *m = c->m;
-	size_t n = json_object_array_length(v);
+	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
 	int r;
 
 	(void)f;
@@ -785,7 +841,10 @@ static int p_entries(struct pctx *c, const struct field *f, json_object *v, void
 
 		/* Counted first, so that free() sees what is half-parsed. */
 		m->nentries++;
-		r = entry_parse(c, i, json_object_array_get_idx(v, i), e);
+		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		if (r <= 0)
+			return r < 0 ? r : -EINVAL;
+		r = entry_parse(c, i, at, e);
 		if (r < 0)
 			return r;
 		if (e->type != FATELF_ENTRY_FILE)
@@ -801,10 +860,11 @@ static int p_entries(struct pctx *c, const struct field *f, json_object *v, void
 	return 0;
 }
 
-static int p_targets(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_targets(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	fatelf_manifest *m = c->m;
-	size_t n = json_object_array_length(v);
+	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
 	int r;
 
 	(void)f;
@@ -813,11 +873,17 @@ static int p_targets(struct pctx *c, const struct field *f, json_object *v, void
 	if (!m->targets)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		json_object *t = json_object_array_get_idx(v, i);
+		fatelf_json_value t;
 
-		if (!json_object_is_type(t, json_type_string))
+		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		if (r <= 0)
+			return r < 0 ? r : -EINVAL;
+		r = fatelf_json_read(c->doc, at, &t);
+		if (r < 0)
+			return r;
+		if (t.type != FATELF_JSON_STRING)
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
-		r = target_from_name(c, t, "targets entry", &m->targets[i]);
+		r = target_from_name(c, &t, "targets entry", &m->targets[i]);
 		if (r < 0)
 			return r;
 		m->ntargets++;
@@ -825,7 +891,7 @@ static int p_targets(struct pctx *c, const struct field *f, json_object *v, void
 	return 0;
 }
 
-#define PF(n, m, p, field) { n, json_type_string, m, p, offsetof(fatelf_manifest, field), 0 }
+#define PF(n, m, p, field) { n, FATELF_JSON_STRING, m, p, offsetof(fatelf_manifest, field), 0 }
 static const struct field package_fields[] = {
 	PF("name", true, p_name, name),
 	PF("version", true, p_version, version),
@@ -836,13 +902,14 @@ static const struct field package_fields[] = {
 };
 #undef PF
 
-static int p_package(struct pctx *c, const struct field *f, json_object *v, void *dst)
+static int p_package(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		   void *dst)
 {
 	int r;
 
 	(void)f;
 	c->at = AT_PACKAGE;
-	r = dispatch(c, v, package_fields, ARRAY_SIZE(package_fields), dst);
+	r = dispatch(c, v->at, package_fields, ARRAY_SIZE(package_fields), dst);
 	if (r < 0)
 		return r;
 	c->at = AT_TOP;
@@ -850,10 +917,10 @@ static int p_package(struct pctx *c, const struct field *f, json_object *v, void
 }
 
 static const struct field top_fields[] = {
-	{ "format", json_type_int, true, NULL, 0, 0 },
-	{ "package", json_type_object, true, p_package, 0, 0 },
-	{ "targets", json_type_array, true, p_targets, 0, 0 },
-	{ "entries", json_type_array, true, p_entries, 0, 0 },
+	{ "format", FATELF_JSON_INT, true, NULL, 0, 0 },
+	{ "package", FATELF_JSON_OBJECT, true, p_package, 0, 0 },
+	{ "targets", FATELF_JSON_ARRAY, true, p_targets, 0, 0 },
+	{ "entries", FATELF_JSON_ARRAY, true, p_entries, 0, 0 },
 };
 
 static int entry_ptr_cmp(const void *a, const void *b)
@@ -974,27 +1041,21 @@ static int targets_check(struct pctx *c)
 	return 0;
 }
 
-static void json_tokener_freep(struct json_tokener **t)
+static void json_doc_donep(fatelf_json_doc *doc)
 {
-	if (*t)
-		json_tokener_free(*t);
-}
-
-static void json_object_putp(json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
+	fatelf_json_doc_done(doc);
 }
 
 int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limits *lim,
 			  fatelf_manifest **ret, fatelf_diag *d)
 {
-	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
-	_cleanup_(json_object_putp) json_object *root = NULL;
+	_cleanup_(json_doc_donep) fatelf_json_doc doc = { 0 };
 	fatelf_bundle_limits def;
-	struct pctx c = { .d = d };
+	struct pctx c = { .d = d, .doc = &doc };
 	fatelf_json_scan sc = { 0 };
-	json_object *v;
+	fatelf_json_type top;
+	fatelf_json_value v;
+	size_t at;
 	int r;
 
 	if (!lim) {
@@ -1002,55 +1063,45 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 		lim = &def;
 	}
 	c.lim = lim;
-	if (len > FATELF_MANIFEST_MAX)
+	if (len > fatelf_bundle_manifest_max(lim))
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
-				       "the manifest is %zu bytes, the limit is %u", len,
-				       FATELF_MANIFEST_MAX);
+				       "the manifest is %zu bytes, the limit is %zu", len,
+				       fatelf_bundle_manifest_max(lim));
 	r = fatelf_json_prescan(json, len, &sc, d);
 	if (r < 0)
 		return r;
 	if (sc.entries > lim->max_entries)
 		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1, "%zu entries, the limit is %zu",
 				       sc.entries, lim->max_entries);
-
-	tok = json_tokener_new_ex(FATELF_JSON_DEPTH);
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, json, (int)len);
-	if (!root) {
-		enum json_tokener_error err = json_tokener_get_error(tok);
-
-		if (err == json_tokener_continue)
-			return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
-					       "the document ends early (%zu bytes)", len);
-		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1, "byte %zu: %s",
-				       json_tokener_get_parse_end(tok), json_tokener_error_desc(err));
-	}
-	if (json_tokener_get_parse_end(tok) != len)
-		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
-				       "byte %zu: data after the document", json_tokener_get_parse_end(tok));
-	/* json-c keeps the last of two equal keys, so a duplicate shows as
-	 * fewer keys in the tree than in the text. */
-	if (fatelf_json_count_keys(root) != sc.keys)
-		return fatelf_diag_set(d, -FATELF_E_MANIFEST_JSON, -1,
-				       "an object has the same key twice");
-	if (!json_object_is_type(root, json_type_object))
+	/* The grammar and duplicate keys over the whole text first, so that
+	 * a broken document is named as such whatever its fields say. */
+	r = fatelf_json_validate(json, len, &top, d);
+	if (r < 0)
+		return r;
+	if (top != FATELF_JSON_OBJECT)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "the manifest is not an object");
+	fatelf_json_doc_init(&doc, json, len);
+	at = 0;
 	/* The format first: a later format may change everything else. */
-	if (!json_object_object_get_ex(root, "format", &v))
+	r = fatelf_json_find(&doc, 0, "format", &at);
+	if (r < 0)
+		return r;
+	if (r == 0)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'format'");
-	if (!json_object_is_type(v, json_type_int))
+	r = fatelf_json_read(&doc, at, &v);
+	if (r < 0)
+		return r;
+	if (v.type != FATELF_JSON_INT)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'format' must be an integer");
-	if (json_object_get_int64(v) != FATELF_BUNDLE_FORMAT)
+	if (v.i64 != FATELF_BUNDLE_FORMAT)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_FORMAT, -1,
 				       "format %lld is not supported (this reader knows format %d)",
-				       (long long)json_object_get_int64(v), FATELF_BUNDLE_FORMAT);
+				       (long long)v.i64, FATELF_BUNDLE_FORMAT);
 
 	c.m = fatelf_manifest_new();
 	if (!c.m)
 		return -ENOMEM;
-	r = dispatch(&c, root, top_fields, ARRAY_SIZE(top_fields), c.m);
+	r = dispatch(&c, 0, top_fields, ARRAY_SIZE(top_fields), c.m);
 	if (r >= 0)
 		r = entries_check(&c);
 	if (r >= 0)

@@ -20,7 +20,13 @@ void fatelf_bundle_limits_default(fatelf_bundle_limits *ret)
 {
 	ret->max_path = 4095;
 	ret->max_entries = 200000;
+	ret->max_manifest = FATELF_MANIFEST_MAX;
 	ret->max_total = 64ull << 30;
+}
+
+size_t fatelf_bundle_manifest_max(const fatelf_bundle_limits *lim)
+{
+	return lim && lim->max_manifest ? lim->max_manifest : FATELF_MANIFEST_MAX;
 }
 
 /* Package rules */
