@@ -108,7 +108,7 @@ fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
 #define FATELF_PAYLOAD_PREFIX       "files/"
 /* What 200 000 entries with long paths and FatELF records need, with
  * room to spare (doc/fatbundle.md, "Limits"). */
-#define FATELF_MANIFEST_MAX         (64u << 20)
+#define FATELF_MANIFEST_MAX         (128u << 20)
 /* Components in a path: deeper trees are refused, so no walk beneath a
  * root (one fd per level) or recursive removal can be driven deep. */
 #define FATELF_PATH_DEPTH_MAX       128

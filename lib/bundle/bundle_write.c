@@ -788,6 +788,7 @@ static void limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *g
 	lim->max_path = given->max_path ? given->max_path : def.max_path;
 	lim->max_entries = given->max_entries ? given->max_entries : def.max_entries;
 	lim->max_total = given->max_total ? given->max_total : def.max_total;
+	lim->max_manifest = fatelf_bundle_manifest_max(given);
 }
 
 int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_create_opts *o,
@@ -827,6 +828,11 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 		q = build_manifest(&c, &m);
 	if (q == 0)
 		q = fatelf_manifest_serialize(m, &json, &json_len, d);
+	/* Before a byte is written: a manifest no reader takes is no bundle. */
+	if (q == 0 && json_len > c.lim.max_manifest)
+		q = fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
+				    "the manifest of %zu entries would be %zu bytes, the limit is %zu",
+				    m->nentries, json_len, c.lim.max_manifest);
 	if (q == 0 && o->sign_key) {
 		const char *tc = o->trusted_comment;
 		if (!tc) {
