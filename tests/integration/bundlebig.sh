@@ -1,0 +1,44 @@
+#!/bin/bash
+# A bundle at the entry limit: 200 000 entries (400 dirs of 498 small
+# files, paths of 80 to 90 bytes) are bundled and verified, and one entry
+# more is refused by bundle create before it writes anything: no output
+# file and no temporary file are left.
+. "$(dirname "$0")/lib.sh"
+
+t_init bundlebig
+t_require_exec "$FATELF"
+t_require_tool python3
+
+python3 - <<'PY' || { echo "Bail out! cannot make the tree"; exit 99; }
+import os
+os.mkdir('tree')
+for d in range(400):
+    dp = 'tree/dir-%03d-with-a-longish-name/subdirectory-of-files' % d
+    os.makedirs(dp)
+    for f in range(498):
+        with open(dp + '/file-%05d-with-a-rather-long-name.txt' % f, 'w') as fh:
+            fh.write('x%d\n' % f)
+PY
+mkdir out
+
+s=$(date +%s.%N)
+check "create bundles 200000 entries" \
+	"$FATELF" bundle create -o out/big.fatbundle --name big --version 1 --compression zstd tree
+e=$(date +%s.%N)
+echo "# create: $(echo "$e - $s" | bc) s"
+s=$e
+run "$FATELF" bundle verify out/big.fatbundle
+e=$(date +%s.%N)
+echo "# verify: $(echo "$e - $s" | bc) s"
+check_eq "verify accepts the 200000-entry bundle" 0 "$RC"
+check_match "verify counts 200000 entries" '200000 entries' "$(cat "$RUN_OUT")"
+
+echo y > tree/one-more
+rm -f out/big.fatbundle
+check_exit 1 "create refuses 200001 entries" \
+	"$FATELF" bundle create -o out/big.fatbundle --name big --version 1 tree
+check_match "... naming the limit" 'more than 200000 entries' "$(cat "$RUN_ERR")"
+check_match "... with its error name" 'LIMIT' "$(cat "$RUN_ERR")"
+check_eq "... and leaves nothing in the output directory" "" "$(ls -A out)"
+
+t_done
