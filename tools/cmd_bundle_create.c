@@ -167,6 +167,24 @@ enum {
 	OPT_TRUSTED_COMMENT,
 };
 
+struct open_out {
+	fatelf_atomic *a;
+	const char *path;
+	bool failed;
+};
+
+static int open_out(void *userdata, fatelf_diag *d)
+{
+	struct open_out *oo = userdata;
+	int r = fatelf_atomic_open(oo->a, oo->path, 0644, d);
+
+	if (r < 0) {
+		oo->failed = true;
+		return r;
+	}
+	return oo->a->fd;
+}
+
 int cmd_bundle_create(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -272,14 +290,17 @@ int cmd_bundle_create(int argc, char **argv)
 		o.sign_key = &sk;
 	}
 
-	r = fatelf_atomic_open(&a, out, 0644, &d);
-	if (r < 0)
-		return cmd_report(out, &d, r);
-	r = fatelf_bundle_create(argv[optind], a.fd, &o, &d);
+	/* The temporary output is made only once the tree passed every
+	 * check: a refused tree leaves nothing behind. */
+	struct open_out oo = { .a = &a, .path = out };
+	o.open_output = open_out;
+	o.userdata = &oo;
+	r = fatelf_bundle_create(argv[optind], -1, &o, &d);
 	explicit_bzero(&sk, sizeof(sk));
 	if (r < 0) {
-		fatelf_atomic_abort(&a);
-		return cmd_report(argv[optind], &d, r);
+		if (a.fd >= 0)
+			fatelf_atomic_abort(&a);
+		return cmd_report(oo.failed ? out : argv[optind], &d, r);
 	}
 	r = fatelf_atomic_commit(&a, &d);
 	if (r < 0) {

@@ -256,6 +256,12 @@ typedef struct fatelf_bundle_create_opts {
 	size_t nconfig_globs;
 	bool allow_setid;               /* take setuid/setgid bits (else refused) */
 	fatelf_bundle_limits limits;    /* zero: defaults */
+	/* For out_fd -1: opens the output once the tree passed every check
+	 * and the manifest is made, just before the first byte is written,
+	 * so that a refused tree leaves no file at all. Returns the fd (the
+	 * caller's to close) or a negative code with d set. */
+	int (*open_output)(void *userdata, fatelf_diag *d);
+	void *userdata;
 } fatelf_bundle_create_opts;
 
 /*

@@ -816,9 +816,14 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "unknown compression %d",
 				       o->compression);
 	limits_fill(&c.lim, &o->limits);
-	if (fstat(out_fd, &c.out) < 0)
-		return fatelf_diag_set(d, -errno, -1, "output: %s", fatelf_strerror(-errno));
-	c.out_is_file = S_ISREG(c.out.st_mode);
+	if (out_fd < 0 && !o->open_output)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no output");
+	/* An output opened later is not in the tree while it is walked. */
+	if (out_fd >= 0) {
+		if (fstat(out_fd, &c.out) < 0)
+			return fatelf_diag_set(d, -errno, -1, "output: %s", fatelf_strerror(-errno));
+		c.out_is_file = S_ISREG(c.out.st_mode);
+	}
 	c.buf = malloc(IO_CHUNK);
 	if (!c.buf)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -844,6 +849,11 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 		}
 		if (q == 0)
 			q = fatelf_ms_sign(o->sign_key, json, json_len, NULL, tc, &sig, d);
+	}
+	if (q == 0 && out_fd < 0) {
+		out_fd = o->open_output(o->userdata, d);
+		if (out_fd < 0)
+			q = out_fd;
 	}
 	if (q == 0)
 		q = write_archive(&c, out_fd, m, json, json_len, sig);
