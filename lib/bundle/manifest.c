@@ -389,8 +389,9 @@ static int p_version(struct pctx *c, const struct field *f, const fatelf_json_va
 	return *(char **)dst ? 0 : -ENOMEM;
 }
 
-/* Sizes and offsets: json-c holds integers as int64, and anything past
- * 2^63-1 comes back clamped, so the unsigned view tells. */
+/* Sizes and offsets: the reader gives json-c's two saturated views of an
+ * integer, and anything past 2^63-1 is clamped in the signed one, so the
+ * unsigned view tells. */
 static int p_uint(struct pctx *c, const struct field *f, const fatelf_json_value *v,
 		   void *dst)
 {

@@ -909,6 +909,56 @@ START_TEST(test_million_entries_too_big)
 }
 END_TEST
 
+/* The grammar as json-c's strict mode read it before the pull reader
+ * replaced it: which text is broken JSON and which a value of the wrong
+ * type or format decides the error. */
+START_TEST(test_json_grammar_verdicts)
+{
+	static const struct {
+		const char *text;
+		int code;
+	} t[] = {
+		{ "5", FATELF_E_MANIFEST_JSON },        /* a number must be followed */
+		{ "5 ", FATELF_E_MANIFEST_SCHEMA },
+		{ "true ", FATELF_E_MANIFEST_SCHEMA },
+		{ "null ", FATELF_E_MANIFEST_JSON },
+		{ "\"x\"", FATELF_E_MANIFEST_SCHEMA },
+		{ "[]", FATELF_E_MANIFEST_SCHEMA },
+		{ "{\"format\":01}", FATELF_E_MANIFEST_JSON },
+		{ "{\"format\":-01}", FATELF_E_MANIFEST_FORMAT },
+		{ "{\"format\":00}", FATELF_E_MANIFEST_FORMAT },
+		{ "{\"format\":1.}", FATELF_E_MANIFEST_SCHEMA },
+		{ "{\"format\":1.e5}", FATELF_E_MANIFEST_SCHEMA },
+		{ "{\"format\":-.5}", FATELF_E_MANIFEST_SCHEMA },
+		{ "{\"format\":1e}", FATELF_E_MANIFEST_JSON },
+		{ "{\"format\":18446744073709551616}", FATELF_E_MANIFEST_FORMAT },
+		{ "{\"format\":1,\"format\":1}", FATELF_E_MANIFEST_JSON },
+		{ "{\"format\":1,\"\\u0066ormat\":1}", FATELF_E_MANIFEST_JSON },
+		{ "[[1],]", FATELF_E_MANIFEST_JSON },
+		{ "{\"a\":[1 2]}", FATELF_E_MANIFEST_JSON },
+	};
+	char deep[300];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(parse_text(t[i].text) == -t[i].code, "%s: got %s", t[i].text,
+			      fatelf_error_name(parse_text(t[i].text)));
+	/* 64 nested arrays are a value 63 levels down: still JSON; a value
+	 * inside the innermost one is too deep. */
+	for (int v = 0; v < 2; v++) {
+		n = 0;
+		for (int k = 0; k < 64; k++)
+			deep[n++] = '[';
+		if (v)
+			deep[n++] = '1';
+		for (int k = 0; k < 64; k++)
+			deep[n++] = ']';
+		ck_assert_int_eq(parse_lim(deep, n, NULL),
+				 v ? -FATELF_E_MANIFEST_JSON : -FATELF_E_MANIFEST_SCHEMA);
+	}
+}
+END_TEST
+
 /* Under the byte limit but over the entry limit: refused by the scan,
  * before anything is allocated for the entries. */
 START_TEST(test_entry_limit_before_memory)
@@ -1229,6 +1279,7 @@ static Suite *manifest_suite(void)
 	tcase_add_test(tc, test_reject_records);
 	tcase_add_test(tc, test_reject_too_many_records);
 	tcase_add_test(tc, test_million_entries_too_big);
+	tcase_add_test(tc, test_json_grammar_verdicts);
 	tcase_add_test(tc, test_entry_limit_before_memory);
 	tcase_add_test(tc, test_version_compare);
 	tcase_add_test(tc, test_version_table_matches_dpkg);
