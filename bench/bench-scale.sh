@@ -32,9 +32,12 @@
 #   (5) fatelfd's peak RSS (VmHWM of a daemon started just for that
 #       install) while it installs the N-file package: a row per N against
 #       128 MiB (131072 kB), the ratio kB / 131072 (<= 1.0).
-# A bundle that cannot be made or installed (for example a manifest over
-# the reader's limit, FATELF_E_MANIFEST_TOO_BIG) is a FAIL row with the
-# error, and the other rows go on. BENCH_BASE=DIR runs every row again
+# A bundle that cannot be made or installed is a FAIL row with the error
+# (its message in the notes), and the other rows go on: today bundle
+# create refuses a tree of more than 200,000 entries (files and
+# directories: N=200000 is 200,203), and the reader a manifest over 4 MiB
+# (FATELF_E_MANIFEST_TOO_BIG; about 197 bytes an entry here, so from some
+# 21,000 files). BENCH_BASE=DIR runs every row again
 # with the fatelfd and fatelfctl of another build dir (the bundles are
 # made by this one's fatelf), labelled "base:". Needs root (loop mounts).
 # Times are medians of BENCH_RUNS runs (default 3) after one warm-up run.
@@ -130,6 +133,15 @@ printf '[Policy]\nPolicy=native\n[Daemon]\nRequireSignature=yes\nDurable=yes\nTr
 
 # bundle N VERSION TREE: makes sN-vVERSION.fatbundle; on failure a FAIL
 # row with fatelf's message.
+# why LOG: what a failure broke, for a row's label: the error's name
+# (FATELF_E_*) if the log has one, else the last part of its last line
+# (the message goes whole to the notes)
+why() {
+	local e
+	e=$(grep -o 'FATELF_E_[A-Z0-9_]*' "$1" | tail -1)
+	[ -n "$e" ] && { echo "$e"; return; }
+	grep -v '^#' "$1" | tail -1 | sed 's/.*: //' | cut -c1-40
+}
 declare -A bundle_ok
 bundle() {
 	local n=$1 v=$2 tree=$3 out=s$1-v$2.fatbundle
@@ -139,9 +151,9 @@ bundle() {
 		bundle_ok[$n-$v]=1
 		printf '# N=%s: %s is %s bytes\n' "$n" "$out" "$(stat -c %s "$out")" >&2
 	else
-		addrow "N=$n: bundle create v$v: $(head -c 30 create.log | tr '\n' ' ')" - - error 0
-		echo "bench: N=$n: bundle create failed:" >&2
-		cat create.log >&2
+		addrow "N=$n: bundle create v$v: $(why create.log)" - - error 0
+		notes+=("N=$n: bundle create v$v failed: $(grep -v '^#' create.log | tail -3 | tr '\n' ' ')")
+		echo "bench: ${notes[-1]}" >&2
 	fi
 }
 maxn=$UPN
@@ -269,9 +281,9 @@ checked_install() {
 	local n=$1 got hwm
 	fresh_output
 	if ! timeout 1800 "$C_BIN" --socket "$SOCK" install "s$n-v1.fatbundle" >install.log 2>&1; then
-		addrow "${tag}N=$n: install: $(head -c 36 install.log | tr '\n' ' ')" - - error 0
-		echo "bench: ${tag}N=$n: install failed:" >&2
-		cat install.log >&2
+		addrow "${tag}N=$n: install: $(why install.log)" - - error 0
+		notes+=("${tag}N=$n: install failed: $(grep -v '^#' install.log | tail -3 | tr '\n' ' ')")
+		echo "bench: ${notes[-1]}" >&2
 		return 1
 	fi
 	got=$(find "$FS/root/opt/scale" -type f | wc -l)
@@ -349,9 +361,9 @@ for build in "${builds[@]}"; do
 				tag, n, c, w, 100 * w / p, p, s, 100 * s / p }')")
 		echo "# ${notes[-1]}" >&2
 	else
-		echo "bench: ${tag}upgrade failed:" >&2
-		cat upgrade.log >&2
-		addrow "${tag}(2) upgrade: $(head -c 36 upgrade.log | tr '\n' ' ')" - - error 0
+		notes+=("${tag}(2) upgrade failed: $(grep -v '^#' upgrade.log | tail -3 | tr '\n' ' ')")
+		echo "bench: ${notes[-1]}" >&2
+		addrow "${tag}(2) upgrade: $(why upgrade.log)" - - error 0
 		continue
 	fi
 
