@@ -38,17 +38,14 @@ cd "$work" || exit 3
 
 echo "# making a $NFILES-file tree of 4 KiB files in $work" >&2
 mkdir -p tree/opt/vb
-head -c $((NFILES * 4096)) /dev/urandom >blob
+per=$(( (NFILES + 99) / 100 ))
 for ((d = 0; d < 100; d++)); do
+	n=$(( NFILES - d * per ))
+	[ "$n" -gt "$per" ] && n=$per
+	[ "$n" -gt 0 ] || break
 	mkdir -p "tree/opt/vb/d$d"
+	head -c $((n * 4096)) /dev/urandom | (cd "tree/opt/vb/d$d" && split -a 6 -d -b 4096 - f)
 done
-# split names its pieces in order; move them into the 100 directories.
-(cd tree/opt/vb && split -a 6 -d -b 4096 ../../../blob f)
-rm -f blob
-(cd tree/opt/vb && i=0 && for f in f[0-9]*; do
-	echo "d$((i % 100))/$f"
-	i=$((i + 1))
-done | awk -F/ '{ print $2 " " $0 }' | xargs -n 200 sh -c 'while [ $# -gt 0 ]; do mv "$1" "$2"; shift 2; done' sh)
 chmod -R u=rwX,go=rX tree
 [ "$(find tree -type f | wc -l)" -eq "$NFILES" ] || { echo "bench: tree is wrong" >&2; exit 1; }
 

@@ -34,6 +34,7 @@ enum stmt_id {
 	STMT_FILE_ADD,
 	STMT_FILE_OWNER,
 	STMT_FILES_OF,
+	STMT_FILES_PAGE,
 	STMT_FILE_GET,
 	STMT_FILE_EXISTS,
 	STMT_FILE_DELETE,
@@ -120,6 +121,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_FILES_OF] =
 		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE p.name = ?1 ORDER BY f.path",
+	[STMT_FILES_PAGE] =
+		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
+		"WHERE p.name = ?1 AND f.path > ?2 ORDER BY f.path LIMIT ?3",
 	[STMT_FILE_GET] =
 		"SELECT " FILE_COLUMNS ", p.name FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE f.path = ?1",
@@ -1026,17 +1030,24 @@ void store_files_free(store_file *v, size_t n)
 	free(v);
 }
 
-int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
+/* The files of a package by path: all of them (limit 0), or at most limit
+ * after the path after. */
+static int files_query(store *s, const char *package, const char *after, size_t limit,
+		       store_file **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	store_file *v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_FILES_OF, &st, d);
+	r = stmt_get(s, limit ? STMT_FILES_PAGE : STMT_FILES_OF, &st, d);
 	if (r < 0)
 		return r;
 	bind_text(st, 1, package);
+	if (limit) {
+		bind_text(st, 2, after ? after : "");
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)MIN(limit, (size_t)INT64_MAX));
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_file f;
 
@@ -1069,6 +1080,17 @@ int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_
 fail:
 	store_files_free(v, n);
 	return r;
+}
+
+int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
+{
+	return files_query(s, package, NULL, 0, ret, ret_n, d);
+}
+
+int store_files_page(store *s, const char *package, const char *after, size_t limit,
+		     store_file **ret, size_t *ret_n, fatelf_diag *d)
+{
+	return files_query(s, package, after, limit ? limit : 1, ret, ret_n, d);
 }
 
 void store_file_done(store_file *f)

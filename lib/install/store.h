@@ -190,6 +190,11 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 /* The files of the package by path, in *ret (free with store_files_free);
  * -ENOENT when the package is not installed. */
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d);
+/* At most limit files of the package by path, those after the path after
+ * (NULL: from the first); -ENOENT when the package is not installed. A
+ * long list page by page, each page a query of its own. */
+int store_files_page(store *s, const char *package, const char *after, size_t limit,
+		     store_file **ret, size_t *ret_n, fatelf_diag *d);
 void store_files_free(store_file *v, size_t n);
 
 /* Fills ret with the row (strdup'ed strings; free with store_file_done)
