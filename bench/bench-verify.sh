@@ -12,6 +12,7 @@
 # Before each remove (outside the timing) the package is installed again
 # (and the copy made again) and dirty pages are written back.
 # Times are medians of BENCH_RUNS runs (default 3) after one warm-up run.
+# BENCH_ONLY=verify or BENCH_ONLY=remove runs one of the two.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +70,7 @@ mapfile -t paths <list
 
 sums() { (cd root && sha256sum -- "${paths[@]}"); }
 warm() { sync; }
+[ "${BENCH_ONLY:-verify}" = verify ] &&
 compare "(a) verify ($NFILES x 4 KiB)  vs  sha256sum" 1.2 warm \
 	"ctl verify vb" \
 	"sums"
@@ -81,6 +83,7 @@ reinstall() {
 	find root copy >/dev/null
 	sync
 }
+[ "${BENCH_ONLY:-remove}" = remove ] &&
 compare "(b) remove ($NFILES x 4 KiB)  vs  rm -rf + sync" 1.2 reinstall \
 	"ctl remove vb" \
 	"rm -rf copy && sync"
