@@ -247,6 +247,7 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 		return;
 	}
 	if ((call->flags & VL_CALL_MORE) && !c->oneway) {
+		json_putp(&a);
 		/* An unknown package is answered at once, as without more. */
 		r = store_files_page(method_store(c), package, NULL, 1, &files, &n, &d);
 		store_files_free(files, n);
