@@ -1,6 +1,8 @@
 /*
  * fatelfctl files: the paths a package installed, one per line (symlinks
- * as "path -> target"), as paths inside the daemon's root.
+ * as "path -> target"), as paths inside the daemon's root. The daemon
+ * answers in chunks (the call has "more"), each printed as it comes; with
+ * --json each chunk is one JSON line {"files": [...]}.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,8 +25,9 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	json_object *files = ctl_json_array(params, "files");
 	size_t n = files ? json_object_array_length(files) : 0;
 
+	/* Each reply as it comes: a long package is several. */
 	if (ctl_arg.json) {
-		ctl_json_print(params);
+		ctl_json_line(params);
 		return CTL_CONTINUE;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -37,6 +40,7 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		else
 			printf("%s\n", ctl_json_str(f, "path", "?"));
 	}
+	fflush(stdout);
 	return CTL_CONTINUE;
 }
 
@@ -55,7 +59,7 @@ int verb_files(int argc, char **argv)
 	if (!params)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
 	json_object_object_add(params, "package", json_object_new_string(argv[optind]));
-	status = ctl_call("Files", params, 0, NULL, 0, on_reply, NULL);
+	status = ctl_call("Files", params, VL_CALL_MORE, NULL, 0, on_reply, NULL);
 	json_object_put(params);
 	return status;
 }

@@ -40,16 +40,22 @@ static const char *problem_words(const char *p)
 	return p;
 }
 
+struct verify_state {
+	uint64_t problems;      /* in the replies so far */
+};
+
 static int on_reply(json_object *params, bool continues, void *userdata)
 {
 	json_object *problems = ctl_json_array(params, "problems");
 	size_t n = problems ? json_object_array_length(problems) : 0;
 	int64_t checked = ctl_json_int(params, "checked");
-	bool *found = userdata;
+	struct verify_state *st = userdata;
 
-	*found = n > 0;
+	/* The problems come in chunks (the call has "more"): each is printed
+	 * as it comes, the count after the last. */
+	st->problems += n;
 	if (ctl_arg.json) {
-		ctl_json_print(params);
+		ctl_json_line(params);
 		return CTL_CONTINUE;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -59,15 +65,18 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		printf("%s: %s%s%s\n", ctl_json_str(p, "path", "?"),
 		       problem_words(ctl_json_str(p, "problem", "?")), detail[0] ? ": " : "", detail);
 	}
-	printf("%lld file%s checked, %zu problem%s\n", (long long)checked, checked == 1 ? "" : "s", n,
-	       n == 1 ? "" : "s");
+	if (!continues)
+		printf("%lld file%s checked, %llu problem%s\n", (long long)checked,
+		       checked == 1 ? "" : "s", (unsigned long long)st->problems,
+		       st->problems == 1 ? "" : "s");
+	fflush(stdout);
 	return CTL_CONTINUE;
 }
 
 int verb_verify(int argc, char **argv)
 {
 	json_object *params;
-	bool found = false;
+	struct verify_state st = { 0 };
 	int status = ctl_parse_plain(argc, argv, verb_verify_usage);
 
 	if (status >= 0)
@@ -79,9 +88,9 @@ int verb_verify(int argc, char **argv)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
 	if (optind < argc)
 		json_object_object_add(params, "package", json_object_new_string(argv[optind]));
-	status = ctl_call("Verify", params, 0, NULL, 0, on_reply, &found);
+	status = ctl_call("Verify", params, VL_CALL_MORE, NULL, 0, on_reply, &st);
 	json_object_put(params);
-	if (status == EXIT_OK && found)
+	if (status == EXIT_OK && st.problems > 0)
 		return EXIT_FAILED;
 	return status;
 }

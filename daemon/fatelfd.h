@@ -81,6 +81,7 @@ void daemon_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2,
 
 typedef struct server server;
 typedef struct conn conn;
+typedef struct conn_stream conn_stream;
 typedef struct job job;
 typedef struct worker worker;
 
@@ -97,6 +98,7 @@ struct conn {
 	int fds[CONN_FDS_MAX];  /* passed with SCM_RIGHTS, not yet taken by a call */
 	unsigned nfds;
 	job *job;               /* the call in flight; no further call is read meanwhile */
+	conn_stream *stream;    /* a reply sent in chunks; no further call is read meanwhile */
 	bool eof;               /* the peer shut its side: finish replies, then close */
 	bool dead;              /* closed; freed at the end of the loop round */
 	bool oneway;            /* the call being handled wants no reply */
@@ -173,6 +175,25 @@ void conn_close(conn *c);
 int conn_take_fd(conn *c, int64_t index);
 /* The call in flight on c finished: read the next one. */
 void conn_call_done(conn *c);
+
+/*
+ * A call answered in chunks (a method called with "more" whose answer may
+ * be long): instead of one reply, the handler hands c a stream, whose next
+ * is called each time c's unsent output is below CONN_STREAM_LOW, so that
+ * only a chunk or two is ever held, however long the answer, and a peer
+ * that reads slowly slows the stream instead of growing the daemon.
+ * next sends one reply (continues while more follow) and returns 1 while
+ * more follow, 0 after the last reply or an error reply; free is called
+ * once, when the stream ended or the peer went away. No further call of
+ * the peer is read meanwhile.
+ */
+struct conn_stream {
+	int (*next)(conn *c, conn_stream *st);
+	void (*free)(conn_stream *st);
+};
+#define CONN_STREAM_LOW (64u * 1024)
+/* Takes st (freed with st->free even when c is gone). */
+void conn_stream_start(conn *c, conn_stream *st);
 uint64_t now_usec(void);
 
 /* ------------------------------------------------------------ reload.c */

@@ -97,6 +97,7 @@ void method_verify(conn *c, const vl_call *call, union method_params *p)
 		}
 	}
 	j->oneway = c->oneway;
+	j->more = (call->flags & VL_CALL_MORE) != 0;
 	j->conn = c;
 	c->job = j;
 	r = worker_verify(c->srv->worker, j);

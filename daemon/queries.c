@@ -1,9 +1,13 @@
 /*
  * The read methods about packages and files: List, Info, Files, Owner,
  * History and GetPolicy. Each answers inline on the main thread from the
- * read-only store with a few indexed queries.
+ * read-only store with a few indexed queries. Called with "more", List
+ * and Files answer in chunks of REPLY_CHUNK entries: Files reads each
+ * chunk's rows from the store when the peer has taken the one before, so
+ * neither side holds more than a chunk or two of a long package.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobjson.h"
@@ -119,7 +123,10 @@ void method_list(conn *c, const vl_call *call, union method_params *p)
 		json_object_array_add(a, x);
 	}
 	store_packages_free(pkgs, n);
-	reply(c, o);
+	if (call->flags & VL_CALL_MORE)
+		reply_array_stream(c, json_object_get(o), "packages");
+	else
+		reply(c, o);
 }
 
 void method_info(conn *c, const vl_call *call, union method_params *p)
@@ -145,6 +152,86 @@ void method_info(conn *c, const vl_call *call, union method_params *p)
 	reply(c, o);
 }
 
+/* Files with more: a page of the store per reply, after the last path sent. */
+struct files_stream {
+	conn_stream st;
+	char *package;
+	char *after;            /* the last path sent; NULL before the first reply */
+};
+
+static int files_stream_next(conn *c, conn_stream *st)
+{
+	struct files_stream *x = (struct files_stream *)st;
+	_cleanup_json_ json_object *o = json_object_new_object();
+	json_object *a = json_object_new_array();
+	store_file *files = NULL;
+	size_t n = 0;
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o || !a) {
+		json_putp(&a);
+		reply_failed(c, -ENOMEM, NULL);
+		return 0;
+	}
+	json_set(o, "files", a);
+	/* One more than a chunk says whether another reply follows. */
+	r = store_files_page(method_store(c), x->package, x->after, REPLY_CHUNK + 1, &files, &n, &d);
+	if (r == -ENOENT) {
+		/* Removed since the first reply: an error in either case. */
+		reply_error_str(c, E("PackageNotFound"), "package", x->package);
+		return 0;
+	}
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return 0;
+	}
+	bool more = n > REPLY_CHUNK;
+	size_t m = MIN(n, (size_t)REPLY_CHUNK);
+
+	for (size_t i = 0; i < m; i++) {
+		json_object *f = json_file(method_store(c), &files[i], x->package);
+
+		if (!f) {
+			store_files_free(files, n);
+			reply_failed(c, -ENOMEM, NULL);
+			return 0;
+		}
+		json_object_array_add(a, f);
+	}
+	if (m > 0) {
+		free(x->after);
+		x->after = strdup(files[m - 1].path);
+		if (!x->after)
+			more = false;
+	}
+	store_files_free(files, n);
+	conn_reply(c, o, more);
+	return more;
+}
+
+static void files_stream_free(conn_stream *st)
+{
+	struct files_stream *x = (struct files_stream *)st;
+
+	free(x->package);
+	free(x->after);
+	free(x);
+}
+
+static void files_stream(conn *c, const char *package)
+{
+	struct files_stream *x = calloc(1, sizeof(*x));
+
+	if (!x || !(x->package = strdup(package))) {
+		free(x);
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	x->st = (conn_stream) { .next = files_stream_next, .free = files_stream_free };
+	conn_stream_start(c, &x->st);
+}
+
 void method_files(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
@@ -157,6 +244,19 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 
 	if (!o || !a) {
 		json_putp(&a);
+		return;
+	}
+	if ((call->flags & VL_CALL_MORE) && !c->oneway) {
+		json_putp(&a);
+		/* An unknown package is answered at once, as without more. */
+		r = store_files_page(method_store(c), package, NULL, 1, &files, &n, &d);
+		store_files_free(files, n);
+		if (r == -ENOENT)
+			reply_error_str(c, E("PackageNotFound"), "package", package);
+		else if (r < 0)
+			reply_failed(c, r, d.msg);
+		else
+			files_stream(c, package);
 		return;
 	}
 	json_set(o, "files", a);

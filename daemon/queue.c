@@ -92,7 +92,13 @@ static void job_answer(job *j)
 	if (!c)
 		return;
 	if (!j->oneway) {
-		if (j->kind == JOB_VERIFY && j->r >= 0) {
+		if (j->kind == JOB_VERIFY && j->r >= 0 && j->more) {
+			/* The problems in chunks; the stream takes the reply. */
+			json_object *o = j->reply;
+
+			j->reply = NULL;
+			reply_array_stream(c, o, "problems");
+		} else if (j->kind == JOB_VERIFY && j->r >= 0) {
 			conn_reply(c, j->reply, false);
 		} else if (j->r == -ECANCELED) {
 			_cleanup_json_ json_object *o = json_object_new_object();

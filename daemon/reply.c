@@ -4,7 +4,10 @@
  * error through the one table of daemon/errmap.c, with the daemon's own
  * facts (the root, the trusted keys, the host's targets) added.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "errmap.h"
 #include "jobjson.h"
@@ -112,4 +115,69 @@ static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *
 void reply_failure(conn *c, int r, const fatelf_diag *d, const char *url)
 {
 	reply_mapped(c, NULL, r, d, url);
+}
+
+struct array_stream {
+	conn_stream st;
+	json_object *o;
+	json_object *a;         /* o's member key */
+	char *key;
+	size_t at, n;
+};
+
+static int array_stream_next(conn *c, conn_stream *st)
+{
+	struct array_stream *x = (struct array_stream *)st;
+	_cleanup_json_ json_object *o = json_object_new_object();
+	json_object *a = json_object_new_array();
+	size_t end = MIN(x->at + REPLY_CHUNK, x->n);
+	bool more;
+
+	if (!o || !a) {
+		json_putp(&a);
+		reply_failed(c, -ENOMEM, NULL);
+		return 0;
+	}
+	json_object_object_foreach(x->o, k, val)
+		if (strcmp(k, x->key) != 0)
+			json_object_object_add(o, k, json_object_get(val));
+	for (; x->at < end; x->at++)
+		json_object_array_add(a, json_object_get(json_object_array_get_idx(x->a, x->at)));
+	json_object_object_add(o, x->key, a);
+	more = x->at < x->n;
+	conn_reply(c, o, more);
+	return more;
+}
+
+static void array_stream_free(conn_stream *st)
+{
+	struct array_stream *x = (struct array_stream *)st;
+
+	json_object_put(x->o);
+	free(x->key);
+	free(x);
+}
+
+void reply_array_stream(conn *c, json_object *o, const char *key)
+{
+	struct array_stream *x;
+
+	if (c->oneway) {
+		json_object_put(o);
+		return;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x || !(x->key = strdup(key)) || !json_object_object_get_ex(o, key, &x->a) ||
+	    !json_object_is_type(x->a, json_type_array)) {
+		if (x)
+			free(x->key);
+		free(x);
+		json_object_put(o);
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	x->st = (conn_stream) { .next = array_stream_next, .free = array_stream_free };
+	x->o = o;
+	x->n = json_object_array_length(x->a);
+	conn_stream_start(c, &x->st);
 }

@@ -16,6 +16,15 @@ void reply_failed(conn *c, int r, const char *message);
 /* Turns an engine failure into the interface's error reply on c. url is set
  * when the failure is the download of that URL (FetchFailed). */
 void reply_failure(conn *c, int r, const fatelf_diag *d, const char *url);
+/* Entries of one reply in a stream (a call with "more"). */
+#define REPLY_CHUNK 1000
+/*
+ * Answers a call made with "more" with o (taken) in chunks: each reply
+ * holds o's other members as they are and at most REPLY_CHUNK entries of
+ * its array member key, in order, the last one without continues; an empty
+ * array is one reply. Nothing is sent on a oneway call.
+ */
+void reply_array_stream(conn *c, json_object *o, const char *key);
 /* The host's targets, native first: []string. */
 json_object *host_targets(const fatelf_host *h);
 

@@ -244,9 +244,10 @@ static void conn_update_events(conn *c)
 		return;
 	/* Read only when no call is in flight or waiting for its turn, and
 	 * the peer still writes. */
-	if (!c->job && !c->backlog && !c->eof)
+	if (!c->job && !c->stream && !c->backlog && !c->eof)
 		ev |= EPOLLIN;
-	if (c->out_len > c->out_off)
+	/* A stream goes on when the socket takes more. */
+	if (c->out_len > c->out_off || c->stream)
 		ev |= EPOLLOUT;
 	if (ev == c->events)
 		return;
@@ -278,6 +279,10 @@ static void conn_free(conn *c)
 	if (c->job)
 		c->job->conn = NULL;
 	c->job = NULL;
+	if (c->stream) {
+		c->stream->free(c->stream);
+		c->stream = NULL;
+	}
 	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
@@ -421,7 +426,7 @@ static bool conn_flush(conn *c)
 	}
 	conn_account(c);
 	/* A peer that shut its side gets its last reply, then the close. */
-	if (c->eof && !c->job && c->out_len == 0) {
+	if (c->eof && !c->job && !c->stream && c->out_len == 0) {
 		conn_free(c);
 		return false;
 	}
@@ -535,7 +540,7 @@ static bool conn_process(conn *c)
 	unsigned served = 0;
 
 	c->backlog = false;
-	while (!c->dead && !c->job) {
+	while (!c->dead && !c->job && !c->stream) {
 		const char *msg;
 		size_t len;
 		int r;
@@ -559,11 +564,41 @@ static bool conn_process(conn *c)
 		return false;
 	/* Passed fds belong to the calls that came with them: once every
 	 * buffered byte is served, whatever no call took is closed. */
-	if (!c->job && vl_buffer_pending(&c->in) == 0) {
+	if (!c->job && !c->stream && vl_buffer_pending(&c->in) == 0) {
 		conn_close_fds(c);
 		vl_buffer_trim(&c->in);
 	}
 	return conn_flush(c);
+}
+
+void conn_stream_start(conn *c, conn_stream *st)
+{
+	if (!c || c->dead || c->stream) {
+		st->free(st);
+		return;
+	}
+	c->stream = st;
+	conn_update_events(c);
+}
+
+/* The next chunks of c's stream while little output waits; at its end,
+ * the calls that came meanwhile. */
+static void conn_stream_pump(conn *c)
+{
+	while (!c->dead && c->stream && c->out_len - c->out_off < CONN_STREAM_LOW) {
+		conn_stream *st = c->stream;
+
+		if (st->next(c, st) > 0)
+			continue;
+		if (c->dead)
+			return;
+		c->stream = NULL;
+		st->free(st);
+		conn_process(c);
+		return;
+	}
+	if (!c->dead)
+		conn_update_events(c);
 }
 
 void conn_call_done(conn *c)
@@ -621,7 +656,7 @@ static void conn_read(conn *c)
 			conn_free(c);
 			return;
 		}
-		if (!c->job && c->out_len == c->out_off) {
+		if (!c->job && !c->stream && c->out_len == c->out_off) {
 			conn_free(c);
 			return;
 		}
@@ -741,8 +776,8 @@ int server_loop(server *s)
 					conn_free(c);
 					continue;
 				}
-				if (ev[i].events & EPOLLOUT)
-					conn_flush(c);
+				if ((ev[i].events & EPOLLOUT) && conn_flush(c) && c->stream)
+					conn_stream_pump(c);
 			}
 		}
 		server_serve_backlog(s);

@@ -34,6 +34,7 @@ enum stmt_id {
 	STMT_FILE_ADD,
 	STMT_FILE_OWNER,
 	STMT_FILES_OF,
+	STMT_FILES_PAGE,
 	STMT_FILE_GET,
 	STMT_FILE_EXISTS,
 	STMT_FILE_DELETE,
@@ -42,6 +43,7 @@ enum stmt_id {
 	STMT_FILES_ALL,
 	STMT_RECORD_ADD,
 	STMT_RECORDS_OF,
+	STMT_RECORDS_OF_PACKAGE,
 	STMT_RECORD_SET_KEPT,
 	STMT_DIR_ADD,
 	STMT_DIRS_OF,
@@ -119,6 +121,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_FILES_OF] =
 		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE p.name = ?1 ORDER BY f.path",
+	[STMT_FILES_PAGE] =
+		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
+		"WHERE p.name = ?1 AND f.path > ?2 ORDER BY f.path LIMIT ?3",
 	[STMT_FILE_GET] =
 		"SELECT " FILE_COLUMNS ", p.name FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE f.path = ?1",
@@ -134,6 +139,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"byte_order, offset, size, sha256, kept) "
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[STMT_RECORDS_OF] = "SELECT " RECORD_COLUMNS " FROM records WHERE path = ?1 ORDER BY idx",
+	[STMT_RECORDS_OF_PACKAGE] =
+		"SELECT " RECORD_COLUMNS " FROM records WHERE ?1 = 0 "
+		"OR path IN (SELECT path FROM files WHERE package_id = ?1) ORDER BY path, idx",
 	[STMT_RECORD_SET_KEPT] = "UPDATE records SET kept = ?3 WHERE path = ?1 AND idx = ?2",
 	/* Adding a directory the package already owns changes nothing: an
 	 * upgrade re-adds the directories it keeps. The upsert covers only
@@ -1022,17 +1030,24 @@ void store_files_free(store_file *v, size_t n)
 	free(v);
 }
 
-int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
+/* The files of a package by path: all of them (limit 0), or at most limit
+ * after the path after. */
+static int files_query(store *s, const char *package, const char *after, size_t limit,
+		       store_file **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	store_file *v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_FILES_OF, &st, d);
+	r = stmt_get(s, limit ? STMT_FILES_PAGE : STMT_FILES_OF, &st, d);
 	if (r < 0)
 		return r;
 	bind_text(st, 1, package);
+	if (limit) {
+		bind_text(st, 2, after ? after : "");
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)MIN(limit, (size_t)INT64_MAX));
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_file f;
 
@@ -1065,6 +1080,17 @@ int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_
 fail:
 	store_files_free(v, n);
 	return r;
+}
+
+int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
+{
+	return files_query(s, package, NULL, 0, ret, ret_n, d);
+}
+
+int store_files_page(store *s, const char *package, const char *after, size_t limit,
+		     store_file **ret, size_t *ret_n, fatelf_diag *d)
+{
+	return files_query(s, package, after, limit ? limit : 1, ret, ret_n, d);
 }
 
 void store_file_done(store_file *f)
@@ -1308,6 +1334,45 @@ int store_records_of(store *s, const char *path, store_record **ret, size_t *ret
 fail:
 	store_records_free(v, n);
 	return r;
+}
+
+int store_records_all(store *s, int64_t package_id, store_record_cb cb, void *userdata,
+		      fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, STMT_RECORDS_OF_PACKAGE, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const store_record rec = {
+			.path = column_text(st, 0),
+			.idx = (unsigned)sqlite3_column_int64(st, 1),
+			.target = {
+				.machine = (uint16_t)sqlite3_column_int(st, 3),
+				.osabi = (uint8_t)sqlite3_column_int(st, 4),
+				.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
+				.word_size = (uint8_t)sqlite3_column_int(st, 6),
+				.byte_order = (uint8_t)sqlite3_column_int(st, 7),
+			},
+			.offset = (uint64_t)sqlite3_column_int64(st, 8),
+			.size = (uint64_t)sqlite3_column_int64(st, 9),
+			.sha256 = column_text(st, 10),
+			.kept = sqlite3_column_int(st, 11),
+		};
+
+		if (!rec.path)
+			continue;
+		r = cb(&rec, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing records", d);
+	return n;
 }
 
 int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fatelf_diag *d)

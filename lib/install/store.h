@@ -190,6 +190,11 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 /* The files of the package by path, in *ret (free with store_files_free);
  * -ENOENT when the package is not installed. */
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d);
+/* At most limit files of the package by path, those after the path after
+ * (NULL: from the first); -ENOENT when the package is not installed. A
+ * long list page by page, each page a query of its own. */
+int store_files_page(store *s, const char *package, const char *after, size_t limit,
+		     store_file **ret, size_t *ret_n, fatelf_diag *d);
 void store_files_free(store_file *v, size_t n);
 
 /* Fills ret with the row (strdup'ed strings; free with store_file_done)
@@ -227,6 +232,13 @@ int store_record_add(store *s, const store_record *r, fatelf_diag *d);
  * -ENOENT when no file row has path. */
 int store_records_of(store *s, const char *path, store_record **ret, size_t *ret_n, fatelf_diag *d);
 void store_records_free(store_record *v, size_t n);
+typedef int (*store_record_cb)(const store_record *r, void *userdata);
+/* Calls cb for every record of the package's files (of every package's
+ * when package_id is 0), by path then idx, in one query; the strings are
+ * valid during the call only. A negative return from cb stops the walk
+ * and is returned; else the number of records. */
+int store_records_all(store *s, int64_t package_id, store_record_cb cb, void *userdata,
+		      fatelf_diag *d);
 int store_record_set_kept(store *s, const char *path, unsigned idx, int kept, fatelf_diag *d);
 
 /* Directories a package owns (several packages may own one directory) */
