@@ -958,8 +958,8 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 			memcpy(md, be->sha256, sizeof(md));
 		x->hashing = false;
 		if (status == 0) {
-			/* eng_tx_stage_close starts the write-back (cfg.durable) */
-			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, d);
+			/* eng_tx_stage_close starts a large file's write-back (cfg.durable) */
+			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, ie->installed_size, d);
 			fatelf_hex(md, sizeof(md), ie->sha);
 			ie->staged = q == 0;
 		} else {

@@ -128,8 +128,9 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d);
  * symlinks). Returns the fd. */
 int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d);
 /* Sets the final mode and closes fd (fd < 0 is fine after a failure);
- * with cfg.durable, the write-back starts first. */
-int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d);
+ * with cfg.durable, the write-back of a file of size bytes starts first
+ * when it is large (engine_tx.c; UINT64_MAX: a size not known). */
+int eng_tx_stage_close(eng_tx *t, size_t op, int fd, uint64_t size, fatelf_diag *d);
 /* Stages a symlink as op's temp. */
 int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *d);
 

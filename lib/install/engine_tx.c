@@ -365,17 +365,24 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 	return fd;
 }
 
-int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
+/* Staged files smaller than this are not written back one by one: a
+ * sync_file_range per file costs more than the write-back itself, and the
+ * syncfs before the commit writes them all at once. */
+#define ENG_WRITEBACK_MIN (256u * 1024)
+
+int eng_tx_stage_close(eng_tx *t, size_t op, int fd, uint64_t size, fatelf_diag *d)
 {
 	eng_op *o = &t->ops[op];
 	int q;
 
 	if (fd < 0)
 		return 0;
-	/* Writing back starts now, while the next files are staged: the
-	 * syncfs before the commit then finds little left to write. */
-	q = fatelf_stage_close(fd, o->mode, t->e->cfg.durable ? FATELF_STAGE_WRITEBACK : 0, o->path,
-			       d);
+	/* A large file's write-back starts now, while the next files are
+	 * staged: the syncfs before the commit then finds little left to
+	 * write. */
+	q = fatelf_stage_close(fd, o->mode,
+			       t->e->cfg.durable && size >= ENG_WRITEBACK_MIN ? FATELF_STAGE_WRITEBACK : 0,
+			       o->path, d);
 	if (q == 0)
 		tx_failpoint(t, "staged");
 	return q;
