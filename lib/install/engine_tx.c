@@ -445,6 +445,39 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	return 0;
 }
 
+/*
+ * Each directory files were staged in through a held descriptor must
+ * still be the one its path leads to, checked before the commit point:
+ * one swapped (for a symlink, or another directory) since the first file
+ * was staged there fails the transaction, as a walk of its path would
+ * have, and the rollback drops the temps through the held descriptors.
+ */
+static int tx_check_dirs(eng_tx *t, fatelf_diag *d)
+{
+	for (size_t i = 0; i < t->ndirs; i++) {
+		const char *path = t->dirs[i].path;
+		size_t len = strlen(path);
+		struct stat held, now;
+		int q;
+
+		if (len <= 1)
+			continue; /* the root itself */
+		_cleanup_free_ char *dir = strndup(path, len - 1);
+		if (!dir)
+			return -ENOMEM;
+		if (fstat(t->dirs[i].fd, &held) < 0)
+			return fatelf_diag_at(d, -errno, -1, dir, "%s", fatelf_strerror(-errno));
+		q = eng_lstat(t->e, dir, &now, d);
+		if (q < 0 && q != -ENOENT)
+			return q;
+		if (q == -ENOENT || !S_ISDIR(now.st_mode) || now.st_dev != held.st_dev ||
+		    now.st_ino != held.st_ino)
+			return fatelf_diag_at(d, -ELOOP, -1, dir,
+					       "the directory was replaced while files were staged in it");
+	}
+	return 0;
+}
+
 /* Does op after the commit point: a staged file is renamed into place in
  * the directory held open since it was staged there (that walk is not
  * made again), anything else as recovery would do it. */
@@ -471,6 +504,8 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
 
 	q = tx_stage_removes(t, d);
+	if (q >= 0)
+		q = tx_check_dirs(t, d);
 	if (q < 0)
 		goto abort;
 	tx_failpoint(t, "before-sync");
