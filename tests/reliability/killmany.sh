@@ -6,8 +6,12 @@
 # promise of crash.sh at a scale where a per-file shortcut would show.
 #
 # Each round starts from an empty root and state, starts the install,
-# kills the daemon at a random moment from 0 to 1.0 times an uninterrupted
-# install's time, restarts it (recovery runs at start) and checks:
+# kills the daemon at a moment aimed at a phase by what is on disk (times
+# alone miss the phases on a loaded machine): while staging, when temps
+# first show in directory dNN (files are staged directory by directory,
+# d00 to d19), or while renaming, when the first file shows in dNN under
+# its own name; NN is random within a third of the directories per
+# round. It restarts the daemon (recovery runs at start) and checks:
 #   - the package is wholly absent (no file of it on disk) or wholly
 #     installed: every one of the 20,000 files there, with the tree's
 #     bytes (sha256) and mode;
@@ -56,7 +60,7 @@ db() { # SQL: against the daemon's store (it is idle while the suite reads)
 	sqlite3 -readonly -batch -noheader "$DDIR/state/fatelf.db" "$1" 2>&1
 }
 
-# One uninterrupted install, to aim the kills.
+# One uninterrupted install, for reference.
 daemon_prepare ref
 INST_MS=
 if daemon_start ref; then
@@ -70,9 +74,18 @@ if daemon_start ref; then
 else
 	fail "reference: the daemon starts"
 fi
-: "${INST_MS:=2000}"
-KILL_MAX=$INST_MS
-echo "# an uninterrupted install of $NFILES files took $INST_MS ms; kills land 0-$KILL_MAX ms after the start"
+echo "# an uninterrupted install of $NFILES files took ${INST_MS:-?} ms"
+
+# wait_for GLOB: until a name matches GLOB (60 s at most); prints the
+# seconds waited.
+wait_for() {
+	local t0=${EPOCHREALTIME/./} n
+	for ((n = 0; n < 6000; n++)); do
+		compgen -G "$1" >/dev/null && break
+		sleep 0.01
+	done
+	echo $(((${EPOCHREALTIME/./} - t0) / 1000))
+}
 
 OK=0
 KILLED=0
@@ -83,13 +96,19 @@ for ((i = 1; i <= ROUNDS; i++)); do
 	rm -rf "$T_WORK/kd"
 	daemon_prepare kd
 	daemon_start kd || { fail "round $i: the daemon starts"; continue; }
-	# spread the kills over the whole install: round i lands in the i-th
-	# slice of the range, at a random point of it
-	delay=$(awk -v r="$RANDOM" -v m="$KILL_MAX" -v i="$i" -v n="$ROUNDS" \
-		'BEGIN { s = m / n; printf "%.3f", ((i - 1) * s + (r % 1000) / 1000 * s) / 1000 }')
+	# odd rounds aim at staging, even ones at the renames; the directory
+	# moves from the first third to the last over three rounds
+	dir=$(printf 'd%02d' $(( ((i - 1) / 2 % 3) * 7 + RANDOM % 6 )))
+	if ((i % 2)); then
+		phase="staging, temps in $dir"
+		glob="$ROOT/opt/small/$dir/.fatelf.*"
+	else
+		phase="renames, files in $dir"
+		glob="$ROOT/opt/small/$dir/f*"
+	fi
 	ctl install "$T_WORK/small.fatbundle" >"$T_WORK/.k.out" 2>"$T_WORK/.k.err" &
 	cpid=$!
-	sleep "$delay"
+	delay="$(wait_for "$glob") ms, $phase"
 	kill -9 "$DPID" 2>/dev/null
 	wait "$cpid"
 	crc=$?
@@ -139,9 +158,9 @@ for ((i = 1; i <= ROUNDS; i++)); do
 	[ "$state" = absent ] && ABSENT=$((ABSENT + 1))
 	if [ ${#problems[@]} -eq 0 ]; then
 		OK=$((OK + 1))
-		pass "round $i: killed after $delay s (fatelfctl exit $crc): the package is $state, store agrees, no temps"
+		pass "round $i: killed after $delay (fatelfctl exit $crc): the package is $state, store agrees, no temps"
 	else
-		fail "round $i: killed after $delay s (fatelfctl exit $crc)" "${problems[@]}"
+		fail "round $i: killed after $delay (fatelfctl exit $crc)" "${problems[@]}"
 	fi
 done
 echo "# $KILLED killed before fatelfctl had its answer, $FINISHED finished first; $ABSENT absent, $INSTALLED installed"
