@@ -11,21 +11,32 @@
 
 #include "atomic.h"
 
+/* Random words drawn 32 at a time: a transaction names thousands of
+ * temps, and one getrandom each cost more than the rest of the name. Each
+ * word is used once; a child forked with words left may use the same ones
+ * as its parent, which O_EXCL and the tries catch. */
+#define RANDOM_POOL 32
+
 static int random64(uint64_t *ret)
 {
-	uint64_t v = 0;
+	static __thread uint64_t pool[RANDOM_POOL];
+	static __thread size_t left;
 
-	for (size_t got = 0; got < sizeof(v);) {
-		ssize_t k = getrandom((char *)&v + got, sizeof(v) - got, 0);
+	if (left == 0) {
+		for (size_t got = 0; got < sizeof(pool);) {
+			ssize_t k = getrandom((char *)pool + got, sizeof(pool) - got, 0);
 
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			got += (size_t)k;
 		}
-		got += (size_t)k;
+		left = RANDOM_POOL;
 	}
-	*ret = v;
+	*ret = pool[--left];
+	pool[left] = 0;
 	return 0;
 }
 

@@ -5,7 +5,10 @@
  * computed on the other core. Bytes are copied into a ring of buffers, so
  * the caller's buffer may be reused at once, and the caller never waits
  * for a file's digests at its end: results are collected later, in file
- * order, which keeps both cores busy across many small files.
+ * order, which keeps both cores busy across many small files. Small files
+ * share a buffer, which goes to the other core when full or when the
+ * caller waits for a result (fatelf_hashq_collect with wait): a result
+ * collected without waiting may come only some files later.
  */
 #ifndef FATELF_HASHQ_H
 #define FATELF_HASHQ_H
@@ -29,7 +32,7 @@ typedef struct fatelf_hash_result {
 } fatelf_hash_result;
 
 /* Files that may be ended and not yet collected. */
-#define FATELF_HASHQ_PENDING 32
+#define FATELF_HASHQ_PENDING 128
 
 int fatelf_hashq_new(fatelf_hashq **ret);
 /* Starts a file. ranges (sorted by offset, disjoint, at most

@@ -78,6 +78,7 @@ struct install {
 	struct strv removes;            /* files of the old version the new one lacks */
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
+	eng_parent_cache preflight_dir; /* the preflight's last directory */
 	eng_tx tx;
 	bool tx_started;
 	bool dry_done;
@@ -460,7 +461,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	bool on_disk, owned_here = false;
 	int q;
 
-	q = eng_lstat(x->e, ie->path, &st, d);
+	q = eng_lstat_in(x->e, &x->preflight_dir, ie->path, &st, d);
 	if (q < 0 && q != -ENOENT) {
 		if (q == -ENOTDIR || q == -ELOOP)
 			return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
@@ -958,8 +959,8 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 			memcpy(md, be->sha256, sizeof(md));
 		x->hashing = false;
 		if (status == 0) {
-			/* eng_tx_stage_close starts the write-back (cfg.durable) */
-			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, d);
+			/* eng_tx_stage_close starts a large file's write-back (cfg.durable) */
+			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, ie->installed_size, d);
 			fatelf_hex(md, sizeof(md), ie->sha);
 			ie->staged = q == 0;
 		} else {
@@ -1193,6 +1194,7 @@ static void install_free(struct install *x)
 	free(x->summary);
 	free(x->vendor);
 	free(x->ents);
+	eng_parent_cache_clear(&x->preflight_dir);
 	strv_free(&x->taken);
 	strv_free(&x->forced);
 	strv_free(&x->forced_from);

@@ -128,8 +128,9 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d);
  * symlinks). Returns the fd. */
 int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d);
 /* Sets the final mode and closes fd (fd < 0 is fine after a failure);
- * with cfg.durable, the write-back starts first. */
-int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d);
+ * with cfg.durable, the write-back of a file of size bytes starts first
+ * when it is large (engine_tx.c; UINT64_MAX: a size not known). */
+int eng_tx_stage_close(eng_tx *t, size_t op, int fd, uint64_t size, fatelf_diag *d);
 /* Stages a symlink as op's temp. */
 int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *d);
 
@@ -176,6 +177,20 @@ int eng_open_parent(engine *e, const char *path, const char **ret_base, fatelf_d
 /* fstatat of path beneath the root, never following symlinks: 0, -ENOENT,
  * or another -errno. */
 int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d);
+/* The directory of the last path eng_lstat_in looked at, held open (or
+ * known missing) for the next path in it: a preflight of many files in
+ * few directories walks each directory once. Zeroed is empty. */
+typedef struct eng_parent_cache {
+	char *dir;                      /* the path up to and with its last '/' */
+	size_t len;
+	int fd;                         /* -1 while err is set */
+	int err;                        /* 0, or -ENOENT: the directory is missing */
+} eng_parent_cache;
+/* eng_lstat through c, which must only be used while the engine makes
+ * nothing beneath the root (a preflight). */
+int eng_lstat_in(engine *e, eng_parent_cache *c, const char *path, struct stat *ret,
+		 fatelf_diag *d);
+void eng_parent_cache_clear(eng_parent_cache *c);
 /* The name every temp file starts with; no bundle entry may
  * (lib/bundle/stage.h, which a bundle extract stages with too). */
 #define ENGINE_TEMP_PREFIX FATELF_STAGE_PREFIX

@@ -5,6 +5,8 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,53 @@ int eng_lstat(engine *e, const char *path, struct stat *ret, fatelf_diag *d)
 		return dirfd;
 	}
 	if (fstatat(dirfd, base, ret, AT_SYMLINK_NOFOLLOW) < 0) {
+		int q = -errno;
+		if (q == -ENOENT)
+			return q;
+		return fatelf_diag_at(d, q, -1, path, "%s", fatelf_strerror(q));
+	}
+	return 0;
+}
+
+void eng_parent_cache_clear(eng_parent_cache *c)
+{
+	if (c->dir && c->fd >= 0)
+		close(c->fd);
+	free(c->dir);
+	*c = (eng_parent_cache){ .fd = -1 };
+}
+
+int eng_lstat_in(engine *e, eng_parent_cache *c, const char *path, struct stat *ret,
+		 fatelf_diag *d)
+{
+	const char *base;
+	size_t len;
+	int fd;
+
+	if (!path || path[0] != '/' || path[1] == '\0')
+		return eng_lstat(e, path, ret, d);
+	len = (size_t)(eng_base_of(path) - path);
+	if (!c->dir || c->len != len || memcmp(c->dir, path, len) != 0) {
+		fatelf_diag tmp;
+		char *dir = strndup(path, len);
+
+		if (!dir)
+			return -ENOMEM;
+		fd = eng_open_parent(e, path, &base, &tmp);
+		if (fd < 0 && fd != -ENOENT) {
+			free(dir);
+			if (d)
+				*d = tmp;
+			return fd;
+		}
+		eng_parent_cache_clear(c);
+		*c = (eng_parent_cache){ .dir = dir, .len = len, .fd = fd < 0 ? -1 : fd,
+					 .err = fd < 0 ? fd : 0 };
+	}
+	/* A missing parent is a missing path, and not worth a message. */
+	if (c->err < 0)
+		return c->err;
+	if (fstatat(c->fd, path + len, ret, AT_SYMLINK_NOFOLLOW) < 0) {
 		int q = -errno;
 		if (q == -ENOENT)
 			return q;

@@ -497,7 +497,7 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 		}
 	}
 	fatelf_hex(res.file, 32, f->sha256);
-	return eng_tx_stage_close(t, f->op, out, d);
+	return eng_tx_stage_close(t, f->op, out, UINT64_MAX, d);
 fail:
 	if (out >= 0)
 		close(out);

@@ -133,6 +133,25 @@ static int op_held(const eng_tx *t, const eng_op *op)
 	return op->dirslot >= 0 && (size_t)op->dirslot < t->ndirs ? t->dirs[op->dirslot].fd : -1;
 }
 
+/*
+ * The directory of op's path when the transaction holds it open already
+ * (a file staged there before), or -1. Staging the next file of a
+ * directory through it saves walking the path again: it is the directory
+ * that walk found, and the one a rollback drops the temps from.
+ */
+static int tx_held_parent(eng_tx *t, eng_op *op)
+{
+	size_t dirlen = (size_t)(eng_base_of(op->path) - op->path);
+
+	for (size_t i = t->ndirs; i-- > 0;) {
+		if (strlen(t->dirs[i].path) == dirlen && memcmp(t->dirs[i].path, op->path, dirlen) == 0) {
+			op->dirslot = (int)i;
+			return t->dirs[i].fd;
+		}
+	}
+	return -1;
+}
+
 static void tx_release_dirs(eng_tx *t)
 {
 	for (size_t i = 0; i < t->ndirs; i++) {
@@ -337,17 +356,20 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 
 int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 {
-	_cleanup_close_ int dirfd = -1;
+	_cleanup_close_ int opened = -1;
 	const char *base;
 	eng_op *o;
-	int fd;
+	int fd, dirfd;
 
 	if (op >= t->nops || !eng_op_has_temp(t->ops[op].kind))
 		return fatelf_diag_set(d, -EINVAL, -1, "operation %zu stages no file", op);
 	o = &t->ops[op];
-	dirfd = eng_open_parent(t->e, o->path, &base, d);
-	if (dirfd < 0)
-		return dirfd;
+	dirfd = tx_held_parent(t, o);
+	if (dirfd < 0) {
+		dirfd = opened = eng_open_parent(t->e, o->path, &base, d);
+		if (dirfd < 0)
+			return dirfd;
+	}
 	/* Read-write: a writer may read its output back to check it. */
 	for (int tries = 1;; tries++) {
 		fd = fatelf_stage_open(dirfd, eng_base_of(o->temp));
@@ -361,21 +383,29 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 		return fatelf_diag_at(d, fd, -1, o->path, "cannot create the staged file: %s",
 				       fatelf_strerror(fd));
 	o->staged = true;
-	tx_hold_dir(t, o, dirfd);
+	if (opened >= 0)
+		tx_hold_dir(t, o, opened);
 	return fd;
 }
 
-int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
+/* Staged files smaller than this are not written back one by one: a
+ * sync_file_range per file costs more than the write-back itself, and the
+ * syncfs before the commit writes them all at once. */
+#define ENG_WRITEBACK_MIN (256u * 1024)
+
+int eng_tx_stage_close(eng_tx *t, size_t op, int fd, uint64_t size, fatelf_diag *d)
 {
 	eng_op *o = &t->ops[op];
 	int q;
 
 	if (fd < 0)
 		return 0;
-	/* Writing back starts now, while the next files are staged: the
-	 * syncfs before the commit then finds little left to write. */
-	q = fatelf_stage_close(fd, o->mode, t->e->cfg.durable ? FATELF_STAGE_WRITEBACK : 0, o->path,
-			       d);
+	/* A large file's write-back starts now, while the next files are
+	 * staged: the syncfs before the commit then finds little left to
+	 * write. */
+	q = fatelf_stage_close(fd, o->mode,
+			       t->e->cfg.durable && size >= ENG_WRITEBACK_MIN ? FATELF_STAGE_WRITEBACK : 0,
+			       o->path, d);
 	if (q == 0)
 		tx_failpoint(t, "staged");
 	return q;
@@ -383,16 +413,20 @@ int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
 
 int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *d)
 {
-	_cleanup_close_ int dirfd = -1;
+	_cleanup_close_ int opened = -1;
 	eng_op *o;
 	const char *base;
+	int dirfd;
 
 	if (op >= t->nops || !eng_op_has_temp(t->ops[op].kind))
 		return fatelf_diag_set(d, -EINVAL, -1, "operation %zu stages no file", op);
 	o = &t->ops[op];
-	dirfd = eng_open_parent(t->e, o->path, &base, d);
-	if (dirfd < 0)
-		return dirfd;
+	dirfd = tx_held_parent(t, o);
+	if (dirfd < 0) {
+		dirfd = opened = eng_open_parent(t->e, o->path, &base, d);
+		if (dirfd < 0)
+			return dirfd;
+	}
 	int r;
 	for (int tries = 1;; tries++) {
 		r = fatelf_stage_symlink(dirfd, eng_base_of(o->temp), target);
@@ -405,8 +439,58 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	if (r < 0)
 		return fatelf_diag_at(d, r, -1, o->path, "cannot create the staged symlink: %s", fatelf_strerror(r));
 	o->staged = true;
-	tx_hold_dir(t, o, dirfd);
+	if (opened >= 0)
+		tx_hold_dir(t, o, opened);
 	tx_failpoint(t, "staged");
+	return 0;
+}
+
+/*
+ * Each directory files were staged in through a held descriptor must
+ * still be the one its path leads to, checked before the commit point:
+ * one swapped (for a symlink, or another directory) since the first file
+ * was staged there fails the transaction, as a walk of its path would
+ * have, and the rollback drops the temps through the held descriptors.
+ */
+static int tx_check_dirs(eng_tx *t, fatelf_diag *d)
+{
+	for (size_t i = 0; i < t->ndirs; i++) {
+		const char *path = t->dirs[i].path;
+		size_t len = strlen(path);
+		struct stat held, now;
+		int q;
+
+		if (len <= 1)
+			continue; /* the root itself */
+		_cleanup_free_ char *dir = strndup(path, len - 1);
+		if (!dir)
+			return -ENOMEM;
+		if (fstat(t->dirs[i].fd, &held) < 0)
+			return fatelf_diag_at(d, -errno, -1, dir, "%s", fatelf_strerror(-errno));
+		q = eng_lstat(t->e, dir, &now, d);
+		if (q < 0 && q != -ENOENT)
+			return q;
+		if (q == -ENOENT || !S_ISDIR(now.st_mode) || now.st_dev != held.st_dev ||
+		    now.st_ino != held.st_ino)
+			return fatelf_diag_at(d, -ELOOP, -1, dir,
+					       "the directory was replaced while files were staged in it");
+	}
+	return 0;
+}
+
+/* Does op after the commit point: a staged file is renamed into place in
+ * the directory held open since it was staged there (that walk is not
+ * made again), anything else as recovery would do it. */
+static int tx_forward(eng_tx *t, eng_op *op, fatelf_diag *d)
+{
+	int held = op_held(t, op);
+
+	if (held < 0 || (op->kind != STORE_JOP_CREATE && op->kind != STORE_JOP_REPLACE))
+		return eng_op_forward(t->e, op->kind, op->path, op->temp, false, d);
+	int q = fatelf_stage_commit(held, eng_base_of(op->temp), eng_base_of(op->path));
+	if (q < 0)
+		return fatelf_diag_at(d, q, -1, op->path, "cannot rename the staged file into place: %s",
+				       fatelf_strerror(q));
 	return 0;
 }
 
@@ -420,6 +504,8 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
 
 	q = tx_stage_removes(t, d);
+	if (q >= 0)
+		q = tx_check_dirs(t, d);
 	if (q < 0)
 		goto abort;
 	tx_failpoint(t, "before-sync");
@@ -455,7 +541,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		eng_op *op = &t->ops[i];
 		fatelf_diag tmp;
 
-		q = eng_op_forward(e, op->kind, op->path, op->temp, false, &tmp);
+		q = tx_forward(t, op, &tmp);
 		if (q < 0 && first == 0) {
 			first = q;
 			if (d)

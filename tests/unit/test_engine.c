@@ -1477,7 +1477,7 @@ START_TEST(test_recover_rolls_back)
 	ck_assert_str_ne(tx.ops[op].temp, first);
 	ck_assert(root_file_is(first, "planted\n", 8));
 	ck_assert_int_eq(write(fd, "x", 1), 1);
-	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, &d), 0);
+	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, 0, &d), 0);
 	ck_assert(exists(tx.ops[op].temp));
 	/* The crash: no commit, no abort. */
 	eng_tx_done(&tx);
@@ -1533,7 +1533,7 @@ START_TEST(test_recover_rolls_forward)
 	ck_assert_int_eq(eng_tx_journal(&tx, &d), 0);
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);
 	ck_assert_int_eq(write(fd, "new\n", 4), 4);
-	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, &d), 0);
+	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, 0, &d), 0);
 	/* Files to remove are moved to their temp names before the commit. */
 	ck_assert_ptr_nonnull(tx.ops[rm].temp);
 	ck_assert_int_eq(rename(rpath("/opt/stale"), rpath(tx.ops[rm].temp)), 0);
