@@ -85,7 +85,7 @@ static int tx_retemp(eng_tx *t, size_t i, fatelf_diag *d)
  * after-journal-clear; at start recover, then recover-op (once per
  * operation redone or undone) and recovered.
  */
-static void tx_failpoint(const eng_tx *t, const char *step)
+void eng_tx_failpoint(const eng_tx *t, const char *step)
 {
 #ifdef FATELF_FAILPOINTS
 	char name[64];
@@ -200,7 +200,7 @@ int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char 
 	if (q < 0)
 		return q;
 	*ret = (eng_tx) { .e = e, .id = id, .kind = kind };
-	tx_failpoint(ret, "tx-started");
+	eng_tx_failpoint(ret, "tx-started");
 	return 0;
 }
 
@@ -258,7 +258,7 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 		return q;
 	}
 	t->journaled = true;
-	tx_failpoint(t, "tx-journaled");
+	eng_tx_failpoint(t, "tx-journaled");
 	return 0;
 }
 
@@ -331,7 +331,7 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 		if (q < 0)
 			return q;
 	}
-	tx_failpoint(t, "mkdirs");
+	eng_tx_failpoint(t, "mkdirs");
 	return 0;
 }
 
@@ -377,7 +377,7 @@ int eng_tx_stage_close(eng_tx *t, size_t op, int fd, fatelf_diag *d)
 	q = fatelf_stage_close(fd, o->mode, t->e->cfg.durable ? FATELF_STAGE_WRITEBACK : 0, o->path,
 			       d);
 	if (q == 0)
-		tx_failpoint(t, "staged");
+		eng_tx_failpoint(t, "staged");
 	return q;
 }
 
@@ -406,7 +406,7 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 		return fatelf_diag_at(d, r, -1, o->path, "cannot create the staged symlink: %s", fatelf_strerror(r));
 	o->staged = true;
 	tx_hold_dir(t, o, dirfd);
-	tx_failpoint(t, "staged");
+	eng_tx_failpoint(t, "staged");
 	return 0;
 }
 
@@ -422,13 +422,13 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	q = tx_stage_removes(t, d);
 	if (q < 0)
 		goto abort;
-	tx_failpoint(t, "before-sync");
+	eng_tx_failpoint(t, "before-sync");
 	if (e->cfg.durable) {
 		q = eng_sync_root(e, d);
 		if (q < 0)
 			goto abort;
 	}
-	tx_failpoint(t, "after-sync");
+	eng_tx_failpoint(t, "after-sync");
 
 	q = store_begin(e->st, d);
 	if (q < 0)
@@ -441,7 +441,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		store_rollback(e->st, NULL);
 		goto abort;
 	}
-	tx_failpoint(t, "before-store-commit");
+	eng_tx_failpoint(t, "before-store-commit");
 	q = store_commit(e->st, d);
 	if (q < 0) {
 		store_rollback(e->st, NULL);
@@ -449,7 +449,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	}
 	/* The commit point: from here on the transaction is rolled forward. */
 	t->committed = true;
-	tx_failpoint(t, "after-store-commit");
+	eng_tx_failpoint(t, "after-store-commit");
 
 	for (size_t i = 0; i < t->nops; i++) {
 		eng_op *op = &t->ops[i];
@@ -462,24 +462,24 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 				*d = tmp;
 		}
 		if (op->kind != STORE_JOP_MKDIR)
-			tx_failpoint(t, "rename");
+			eng_tx_failpoint(t, "rename");
 	}
-	tx_failpoint(t, "after-renames");
+	eng_tx_failpoint(t, "after-renames");
 	if (e->cfg.durable) {
 		q = eng_sync_root(e, first == 0 ? d : NULL);
 		if (q < 0 && first == 0)
 			first = q;
 	}
-	tx_failpoint(t, "after-final-sync");
+	eng_tx_failpoint(t, "after-final-sync");
 	/* An operation that failed stays journaled: the next start retries it. */
 	if (first < 0)
 		return first;
-	tx_failpoint(t, "before-journal-clear");
+	eng_tx_failpoint(t, "before-journal-clear");
 	/* A journal that cannot be cleared is replayed harmlessly at the
 	 * next start; the transaction itself is done. */
 	(void)store_journal_clear(e->st, t->id, NULL);
 	t->journaled = false;
-	tx_failpoint(t, "after-journal-clear");
+	eng_tx_failpoint(t, "after-journal-clear");
 	return 0;
 
 abort:
