@@ -199,6 +199,20 @@ static store_disk disk_of(const struct stat *st)
 	};
 }
 
+/*
+ * Whether an lstat of st may be recorded: a file changed later, within
+ * the same tick of the clock the file system stamps times with, would
+ * keep its size and times. So only a file whose change time is older
+ * than the current tick is recorded (the racy-clean rule); any change
+ * after now gets a later time. One not recorded is hashed next time.
+ */
+static bool disk_settled(const struct stat *st)
+{
+	struct timespec now;
+
+	return clock_gettime(CLOCK_REALTIME_COARSE, &now) == 0 && ns_of(&st->st_ctim) < ns_of(&now);
+}
+
 static bool disk_matches(const store_disk *k, const struct stat *st)
 {
 	return k->known && k->size == (uint64_t)st->st_size && k->ino == (uint64_t)st->st_ino &&
@@ -254,7 +268,8 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 			return 0;
 		/* as it was before it was read: changed while hashed, it
 		 * will not match the next time */
-		ie->disk = disk_of(&hst);
+		if (disk_settled(&hst))
+			ie->disk = disk_of(&hst);
 	}
 	ie->unchanged = true;
 	memcpy(ie->sha, want, sizeof(ie->sha));
@@ -1307,7 +1322,18 @@ static void record_disk(struct install *x)
 	_cleanup_close_ int dirfd = -1;
 	const char *dir = NULL, *base;
 	size_t dirlen = 0;
+	struct timespec t0, now;
 
+	/* Every rename is done: waits (one clock tick at most) until their
+	 * change times are older than the current tick, so that they may
+	 * be recorded (disk_settled). */
+	if (clock_gettime(CLOCK_REALTIME, &t0) < 0)
+		return;
+	for (int i = 0; i < 100; i++) {
+		if (clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0 || ns_of(&now) > ns_of(&t0))
+			break;
+		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
+	}
 	if (store_begin(e->st, NULL) < 0)
 		return;
 	for (size_t i = 0; i < x->nents; i++) {
@@ -1328,7 +1354,8 @@ static void record_disk(struct install *x)
 		if (dirfd < 0 ||
 		    fstatat(dirfd, eng_base_of(ie->path), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != ie->staged_ino ||
-		    (uint64_t)st.st_size != ie->staged_size || ns_of(&st.st_mtim) != ie->staged_mtime_ns)
+		    (uint64_t)st.st_size != ie->staged_size || ns_of(&st.st_mtim) != ie->staged_mtime_ns ||
+		    !disk_settled(&st))
 			continue;
 		k = disk_of(&st);
 		if (store_file_set_disk(e->st, ie->path, &k, NULL) < 0) {
