@@ -52,6 +52,7 @@ struct ient {
 	 * nothing staged; its row moves to the new version. */
 	bool unchanged;
 	store_disk disk;                /* unchanged: its lstat, for the row */
+	bool disk_fresh;                /* ... taken now (the file was hashed) */
 	/* written: the staged file as closed, to tell it after the rename */
 	uint64_t staged_ino, staged_size;
 	int64_t staged_mtime_ns;
@@ -85,6 +86,7 @@ struct install {
 	struct strv removes;            /* files of the old version the new one lacks */
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
+	struct strv old_rows;           /* the old version's rows but the unchanged files' */
 	eng_tx tx;
 	bool tx_started;
 	bool dry_done;
@@ -252,6 +254,7 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 	}
 	fatelf_hex(be->sha256, sizeof(be->sha256), shipped);
 	if (strcmp(row->sha256, shipped) != 0 || row->size != be->size || row->mode != mode ||
+	    !row->config != !be->config ||
 	    row->installed_form != form || row->installed_size != ie->installed_size ||
 	    strcmp(row->installed_sha256, want) != 0)
 		return 0;
@@ -268,8 +271,10 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 			return 0;
 		/* as it was before it was read: changed while hashed, it
 		 * will not match the next time */
-		if (disk_settled(&hst))
+		if (disk_settled(&hst)) {
 			ie->disk = disk_of(&hst);
+			ie->disk_fresh = true;
+		}
 	}
 	ie->unchanged = true;
 	memcpy(ie->sha, want, sizeof(ie->sha));
@@ -336,9 +341,17 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	q = store_files_of(x->e->st, x->old.name, &files, &nfiles, d);
 	if (q < 0)
 		goto out;
-	for (size_t i = 0; i < nfiles; i++)
+	for (size_t i = 0; i < nfiles; i++) {
+		const fatelf_bundle_entry *be = fatelf_manifest_find(x->m, files[i].path + 1);
+
+		/* An unchanged file's row stays as it is (the package keeps
+		 * its id); every other row is deleted, and written anew. */
+		if (!be || !x->ents[be - x->m->entries].unchanged)
+			if ((q = strv_push(&x->old_rows, files[i].path)) < 0)
+				goto out;
 		if ((q = old_file(&w, &files[i])) < 0)
 			goto out;
+	}
 	for (size_t i = 0; i < w.paths.n; i++)
 		if ((q = strv_push(&x->removes, w.paths.v[i])) < 0)
 			goto out;
@@ -1157,8 +1170,6 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 	f.installed_form = ie->thinned ? STORE_FORM_THINNED : STORE_FORM_AS_SHIPPED;
 	f.installed_size = ie->installed_size;
 	f.installed_sha256 = ie->sha;
-	if (ie->unchanged)
-		f.disk = ie->disk;
 	if (ie->keep_admin) {
 		/* The row describes what the engine installed, which the admin's
 		 * copy on disk differs from. */
@@ -1211,8 +1222,11 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	if (x->have_old) {
 		id = x->old.id;
 		q = store_package_update(e->st, id, &p, d);
-		if (q >= 0)
-			q = store_files_delete_package(e->st, id, d);
+		for (size_t i = 0; i < x->old_rows.n && q >= 0; i++) {
+			q = store_file_delete(e->st, x->old_rows.v[i], d);
+			if (q == -ENOENT)
+				q = 0;
+		}
 		if (q >= 0)
 			q = store_dirs_delete_package(e->st, id, d);
 	} else {
@@ -1231,6 +1245,9 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 
 		if (be->type == FATELF_ENTRY_DIR)
 			q = store_dir_add_mode(e->st, ie->path, id, ie->dir_mode, d);
+		else if (ie->unchanged)
+			/* its row is the new version's as it stands */
+			q = ie->disk_fresh ? store_file_set_disk(e->st, ie->path, &ie->disk, d) : 0;
 		else
 			q = add_file_row(x, id, be, ie, d);
 		if (q < 0)
@@ -1410,6 +1427,7 @@ static void install_free(struct install *x)
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
+	strv_free(&x->old_rows);
 	if (x->have_old)
 		store_package_done(&x->old);
 	if (x->fd >= 0)
