@@ -69,6 +69,8 @@ json_object *json_result(const engine_result *r)
 	json_set_int(o, "files", (int64_t)r->files);
 	json_set_int(o, "bytes_written", (int64_t)r->bytes_written);
 	json_set_int(o, "bytes_saved", r->bytes_saved);
+	json_set_int(o, "files_unchanged", (int64_t)r->files_unchanged);
+	json_set_int(o, "bytes_unchanged", (int64_t)r->bytes_unchanged);
 	json_set_bool(o, "dry_run", r->dry_run);
 	json_set(o, "config_kept", json_strv((const char *const *)r->config_kept, r->nconfig_kept));
 	if (r->signature) {

@@ -198,6 +198,10 @@ typedef struct engine_result {
 	uint64_t files;                 /* files written, thinned or removed */
 	uint64_t bytes_written;
 	int64_t bytes_saved;            /* against the files as shipped */
+	/* Install: files of the old version that the new one ships with the
+	 * same bytes, left in place (not counted in files or bytes_written) */
+	uint64_t files_unchanged;
+	uint64_t bytes_unchanged;
 	bool dry_run;
 	char **config_kept;             /* paths whose admin copy was kept (NULL-terminated) */
 	size_t nconfig_kept;

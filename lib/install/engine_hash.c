@@ -10,6 +10,12 @@
 
 int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d)
 {
+	return eng_hash_file_stat(e, path, hex, ret_size, NULL, d);
+}
+
+int eng_hash_file_stat(engine *e, const char *path, char hex[65], uint64_t *ret_size,
+		       struct stat *ret_st, fatelf_diag *d)
+{
 	_cleanup_close_ int dirfd = -1, fd = -1;
 	fatelf_sha256 *h;
 	const char *base;
@@ -51,6 +57,8 @@ int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size,
 	fatelf_hex(md, sizeof(md), hex);
 	if (ret_size)
 		*ret_size = size;
+	if (ret_st)
+		*ret_st = st;
 	return 0;
 }
 

@@ -48,6 +48,14 @@ struct ient {
 	uint64_t installed_size;        /* planned, then what was written */
 	char sha[65];                   /* installed SHA-256 */
 	bool staged;
+	/* An upgrade's file whose bytes do not change, left in place: no op,
+	 * nothing staged; its row moves to the new version. */
+	bool unchanged;
+	store_disk disk;                /* unchanged: its lstat, for the row */
+	bool disk_fresh;                /* ... taken now (the file was hashed) */
+	/* written: the staged file as closed, to tell it after the rename */
+	uint64_t staged_ino, staged_size;
+	int64_t staged_mtime_ns;
 };
 
 struct strv {
@@ -79,11 +87,13 @@ struct install {
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
 	eng_parent_cache preflight_dir; /* the preflight's last directory */
+	struct strv old_rows;           /* the old version's rows but the unchanged files' */
 	eng_tx tx;
 	bool tx_started;
 	bool dry_done;
 	bool cancelled;
 	uint64_t files, bytes_total, bytes_done, entries_done, last_report;
+	uint64_t files_unchanged, bytes_unchanged;
 	/* the file being staged */
 	int fd;
 	struct ient *cur;
@@ -174,6 +184,104 @@ static int progress(struct install *x, const char *phase, const char *path)
 
 /* ------------------------------------------------------------ preflight */
 
+static const uint8_t *kept_record_sha(const fatelf_bundle_entry *be, const fatelf_keepset *keep);
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static store_disk disk_of(const struct stat *st)
+{
+	return (store_disk) {
+		.known = true,
+		.size = (uint64_t)st->st_size,
+		.ino = (uint64_t)st->st_ino,
+		.mtime_ns = ns_of(&st->st_mtim),
+		.ctime_ns = ns_of(&st->st_ctim),
+	};
+}
+
+/*
+ * Whether an lstat of st may be recorded: a file changed later, within
+ * the same tick of the clock the file system stamps times with, would
+ * keep its size and times. So only a file whose change time is older
+ * than the current tick is recorded (the racy-clean rule); any change
+ * after now gets a later time. One not recorded is hashed next time.
+ */
+static bool disk_settled(const struct stat *st)
+{
+	struct timespec now;
+
+	return clock_gettime(CLOCK_REALTIME_COARSE, &now) == 0 && ns_of(&st->st_ctim) < ns_of(&now);
+}
+
+static bool disk_matches(const store_disk *k, const struct stat *st)
+{
+	return k->known && k->size == (uint64_t)st->st_size && k->ino == (uint64_t)st->st_ino &&
+	       k->mtime_ns == ns_of(&st->st_mtim) && k->ctime_ns == ns_of(&st->st_ctim);
+}
+
+/*
+ * An upgrade leaves a file of the old version in place when the new
+ * version would write the same bytes the same way - the manifest's hash
+ * and size, the mode, and the installed form's hash where the policy
+ * thins - and the file on disk (st, its lstat) is still the one the
+ * engine installed: the lstat recorded after it was put there still
+ * matches, or else its hash does. A FatELF that is not thinned to one
+ * ELF is written again: what it becomes (and whether it gets a warning)
+ * is only known once it is staged.
+ */
+static int plan_unchanged(struct install *x, struct ient *ie, const store_file *row,
+			  const struct stat *st)
+{
+	const fatelf_bundle_entry *be = &ie->ent;
+	store_form form = STORE_FORM_AS_SHIPPED;
+	char shipped[65], want[65], hex[65];
+	mode_t mode = be->mode & 07777;
+	struct stat hst;
+	uint64_t size;
+
+	if (row->type != STORE_FILE_REGULAR || !S_ISREG(st->st_mode) || !row->sha256 ||
+	    !row->installed_sha256)
+		return 0;
+	if (be->kind == FATELF_KIND_FATELF) {
+		if (!ie->thinned || ie->form != FATELF_FORM_ELF || fatelf_keep_count(&ie->keep) != 1)
+			return 0;
+		form = STORE_FORM_THINNED;
+		fatelf_hex(kept_record_sha(be, &ie->keep), sizeof(be->sha256), want);
+	} else {
+		fatelf_hex(be->sha256, sizeof(be->sha256), want);
+	}
+	fatelf_hex(be->sha256, sizeof(be->sha256), shipped);
+	if (strcmp(row->sha256, shipped) != 0 || row->size != be->size || row->mode != mode ||
+	    !row->config != !be->config ||
+	    row->installed_form != form || row->installed_size != ie->installed_size ||
+	    strcmp(row->installed_sha256, want) != 0)
+		return 0;
+	/* As the engine leaves a file it writes: its mode, its owner. */
+	if ((st->st_mode & 07777) != mode || st->st_uid != geteuid())
+		return 0;
+	if (disk_matches(&row->disk, st)) {
+		ie->disk = row->disk;
+	} else {
+		if (eng_hash_file_stat(x->e, ie->path, hex, &size, &hst, NULL) < 0)
+			return 0;
+		if (strcmp(hex, want) != 0 || size != ie->installed_size || hst.st_ino != st->st_ino ||
+		    (hst.st_mode & 07777) != mode || hst.st_uid != geteuid())
+			return 0;
+		/* as it was before it was read: changed while hashed, it
+		 * will not match the next time */
+		if (disk_settled(&hst)) {
+			ie->disk = disk_of(&hst);
+			ie->disk_fresh = true;
+		}
+	}
+	ie->unchanged = true;
+	memcpy(ie->sha, want, sizeof(ie->sha));
+	return 0;
+}
+
 struct oldfile_walk {
 	struct install *x;
 	struct strv paths;
@@ -234,9 +342,17 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	q = store_files_of(x->e->st, x->old.name, &files, &nfiles, d);
 	if (q < 0)
 		goto out;
-	for (size_t i = 0; i < nfiles; i++)
+	for (size_t i = 0; i < nfiles; i++) {
+		const fatelf_bundle_entry *be = fatelf_manifest_find(x->m, files[i].path + 1);
+
+		/* An unchanged file's row stays as it is (the package keeps
+		 * its id); every other row is deleted, and written anew. */
+		if (!be || !x->ents[be - x->m->entries].unchanged)
+			if ((q = strv_push(&x->old_rows, files[i].path)) < 0)
+				goto out;
 		if ((q = old_file(&w, &files[i])) < 0)
 			goto out;
+	}
 	for (size_t i = 0; i < w.paths.n; i++)
 		if ((q = strv_push(&x->removes, w.paths.v[i])) < 0)
 			goto out;
@@ -525,32 +641,51 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
 		q = ie->op_path ? 0 : -ENOMEM;
 	}
-	if (row.path)
-		store_file_done(&row);
 	if (q < 0)
-		return q;
+		goto out;
 
 	/* What the file becomes, and so how many bytes it will take. */
 	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
 		fatelf_header hdr;
 		q = engine_entry_header(be, &hdr, d);
-		if (q < 0)
-			return prefix_entry(d, q, be);
+		if (q < 0) {
+			q = prefix_entry(d, q, be);
+			goto out;
+		}
 		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
 						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
 						 &ie->keep, &ie->form, d);
-		if (q < 0)
-			return prefix_path(d, q, ie->path);
+		if (q < 0) {
+			q = prefix_path(d, q, ie->path);
+			goto out;
+		}
 		ie->thinned = q == 1;
 	}
 	if (be->type == FATELF_ENTRY_FILE) {
 		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
-		if (q < 0)
-			return prefix_entry(d, q, be);
-		x->bytes_total += ie->installed_size;
+		if (q < 0) {
+			q = prefix_entry(d, q, be);
+			goto out;
+		}
+		if (owned_here && on_disk && !ie->keep_admin)
+			plan_unchanged(x, ie, &row, &st);
+		if (ie->unchanged) {
+			free(ie->op_path);
+			ie->op_path = NULL;
+			ie->op_kind = -1;
+			x->files_unchanged++;
+			x->bytes_unchanged += ie->installed_size;
+		} else {
+			x->bytes_total += ie->installed_size;
+		}
 	}
-	x->files++;
-	return 0;
+	if (!ie->unchanged)
+		x->files++;
+	q = 0;
+out:
+	if (row.path)
+		store_file_done(&row);
+	return q;
 }
 
 static int check_space(struct install *x, fatelf_diag *d)
@@ -768,6 +903,11 @@ static int inst_begin(void *ctx, const fatelf_bundle_entry *be, fatelf_diag *d)
 		if (q < 0)
 			return q;
 		ie->staged = true;
+	} else if (be->type == FATELF_ENTRY_FILE && ie->unchanged) {
+		/* Left in place: its bytes stream past, and the reader still
+		 * checks them against the manifest, but nothing keeps them. */
+		x->cur = ie;
+		x->hashing = false;
 	} else if (be->type == FATELF_ENTRY_FILE) {
 		q = eng_tx_stage_open(&x->tx, (size_t)ie->op, d);
 		if (q < 0)
@@ -790,8 +930,11 @@ static int inst_begin(void *ctx, const fatelf_bundle_entry *be, fatelf_diag *d)
 static int inst_data(void *ctx, const fatelf_bundle_entry *be, const void *buf, size_t len)
 {
 	struct install *x = ctx;
-	int r = write_all(x->fd, buf, len);
+	int r;
 
+	if (x->cur->unchanged)
+		return 0;
+	r = write_all(x->fd, buf, len);
 	if (r < 0) {
 		x->werr = r;
 		x->werr_ent = x->cur;
@@ -959,6 +1102,14 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 			memcpy(md, be->sha256, sizeof(md));
 		x->hashing = false;
 		if (status == 0) {
+			struct stat st;
+
+			/* to tell the file after its rename (record_disk) */
+			if (fstat(fd, &st) == 0) {
+				ie->staged_ino = (uint64_t)st.st_ino;
+				ie->staged_size = (uint64_t)st.st_size;
+				ie->staged_mtime_ns = ns_of(&st.st_mtim);
+			}
 			/* eng_tx_stage_close starts a large file's write-back (cfg.durable) */
 			q = eng_tx_stage_close(&x->tx, (size_t)ie->op, fd, ie->installed_size, d);
 			fatelf_hex(md, sizeof(md), ie->sha);
@@ -967,6 +1118,10 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 			close(fd);
 		}
 		x->cur = NULL;
+	} else if (ie->unchanged) {
+		x->cur = NULL;
+		if (status == 0)
+			eng_tx_failpoint(&x->tx, "kept");
 	}
 	if (status < 0 || q < 0)
 		return q;
@@ -1068,8 +1223,11 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	if (x->have_old) {
 		id = x->old.id;
 		q = store_package_update(e->st, id, &p, d);
-		if (q >= 0)
-			q = store_files_delete_package(e->st, id, d);
+		for (size_t i = 0; i < x->old_rows.n && q >= 0; i++) {
+			q = store_file_delete(e->st, x->old_rows.v[i], d);
+			if (q == -ENOENT)
+				q = 0;
+		}
 		if (q >= 0)
 			q = store_dirs_delete_package(e->st, id, d);
 	} else {
@@ -1088,11 +1246,17 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 
 		if (be->type == FATELF_ENTRY_DIR)
 			q = store_dir_add_mode(e->st, ie->path, id, ie->dir_mode, d);
+		else if (ie->unchanged)
+			/* its row is the new version's as it stands */
+			q = ie->disk_fresh ? store_file_set_disk(e->st, ie->path, &ie->disk, d) : 0;
 		else
 			q = add_file_row(x, id, be, ie, d);
 		if (q < 0)
 			return prefix_path(d, q, ie->path);
 	}
+	/* Every row of the new version is in, the unchanged files' moved to
+	 * it; the store has not committed. */
+	eng_tx_failpoint(&x->tx, "rows-moved");
 	return 0;
 }
 
@@ -1106,7 +1270,8 @@ static void totals(const struct install *x, uint64_t *ret_written, int64_t *ret_
 		const fatelf_bundle_entry *be = &x->ents[i].ent;
 		if (be->type != FATELF_ENTRY_FILE)
 			continue;
-		written += x->ents[i].installed_size;
+		if (!x->ents[i].unchanged)
+			written += x->ents[i].installed_size;
 		if (x->ents[i].thinned)
 			saved += (int64_t)be->size - (int64_t)x->ents[i].installed_size;
 	}
@@ -1122,6 +1287,8 @@ static int finish_result(struct install *x, engine_result *ret)
 		.files = x->files,
 		.bytes_written = 0,
 		.bytes_saved = 0,
+		.files_unchanged = x->files_unchanged,
+		.bytes_unchanged = x->bytes_unchanged,
 		.dry_run = x->o->dry_run,
 		.signature = x->is_signed ? "verified" : x->unverified[0] ? "unverified" : "none",
 	};
@@ -1159,6 +1326,63 @@ static int finish_result(struct install *x, engine_result *ret)
 	x->nwarnings = 0;
 	*ret = r;
 	return 0;
+}
+
+/*
+ * After the commit: what each file written looks like on disk now that it
+ * is renamed into place (the rename changed its ctime), when it is still
+ * the file staged. Best effort, in one store transaction: a file without
+ * a record is hashed by the next upgrade instead.
+ */
+static void record_disk(struct install *x)
+{
+	engine *e = x->e;
+	_cleanup_close_ int dirfd = -1;
+	const char *dir = NULL, *base;
+	size_t dirlen = 0;
+	struct timespec t0, now;
+
+	/* Every rename is done: waits (one clock tick at most) until their
+	 * change times are older than the current tick, so that they may
+	 * be recorded (disk_settled). */
+	if (clock_gettime(CLOCK_REALTIME, &t0) < 0)
+		return;
+	for (int i = 0; i < 100; i++) {
+		if (clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0 || ns_of(&now) > ns_of(&t0))
+			break;
+		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
+	}
+	if (store_begin(e->st, NULL) < 0)
+		return;
+	for (size_t i = 0; i < x->nents; i++) {
+		const struct ient *ie = &x->ents[i];
+		size_t n = (size_t)(eng_base_of(ie->path) - ie->path);
+		struct stat st;
+		store_disk k;
+
+		if (ie->ent.type != FATELF_ENTRY_FILE || !ie->staged || ie->keep_admin)
+			continue;
+		/* The manifest lists a directory's files together: one open each. */
+		if (!dir || n != dirlen || memcmp(dir, ie->path, n) != 0) {
+			closep(&dirfd);
+			dirfd = eng_open_parent(e, ie->path, &base, NULL);
+			dir = ie->path;
+			dirlen = n;
+		}
+		if (dirfd < 0 ||
+		    fstatat(dirfd, eng_base_of(ie->path), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != ie->staged_ino ||
+		    (uint64_t)st.st_size != ie->staged_size || ns_of(&st.st_mtim) != ie->staged_mtime_ns ||
+		    !disk_settled(&st))
+			continue;
+		k = disk_of(&st);
+		if (store_file_set_disk(e->st, ie->path, &k, NULL) < 0) {
+			store_rollback(e->st, NULL);
+			return;
+		}
+	}
+	if (store_commit(e->st, NULL) < 0)
+		store_rollback(e->st, NULL);
 }
 
 /* A failure before the manifest named a package still gets a history row. */
@@ -1205,6 +1429,7 @@ static void install_free(struct install *x)
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
+	strv_free(&x->old_rows);
 	if (x->have_old)
 		store_package_done(&x->old);
 	if (x->fd >= 0)
@@ -1291,6 +1516,9 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 	q = eng_tx_commit(&x.tx, inst_apply, &x, written, saved, d);
 	if (q < 0)
 		goto out;
+	eng_tx_failpoint(&x.tx, "before-disk-record");
+	record_disk(&x);
+	eng_tx_failpoint(&x.tx, "after-disk-record");
 	q = finish_result(&x, ret);
 	if (q == 0) {
 		size_t n = x.nents + x.removes.n, k = 0;

@@ -142,6 +142,8 @@ typedef int (*eng_apply_fn)(engine *e, void *userdata, fatelf_diag *d);
  * of a rename is returned but recovery at the next start finishes it. */
 int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
 		  int64_t bytes_saved, fatelf_diag *d);
+/* Fires failpoint step and KIND.step (engine_tx.c lists the steps). */
+void eng_tx_failpoint(const eng_tx *t, const char *step);
 /* Rolls back: unlinks staged temps, removes created directories (deepest
  * first, only when empty), marks the history row cancelled (code ==
  * -ECANCELED) or failed with the error text of why. Clears the
@@ -200,6 +202,9 @@ void eng_parent_cache_clear(eng_parent_cache *c);
 int eng_dir_check(const char *path, const struct stat *st, mode_t want, fatelf_diag *d);
 /* SHA-256 of a file beneath the root, as 64 hex digits. */
 int eng_hash_file(engine *e, const char *path, char hex[65], uint64_t *ret_size, fatelf_diag *d);
+/* The same, with the fstat of the file hashed, taken before reading it. */
+int eng_hash_file_stat(engine *e, const char *path, char hex[65], uint64_t *ret_size,
+		       struct stat *ret_st, fatelf_diag *d);
 /* Runs ldconfig (with -r ROOT for another root) when any path is a shared
  * library in a directory the loader searches. A failure is returned but
  * does not undo the transaction. */

@@ -85,7 +85,7 @@ static int tx_retemp(eng_tx *t, size_t i, fatelf_diag *d)
  * after-journal-clear; at start recover, then recover-op (once per
  * operation redone or undone) and recovered.
  */
-static void tx_failpoint(const eng_tx *t, const char *step)
+void eng_tx_failpoint(const eng_tx *t, const char *step)
 {
 #ifdef FATELF_FAILPOINTS
 	char name[64];
@@ -219,7 +219,7 @@ int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char 
 	if (q < 0)
 		return q;
 	*ret = (eng_tx) { .e = e, .id = id, .kind = kind };
-	tx_failpoint(ret, "tx-started");
+	eng_tx_failpoint(ret, "tx-started");
 	return 0;
 }
 
@@ -277,7 +277,7 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 		return q;
 	}
 	t->journaled = true;
-	tx_failpoint(t, "tx-journaled");
+	eng_tx_failpoint(t, "tx-journaled");
 	return 0;
 }
 
@@ -350,7 +350,7 @@ int eng_tx_mkdirs(eng_tx *t, fatelf_diag *d)
 		if (q < 0)
 			return q;
 	}
-	tx_failpoint(t, "mkdirs");
+	eng_tx_failpoint(t, "mkdirs");
 	return 0;
 }
 
@@ -407,7 +407,7 @@ int eng_tx_stage_close(eng_tx *t, size_t op, int fd, uint64_t size, fatelf_diag 
 			       t->e->cfg.durable && size >= ENG_WRITEBACK_MIN ? FATELF_STAGE_WRITEBACK : 0,
 			       o->path, d);
 	if (q == 0)
-		tx_failpoint(t, "staged");
+		eng_tx_failpoint(t, "staged");
 	return q;
 }
 
@@ -441,7 +441,7 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	o->staged = true;
 	if (opened >= 0)
 		tx_hold_dir(t, o, opened);
-	tx_failpoint(t, "staged");
+	eng_tx_failpoint(t, "staged");
 	return 0;
 }
 
@@ -508,13 +508,13 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		q = tx_check_dirs(t, d);
 	if (q < 0)
 		goto abort;
-	tx_failpoint(t, "before-sync");
+	eng_tx_failpoint(t, "before-sync");
 	if (e->cfg.durable) {
 		q = eng_sync_root(e, d);
 		if (q < 0)
 			goto abort;
 	}
-	tx_failpoint(t, "after-sync");
+	eng_tx_failpoint(t, "after-sync");
 
 	q = store_begin(e->st, d);
 	if (q < 0)
@@ -527,7 +527,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		store_rollback(e->st, NULL);
 		goto abort;
 	}
-	tx_failpoint(t, "before-store-commit");
+	eng_tx_failpoint(t, "before-store-commit");
 	q = store_commit(e->st, d);
 	if (q < 0) {
 		store_rollback(e->st, NULL);
@@ -535,7 +535,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	}
 	/* The commit point: from here on the transaction is rolled forward. */
 	t->committed = true;
-	tx_failpoint(t, "after-store-commit");
+	eng_tx_failpoint(t, "after-store-commit");
 
 	for (size_t i = 0; i < t->nops; i++) {
 		eng_op *op = &t->ops[i];
@@ -548,24 +548,24 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 				*d = tmp;
 		}
 		if (op->kind != STORE_JOP_MKDIR)
-			tx_failpoint(t, "rename");
+			eng_tx_failpoint(t, "rename");
 	}
-	tx_failpoint(t, "after-renames");
+	eng_tx_failpoint(t, "after-renames");
 	if (e->cfg.durable) {
 		q = eng_sync_root(e, first == 0 ? d : NULL);
 		if (q < 0 && first == 0)
 			first = q;
 	}
-	tx_failpoint(t, "after-final-sync");
+	eng_tx_failpoint(t, "after-final-sync");
 	/* An operation that failed stays journaled: the next start retries it. */
 	if (first < 0)
 		return first;
-	tx_failpoint(t, "before-journal-clear");
+	eng_tx_failpoint(t, "before-journal-clear");
 	/* A journal that cannot be cleared is replayed harmlessly at the
 	 * next start; the transaction itself is done. */
 	(void)store_journal_clear(e->st, t->id, NULL);
 	t->journaled = false;
-	tx_failpoint(t, "after-journal-clear");
+	eng_tx_failpoint(t, "after-journal-clear");
 	return 0;
 
 abort:

@@ -40,6 +40,7 @@ enum stmt_id {
 	STMT_FILE_DELETE,
 	STMT_FILES_DELETE_PACKAGE,
 	STMT_FILE_SET_INSTALLED,
+	STMT_FILE_SET_DISK,
 	STMT_FILES_ALL,
 	STMT_RECORD_ADD,
 	STMT_RECORDS_OF,
@@ -75,7 +76,8 @@ enum stmt_id {
 #define PACKAGE_COLUMNS "id, name, version, summary, vendor, signer_keyid, installed_at, policy"
 #define FILE_COLUMNS \
 	"f.path, f.package_id, f.type, f.mode, f.size, f.sha256, f.link_target, f.config, " \
-	"f.kind, f.installed_form, f.installed_size, f.installed_sha256"
+	"f.kind, f.installed_form, f.installed_size, f.installed_sha256, " \
+	"f.disk_size, f.disk_ino, f.disk_mtime_ns, f.disk_ctime_ns"
 #define TX_COLUMNS \
 	"id, kind, package, old_version, new_version, state, started_at, finished_at, " \
 	"bytes_written, bytes_saved, error"
@@ -114,8 +116,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_USAGE_OF] = USAGE_SELECT " WHERE package_id = ?1",
 	[STMT_FILE_ADD] =
 		"INSERT INTO files (path, package_id, type, mode, size, sha256, link_target, config, "
-		"kind, installed_form, installed_size, installed_sha256) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+		"kind, installed_form, installed_size, installed_sha256, disk_size, disk_ino, "
+		"disk_mtime_ns, disk_ctime_ns) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
 	[STMT_FILE_OWNER] =
 		"SELECT p.name FROM files f JOIN packages p ON p.id = f.package_id WHERE f.path = ?1",
 	[STMT_FILES_OF] =
@@ -132,6 +135,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_FILES_DELETE_PACKAGE] = "DELETE FROM files WHERE package_id = ?1",
 	[STMT_FILE_SET_INSTALLED] =
 		"UPDATE files SET installed_form = ?2, installed_size = ?3, installed_sha256 = ?4 "
+		"WHERE path = ?1",
+	[STMT_FILE_SET_DISK] =
+		"UPDATE files SET disk_size = ?2, disk_ino = ?3, disk_mtime_ns = ?4, disk_ctime_ns = ?5 "
 		"WHERE path = ?1",
 	[STMT_FILES_ALL] = "SELECT " FILE_COLUMNS " FROM files f ORDER BY f.path",
 	[STMT_RECORD_ADD] =
@@ -904,6 +910,19 @@ static int package_name_of(store *s, int64_t id, char *buf, size_t size)
 	return 0;
 }
 
+/* The four disk columns from n on: NULL when not known. */
+static void bind_disk(sqlite3_stmt *st, int n, const store_disk *k)
+{
+	for (int i = 0; i < 4; i++)
+		sqlite3_bind_null(st, n + i);
+	if (!k->known)
+		return;
+	sqlite3_bind_int64(st, n, (sqlite3_int64)k->size);
+	sqlite3_bind_int64(st, n + 1, (sqlite3_int64)k->ino);
+	sqlite3_bind_int64(st, n + 2, k->mtime_ns);
+	sqlite3_bind_int64(st, n + 3, k->ctime_ns);
+}
+
 int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -933,6 +952,7 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 	bind_text(st, 10, form);
 	sqlite3_bind_int64(st, 11, (sqlite3_int64)f->installed_size);
 	bind_text(st, 12, f->installed_sha256);
+	bind_disk(st, 13, &f->disk);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
 		_cleanup_free_ char *owner = NULL;
@@ -995,6 +1015,15 @@ static int file_from_row(sqlite3_stmt *st, store_file *f, fatelf_diag *d)
 		.installed_size = (uint64_t)sqlite3_column_int64(st, 10),
 		.installed_sha256 = column_text(st, 11),
 	};
+	/* All four or nothing: a row with any of them NULL is not known. */
+	if (sqlite3_column_type(st, 12) != SQLITE_NULL && sqlite3_column_type(st, 13) != SQLITE_NULL &&
+	    sqlite3_column_type(st, 14) != SQLITE_NULL && sqlite3_column_type(st, 15) != SQLITE_NULL) {
+		f->disk.known = true;
+		f->disk.size = (uint64_t)sqlite3_column_int64(st, 12);
+		f->disk.ino = (uint64_t)sqlite3_column_int64(st, 13);
+		f->disk.mtime_ns = sqlite3_column_int64(st, 14);
+		f->disk.ctime_ns = sqlite3_column_int64(st, 15);
+	}
 	r = store_file_type_from_text(column_text(st, 2), &f->type, d);
 	if (r >= 0)
 		r = store_file_kind_from_text(column_text(st, 8), &f->kind, d);
@@ -1127,7 +1156,7 @@ int store_file_get(store *s, const char *path, store_file *ret, char **ret_packa
 	if (r < 0)
 		return r;
 	if (ret_package) {
-		package = strdup_or_null(column_text(st, 12));
+		package = strdup_or_null(column_text(st, 16));
 		if (!package) {
 			store_file_done(&copy);
 			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -1186,6 +1215,24 @@ int store_file_set_installed(store *s, const char *path, store_form installed_fo
 	bind_text(st, 2, form);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)installed_size);
 	bind_text(st, 4, installed_sha256);
+	r = stmt_done(s, st, path, d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
+	return 0;
+}
+
+int store_file_set_disk(store *s, const char *path, const store_disk *disk, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_FILE_SET_DISK, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	bind_disk(st, 2, disk);
 	r = stmt_done(s, st, path, d);
 	if (r < 0)
 		return r;

@@ -167,6 +167,15 @@ int store_usage_get(store *s, int64_t package_id, store_usage *ret, fatelf_diag 
 int store_package_count(store *s, uint64_t *ret, fatelf_diag *d);
 
 /* Files */
+/* What an installed file looked like on disk after the engine put it there
+ * (lstat): an upgrade leaves a file in place when it still looks so. */
+typedef struct store_disk {
+	bool known;             /* false: NULL columns, hash the file instead */
+	uint64_t size;
+	uint64_t ino;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+} store_disk;
 typedef struct store_file {
 	const char *path;       /* absolute, inside the daemon's root */
 	int64_t package_id;
@@ -180,6 +189,7 @@ typedef struct store_file {
 	store_form installed_form;
 	uint64_t installed_size;
 	const char *installed_sha256;
+	store_disk disk;
 } store_file;
 typedef int (*store_file_cb)(const store_file *f, void *userdata);
 
@@ -208,6 +218,9 @@ int store_files_delete_package(store *s, int64_t package_id, fatelf_diag *d);
 /* Sets the installed form, size and hash of a file (thin). */
 int store_file_set_installed(store *s, const char *path, store_form installed_form,
 			     uint64_t installed_size, const char *installed_sha256, fatelf_diag *d);
+/* Sets (or, with disk->known false, clears) what the file looked like on
+ * disk; -ENOENT when unowned. */
+int store_file_set_disk(store *s, const char *path, const store_disk *disk, fatelf_diag *d);
 /* Calls cb for every file of every package, by path (verify all, thin
  * all); a negative return from cb stops the walk and is returned. A
  * stream rather than an array: a store may hold millions of files, and

@@ -22,8 +22,11 @@
 #   tx-journaled          the plan is in the journal, nothing touched yet
 #   mkdirs                new directories made (install and upgrade)
 #   staged:N              after the Nth file is staged (first, middle, last)
+#   kept:N                upgrade: after the Nth unchanged file streamed past, left in place
 #   before-sync           before the syncfs that makes the staged files durable
 #   after-sync            after it
+#   rows-moved            install and upgrade: the new version's rows are in (the
+#                         unchanged files' moved to it), not committed
 #   before-store-commit   the store transaction is written, not committed
 #   after-store-commit    the commit point: from here it is rolled forward
 #   rename:N              after the Nth rename/unlink/rmdir (first, middle, last)
@@ -31,6 +34,8 @@
 #   after-final-sync      after it
 #   before-journal-clear  before the journal rows are dropped
 #   after-journal-clear   the transaction is done, the reply not yet sent
+#   before-disk-record    install and upgrade: before the written files' lstat is recorded
+#   after-disk-record     after it
 #
 # Each also fires with the transaction's kind as a prefix (install.,
 # upgrade., remove., thin.); remove and thin are aimed at that way
@@ -244,19 +249,25 @@ nfat=3
 # (the config file too: it was not changed) plus every directory demo
 # owns, all of tree1's; thin, the fat files.
 ndirs1=$(find tree1 -mindepth 1 -type d | wc -l)
+# The upgrade writes only what changed: tool1, changed.dat, new.txt and
+# the symlink (symlinks are always written again); the other seven files
+# of 2.0 have 1.0's bytes and stay in place.
+nwritten2=4
+nkept2=$((nfiles2 - nwritten2))
 declare -A NSTAGED NRENAMED
 NSTAGED[install]=$nfiles1
-NSTAGED[upgrade]=$nfiles2
+NSTAGED[upgrade]=$nwritten2
 NSTAGED[thin]=$nfat
 NRENAMED[install]=$nfiles1
-NRENAMED[upgrade]=$((nfiles2 + 3))
+NRENAMED[upgrade]=$((nwritten2 + 3))
 NRENAMED[remove]=$((nfiles1 + ndirs1))
 NRENAMED[thin]=$nfat
 
 # which_side FP: before or after, from the failpoint's side of the store commit.
 which_side() {
 	case ${1#*.} in
-	tx-started* | tx-journaled* | mkdirs* | staged* | before-sync* | after-sync* | before-store-commit*) echo before ;;
+	tx-started* | tx-journaled* | mkdirs* | staged* | kept* | before-sync* | after-sync* | \
+		rows-moved* | before-store-commit*) echo before ;;
 	*) echo after ;;
 	esac
 }
@@ -296,7 +307,7 @@ crash_run() {
 	# Killed once the journal was cleared, or after recovery finished,
 	# there is nothing left to recover.
 	case "$fp $*" in
-	*after-journal-clear* | *recovered*) ;;
+	*after-journal-clear* | *disk-record* | *recovered*) ;;
 	*) grep -q 'recovered [1-9]' "$DLOG" || problems+=("the restart did not log a recovered transaction") ;;
 	esac
 	got=$(rl_snapshot_root "$ROOT")
@@ -363,9 +374,10 @@ no_fire_run() {
 }
 
 if [ "$FATELF_FAILPOINTS" = yes ]; then
-	echo "# failpoints: tx-started tx-journaled mkdirs staged:N before-sync after-sync before-store-commit" \
-		"after-store-commit rename:N after-renames after-final-sync before-journal-clear" \
-		"after-journal-clear (each also as KIND.NAME), recover-op:N recovered"
+	echo "# failpoints: tx-started tx-journaled mkdirs staged:N kept:N before-sync after-sync" \
+		"rows-moved before-store-commit after-store-commit rename:N after-renames" \
+		"after-final-sync before-journal-clear after-journal-clear before-disk-record" \
+		"after-disk-record (each also as KIND.NAME), recover-op:N recovered"
 	for op in install upgrade remove thin; do
 		case $op in
 		remove | thin) pfx=$op. ;;
@@ -377,20 +389,26 @@ if [ "$FATELF_FAILPOINTS" = yes ]; then
 			n=${NSTAGED[$op]}
 			fps="$fps staged:1 staged:$(((n + 1) / 2)) staged:$n"
 		fi
-		fps="$fps before-sync after-sync before-store-commit after-store-commit"
+		[ "$op" = upgrade ] && fps="$fps kept:1 kept:$nkept2"
+		fps="$fps before-sync after-sync"
+		[ "$op" = install ] || [ "$op" = upgrade ] && fps="$fps rows-moved"
+		fps="$fps before-store-commit after-store-commit"
 		n=${NRENAMED[$op]}
 		fps="$fps rename:1 rename:$(((n + 1) / 2)) rename:$n"
 		fps="$fps after-renames after-final-sync before-journal-clear after-journal-clear"
+		[ "$op" = install ] || [ "$op" = upgrade ] &&
+			fps="$fps before-disk-record after-disk-record"
 		echo "# $op: ${fps// /, } (prefix '$pfx')"
 		for fp in $fps; do
 			crash_run "$op" "$pfx$fp"
 		done
 		[ -n "${NSTAGED[$op]:-}" ] && no_fire_run "$op" "${pfx}staged:$((NSTAGED[$op] + 1))"
+		[ "$op" = upgrade ] && no_fire_run "$op" "kept:$((nkept2 + 1))"
 		no_fire_run "$op" "${pfx}rename:$((n + 1))"
 	done
 	# A crash while recovering is recovered at the next start.
-	crash_run upgrade "staged:$(((nfiles2 + 1) / 2))" recover-op:1
-	crash_run upgrade "rename:$(((nfiles2 + 1) / 2))" recover-op:1 recover-op:2
+	crash_run upgrade "staged:$(((nwritten2 + 1) / 2))" recover-op:1
+	crash_run upgrade "rename:$(((nwritten2 + 1) / 2))" recover-op:1 recover-op:2
 	crash_run remove remove.rename:1 recover-op:3
 	crash_run thin thin.after-store-commit recover-op:2
 	crash_run install before-store-commit recovered

@@ -565,6 +565,62 @@ START_TEST(test_upgrade_removes_stale)
 }
 END_TEST
 
+static ino_t root_ino(const char *p)
+{
+	struct stat st;
+
+	ck_assert_int_eq(lstat(rpath(p), &st), 0);
+	return st.st_ino;
+}
+
+/* An upgrade leaves the files whose bytes do not change in place. */
+START_TEST(test_upgrade_keeps_unchanged)
+{
+	engine_install_opts again = { .allow_downgrade = true };
+	engine_result res;
+	ino_t hello, data, conf;
+	engine *e;
+
+	setup();
+	hello_bundle(1);
+	hello_bundle(2);
+	e = open_engine(NULL);
+	install_ok(e, hello_bundle(1), NULL, &res);
+	ck_assert_uint_eq(res.files_unchanged, 0);
+	engine_result_done(&res);
+	hello = root_ino("/opt/hello/bin/hello");
+	data = root_ino("/opt/hello/share/data.txt");
+
+	/* The program (thinned the same way) stays; data.txt, the config and
+	 * new.txt are written. */
+	install_ok(e, hello_bundle(2), NULL, &res);
+	ck_assert_uint_eq(res.files_unchanged, 1);
+	ck_assert_uint_eq(res.bytes_unchanged, x86.len);
+	ck_assert_uint_eq(res.bytes_written, 21 + 16 + 4);
+	engine_result_done(&res);
+	ck_assert_uint_eq(root_ino("/opt/hello/bin/hello"), hello);
+	ck_assert_uint_ne(root_ino("/opt/hello/share/data.txt"), data);
+	check_owner(e, "/opt/hello/bin/hello", "hello");
+	check_package(e, "hello", "2.0", NULL);
+
+	/* Again: nothing changed, nothing is written, by the lstat recorded
+	 * after the renames. A file changed on disk is written again. */
+	data = root_ino("/opt/hello/share/data.txt");
+	conf = root_ino("/etc/hello.conf");
+	tu_write_file(rpath("/opt/hello/share/new.txt"), "NEW\n", 4);
+	install_ok(e, hello_bundle(2), &again, &res);
+	ck_assert_uint_eq(res.files_unchanged, 3);
+	ck_assert_uint_eq(res.bytes_written, 4);
+	engine_result_done(&res);
+	ck_assert_uint_eq(root_ino("/opt/hello/bin/hello"), hello);
+	ck_assert_uint_eq(root_ino("/opt/hello/share/data.txt"), data);
+	ck_assert_uint_eq(root_ino("/etc/hello.conf"), conf);
+	ck_assert(root_file_is("/opt/hello/share/new.txt", "new\n", 4));
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_downgrade)
 {
 	engine_install_opts o = { .allow_downgrade = true };
@@ -1716,6 +1772,7 @@ int main(void)
 	tcase_add_test(tc, test_install_native);
 	tcase_add_test(tc, test_install_keep_policy);
 	tcase_add_test(tc, test_upgrade_removes_stale);
+	tcase_add_test(tc, test_upgrade_keeps_unchanged);
 	tcase_add_test(tc, test_downgrade);
 	tcase_add_test(tc, test_config_kept_on_upgrade_and_remove);
 	tcase_add_test(tc, test_conflict_with_package);
