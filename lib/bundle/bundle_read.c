@@ -617,6 +617,11 @@ static int read_all(struct reader *r)
 	q = fatelf_manifest_parse(manifest, mlen, &lim, &r->m, r->d);
 	if (q < 0)
 		return q;
+	/* The parsed form is all that is used from here on: the text (tens
+	 * of MB for a package of 200,000 entries) goes before the consumer
+	 * builds its own state. */
+	free(manifest);
+	manifest = NULL;
 	r->seen = calloc(r->m->nentries ? r->m->nentries : 1, sizeof(bool));
 	if (!r->seen)
 		return -ENOMEM;
