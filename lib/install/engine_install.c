@@ -223,7 +223,8 @@ static bool disk_matches(const store_disk *k, const struct stat *st)
 }
 
 /*
- * An upgrade leaves a file of the old version in place when the new
+ * An upgrade (or downgrade; a reinstall of the same version writes all)
+ * leaves a file of the old version in place when the new
  * version would write the same bytes the same way - the manifest's hash
  * and size, the mode, and the installed form's hash where the policy
  * thins - and the file on disk (st, its lstat) is still the one the
@@ -667,7 +668,9 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 			q = prefix_entry(d, q, be);
 			goto out;
 		}
-		if (owned_here && on_disk && !ie->keep_admin)
+		/* A reinstall of the same version writes every file again,
+		 * as dpkg's does: it is how an admin repairs a package. */
+		if (owned_here && on_disk && !ie->keep_admin && x->change != STORE_TX_REINSTALL)
 			plan_unchanged(x, ie, &row, &st);
 		if (ie->unchanged) {
 			free(ie->op_path);
