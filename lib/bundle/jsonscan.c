@@ -449,7 +449,8 @@ static int key_push(struct gram *g)
 	}
 	for (size_t k = 0; k < klen; k++)
 		h = (h ^ (uint8_t)g->tmp[k]) * 0x100000001b3ull;
-	memcpy(g->arena + g->arena_len, g->tmp, klen);
+	if (klen > 0) /* "" leaves the arena as it is, maybe still NULL */
+		memcpy(g->arena + g->arena_len, g->tmp, klen);
 	g->keys[g->nkeys++] = (struct keyref) { .hash = h, .off = g->arena_len, .len = klen };
 	g->arena_len += klen;
 	g->i = (size_t)end;
@@ -465,7 +466,7 @@ static int keys_check(struct gram *g, size_t mark, size_t start)
 	qsort(k, n, sizeof(*k), keyref_cmp);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n && keyref_cmp(&k[a], &k[b]) == 0; b++)
-			if (memcmp(g->arena + k[a].off, g->arena + k[b].off, k[a].len) == 0)
+			if (k[a].len == 0 || memcmp(g->arena + k[a].off, g->arena + k[b].off, k[a].len) == 0)
 				return fatelf_diag_set(g->d, -FATELF_E_MANIFEST_JSON, -1,
 						       "byte %zu: an object has the same key twice", start);
 	return 0;

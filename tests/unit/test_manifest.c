@@ -497,6 +497,10 @@ START_TEST(test_reject_json)
 	REJECT("  ]\n}\n", "  ]\n}\n{}", -FATELF_E_MANIFEST_JSON);
 	REJECT("  ]\n}\n", "  ]\n}\nx", -FATELF_E_MANIFEST_JSON);
 	REJECT("\"size\": 9,", "\"size\": 09,", -FATELF_E_MANIFEST_JSON);
+	/* An empty key, first of all keys (nothing stored for keys yet), and
+	 * twice: a duplicate like any other. */
+	ck_assert_int_eq(parse_text("{  \t\"\"\t-\n-}"), -FATELF_E_MANIFEST_JSON);
+	ck_assert_int_eq(parse_text("{\"\": 1, \"\": 2}"), -FATELF_E_MANIFEST_JSON);
 	/* Duplicate keys, at the top and deep inside. */
 	REJECT_MSG("\"format\": 1,", "\"format\": 1, \"format\": 1,", -FATELF_E_MANIFEST_JSON, "twice");
 	REJECT("\"size\": 9,", "\"size\": 9, \"size\": 9,", -FATELF_E_MANIFEST_JSON);
