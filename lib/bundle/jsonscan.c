@@ -480,6 +480,53 @@ static int gram_fail(struct gram *g, const char *what)
 	return scan_fail(g->d, g->i, what);
 }
 
+static int gram_value(struct gram *g, unsigned depth);
+
+/* The members of the object (key ':' value, each key pushed for
+ * keys_check) or array whose opening byte is at g->i, through its
+ * closing byte. */
+static int gram_members(struct gram *g, unsigned depth, bool object)
+{
+	const char *s = g->s;
+	char close = object ? '}' : ']';
+	int r;
+
+	g->i = skip_ws(s, g->len, g->i + 1);
+	if (g->i < g->len && s[g->i] == close) {
+		g->i++;
+		return 0;
+	}
+	for (;;) {
+		if (object) {
+			g->i = skip_ws(s, g->len, g->i);
+			if (g->i >= g->len || s[g->i] != '"')
+				return gram_fail(g, "expected a key");
+			r = key_push(g);
+			if (r < 0)
+				return r;
+			g->i = skip_ws(s, g->len, g->i);
+			if (g->i >= g->len || s[g->i] != ':')
+				return gram_fail(g, "expected ':' after a key");
+			g->i++;
+		}
+		if (depth + 1 >= FATELF_JSON_DEPTH)
+			return gram_fail(g, "nested too deep");
+		r = gram_value(g, depth + 1);
+		if (r < 0)
+			return r;
+		g->i = skip_ws(s, g->len, g->i);
+		if (g->i < g->len && s[g->i] == ',') {
+			g->i++;
+			continue;
+		}
+		if (g->i < g->len && s[g->i] == close)
+			break;
+		return gram_fail(g, object ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+	g->i++;
+	return 0;
+}
+
 /* The value at g->i, at depth (the top value is at 0) */
 static int gram_value(struct gram *g, unsigned depth)
 {
@@ -493,65 +540,16 @@ static int gram_value(struct gram *g, unsigned depth)
 	case '{': {
 		size_t start = g->i, mark = g->nkeys, amark = g->arena_len;
 
-		g->i = skip_ws(s, g->len, g->i + 1);
-		if (g->i < g->len && s[g->i] == '}') {
-			g->i++;
-			return 0;
-		}
-		for (;;) {
-			g->i = skip_ws(s, g->len, g->i);
-			if (g->i >= g->len || s[g->i] != '"')
-				return gram_fail(g, "expected a key");
-			r = key_push(g);
-			if (r < 0)
-				return r;
-			g->i = skip_ws(s, g->len, g->i);
-			if (g->i >= g->len || s[g->i] != ':')
-				return gram_fail(g, "expected ':' after a key");
-			g->i++;
-			if (depth + 1 >= FATELF_JSON_DEPTH)
-				return gram_fail(g, "nested too deep");
-			r = gram_value(g, depth + 1);
-			if (r < 0)
-				return r;
-			g->i = skip_ws(s, g->len, g->i);
-			if (g->i < g->len && s[g->i] == ',') {
-				g->i++;
-				continue;
-			}
-			if (g->i < g->len && s[g->i] == '}')
-				break;
-			return gram_fail(g, "expected ',' or '}'");
-		}
-		g->i++;
+		r = gram_members(g, depth, true);
+		if (r < 0)
+			return r;
 		r = keys_check(g, mark, start);
 		g->nkeys = mark;
 		g->arena_len = amark;
 		return r;
 	}
 	case '[':
-		g->i = skip_ws(s, g->len, g->i + 1);
-		if (g->i < g->len && s[g->i] == ']') {
-			g->i++;
-			return 0;
-		}
-		for (;;) {
-			if (depth + 1 >= FATELF_JSON_DEPTH)
-				return gram_fail(g, "nested too deep");
-			r = gram_value(g, depth + 1);
-			if (r < 0)
-				return r;
-			g->i = skip_ws(s, g->len, g->i);
-			if (g->i < g->len && s[g->i] == ',') {
-				g->i++;
-				continue;
-			}
-			if (g->i < g->len && s[g->i] == ']')
-				break;
-			return gram_fail(g, "expected ',' or ']'");
-		}
-		g->i++;
-		return 0;
+		return gram_members(g, depth, false);
 	case '"':
 		g->i = string_end(s, g->len, g->i);
 		return 0;
