@@ -1325,6 +1325,28 @@ void store_records_free(store_record *v, size_t n)
 	free(v);
 }
 
+/* A row of STMT_RECORDS_OF or STMT_RECORDS_OF_PACKAGE; its texts are the
+ * statement's until its next step. The target is read from its fields:
+ * the name column is for people. */
+static store_record record_from_row(sqlite3_stmt *st)
+{
+	return (store_record) {
+		.path = column_text(st, 0),
+		.idx = (unsigned)sqlite3_column_int64(st, 1),
+		.target = {
+			.machine = (uint16_t)sqlite3_column_int(st, 3),
+			.osabi = (uint8_t)sqlite3_column_int(st, 4),
+			.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
+			.word_size = (uint8_t)sqlite3_column_int(st, 6),
+			.byte_order = (uint8_t)sqlite3_column_int(st, 7),
+		},
+		.offset = (uint64_t)sqlite3_column_int64(st, 8),
+		.size = (uint64_t)sqlite3_column_int64(st, 9),
+		.sha256 = column_text(st, 10),
+		.kept = sqlite3_column_int(st, 11),
+	};
+}
+
 int store_records_of(store *s, const char *path, store_record **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -1337,29 +1359,16 @@ int store_records_of(store *s, const char *path, store_record **ret, size_t *ret
 		return r;
 	bind_text(st, 1, path);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *sha = column_text(st, 10);
+		store_record row = record_from_row(st);
 
 		r = grow((void **)&v, n, &cap, sizeof(*v), d);
 		if (r < 0)
 			goto fail;
-		/* The target from its fields: the name column is for people. */
-		v[n] = (store_record) {
-			.path = strdup_or_null(column_text(st, 0)),
-			.idx = (unsigned)sqlite3_column_int64(st, 1),
-			.target = {
-				.machine = (uint16_t)sqlite3_column_int(st, 3),
-				.osabi = (uint8_t)sqlite3_column_int(st, 4),
-				.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
-				.word_size = (uint8_t)sqlite3_column_int(st, 6),
-				.byte_order = (uint8_t)sqlite3_column_int(st, 7),
-			},
-			.offset = (uint64_t)sqlite3_column_int64(st, 8),
-			.size = (uint64_t)sqlite3_column_int64(st, 9),
-			.sha256 = strdup_or_null(sha),
-			.kept = sqlite3_column_int(st, 11),
-		};
+		v[n] = row;
+		v[n].path = strdup_or_null(row.path);
+		v[n].sha256 = strdup_or_null(row.sha256);
 		n++;
-		if (!v[n - 1].path || (sha && !v[n - 1].sha256)) {
+		if (!v[n - 1].path || (row.sha256 && !v[n - 1].sha256)) {
 			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 			goto fail;
 		}
@@ -1394,21 +1403,7 @@ int store_records_all(store *s, int64_t package_id, store_record_cb cb, void *us
 		return r;
 	sqlite3_bind_int64(st, 1, package_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const store_record rec = {
-			.path = column_text(st, 0),
-			.idx = (unsigned)sqlite3_column_int64(st, 1),
-			.target = {
-				.machine = (uint16_t)sqlite3_column_int(st, 3),
-				.osabi = (uint8_t)sqlite3_column_int(st, 4),
-				.osabi_version = (uint8_t)sqlite3_column_int(st, 5),
-				.word_size = (uint8_t)sqlite3_column_int(st, 6),
-				.byte_order = (uint8_t)sqlite3_column_int(st, 7),
-			},
-			.offset = (uint64_t)sqlite3_column_int64(st, 8),
-			.size = (uint64_t)sqlite3_column_int64(st, 9),
-			.sha256 = column_text(st, 10),
-			.kept = sqlite3_column_int(st, 11),
-		};
+		const store_record rec = record_from_row(st);
 
 		if (!rec.path)
 			continue;
