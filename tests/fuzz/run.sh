@@ -153,15 +153,11 @@ elf_seed i686-origin-rpath i686-linux-gnu-gcc "$work/hello.c" -Wl,--disable-new-
 elf_seed s390x-origin s390x-linux-gnu-gcc "$work/hello.c" '-Wl,-rpath,$ORIGIN/../../lib'
 echo "# $(ls "$work/seeds-binfmt" | wc -l) binfmt seeds, $(ls "$work/seeds-elfdyn" | wc -l) ELF seeds"
 
-n=0
-failed=0
-for t in $TARGETS; do
-	n=$((n + 1))
-	if [ ! -x "$bin/tests/fuzz/$t" ]; then
-		echo "not ok $n - $t: $bin/tests/fuzz/$t was not built"
-		failed=$((failed + 1))
-		continue
-	fi
+# run_one N TARGET: fuzzes TARGET for $seconds s; its TAP line goes to
+# $work/TARGET.result. The targets run JOBS at a time (each is one
+# process on one core), and their lines are printed in order at the end.
+run_one() {
+	local n=$1 t=$2 seeds log rc runs
 	case $t in
 	fuzz_bundle) seeds=seeds-bundle ;;
 	fuzz_manifest) seeds=seeds-manifest ;;
@@ -174,7 +170,6 @@ for t in $TARGETS; do
 	cp "$bin/tests/fuzz/$t" "$work/$t"
 	mkdir -p "$work/corpus-$t"
 	log=$work/$t.log
-	echo "# running $t for $seconds s"
 	(cd "$work" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		"./$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
@@ -183,12 +178,38 @@ for t in $TARGETS; do
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
-		echo "ok $n - $t: ${runs:-?} runs in $seconds s, no crash"
+		echo "ok $n - $t: ${runs:-?} runs in $seconds s, no crash" >"$work/$t.result"
 	else
-		echo "not ok $n - $t: exit $rc after ${runs:-?} runs (log: $log)"
-		grep -E -A 30 'ERROR:|runtime error:|assertion failed|==ERROR' "$log" | head -60 | sed 's/^/#   /'
-		failed=$((failed + 1))
+		{
+			echo "not ok $n - $t: exit $rc after ${runs:-?} runs (log: $log)"
+			grep -E -A 30 'ERROR:|runtime error:|assertion failed|==ERROR' "$log" | head -60 | sed 's/^/#   /'
+		} >"$work/$t.result"
 	fi
+}
+
+jobs_max=${JOBS:-2}
+n=0
+for t in $TARGETS; do
+	n=$((n + 1))
+	if [ ! -x "$bin/tests/fuzz/$t" ]; then
+		echo "not ok $n - $t: $bin/tests/fuzz/$t was not built" >"$work/$t.result"
+		continue
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+		wait -n
+	done
+	echo "# running $t for $seconds s"
+	run_one "$n" "$t" &
+done
+wait
+failed=0
+for t in $TARGETS; do
+	if [ -f "$work/$t.result" ]; then
+		cat "$work/$t.result"
+	else
+		echo "not ok - $t: no result"
+	fi
+	grep -q '^ok ' "$work/$t.result" 2>/dev/null || failed=$((failed + 1))
 done
 
 echo "# fuzz: $((n - failed)) passed, $failed failed"
