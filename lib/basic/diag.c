@@ -86,6 +86,8 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	C(MEMBER_SIZE, "member size differs from the manifest"),
 	C(HASH, "SHA-256 mismatch"),
 	C(RECORD_HASH, "FatELF record SHA-256 mismatch"),
+	C(DEB_FORMAT, "not a valid .deb package"),
+	C(DEB_CONTROL, "invalid .deb control file"),
 #undef C
 #define E(id, t) [ENGINE_E_##id - FATELF_E_BASE] = { "ENGINE_E_" #id, t }
 	E(CONFLICT, "the path belongs to another package or already exists"),

@@ -58,6 +58,9 @@ enum fatelf_error_more {
 	FATELF_E_MEMBER_SIZE,           /* member size differs from the manifest (or inflates past it) */
 	FATELF_E_HASH,                  /* a file's SHA-256 differs from the manifest */
 	FATELF_E_RECORD_HASH,           /* a FatELF record's SHA-256 differs from the manifest */
+	/* Debian packages as sources of a bundle (lib/bundle/deb.c) */
+	FATELF_E_DEB_FORMAT,            /* not a .deb: ar container, member order, debian-binary, member archive */
+	FATELF_E_DEB_CONTROL,           /* a .deb's control file or conffiles breaks its syntax */
 	/* the install engine (lib/install); their names keep the ENGINE_E_
 	 * prefix, which replies carry */
 	ENGINE_E_CONFLICT,              /* path owned by another package, or unowned on disk */

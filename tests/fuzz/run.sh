@@ -153,6 +153,26 @@ elf_seed i686-origin-rpath i686-linux-gnu-gcc "$work/hello.c" -Wl,--disable-new-
 elf_seed s390x-origin s390x-linux-gnu-gcc "$work/hello.c" '-Wl,-rpath,$ORIGIN/../../lib'
 echo "# $(ls "$work/seeds-binfmt" | wc -l) binfmt seeds, $(ls "$work/seeds-elfdyn" | wc -l) ELF seeds"
 
+# Seeds for fuzz_deb: packages dpkg-deb builds, one per compression it
+# writes, and control files ('C' first).
+mkdir -p "$work/seeds-deb" "$work/debpkg/DEBIAN" "$work/debpkg/etc" "$work/debpkg/usr/bin"
+printf 'Package: seed\nVersion: 1:1.0-1\nArchitecture: arm64\nMaintainer: M <m@example.org>\nDescription: a seed\n more\n' \
+	>"$work/debpkg/DEBIAN/control"
+printf '/etc/seed.conf\nremove-on-upgrade /etc/old.conf\n' >"$work/debpkg/DEBIAN/conffiles"
+printf '#!/bin/sh\n' >"$work/debpkg/DEBIAN/postinst"
+chmod 755 "$work/debpkg/DEBIAN/postinst"
+printf 'k=v\n' >"$work/debpkg/etc/seed.conf"
+cp "$work/hello.c" "$work/debpkg/usr/bin/seed"
+if command -v dpkg-deb >/dev/null; then
+	for z in none gzip xz zstd; do
+		dpkg-deb -Z"$z" --root-owner-group --build "$work/debpkg" "$work/seeds-deb/seed-$z.deb" >/dev/null 2>&1 ||
+			echo "# dpkg-deb could not build a $z seed"
+	done
+fi
+{ printf C; cat "$work/debpkg/DEBIAN/control"; } >"$work/seeds-deb/control"
+{ printf C; cat "$work/debpkg/DEBIAN/conffiles"; } >"$work/seeds-deb/conffiles"
+echo "# $(ls "$work/seeds-deb" | wc -l) deb seeds"
+
 # run_one N TARGET: fuzzes TARGET for $seconds s; its TAP line goes to
 # $work/TARGET.result. The targets run JOBS at a time (each is one
 # process on one core), and their lines are printed in order at the end.
@@ -165,6 +185,7 @@ run_one() {
 	fuzz_dispatch) seeds=seeds-dispatch ;;
 	fuzz_binfmt) seeds=seeds-binfmt ;;
 	fuzz_elfdyn) seeds=seeds-elfdyn ;;
+	fuzz_deb) seeds=seeds-deb ;;
 	*) seeds=seeds ;;
 	esac
 	cp "$bin/tests/fuzz/$t" "$work/$t"
