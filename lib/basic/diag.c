@@ -88,6 +88,12 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	C(RECORD_HASH, "FatELF record SHA-256 mismatch"),
 	C(DEB_FORMAT, "not a valid .deb package"),
 	C(DEB_CONTROL, "invalid .deb control file"),
+	C(UNIFY_TYPE, "entry types differ across sources"),
+	C(UNIFY_MISSING, "path missing in some sources"),
+	C(UNIFY_MODE, "modes differ across sources"),
+	C(UNIFY_SYMLINK, "symlink targets differ across sources"),
+	C(UNIFY_DIFFERS, "file contents differ across sources"),
+	C(UNIFY_TARGET, "two sources give the same target"),
 #undef C
 #define E(id, t) [ENGINE_E_##id - FATELF_E_BASE] = { "ENGINE_E_" #id, t }
 	E(CONFLICT, "the path belongs to another package or already exists"),

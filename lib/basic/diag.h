@@ -61,6 +61,13 @@ enum fatelf_error_more {
 	/* Debian packages as sources of a bundle (lib/bundle/deb.c) */
 	FATELF_E_DEB_FORMAT,            /* not a .deb: ar container, member order, debian-binary, member archive */
 	FATELF_E_DEB_CONTROL,           /* a .deb's control file or conffiles breaks its syntax */
+	/* one bundle of several architectures' builds (lib/bundle/unify.c) */
+	FATELF_E_UNIFY_TYPE,            /* a path's entry types differ across sources */
+	FATELF_E_UNIFY_MISSING,         /* a path in some sources only, not allowed per-arch */
+	FATELF_E_UNIFY_MODE,            /* a path's permission bits differ across sources */
+	FATELF_E_UNIFY_SYMLINK,         /* a symlink's targets differ across sources */
+	FATELF_E_UNIFY_DIFFERS,         /* different bytes, not all ELF, not allowed per-arch */
+	FATELF_E_UNIFY_TARGET,          /* two sources give ELF files of one target */
 	/* the install engine (lib/install); their names keep the ENGINE_E_
 	 * prefix, which replies carry */
 	ENGINE_E_CONFLICT,              /* path owned by another package, or unowned on disk */

@@ -1,0 +1,87 @@
+/*
+ * The rules that make one bundle of several architectures' builds: given
+ * each source's index (every path with its type, mode, symlink target,
+ * size, SHA-256 and, for an ELF file, its target), decide for each path
+ * whether it is glued (an ELF file in every source), shared (the same
+ * bytes everywhere), per-arch (allowed to differ or to be missing), or a
+ * directory (the union of the sources'), and refuse everything else with
+ * an error that names the path, the rule and the sources.
+ *
+ * Pure: no I/O. Reading the sources (directories, tar archives, .deb
+ * packages) into indexes, and writing the bundle, are the callers'.
+ */
+#ifndef FATELF_UNIFY_H
+#define FATELF_UNIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "libfatelf.h"
+
+#define FATELF_UNIFY_MAX_SOURCES 32
+
+typedef struct fatelf_unify_item {
+	const char *path;       /* relative, no leading "./" or "/" */
+	int type;               /* enum fatelf_entry_type */
+	unsigned mode;          /* permission bits (07777) */
+	const char *link;       /* a symlink's target */
+	uint64_t size;
+	uint8_t sha256[32];
+	bool elf;               /* a plain ELF file (not FatELF): target is its own */
+	fatelf_target target;
+} fatelf_unify_item;
+
+typedef struct fatelf_unify_source {
+	const char *arch;       /* the ARCH of --from, for messages */
+	const char *triplet;    /* its Debian multiarch triplet; NULL: none known */
+	const fatelf_unify_item *items;
+	size_t nitems;          /* sorted by path (strcmp), each path once */
+} fatelf_unify_source;
+
+enum fatelf_unify_kind {
+	FATELF_UNIFY_DIR = 1,   /* a directory of one or more sources */
+	FATELF_UNIFY_SHARED,    /* the same bytes (or symlink) in every source: stored once */
+	FATELF_UNIFY_GLUE,      /* an ELF file in every source: one FatELF file, a record each */
+	FATELF_UNIFY_PER_ARCH,  /* each source present keeps its own */
+};
+
+#define FATELF_UNIFY_NONE SIZE_MAX
+
+typedef struct fatelf_unify_decision {
+	const char *path;
+	int kind;               /* enum fatelf_unify_kind */
+	/* per source (in --from order): the index of its item, or
+	 * FATELF_UNIFY_NONE where the path is missing */
+	size_t item[FATELF_UNIFY_MAX_SOURCES];
+} fatelf_unify_decision;
+
+typedef struct fatelf_unify_stats {
+	size_t glued, shared, per_arch, dirs;
+	uint64_t bytes_in;      /* bytes of files over all sources */
+	uint64_t bytes_once;    /* bytes of files once each is stored once */
+} fatelf_unify_stats;
+
+/*
+ * Decides every path of the n sources, in path order, into *ret (free()
+ * it; the paths are the sources'). per_arch holds the --per-arch globs
+ * (fnmatch(3) on the relative path, no flags). Errors, each naming the
+ * path and the sources:
+ *   -FATELF_E_UNIFY_TYPE     the entry types differ (file, directory, symlink)
+ *   -FATELF_E_UNIFY_MISSING  in some sources only, and neither a --per-arch
+ *                            glob nor each source's own triplet allows it
+ *   -FATELF_E_UNIFY_MODE     the permission bits differ
+ *   -FATELF_E_UNIFY_SYMLINK  the symlink targets differ
+ *   -FATELF_E_UNIFY_DIFFERS  different bytes, not all ELF, no --per-arch glob
+ *   -FATELF_E_UNIFY_TARGET   two sources give ELF files of one target
+ */
+int fatelf_unify_plan(const fatelf_unify_source *src, size_t n, const char *const *per_arch,
+		      size_t nper_arch, fatelf_unify_decision **ret, size_t *ret_n,
+		      fatelf_unify_stats *stats, fatelf_diag *d);
+
+/* The Debian multiarch triplet of an architecture name ("arm64" or
+ * "aarch64": "aarch64-linux-gnu"); NULL when there is none. */
+const char *fatelf_unify_triplet(const char *arch);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * Unit tests for the unify rules: which paths are glued, shared, per-arch
+ * or directories across sources, the counts of the report, and one
+ * refusal per rule, each with its code and a message that names the
+ * path and the sources.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "macro.h"
+#include "testutil.h"
+#include "unify.h"
+
+#define M_X86 62
+#define M_ARM 183
+
+static fatelf_unify_item dir(const char *path)
+{
+	return (fatelf_unify_item) { .path = path, .type = FATELF_ENTRY_DIR, .mode = 0755 };
+}
+
+static fatelf_unify_item file(const char *path, unsigned char fill, uint64_t size)
+{
+	fatelf_unify_item it = { .path = path, .type = FATELF_ENTRY_FILE, .mode = 0644, .size = size };
+
+	memset(it.sha256, fill, sizeof(it.sha256));
+	return it;
+}
+
+static fatelf_unify_item elf(const char *path, uint16_t machine, unsigned char fill)
+{
+	fatelf_unify_item it = file(path, fill, 1000);
+
+	it.mode = 0755;
+	it.elf = true;
+	it.target = (fatelf_target) { .machine = machine, .word_size = FATELF_CLASS64,
+				      .byte_order = FATELF_DATA2LSB };
+	return it;
+}
+
+static fatelf_unify_item link_to(const char *path, const char *target)
+{
+	return (fatelf_unify_item) { .path = path, .type = FATELF_ENTRY_SYMLINK, .mode = 0777, .link = target };
+}
+
+START_TEST(test_plan_kinds)
+{
+	const fatelf_unify_item amd[] = {
+		dir("usr"),
+		elf("usr/bin/hello", M_X86, 1),
+		dir("usr/include"),
+		dir("usr/include/x86_64-linux-gnu"),
+		file("usr/include/x86_64-linux-gnu/conf.h", 7, 10),
+		dir("usr/lib"),
+		dir("usr/lib/x86_64-linux-gnu"),
+		link_to("usr/lib/x86_64-linux-gnu/libx.so", "libx.so.1"),
+		elf("usr/lib/x86_64-linux-gnu/libx.so.1", M_X86, 2),
+		file("usr/share/cache.bin", 3, 50),
+		file("usr/share/doc", 5, 100),
+		elf("usr/share/firmware.elf", M_X86, 9),
+	};
+	const fatelf_unify_item arm[] = {
+		dir("usr"),
+		elf("usr/bin/hello", M_ARM, 4),
+		dir("usr/include"),
+		dir("usr/include/aarch64-linux-gnu"),
+		file("usr/include/aarch64-linux-gnu/conf.h", 8, 10),
+		dir("usr/lib"),
+		dir("usr/lib/aarch64-linux-gnu"),
+		link_to("usr/lib/aarch64-linux-gnu/libx.so", "libx.so.1"),
+		elf("usr/lib/aarch64-linux-gnu/libx.so.1", M_ARM, 6),
+		file("usr/share/cache.bin", 4, 60),
+		file("usr/share/doc", 5, 100),
+		elf("usr/share/firmware.elf", M_X86, 9),
+	};
+	const fatelf_unify_source src[] = {
+		{ "amd64", fatelf_unify_triplet("amd64"), amd, ARRAY_SIZE(amd) },
+		{ "arm64", fatelf_unify_triplet("arm64"), arm, ARRAY_SIZE(arm) },
+	};
+	const char *globs[] = { "usr/share/*.bin" };
+	fatelf_unify_decision *v;
+	fatelf_unify_stats st;
+	fatelf_diag d;
+	size_t n;
+	struct { const char *path; int kind; size_t a, b; } want[] = {
+		{ "usr", FATELF_UNIFY_DIR, 0, 0 },
+		{ "usr/bin/hello", FATELF_UNIFY_GLUE, 1, 1 },
+		{ "usr/include", FATELF_UNIFY_DIR, 2, 2 },
+		{ "usr/include/aarch64-linux-gnu", FATELF_UNIFY_DIR, FATELF_UNIFY_NONE, 3 },
+		{ "usr/include/aarch64-linux-gnu/conf.h", FATELF_UNIFY_PER_ARCH, FATELF_UNIFY_NONE, 4 },
+		{ "usr/include/x86_64-linux-gnu", FATELF_UNIFY_DIR, 3, FATELF_UNIFY_NONE },
+		{ "usr/include/x86_64-linux-gnu/conf.h", FATELF_UNIFY_PER_ARCH, 4, FATELF_UNIFY_NONE },
+		{ "usr/lib", FATELF_UNIFY_DIR, 5, 5 },
+		{ "usr/lib/aarch64-linux-gnu", FATELF_UNIFY_DIR, FATELF_UNIFY_NONE, 6 },
+		{ "usr/lib/aarch64-linux-gnu/libx.so", FATELF_UNIFY_PER_ARCH, FATELF_UNIFY_NONE, 7 },
+		{ "usr/lib/aarch64-linux-gnu/libx.so.1", FATELF_UNIFY_PER_ARCH, FATELF_UNIFY_NONE, 8 },
+		{ "usr/lib/x86_64-linux-gnu", FATELF_UNIFY_DIR, 6, FATELF_UNIFY_NONE },
+		{ "usr/lib/x86_64-linux-gnu/libx.so", FATELF_UNIFY_PER_ARCH, 7, FATELF_UNIFY_NONE },
+		{ "usr/lib/x86_64-linux-gnu/libx.so.1", FATELF_UNIFY_PER_ARCH, 8, FATELF_UNIFY_NONE },
+		{ "usr/share/cache.bin", FATELF_UNIFY_PER_ARCH, 9, 9 },
+		{ "usr/share/doc", FATELF_UNIFY_SHARED, 10, 10 },
+		{ "usr/share/firmware.elf", FATELF_UNIFY_SHARED, 11, 11 },
+	};
+
+	ck_assert_msg(fatelf_unify_plan(src, 2, globs, 1, &v, &n, &st, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(n, ARRAY_SIZE(want));
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(v[i].path, want[i].path);
+		ck_assert_msg(v[i].kind == want[i].kind, "%s: kind %d", v[i].path, v[i].kind);
+		ck_assert_uint_eq(v[i].item[0], want[i].a);
+		ck_assert_uint_eq(v[i].item[1], want[i].b);
+	}
+	ck_assert_uint_eq(st.glued, 1);
+	ck_assert_uint_eq(st.shared, 2);        /* the doc and the identical firmware */
+	ck_assert_uint_eq(st.per_arch, 8);      /* 4 paths under triplets, 2 each; cache.bin twice */
+	ck_assert_uint_eq(st.dirs, 7);
+	ck_assert_uint_eq(st.bytes_in, 6330);
+	ck_assert_uint_eq(st.bytes_once, 5230);  /* the doc and the firmware once */
+	free(v);
+}
+END_TEST
+
+/* A two-source plan that must fail: code, and words of the message. */
+static void refuse(const fatelf_unify_item *a, size_t na, const fatelf_unify_item *b, size_t nb,
+		   const char *const *globs, size_t nglobs, int code, const char *words)
+{
+	const fatelf_unify_source src[] = {
+		{ "amd64", "x86_64-linux-gnu", a, na },
+		{ "arm64", "aarch64-linux-gnu", b, nb },
+	};
+	fatelf_unify_decision *v = (void *)1;
+	fatelf_diag d;
+	size_t n = 7;
+	int r = fatelf_unify_plan(src, 2, globs, nglobs, &v, &n, NULL, &d);
+
+	ck_assert_msg(r == code, "want %s, got %s: %s", fatelf_error_name(code), fatelf_error_name(r), d.msg);
+	ck_assert_msg(strstr(d.msg, words), "\"%s\" does not say \"%s\"", d.msg, words);
+	ck_assert_ptr_null(v);
+	ck_assert_uint_eq(n, 0);
+}
+
+START_TEST(test_plan_refusals)
+{
+	const fatelf_unify_item doc[] = { file("doc", 1, 10) };
+	const fatelf_unify_item doc2[] = { file("doc", 2, 10) };
+	const fatelf_unify_item none[] = { dir("a") };
+	const fatelf_unify_item docdir[] = { dir("doc") };
+	const char *globs[] = { "d*" };
+	fatelf_unify_item docx[] = { file("doc", 1, 10) };
+	const fatelf_unify_item l1[] = { link_to("lib.so", "lib.so.1") };
+	const fatelf_unify_item l2[] = { link_to("lib.so", "lib.so.2") };
+	const fatelf_unify_item e1[] = { elf("bin", M_X86, 1) };
+	const fatelf_unify_item e2[] = { elf("bin", M_X86, 2) };
+	fatelf_unify_item f3[] = { file("bin", 2, 1000) };
+
+	refuse(doc, 1, doc2, 1, NULL, 0, -FATELF_E_UNIFY_DIFFERS,
+	       "entry 'doc': the bytes differ between amd64 and arm64");
+	refuse(doc, 1, none, 1, NULL, 0, -FATELF_E_UNIFY_MISSING, "entry 'doc': in amd64, missing in arm64");
+	refuse(none, 1, doc, 1, NULL, 0, -FATELF_E_UNIFY_MISSING, "entry 'doc': in arm64, missing in amd64");
+	refuse(doc, 1, docdir, 1, globs, 1, -FATELF_E_UNIFY_TYPE, "a file in amd64, a directory in arm64");
+	docx[0].mode = 0600;
+	refuse(doc, 1, docx, 1, NULL, 0, -FATELF_E_UNIFY_MODE, "mode 0644 in amd64, 0600 in arm64");
+	refuse(l1, 1, l2, 1, NULL, 0, -FATELF_E_UNIFY_SYMLINK, "to 'lib.so.1' in amd64, to 'lib.so.2' in arm64");
+	refuse(e1, 1, e2, 1, NULL, 0, -FATELF_E_UNIFY_TARGET, "amd64 and arm64 both give an ELF file for x86_64");
+	f3[0].mode = 0755;
+	refuse(e1, 1, f3, 1, NULL, 0, -FATELF_E_UNIFY_DIFFERS, "not all are ELF files");
+}
+END_TEST
+
+START_TEST(test_per_arch_allows)
+{
+	const fatelf_unify_item doc[] = { file("doc", 1, 10) };
+	const fatelf_unify_item doc2[] = { file("doc", 2, 20) };
+	const fatelf_unify_item none[] = { dir("a") };
+	const fatelf_unify_item trip[] = { file("usr/lib/x86_64-linux-gnu", 1, 10) };
+	const fatelf_unify_item other_trip[] = { file("usr/lib/aarch64-linux-gnu", 1, 10) };
+	const fatelf_unify_item near_trip[] = { file("usr/lib/x86_64-linux-gnu.d", 1, 10) };
+	const char *globs[] = { "doc" };
+	const fatelf_unify_source both[] = {
+		{ "amd64", "x86_64-linux-gnu", doc, 1 },
+		{ "arm64", "aarch64-linux-gnu", doc2, 1 },
+	};
+	const fatelf_unify_source one[] = {
+		{ "amd64", "x86_64-linux-gnu", doc, 1 },
+		{ "arm64", "aarch64-linux-gnu", none, 1 },
+	};
+	const fatelf_unify_source t[] = {
+		{ "amd64", "x86_64-linux-gnu", trip, 1 },
+		{ "arm64", "aarch64-linux-gnu", none, 1 },
+	};
+	fatelf_unify_decision *v;
+	fatelf_unify_stats st;
+	fatelf_diag d;
+	size_t n;
+
+	ck_assert_int_eq(fatelf_unify_plan(both, 2, globs, 1, &v, &n, &st, &d), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(v[0].kind, FATELF_UNIFY_PER_ARCH);
+	ck_assert_uint_eq(st.per_arch, 2);
+	ck_assert_uint_eq(st.bytes_in, 30);
+	ck_assert_uint_eq(st.bytes_once, 30);
+	free(v);
+	ck_assert_int_eq(fatelf_unify_plan(one, 2, globs, 1, &v, &n, &st, &d), 0);
+	ck_assert_int_eq(v[1].kind, FATELF_UNIFY_PER_ARCH);
+	ck_assert_uint_eq(v[1].item[1], FATELF_UNIFY_NONE);
+	free(v);
+	ck_assert_int_eq(fatelf_unify_plan(t, 2, NULL, 0, &v, &n, &st, &d), 0);
+	free(v);
+	/* another source's triplet, or a name that only starts like one, is no licence */
+	refuse(other_trip, 1, none, 1, NULL, 0, -FATELF_E_UNIFY_MISSING, "usr/lib/aarch64-linux-gnu");
+	refuse(near_trip, 1, none, 1, NULL, 0, -FATELF_E_UNIFY_MISSING, "x86_64-linux-gnu.d");
+}
+END_TEST
+
+START_TEST(test_triplets_and_input_rules)
+{
+	const fatelf_unify_item unsorted[] = { file("b", 1, 1), file("a", 1, 1) };
+	const fatelf_unify_source src[] = { { "amd64", NULL, unsorted, 2 } };
+	fatelf_unify_decision *v;
+	fatelf_diag d;
+	size_t n;
+
+	ck_assert_str_eq(fatelf_unify_triplet("amd64"), "x86_64-linux-gnu");
+	ck_assert_str_eq(fatelf_unify_triplet("x86_64"), "x86_64-linux-gnu");
+	ck_assert_str_eq(fatelf_unify_triplet("arm64"), "aarch64-linux-gnu");
+	ck_assert_str_eq(fatelf_unify_triplet("armhf"), "arm-linux-gnueabihf");
+	ck_assert_str_eq(fatelf_unify_triplet("i386"), "i386-linux-gnu");
+	ck_assert_str_eq(fatelf_unify_triplet("riscv64"), "riscv64-linux-gnu");
+	ck_assert_str_eq(fatelf_unify_triplet("ppc64el"), "powerpc64le-linux-gnu");
+	ck_assert_str_eq(fatelf_unify_triplet("s390x"), "s390x-linux-gnu");
+	ck_assert_ptr_null(fatelf_unify_triplet("vax"));
+	ck_assert_int_eq(fatelf_unify_plan(src, 1, NULL, 0, &v, &n, NULL, &d), -EINVAL);
+	ck_assert_int_eq(fatelf_unify_plan(src, 0, NULL, 0, &v, &n, NULL, &d), -FATELF_E_INVALID);
+}
+END_TEST
+
+static Suite *unify_suite(void)
+{
+	Suite *s = suite_create("unify");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_plan_kinds);
+	tcase_add_test(tc, test_plan_refusals);
+	tcase_add_test(tc, test_per_arch_allows);
+	tcase_add_test(tc, test_triplets_and_input_rules);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(unify_suite());
+}
