@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bundle.h"
+#include "deb.h"
 #include "diag.h"
 #include "libfatelf.h"
 
@@ -79,6 +81,26 @@ typedef struct fatelf_unify_stats {
 int fatelf_unify_plan(const fatelf_unify_source *src, size_t n, const char *const *per_arch,
 		      size_t nper_arch, fatelf_unify_decision **ret, size_t *ret_n,
 		      fatelf_unify_stats *stats, fatelf_diag *d);
+
+/*
+ * One source's index (lib/bundle/unify_index.c): a directory, a tar
+ * archive (any tar format and filter libarchive reads) or a .deb (its
+ * data archive; the control file, conffiles and scripts in deb). Read
+ * once, as a stream: every entry's path (by the bundle's path rules),
+ * type (regular files, directories and symlinks only), mode, size,
+ * SHA-256 and, for an ELF file, its target from the ELF header. Items
+ * are sorted by path; a path twice is FATELF_E_PATH_DUPLICATE.
+ */
+typedef struct fatelf_unify_index {
+	fatelf_unify_item *items;
+	size_t nitems;
+	bool is_deb;
+	fatelf_deb_info deb;            /* is_deb: the control archive's facts */
+} fatelf_unify_index;
+
+int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim,
+			    fatelf_unify_index *ret, fatelf_diag *d);
+void fatelf_unify_index_free(fatelf_unify_index *x);
 
 /* The Debian multiarch triplet of an architecture name ("arm64" or
  * "aarch64": "aarch64-linux-gnu"); NULL when there is none. */

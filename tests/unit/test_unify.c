@@ -5,6 +5,8 @@
  * path and the sources.
  */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bundle.h"
@@ -235,6 +237,86 @@ START_TEST(test_triplets_and_input_rules)
 }
 END_TEST
 
+static void items_equal(const fatelf_unify_index *a, const fatelf_unify_index *b, const char *what)
+{
+	ck_assert_msg(a->nitems == b->nitems, "%s: %zu items, not %zu", what, b->nitems, a->nitems);
+	for (size_t i = 0; i < a->nitems; i++) {
+		const fatelf_unify_item *x = &a->items[i], *y = &b->items[i];
+
+		ck_assert_msg(strcmp(x->path, y->path) == 0, "%s: %s, not %s", what, y->path, x->path);
+		ck_assert_msg(x->type == y->type && x->mode == y->mode && x->size == y->size &&
+			      x->elf == y->elf && memcmp(x->sha256, y->sha256, 32) == 0 &&
+			      memcmp(&x->target, &y->target, sizeof(x->target)) == 0 &&
+			      strcmp(x->link ? x->link : "", y->link ? y->link : "") == 0,
+			      "%s: %s differs", what, x->path);
+	}
+}
+
+/* The same tree as a directory, a .tar.zst and a .deb: the same index. */
+START_TEST(test_index_three_kinds)
+{
+	char cmd[4096], t[600], path[700];
+	fatelf_unify_index dir_x, tar_x, deb_x;
+	const fatelf_unify_item *bin = NULL, *lnk = NULL, *txt = NULL;
+	fatelf_diag d;
+
+	if (system("command -v dpkg-deb >/dev/null && command -v zstd >/dev/null") != 0) {
+		fprintf(stderr, "# SKIP: dpkg-deb or zstd is not installed\n");
+		return;
+	}
+	snprintf(t, sizeof(t), "%s/unify", tu_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; rm -rf %1$s; mkdir -p %1$s/tree/usr/bin %1$s/tree/usr/share/doc/x; cd %1$s/tree; "
+		 "cp /bin/true usr/bin/t; chmod 0755 usr/bin/t; printf 'hello\\n' >usr/share/doc/x/README; "
+		 "chmod 0644 usr/share/doc/x/README; ln -s t usr/bin/u; chmod 0755 usr usr/bin usr/share usr/share/doc usr/share/doc/x; "
+		 "tar --zstd --owner=0 --group=0 -cf ../x.tar.zst .; "
+		 "cp -a %1$s/tree %1$s/pkg; mkdir -m 0755 %1$s/pkg/DEBIAN; "
+		 "printf 'Package: xx\\nVersion: 1.0\\nArchitecture: amd64\\nDescription: x\\n' >%1$s/pkg/DEBIAN/control; "
+		 "dpkg-deb --root-owner-group -Zxz --build %1$s/pkg %1$s/x.deb >/dev/null", t);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/tree", t);
+	ck_assert_msg(fatelf_unify_index_read(path, NULL, &dir_x, &d) == 0, "dir: %s", d.msg);
+	snprintf(path, sizeof(path), "%s/x.tar.zst", t);
+	ck_assert_msg(fatelf_unify_index_read(path, NULL, &tar_x, &d) == 0, "tar: %s", d.msg);
+	snprintf(path, sizeof(path), "%s/x.deb", t);
+	ck_assert_msg(fatelf_unify_index_read(path, NULL, &deb_x, &d) == 0, "deb: %s", d.msg);
+	ck_assert(!dir_x.is_deb && deb_x.is_deb);
+	ck_assert_str_eq(deb_x.deb.package, "xx");
+	for (size_t i = 0; i < dir_x.nitems; i++) {
+		if (strcmp(dir_x.items[i].path, "usr/bin/t") == 0)
+			bin = &dir_x.items[i];
+		if (strcmp(dir_x.items[i].path, "usr/bin/u") == 0)
+			lnk = &dir_x.items[i];
+		if (strcmp(dir_x.items[i].path, "usr/share/doc/x/README") == 0)
+			txt = &dir_x.items[i];
+	}
+	ck_assert(bin && lnk && txt);
+	ck_assert(bin->elf && bin->target.machine == 62 && bin->target.word_size == FATELF_CLASS64);
+	ck_assert_uint_eq(bin->mode, 0755);
+	ck_assert_int_eq(lnk->type, FATELF_ENTRY_SYMLINK);
+	ck_assert_str_eq(lnk->link, "t");
+	ck_assert(!txt->elf && txt->size == 6 && txt->mode == 0644);
+	ck_assert_uint_eq(dir_x.nitems, 8);     /* 5 directories, 2 files, 1 symlink */
+	items_equal(&dir_x, &tar_x, "tar.zst");
+	items_equal(&dir_x, &deb_x, "deb");
+	fatelf_unify_index_free(&dir_x);
+	fatelf_unify_index_free(&tar_x);
+	fatelf_unify_index_free(&deb_x);
+
+	/* a FIFO and a hard link are refused, naming the entry */
+	snprintf(cmd, sizeof(cmd), "cd %1$s && rm -rf f && mkdir f && mkfifo f/p && tar -cf p.tar -C f . && "
+		 "rm -rf h && mkdir h && echo x >h/a && ln h/a h/b && tar -cf h.tar -C h .", t);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/p.tar", t);
+	ck_assert_int_eq(fatelf_unify_index_read(path, NULL, &tar_x, &d), -FATELF_E_MEMBER_TYPE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "entry 'p': a device, FIFO or socket"));
+	snprintf(path, sizeof(path), "%s/h.tar", t);
+	ck_assert_int_eq(fatelf_unify_index_read(path, NULL, &tar_x, &d), -FATELF_E_MEMBER_TYPE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "a hard link"));
+	ck_assert_ptr_null(tar_x.items);
+}
+END_TEST
+
 static Suite *unify_suite(void)
 {
 	Suite *s = suite_create("unify");
@@ -244,6 +326,7 @@ static Suite *unify_suite(void)
 	tcase_add_test(tc, test_plan_refusals);
 	tcase_add_test(tc, test_per_arch_allows);
 	tcase_add_test(tc, test_triplets_and_input_rules);
+	tcase_add_test(tc, test_index_three_kinds);
 	suite_add_tcase(s, tc);
 	return s;
 }

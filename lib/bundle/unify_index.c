@@ -1,0 +1,330 @@
+/*
+ * A unify source read into its index (unify.h), through libarchive for
+ * all three kinds: archive_read_disk for a directory (symlinks not
+ * followed), a tar reader for an archive, and the .deb reader's data
+ * archive for a package. One pass, streaming: nothing is unpacked.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "text.h"
+#include "unify.h"
+
+#define AR_MAGIC "!<arch>\n"
+
+struct indexer {
+	fatelf_unify_index *x;
+	const fatelf_bundle_limits *lim;
+	const char *source;
+	const char *strip;      /* archive_read_disk: the source's own path, before each entry's */
+	size_t cap;
+	fatelf_sha256 *sha;
+	fatelf_diag *d;
+};
+
+void fatelf_unify_index_free(fatelf_unify_index *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->nitems; i++) {
+		free((char *)x->items[i].path);
+		free((char *)x->items[i].link);
+	}
+	free(x->items);
+	fatelf_deb_info_done(&x->deb);
+	memset(x, 0, sizeof(*x));
+}
+
+static int entry_fail(struct indexer *ix, int code, const char *path, const char *what)
+{
+	char q[FATELF_TEXT_QUOTE_BUF];
+
+	return fatelf_diag_at(ix->d, code, -1, path, "entry '%s': %s", fatelf_text_quote(path, q), what);
+}
+
+static int archive_fail(struct indexer *ix, struct archive *a)
+{
+	char q[FATELF_TEXT_QUOTE_BUF];
+	const char *es = archive_error_string(a);
+
+	return fatelf_diag_set(ix->d, -FATELF_E_ARCHIVE, -1, "%s", fatelf_text_quote(es ? es : "unreadable", q));
+}
+
+/* The target of an ELF header's first bytes; false when they are not one. */
+static bool elf_target(const uint8_t *h, size_t n, fatelf_target *ret)
+{
+	if (n < 52 || !fatelf_is_elf(h, n))
+		return false;
+	if ((h[4] != FATELF_CLASS32 && h[4] != FATELF_CLASS64) ||
+	    (h[5] != FATELF_DATA2LSB && h[5] != FATELF_DATA2MSB))
+		return false;
+	*ret = (fatelf_target) {
+		.machine = h[5] == FATELF_DATA2LSB ? (uint16_t)(h[18] | h[19] << 8) : (uint16_t)(h[18] << 8 | h[19]),
+		.osabi = h[7],
+		.osabi_version = h[8],
+		.word_size = h[4],
+		.byte_order = h[5],
+	};
+	return true;
+}
+
+/* The entry's path as the bundle has it: "./" and "/" in front and after
+ * dropped (archive_read_disk: the source's path too); NULL for the root. */
+static const char *entry_path(struct indexer *ix, struct archive_entry *e, char *buf, size_t size)
+{
+	const char *p = archive_entry_pathname(e);
+	size_t len;
+
+	if (!p)
+		return NULL;
+	if (ix->strip) {
+		size_t sl = strlen(ix->strip);
+
+		if (strncmp(p, ix->strip, sl) != 0)
+			return NULL;
+		p += sl;
+	}
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	while (p[0] == '/')
+		p++;
+	len = strlen(p);
+	while (len > 0 && p[len - 1] == '/')
+		len--;
+	if (len == 0 || (len == 1 && p[0] == '.') || len >= size)
+		return len >= size ? p : NULL;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+	return buf;
+}
+
+/* Room for one more item. */
+static int grow_items(struct indexer *ix)
+{
+	size_t c = ix->cap ? ix->cap * 2 : 256;
+	fatelf_unify_item *v;
+
+	if (ix->x->nitems < ix->cap)
+		return 0;
+	v = reallocarray(ix->x->items, c, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ix->x->items = v;
+	ix->cap = c;
+	return 0;
+}
+
+/* Hashes the zeros of a hole from *at up to end. */
+static void hash_zeros(fatelf_sha256 *sha, uint64_t *at, uint64_t end)
+{
+	static const uint8_t zeros[4096];
+
+	while (*at < end) {
+		size_t k = (size_t)MIN((uint64_t)sizeof(zeros), end - *at);
+
+		fatelf_sha256_update(sha, zeros, k);
+		*at += k;
+	}
+}
+
+static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e)
+{
+	char pathbuf[4096];
+	const char *path = entry_path(ix, e, pathbuf, sizeof(pathbuf));
+	fatelf_unify_item it = { 0 };
+	int r;
+
+	if (!path)
+		return 0;
+	r = fatelf_path_check(path, ix->lim, ix->d);
+	if (r < 0)
+		return r;
+	if (ix->x->nitems >= ix->lim->max_entries)
+		return entry_fail(ix, -FATELF_E_LIMIT, path, "more entries than the limit of a bundle");
+	if (archive_entry_hardlink(e))
+		return entry_fail(ix, -FATELF_E_MEMBER_TYPE, path, "a hard link; a bundle holds files, directories and symlinks");
+	it.mode = archive_entry_perm(e) & 07777;
+	switch (archive_entry_filetype(e)) {
+	case AE_IFDIR:
+		it.type = FATELF_ENTRY_DIR;
+		break;
+	case AE_IFLNK:
+		it.type = FATELF_ENTRY_SYMLINK;
+		it.mode = 0777;
+		if (!archive_entry_symlink(e) || !archive_entry_symlink(e)[0])
+			return entry_fail(ix, -FATELF_E_MEMBER_TYPE, path, "a symlink with no target");
+		it.link = strdup(archive_entry_symlink(e));
+		if (!it.link)
+			return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
+		break;
+	case AE_IFREG: {
+		uint8_t head[64];
+		size_t nhead = 0;
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int ar;
+
+		it.type = FATELF_ENTRY_FILE;
+		while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+			if (nhead < sizeof(head) && (uint64_t)off == it.size) {
+				size_t k = MIN(sizeof(head) - nhead, len);
+
+				memcpy(head + nhead, buf, k);
+				nhead += k;
+			}
+			hash_zeros(ix->sha, &it.size, (uint64_t)off);       /* a hole */
+			fatelf_sha256_update(ix->sha, buf, len);
+			it.size = (uint64_t)off + len;
+		}
+		if (ar != ARCHIVE_EOF)
+			return archive_fail(ix, a);
+		if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
+			hash_zeros(ix->sha, &it.size, (uint64_t)archive_entry_size(e));
+		fatelf_sha256_final(ix->sha, it.sha256);
+		it.elf = elf_target(head, nhead, &it.target);
+		break;
+	}
+	default:
+		return entry_fail(ix, -FATELF_E_MEMBER_TYPE, path,
+				  "a device, FIFO or socket; a bundle holds files, directories and symlinks");
+	}
+	it.path = strdup(path);
+	if (!it.path || grow_items(ix) < 0) {
+		free((char *)it.path);
+		free((char *)it.link);
+		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
+	}
+	ix->x->items[ix->x->nitems++] = it;
+	return 0;
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	return strcmp(((const fatelf_unify_item *)a)->path, ((const fatelf_unify_item *)b)->path);
+}
+
+static int read_entries(struct indexer *ix, struct archive *a, bool disk)
+{
+	struct archive_entry *e = disk ? archive_entry_new() : NULL;
+	int ar, r = 0;
+
+	if (disk && !e)
+		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
+	for (;;) {
+		ar = disk ? archive_read_next_header2(a, e) : archive_read_next_header(a, &e);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN) {
+			r = archive_fail(ix, a);
+			break;
+		}
+		if (disk && archive_read_disk_can_descend(a))
+			archive_read_disk_descend(a);
+		r = add_entry(ix, a, e);
+		if (r < 0)
+			break;
+	}
+	if (disk)
+		archive_entry_free(e);
+	if (r < 0)
+		return r;
+	qsort(ix->x->items, ix->x->nitems, sizeof(*ix->x->items), item_cmp);
+	for (size_t i = 1; i < ix->x->nitems; i++)
+		if (strcmp(ix->x->items[i - 1].path, ix->x->items[i].path) == 0)
+			return entry_fail(ix, -FATELF_E_PATH_DUPLICATE, ix->x->items[i].path, "two entries with this path");
+	return 0;
+}
+
+int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim, fatelf_unify_index *ret,
+			    fatelf_diag *d)
+{
+	struct indexer ix = { .x = ret, .lim = lim, .source = source, .d = d };
+	fatelf_bundle_limits def;
+	struct archive *a = NULL;
+	fatelf_deb *deb = NULL;
+	fatelf_reader src = { 0 };
+	struct stat st;
+	char magic[8];
+	int fd, r;
+
+	fatelf_diag_clear(d);
+	memset(ret, 0, sizeof(*ret));
+	if (!lim) {
+		fatelf_bundle_limits_default(&def);
+		ix.lim = &def;
+	}
+	ix.sha = fatelf_sha256_new();
+	if (!ix.sha)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	fd = open(source, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = fatelf_diag_set(d, -errno, -1, "%s", strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		a = archive_read_disk_new();
+		if (!a) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto out;
+		}
+		archive_read_disk_set_symlink_physical(a);
+		archive_read_disk_set_behavior(a, ARCHIVE_READDISK_NO_XATTR | ARCHIVE_READDISK_NO_ACL |
+						      ARCHIVE_READDISK_NO_FFLAGS);
+		if (archive_read_disk_open(a, source) != ARCHIVE_OK) {
+			r = archive_fail(&ix, a);
+			goto out;
+		}
+		ix.strip = source;
+		r = read_entries(&ix, a, true);
+		goto out;
+	}
+	if (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) && memcmp(magic, AR_MAGIC, 8) == 0) {
+		r = fatelf_reader_fd(&src, fd, NULL);
+		if (r < 0) {
+			r = fatelf_diag_set(d, r, -1, "%s", strerror(-r));
+			goto out;
+		}
+		r = fatelf_deb_open(&src, &deb, &ret->deb, d);
+		if (r < 0)
+			goto out;
+		ret->is_deb = true;
+		r = fatelf_deb_data(deb, &a, d);
+		if (r < 0)
+			goto out;
+		r = read_entries(&ix, a, false);
+		a = NULL;       /* the deb's */
+		goto out;
+	}
+	a = archive_read_new();
+	if (!a) {
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_fd(a, fd, 128 << 10) != ARCHIVE_OK) {
+		r = archive_fail(&ix, a);
+		goto out;
+	}
+	r = read_entries(&ix, a, false);
+out:
+	if (a)
+		archive_read_free(a);
+	fatelf_deb_free(deb);
+	if (src.close)
+		src.close(src.ctx);
+	if (fd >= 0)
+		close(fd);
+	fatelf_sha256_free(ix.sha);
+	if (r < 0)
+		fatelf_unify_index_free(ret);
+	return r;
+}
