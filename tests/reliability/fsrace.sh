@@ -8,6 +8,9 @@
 #    install/remove cycles run: the file's mode and owner never change;
 #  - installed files swapped for FIFOs while verify and thin read them:
 #    a type problem or an error naming the file, never a hang;
+#  - installed files replaced by a FIFO, a socket, a symlink to /dev/zero
+#    and device nodes (/dev/null's and /dev/zero's numbers): verify
+#    returns, exits 1 and names each as a type problem, reading none;
 #  - a copy of a fat file that uid 65534 made setuid to itself and put in
 #    place is thinned into root's file without a bit the package did not
 #    ship;
@@ -341,6 +344,44 @@ check_eq "thin rewrites it into its x86_64 ELF record" "0 7f454c46" \
 	"$RC $(head -c4 "$ROOT/pub/fat" | od -An -tx1 | tr -d ' \n')"
 check_eq "... as root's, with the shipped mode and no setid bit" "$shipped 0" \
 	"$(stat -c '%a %u' "$ROOT/pub/fat")"
+
+# Files replaced for good by what cannot be read like one: a FIFO, a
+# socket and a symlink to /dev/zero (uid 65534's, in the 0777 pub), and as
+# root device nodes with /dev/null's and /dev/zero's numbers (the latter
+# would never reach its end if verify read it). Verify returns, exits 1
+# and names each of them as a type problem; the files it left alone stay
+# clean.
+run ctl --json verify fifo
+check_eq "before the plants, verify is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+nobody sh -c "cd '$ROOT/pub' && rm -f f0 f3 f4 && mkfifo f0 && ln -s /dev/zero f4"
+nobody "$SYS_PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$ROOT/pub/f3"
+rm -f "$ROOT/pub/f1" "$ROOT/pub/f2"
+mknod "$ROOT/pub/f1" c 1 3
+mknod "$ROOT/pub/f2" c 1 5
+check_eq "planted: FIFO, device, device, socket, symlink" "fifo|character special file|character special file|socket|symbolic link" \
+	"$(stat -c %F "$ROOT"/pub/f{0,1,2,3,4} | tr '\n' '|' | sed 's/|$//')"
+planted=(/pub/f0 /pub/f1 /pub/f2 /pub/f3 /pub/f4)
+started=$SECONDS
+run timeout 20 "$FATELFCTL" --socket "$SOCK" --json verify fifo
+check_eq "verify over the planted entries returns within 20 s and exits 1" "1" "$RC"
+echo "# figure: verify over the planted entries took $((SECONDS - started)) s"
+check_eq "... each planted entry is a type problem, and nothing else is a problem" \
+	"/pub/f0 type a FIFO|/pub/f1 type a device|/pub/f2 type a device|/pub/f3 type a socket|/pub/f4 type a symlink|" \
+	"$(jq -r '.problems[] | "\(.path) \(.problem) \(.detail | sub("^expected a regular file, found "; ""))"' \
+		<<<"$RUN_OUT" 2>&1 | tr '\n' '|')"
+run timeout 20 "$FATELFCTL" --socket "$SOCK" --json verify
+check_eq "verify of every package: the same five, exit 1" "1 /pub/f0 /pub/f1 /pub/f2 /pub/f3 /pub/f4" \
+	"$RC $(jq -r '[.problems[] | select(.problem == "type") | .path] | join(" ")' <<<"$RUN_OUT" 2>&1)"
+run timeout 20 "$FATELFCTL" --socket "$SOCK" verify fifo
+check_match "fatelfctl verify names the FIFO in words" '^/pub/f0: .*FIFO' "$RUN_OUT"
+check_match "... and the device" '^/pub/f2: .*device' "$RUN_OUT"
+rm -f "$ROOT"/pub/f{0,1,2,3,4}
+for i in 0 1 2 3 4; do
+	cp "$T_WORK/tree-fifo/pub/f$i" "$ROOT/pub/f$i"
+	chmod --reference="$T_WORK/tree-fifo/pub/f$i" "$ROOT/pub/f$i"
+done
+run ctl --json verify fifo
+check_eq "with the files back, verify is clean again" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 check "fatelfd still serves" ctl status
 daemon_stop
 check_eq "fatelfd exits 0 on SIGTERM" 0 "$DAEMON_STATUS"
