@@ -24,7 +24,10 @@
 #  - a directory a user made in advance (uid 65534, 0777) where the bundle
 #    declares one is refused, naming its owner and mode; --force takes it
 #    over (only the directory the preflight saw: one swapped in since is
-#    refused); verify then checks each directory's type, mode and owner.
+#    refused); verify then checks each directory's type, mode and owner;
+#  - a directory an upgrade staged a file in, swapped for a symlink to a
+#    directory outside the root before the commit: refused (ELOOP),
+#    naming it; nothing written through the symlink, the package stays.
 #
 # FSRACE_CYCLES sets the number of install/remove cycles (default 300),
 # FSRACE_SECONDS the time they may take at most (default 45: a sanitizer
@@ -581,6 +584,74 @@ while time.time() < end:
 	daemon_reap
 else
 	echo "# skipped: a directory swapped in before --force takes it over (strace is missing)"
+fi
+
+# A directory the upgrade stages a file in, swapped for a symlink to a
+# directory outside the root after the preflight, once the staged file is
+# there (strace holds each fchmod of a staged file for 0.4 s): the engine
+# checks every directory it holds before the commit point and refuses
+# (ELOOP), naming the directory. Nothing is written through the symlink,
+# the temp goes through the held descriptor, and the package stays 1.0.
+if command -v strace >/dev/null; then
+	mkdir -p tree-hold1/opt/h tree-hold2/opt/h
+	chmod 0777 tree-hold1/opt tree-hold2/opt
+	printf 'a of 1\n' >tree-hold1/opt/h/a
+	printf 'a of 2, longer\n' >tree-hold2/opt/h/a
+	printf 'b, the same in both\n' | tee tree-hold1/opt/h/b >tree-hold2/opt/h/b
+	check "bundles hold 1 and 2 (opt 0777; opt/h/a changes, opt/h/b does not)" \
+		eval 'rl_bundle hold1.fatbundle hold 1 tree-hold1 && rl_bundle hold2.fatbundle hold 2 tree-hold2'
+	daemon_prepare "$W/hold" "Durable=no"
+	chmod 0755 "$W/hold"
+	mkdir -m 0755 "$W/outdir"
+	daemon_start "$W/hold" "$NO_LEAK_CHECK" strace -f -qq -o /dev/null -e trace=fchmod \
+		-e inject=fchmod:delay_exit=400000 ||
+		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
+	check "install hold 1" ctl install "$T_WORK/hold1.fatbundle"
+	nobody ln -s "$W/outdir" "$ROOT/opt/.hl"
+	v1=$(cd "$ROOT/opt" && cat h/a h/b)
+	store1=$(rl_snapshot_store hold)
+	rm -f "$W/io/hold"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, os, sys, time
+d, out = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+end = time.time() + 60
+while time.time() < end:
+    if any(n.startswith(".fatelf.") for n in os.listdir(d + "/h")):
+        ok = libc.renameat2(-100, (d + "/h").encode(), -100, (d + "/.hl").encode(), 2) == 0
+        open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
+        break
+    time.sleep(0.002)
+' "$ROOT/opt" "$W/io/hold" &
+	swapper=$!
+	run ctl install "$T_WORK/hold2.fatbundle"
+	wait "$swapper"
+	echo "# the refused upgrade: exit $RC, stderr: $RUN_ERR"
+	check_eq "uid 65534 swapped opt/h for a symlink while a file was staged in it" swapped \
+		"$(cat "$W/io/hold" 2>&1)"
+	check_eq "... the upgrade fails" 1 "$RC"
+	check_match "... naming the directory and the rule" \
+		'/opt/h: the directory was replaced while files were staged in it' "$RUN_ERR"
+	check_eq "... nothing was written through the symlink" "" "$(find "$W/outdir" -mindepth 1)"
+	check_eq "... the real directory holds 1's files and no temp" "$v1|a b" \
+		"$(cd "$ROOT/opt" && cat .hl/a .hl/b)|$(ls -A "$ROOT/opt/.hl" | tr '\n' ' ' | sed 's/ $//')"
+	check_eq "... no temp anywhere in the root" "" "$(rl_temps "$ROOT")"
+	check_eq "... the store still says 1" "$store1" "$(rl_snapshot_store hold)"
+	run ctl --json verify hold
+	check_eq "... verify names the directory and the files beneath it as type problems" \
+		"1 /opt/h/a type|/opt/h/b type|/opt/h type|" \
+		"$RC $(jq -r '.problems[] | "\(.path) \(.problem)"' <<<"$RUN_OUT" | tr '\n' '|')"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, sys
+d = sys.argv[1]
+ctypes.CDLL(None).renameat2(-100, (d + "/h").encode(), -100, (d + "/.hl").encode(), 2)' "$ROOT/opt"
+	run ctl install "$T_WORK/hold2.fatbundle"
+	check_eq "with the directory back, the upgrade succeeds" "0 a of 2, longer" "$RC $(cat "$ROOT/opt/h/a")"
+	dpid=$(pgrep -P "$DPID")
+	[ -n "$dpid" ] && kill "$dpid"
+	daemon_reap
+else
+	echo "# skipped: a directory swapped for a symlink before the commit (strace is missing)"
 fi
 
 check_no_sanitizer_report
