@@ -27,6 +27,7 @@
 #include "array.h"
 #include "bundle.h"
 #include "macro.h"
+#include "manifest_private.h"
 #include "text.h"
 
 /*
@@ -780,6 +781,36 @@ static int write_archive(struct creator *c, int out_fd, const fatelf_manifest *m
 	return q;
 }
 
+/*
+ * Before a file is hashed: the entries' paths and link targets alone may
+ * make a manifest no reader takes. The fewest bytes each entry takes are
+ * added up (the header's are left out), so a tree refused here would be
+ * refused after the hashing all the same, only later.
+ */
+static int manifest_fits(struct creator *c)
+{
+	size_t least = 0;
+
+	for (size_t i = 0; i < c->nitems; i++) {
+		const struct item *it = &c->items[i];
+
+		least += fatelf_manifest_entry_min_len(it->type, strlen(it->path),
+						       it->link ? strlen(it->link) : 0);
+		if (least > c->lim.max_manifest)
+			break;
+	}
+	if (least <= c->lim.max_manifest)
+		return 0;
+	/* The rest counted too, for the message: the walk has the lengths. */
+	least = 0;
+	for (size_t i = 0; i < c->nitems; i++)
+		least += fatelf_manifest_entry_min_len(c->items[i].type, strlen(c->items[i].path),
+						       c->items[i].link ? strlen(c->items[i].link) : 0);
+	return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_TOO_BIG, -1,
+			       "the manifest of %zu entries would be at least %zu bytes, the limit is %zu",
+			       c->nitems, least, c->lim.max_manifest);
+}
+
 static void limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *given)
 {
 	fatelf_bundle_limits def;
@@ -829,6 +860,8 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 
 	q = walk_tree(&c, tree);
+	if (q == 0)
+		q = manifest_fits(&c);
 	if (q == 0)
 		q = build_manifest(&c, &m);
 	if (q == 0)

@@ -20,4 +20,10 @@
 void fatelf_manifest_entries_sort(fatelf_manifest *m);
 int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n);
 
+/* The serializer (lib/bundle/manifest_write.c): the fewest bytes an
+ * entry of this type, path and symlink target can take in the manifest,
+ * whatever its mode, size, hash and records; bundle create refuses a tree
+ * whose entries add up past the limit before it hashes a byte. */
+size_t fatelf_manifest_entry_min_len(int type, size_t path_len, size_t target_len);
+
 #endif

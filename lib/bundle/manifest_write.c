@@ -206,6 +206,39 @@ static void jw_entry(struct jw *w, const fatelf_bundle_entry *e)
 	jw_close(w, "}");
 }
 
+/*
+ * What jw_entry writes for the shortest such entry, at the depth of the
+ * "entries" array: the separator without its comma ("\n" and 4 spaces),
+ * the braces and the closing line, each member on its own line (",\n",
+ * 6 spaces, the quoted key, ": ", the value), escapes left out (they
+ * only add). Kept in step with jw_entry by a unit test.
+ */
+#define MEMBER_MIN(key, value_len) (2 + 6 + (sizeof(key) - 1 + 2) + 2 + (value_len))
+
+size_t fatelf_manifest_entry_min_len(int type, size_t path_len, size_t target_len)
+{
+	size_t n = (1 + 4) + 1 + (1 + 4 + 1);   /* "\n    {" ... "\n    }" */
+
+	n += MEMBER_MIN("path", path_len + 2) - 1;  /* the first member: no comma */
+	switch (type) {
+	case FATELF_ENTRY_SYMLINK:
+		n += MEMBER_MIN("type", sizeof("\"symlink\"") - 1);
+		n += MEMBER_MIN("target", target_len + 2);
+		break;
+	case FATELF_ENTRY_DIR:
+		n += MEMBER_MIN("type", sizeof("\"dir\"") - 1);
+		n += MEMBER_MIN("mode", sizeof("\"0000\"") - 1);
+		break;
+	default:
+		n += MEMBER_MIN("type", sizeof("\"file\"") - 1);
+		n += MEMBER_MIN("mode", sizeof("\"0000\"") - 1);
+		n += MEMBER_MIN("size", 1);
+		n += MEMBER_MIN("sha256", 64 + 2);
+		break;
+	}
+	return n;
+}
+
 int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_len,
 			      fatelf_diag *d)
 {

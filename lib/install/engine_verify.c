@@ -536,6 +536,14 @@ static int check_regular(struct verify *v, struct vworker *w, struct vfile *f, i
  * Opens a file beneath the root in one call, following no symlink on the
  * way or at the end, without blocking (a FIFO) and without taking a
  * terminal. -ENOSYS where openat2 is not there (or filtered).
+ *
+ * What was opened is judged by fstat before a byte is read: a FIFO, a
+ * socket (whose open fails) or a device node planted in place of a file
+ * is never read, only named. O_NONBLOCK stays set on a regular file: it
+ * changes nothing for one. A device node is opened (the one call does not
+ * know what it opens) but not read; only root can make one, and a user
+ * can link in place of a file only a node that user may read and write
+ * anyway (fs.protected_hardlinks).
  */
 static int open_beneath(struct verify *v, const char *path)
 {
@@ -723,7 +731,7 @@ static int verify_files(struct verify *v, fatelf_diag *d)
 			}
 		if (!best)
 			break;
-		const struct vproblem *p = &best->probs[at[bi]++];
+		struct vproblem *p = &best->probs[at[bi]++];
 		const struct vfile *f = &v->files[p->file];
 
 		v->problems++;
@@ -735,6 +743,10 @@ static int verify_files(struct verify *v, fatelf_diag *d)
 				goto out;
 			}
 		}
+		/* The callback keeps its own copy: a package whose every file
+		 * is a problem does not hold each detail twice. */
+		free(p->detail);
+		p->detail = NULL;
 	}
 	r = 0;
 out:

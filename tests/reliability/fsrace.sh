@@ -8,6 +8,9 @@
 #    install/remove cycles run: the file's mode and owner never change;
 #  - installed files swapped for FIFOs while verify and thin read them:
 #    a type problem or an error naming the file, never a hang;
+#  - installed files replaced by a FIFO, a socket, a symlink to /dev/zero
+#    and device nodes (/dev/null's and /dev/zero's numbers): verify
+#    returns, exits 1 and names each as a type problem, reading none;
 #  - a copy of a fat file that uid 65534 made setuid to itself and put in
 #    place is thinned into root's file without a bit the package did not
 #    ship;
@@ -21,7 +24,10 @@
 #  - a directory a user made in advance (uid 65534, 0777) where the bundle
 #    declares one is refused, naming its owner and mode; --force takes it
 #    over (only the directory the preflight saw: one swapped in since is
-#    refused); verify then checks each directory's type, mode and owner.
+#    refused); verify then checks each directory's type, mode and owner;
+#  - a directory an upgrade staged a file in, swapped for a symlink to a
+#    directory outside the root before the commit: refused (ELOOP),
+#    naming it; nothing written through the symlink, the package stays.
 #
 # FSRACE_CYCLES sets the number of install/remove cycles (default 300),
 # FSRACE_SECONDS the time they may take at most (default 45: a sanitizer
@@ -341,6 +347,44 @@ check_eq "thin rewrites it into its x86_64 ELF record" "0 7f454c46" \
 	"$RC $(head -c4 "$ROOT/pub/fat" | od -An -tx1 | tr -d ' \n')"
 check_eq "... as root's, with the shipped mode and no setid bit" "$shipped 0" \
 	"$(stat -c '%a %u' "$ROOT/pub/fat")"
+
+# Files replaced for good by what cannot be read like one: a FIFO, a
+# socket and a symlink to /dev/zero (uid 65534's, in the 0777 pub), and as
+# root device nodes with /dev/null's and /dev/zero's numbers (the latter
+# would never reach its end if verify read it). Verify returns, exits 1
+# and names each of them as a type problem; the files it left alone stay
+# clean.
+run ctl --json verify fifo
+check_eq "before the plants, verify is clean" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
+nobody sh -c "cd '$ROOT/pub' && rm -f f0 f3 f4 && mkfifo f0 && ln -s /dev/zero f4"
+nobody "$SYS_PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$ROOT/pub/f3"
+rm -f "$ROOT/pub/f1" "$ROOT/pub/f2"
+mknod "$ROOT/pub/f1" c 1 3
+mknod "$ROOT/pub/f2" c 1 5
+check_eq "planted: FIFO, device, device, socket, symlink" "fifo|character special file|character special file|socket|symbolic link" \
+	"$(stat -c %F "$ROOT"/pub/f{0,1,2,3,4} | tr '\n' '|' | sed 's/|$//')"
+planted=(/pub/f0 /pub/f1 /pub/f2 /pub/f3 /pub/f4)
+started=$SECONDS
+run timeout 20 "$FATELFCTL" --socket "$SOCK" --json verify fifo
+check_eq "verify over the planted entries returns within 20 s and exits 1" "1" "$RC"
+echo "# figure: verify over the planted entries took $((SECONDS - started)) s"
+check_eq "... each planted entry is a type problem, and nothing else is a problem" \
+	"/pub/f0 type a FIFO|/pub/f1 type a device|/pub/f2 type a device|/pub/f3 type a socket|/pub/f4 type a symlink|" \
+	"$(jq -r '.problems[] | "\(.path) \(.problem) \(.detail | sub("^expected a regular file, found "; ""))"' \
+		<<<"$RUN_OUT" 2>&1 | tr '\n' '|')"
+run timeout 20 "$FATELFCTL" --socket "$SOCK" --json verify
+check_eq "verify of every package: the same five, exit 1" "1 /pub/f0 /pub/f1 /pub/f2 /pub/f3 /pub/f4" \
+	"$RC $(jq -r '[.problems[] | select(.problem == "type") | .path] | join(" ")' <<<"$RUN_OUT" 2>&1)"
+run timeout 20 "$FATELFCTL" --socket "$SOCK" verify fifo
+check_match "fatelfctl verify names the FIFO in words" '^/pub/f0: .*FIFO' "$RUN_OUT"
+check_match "... and the device" '^/pub/f2: .*device' "$RUN_OUT"
+rm -f "$ROOT"/pub/f{0,1,2,3,4}
+for i in 0 1 2 3 4; do
+	cp "$T_WORK/tree-fifo/pub/f$i" "$ROOT/pub/f$i"
+	chmod --reference="$T_WORK/tree-fifo/pub/f$i" "$ROOT/pub/f$i"
+done
+run ctl --json verify fifo
+check_eq "with the files back, verify is clean again" "0 0" "$RC $(jq -r '.problems | length' <<<"$RUN_OUT")"
 check "fatelfd still serves" ctl status
 daemon_stop
 check_eq "fatelfd exits 0 on SIGTERM" 0 "$DAEMON_STATUS"
@@ -540,6 +584,74 @@ while time.time() < end:
 	daemon_reap
 else
 	echo "# skipped: a directory swapped in before --force takes it over (strace is missing)"
+fi
+
+# A directory the upgrade stages a file in, swapped for a symlink to a
+# directory outside the root after the preflight, once the staged file is
+# there (strace holds each fchmod of a staged file for 0.4 s): the engine
+# checks every directory it holds before the commit point and refuses
+# (ELOOP), naming the directory. Nothing is written through the symlink,
+# the temp goes through the held descriptor, and the package stays 1.0.
+if command -v strace >/dev/null; then
+	mkdir -p tree-hold1/opt/h tree-hold2/opt/h
+	chmod 0777 tree-hold1/opt tree-hold2/opt
+	printf 'a of 1\n' >tree-hold1/opt/h/a
+	printf 'a of 2, longer\n' >tree-hold2/opt/h/a
+	printf 'b, the same in both\n' | tee tree-hold1/opt/h/b >tree-hold2/opt/h/b
+	check "bundles hold 1 and 2 (opt 0777; opt/h/a changes, opt/h/b does not)" \
+		eval 'rl_bundle hold1.fatbundle hold 1 tree-hold1 && rl_bundle hold2.fatbundle hold 2 tree-hold2'
+	daemon_prepare "$W/hold" "Durable=no"
+	chmod 0755 "$W/hold"
+	mkdir -m 0755 "$W/outdir"
+	daemon_start "$W/hold" "$NO_LEAK_CHECK" strace -f -qq -o /dev/null -e trace=fchmod \
+		-e inject=fchmod:delay_exit=400000 ||
+		{ fail "fatelfd starts under strace" "$(tail -5 "$DLOG")"; t_done; }
+	check "install hold 1" ctl install "$T_WORK/hold1.fatbundle"
+	nobody ln -s "$W/outdir" "$ROOT/opt/.hl"
+	v1=$(cd "$ROOT/opt" && cat h/a h/b)
+	store1=$(rl_snapshot_store hold)
+	rm -f "$W/io/hold"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, os, sys, time
+d, out = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+end = time.time() + 60
+while time.time() < end:
+    if any(n.startswith(".fatelf.") for n in os.listdir(d + "/h")):
+        ok = libc.renameat2(-100, (d + "/h").encode(), -100, (d + "/.hl").encode(), 2) == 0
+        open(out, "w").write("swapped\n" if ok else "failed %d\n" % ctypes.get_errno())
+        break
+    time.sleep(0.002)
+' "$ROOT/opt" "$W/io/hold" &
+	swapper=$!
+	run ctl install "$T_WORK/hold2.fatbundle"
+	wait "$swapper"
+	echo "# the refused upgrade: exit $RC, stderr: $RUN_ERR"
+	check_eq "uid 65534 swapped opt/h for a symlink while a file was staged in it" swapped \
+		"$(cat "$W/io/hold" 2>&1)"
+	check_eq "... the upgrade fails" 1 "$RC"
+	check_match "... naming the directory and the rule" \
+		'/opt/h: the directory was replaced while files were staged in it' "$RUN_ERR"
+	check_eq "... nothing was written through the symlink" "" "$(find "$W/outdir" -mindepth 1)"
+	check_eq "... the real directory holds 1's files and no temp" "$v1|a b" \
+		"$(cd "$ROOT/opt" && cat .hl/a .hl/b)|$(ls -A "$ROOT/opt/.hl" | tr '\n' ' ' | sed 's/ $//')"
+	check_eq "... no temp anywhere in the root" "" "$(rl_temps "$ROOT")"
+	check_eq "... the store still says 1" "$store1" "$(rl_snapshot_store hold)"
+	run ctl --json verify hold
+	check_eq "... verify names the directory and the files beneath it as type problems" \
+		"1 /opt/h/a type|/opt/h/b type|/opt/h type|" \
+		"$RC $(jq -r '.problems[] | "\(.path) \(.problem)"' <<<"$RUN_OUT" | tr '\n' '|')"
+	nobody "$SYS_PYTHON" -c '
+import ctypes, sys
+d = sys.argv[1]
+ctypes.CDLL(None).renameat2(-100, (d + "/h").encode(), -100, (d + "/.hl").encode(), 2)' "$ROOT/opt"
+	run ctl install "$T_WORK/hold2.fatbundle"
+	check_eq "with the directory back, the upgrade succeeds" "0 a of 2, longer" "$RC $(cat "$ROOT/opt/h/a")"
+	dpid=$(pgrep -P "$DPID")
+	[ -n "$dpid" ] && kill "$dpid"
+	daemon_reap
+else
+	echo "# skipped: a directory swapped for a symlink before the commit (strace is missing)"
 fi
 
 check_no_sanitizer_report

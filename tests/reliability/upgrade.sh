@@ -15,6 +15,10 @@
 # same beforehand). With failpoints, a kill -9 at each new step (kept:N,
 # rows-moved, before-disk-record, after-disk-record) leaves the package
 # wholly 1.0 or wholly 2.0, with the unchanged files' inodes as they were.
+# On a small ext4 root (root only), a disk full before the upgrade
+# (DiskFull from the preflight) or filled while it stages (ENOSPC) leaves
+# the package wholly 1.0, bytes, inodes and store rows; with space again
+# the upgrade succeeds.
 . "${top_srcdir:?run through make check}/tests/reliability/lib.sh" || exit 99
 
 rl_init upgrade
@@ -154,6 +158,141 @@ check_eq "the reply: bytes_written is changed.dat's, same1.txt's and up.conf.fat
 run ctl verify
 check_match "verify is clean after 3.0" ' 0 problems' "$RUN_OUT"
 daemon_stop
+
+# ================================================================ full disk
+# The root is a small ext4 (a loop-mounted image, no reserved blocks; its
+# root directory is bind-mounted as the daemon's root, so a filler beside
+# it takes the root's space). ext4 allocates late: a write that fits may
+# still fail at fsync, which a tmpfs never does.
+#   - the disk is full before the upgrade: the preflight refuses with
+#     DiskFull (needed > available);
+#   - the disk fills while the upgrade stages (a 3 MiB blob fed through a
+#     pipe; the filler comes once its temp holds bytes): the upgrade fails
+#     with DiskFull or ENOSPC.
+# Either way the package stays wholly 1.0: the root's bytes and modes,
+# the unchanged files' inodes, the store's rows; and once there is space
+# again the same upgrade succeeds.
+MOUNTS=()
+LOOPS=()
+undo_mounts() {
+	local i
+	daemon_stop_all
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+		umount "${MOUNTS[$i]}" 2>/dev/null || umount -l "${MOUNTS[$i]}" 2>/dev/null
+	done
+	MOUNTS=()
+}
+trap 'undo_mounts; daemon_cleanup' EXIT
+
+# ext4_root DIR: daemon_prepare DIR with its root on a new 24 MiB ext4 at
+# DIR/fs; returns 1 where it cannot be made (not root, no loop device).
+ext4_root() {
+	local d=$T_WORK/$1
+	daemon_prepare "$1"
+	mkdir -p "$d/fs"
+	truncate -s 24M "$d/fs.img" &&
+		mkfs.ext4 -q -F -m 0 -E root_owner=0:0 "$d/fs.img" >/dev/null 2>&1 &&
+		mount -o loop "$d/fs.img" "$d/fs" 2>/dev/null || return 1
+	MOUNTS+=("$d/fs")
+	mkdir -p "$d/fs/root"
+	mount --bind "$d/fs/root" "$d/root" || return 1
+	MOUNTS+=("$d/root")
+}
+
+# full_disk FILLER: takes every free block of the file system FILLER is on.
+full_disk() {
+	dd if=/dev/zero of="$1" bs=64k 2>/dev/null
+	sync -f "$1"
+	# ext4 may free a block or two of its estimate once the data is down.
+	dd if=/dev/zero of="$1" bs=1k oflag=append conv=notrunc 2>/dev/null
+	sync -f "$1"
+}
+
+# wholly_v1 LABEL: the root, the inodes and the store as before the upgrade.
+wholly_v1() {
+	check_eq "$1: the root's bytes and modes are 1.0's" "$V1_ROOT" "$(rl_snapshot_root "$ROOT")"
+	check_eq "$1: ... the files 1.0 had keep their inodes" "$V1_INODES" "$(inodes)"
+	check_eq "$1: ... the store's rows are 1.0's" "$V1_STORE" "$(rl_snapshot_store up)"
+	check_eq "$1: ... no temp is left" "" "$(rl_temps "$ROOT")"
+	run ctl verify up
+	check_eq "$1: ... verify is clean" 0 "$RC"
+}
+
+if [ "$(id -u)" -ne 0 ] || ! command -v mkfs.ext4 >/dev/null || ! command -v mkfifo >/dev/null; then
+	echo "# skipping the full disk checks: they need root, mkfs.ext4 and mkfifo"
+elif ! ext4_root full; then
+	echo "# skipping the full disk checks: cannot mount an ext4 image here"
+else
+	mkdir -p tree2.0big
+	cp -a tree2.0/. tree2.0big/
+	head -c $((3 * 1024 * 1024)) /dev/urandom >tree2.0big/opt/up/share/blob
+	check "bundle up 2.0 with a 3 MiB blob, uncompressed" \
+		rl_bundle "$T_WORK/up-2.0big.fatbundle" up 2.0 tree2.0big --compression none
+	daemon_start full || t_done
+	check_exit 0 "install up 1.0 on the ext4 root" ctl install "$T_WORK/up-1.0.fatbundle"
+	V1_ROOT=$(rl_snapshot_root "$ROOT")
+	V1_INODES=$(inodes)
+	V1_STORE=$(rl_snapshot_store up)
+
+	# --- full before the upgrade: the preflight refuses.
+	full_disk "$T_WORK/full/fs/filler"
+	avail=$(df -k --output=avail "$T_WORK/full/fs" | tail -1 | tr -d ' ')
+	check "the filler took all but a few KiB ($avail KiB free)" test "$avail" -lt 8
+	run timeout 60 python3 "$VLC" call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' \
+		--fd "$T_WORK/up-2.0.fatbundle"
+	err=$(grep '"error"' <<<"$RUN_OUT" | tail -1)
+	check_eq "full disk: the upgrade fails with DiskFull" io.fatelf.Manager.DiskFull "$(jq -r .error <<<"$err" 2>&1)"
+	check_eq "... needing more than is available" true \
+		"$(jq -r '.parameters.needed > .parameters.available' <<<"$err" 2>&1)"
+	run ctl install "$T_WORK/up-2.0.fatbundle"
+	check_match "... fatelfctl exits 1 saying disk full" '^1 fatelfctl: install: disk full' "$RC $RUN_ERR"
+	wholly_v1 "full disk"
+
+	# --- the disk fills while the upgrade stages.
+	rm -f "$T_WORK/full/fs/filler"
+	size=$(stat -c %s "$T_WORK/up-2.0big.fatbundle")
+	rm -f pipe-full
+	mkfifo pipe-full
+	timeout 60 "$FATELFCTL" --socket "$SOCK" install - <pipe-full >.bg.out 2>.bg.err &
+	cpid=$!
+	exec 7>pipe-full
+	timeout 30 head -c $((size / 2)) "$T_WORK/up-2.0big.fatbundle" >&7
+	staged=no
+	for ((i = 0; i < 400; i++)); do
+		if [ -n "$(find "$ROOT" -name '.fatelf.*' -type f -size +0 2>/dev/null | head -1)" ]; then
+			staged=yes
+			break
+		fi
+		sleep 0.05
+	done
+	check_eq "filling while staging: a temp holds bytes before the disk is filled" yes "$staged"
+	full_disk "$T_WORK/full/fs/filler"
+	(tail -c +$((size / 2 + 1)) "$T_WORK/up-2.0big.fatbundle" >&7) 2>/dev/null &
+	wpid=$!
+	exec 7>&-
+	wait "$cpid"
+	RC=$?
+	RUN_ERR=$(cat .bg.err)
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	echo "# filling while staging: exit $RC, stderr: $RUN_ERR"
+	check_eq "filling while staging: the upgrade fails (exit 1)" 1 "$RC"
+	check_match "... a disk-full error naming the file it was staging" '^fatelfctl: install: disk full: /opt/up/share/blob: ' "$RUN_ERR"
+	rm -f "$T_WORK/full/fs/filler"
+	wholly_v1 "filling while staging"
+	check_match "... the history row says the upgrade failed" '^(install|upgrade) (failed|rolled-back)$' \
+		"$(rl_tx_states | tail -1)"
+
+	# --- with space again, the same upgrades succeed.
+	run ctl install "$T_WORK/up-2.0big.fatbundle"
+	check_eq "with space again, the upgrade succeeds" "0 2.0" "$RC $(ctl --json info up | jq -r .package.version)"
+	check_exit 0 "... the blob holds 2.0's bytes" cmp tree2.0big/opt/up/share/blob "$ROOT/opt/up/share/blob"
+	check_exit 0 "... and changed.dat" cmp tree2.0/opt/up/share/changed.dat "$ROOT/opt/up/share/changed.dat"
+	run ctl verify up
+	check_eq "... verify is clean" 0 "$RC"
+	daemon_stop
+	undo_mounts
+fi
 
 # ================================================================ crashes
 if [ "$FATELF_FAILPOINTS" = yes ]; then

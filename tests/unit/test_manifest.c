@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "manifest_private.h"
 #include "testutil.h"
 
 #define H1 "1111111111111111111111111111111111111111111111111111111111111111"
@@ -412,6 +413,52 @@ START_TEST(test_model_round_trip)
 	free(out2);
 	fatelf_manifest_free(back);
 	fatelf_manifest_free(m);
+}
+END_TEST
+
+/* The fewest bytes bundle create counts an entry for before hashing are
+ * exactly what the serializer writes for the shortest such entry, and no
+ * more than any other. */
+START_TEST(test_entry_min_len)
+{
+	fatelf_manifest *m = fatelf_manifest_new(), *one;
+	fatelf_bundle_entry *e;
+	fatelf_diag d;
+	char *out = NULL;
+	size_t empty, len, min = 0;
+
+	m->name = strdup("pk");
+	m->version = strdup("1");
+	ck_assert_int_eq(fatelf_manifest_serialize(m, &out, &empty, &d), 0);
+	free(out);
+	fatelf_manifest_add(m, "a", FATELF_ENTRY_DIR);
+	min += fatelf_manifest_entry_min_len(FATELF_ENTRY_DIR, 1, 0);
+	fatelf_manifest_add(m, "a/f", FATELF_ENTRY_FILE);
+	min += fatelf_manifest_entry_min_len(FATELF_ENTRY_FILE, 3, 0);
+	e = fatelf_manifest_add(m, "a/l", FATELF_ENTRY_SYMLINK);
+	e->link_target = strdup("f");
+	min += fatelf_manifest_entry_min_len(FATELF_ENTRY_SYMLINK, 3, 1);
+	ck_assert_int_eq(fatelf_manifest_serialize(m, &out, &len, &d), 0);
+	/* "[]" becomes "[" ENTRIES "\n  ]", two commas between three. */
+	ck_assert_uint_eq(len, empty + min + 3 + 2);
+	free(out);
+	fatelf_manifest_free(m);
+
+	/* Anything more than the least only adds. */
+	one = fatelf_manifest_new();
+	one->name = strdup("pk");
+	one->version = strdup("1");
+	e = fatelf_manifest_add(one, "b/\"q\"", FATELF_ENTRY_FILE);
+	e->mode = 04755;
+	e->setid = true;
+	e->size = 123456789;
+	e->config = true;
+	e->kind = FATELF_KIND_ELF;
+	e->target = (fatelf_target) { 62, 0, 0, FATELF_CLASS64, FATELF_DATA2LSB };
+	ck_assert_int_eq(fatelf_manifest_serialize(one, &out, &len, &d), 0);
+	ck_assert_uint_gt(len, empty + fatelf_manifest_entry_min_len(FATELF_ENTRY_FILE, 5, 0) + 3);
+	free(out);
+	fatelf_manifest_free(one);
 }
 END_TEST
 
@@ -1263,6 +1310,7 @@ static Suite *manifest_suite(void)
 	tcase_add_test(tc, test_noncanonical_input);
 	tcase_add_test(tc, test_model_round_trip);
 	tcase_add_test(tc, test_serialize_refuses_bad_package);
+	tcase_add_test(tc, test_entry_min_len);
 	tcase_add_test(tc, test_add_and_find_many);
 	tcase_add_test(tc, test_add_after_parse);
 	tcase_add_test(tc, test_reject_json);
