@@ -164,21 +164,30 @@ static void tx_release_dirs(eng_tx *t)
 }
 
 /* Moves every file to remove to its temp name: the step that proves the
- * root writable before the commit point. A file already gone is fine. */
+ * root writable before the commit point. A file already gone is fine. The
+ * files of a directory go through the directory held open since the first
+ * of them was moved (one path walk per directory); tx_check_dirs then
+ * makes sure each is still the one its path leads to. */
 static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 {
 	for (size_t i = 0; i < t->nops; i++) {
 		eng_op *op = &t->ops[i];
-		_cleanup_close_ int dirfd = -1;
+		_cleanup_close_ int opened = -1;
 		const char *base;
+		int dirfd;
 
 		if (op->kind != STORE_JOP_REMOVE)
 			continue;
-		dirfd = eng_open_parent(t->e, op->path, &base, d);
-		if (dirfd == -ENOENT)
-			continue;
-		if (dirfd < 0)
-			return dirfd;
+		dirfd = tx_held_parent(t, op);
+		if (dirfd >= 0)
+			base = eng_base_of(op->path);
+		else {
+			dirfd = opened = eng_open_parent(t->e, op->path, &base, d);
+			if (dirfd == -ENOENT)
+				continue;
+			if (dirfd < 0)
+				return dirfd;
+		}
 		int r, q, tries = 0;
 		/* Never over a name someone else made: that one is not ours to drop. */
 		while ((r = renameat2(dirfd, base, dirfd, eng_base_of(op->temp), RENAME_NOREPLACE)) < 0 &&
@@ -196,7 +205,8 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 					       fatelf_strerror(-errno));
 		}
 		op->staged = true;
-		tx_hold_dir(t, op, dirfd);
+		if (opened >= 0)
+			tx_hold_dir(t, op, opened);
 	}
 	return 0;
 }
@@ -478,13 +488,20 @@ static int tx_check_dirs(eng_tx *t, fatelf_diag *d)
 	return 0;
 }
 
-/* Does op after the commit point: a staged file is renamed into place in
- * the directory held open since it was staged there (that walk is not
- * made again), anything else as recovery would do it. */
+/* Does op after the commit point: a staged file is renamed into place, and
+ * a file to remove (moved to its temp name before the commit point) is
+ * unlinked, in the directory held open since it was staged there (that
+ * walk is not made again); anything else as recovery would do it. */
 static int tx_forward(eng_tx *t, eng_op *op, fatelf_diag *d)
 {
 	int held = op_held(t, op);
 
+	if (held >= 0 && op->staged && op->kind == STORE_JOP_REMOVE) {
+		if (unlinkat(held, eng_base_of(op->temp), 0) < 0 && errno != ENOENT)
+			return fatelf_diag_at(d, -errno, -1, op->path, "cannot remove it: %s",
+					       fatelf_strerror(-errno));
+		return 0;
+	}
 	if (held < 0 || (op->kind != STORE_JOP_CREATE && op->kind != STORE_JOP_REPLACE))
 		return eng_op_forward(t->e, op->kind, op->path, op->temp, false, d);
 	int q = fatelf_stage_commit(held, eng_base_of(op->temp), eng_base_of(op->path));
