@@ -195,11 +195,20 @@ typedef int (*store_file_cb)(const store_file *f, void *userdata);
 
 /* -EEXIST, naming the path and the owning package, when the path is owned. */
 int store_file_add(store *s, const store_file *f, fatelf_diag *d);
+/* Rewrites every column of the row of f->path but the path and the
+ * package (an upgrade's new version of a file it keeps owning): the
+ * row's page is written, no index's; -ENOENT unless f->package_id owns
+ * the path. The file's records stay: store_records_delete. */
+int store_file_replace(store *s, const store_file *f, fatelf_diag *d);
 /* The owning package's name (malloc'd); -ENOENT when the path is unowned. */
 int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag *d);
 /* The files of the package by path, in *ret (free with store_files_free);
  * -ENOENT when the package is not installed. */
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d);
+/* The files of the package with this id, in no order (no sort: a large
+ * package's would spill to a temp file); none for an unknown id. */
+int store_files_of_id(store *s, int64_t package_id, store_file **ret, size_t *ret_n,
+		      fatelf_diag *d);
 /* At most limit files of the package by path, those after the path after
  * (NULL: from the first); -ENOENT when the package is not installed. A
  * long list page by page, each page a query of its own. */
@@ -240,6 +249,8 @@ typedef struct store_record {
 	int kept;
 } store_record;
 int store_record_add(store *s, const store_record *r, fatelf_diag *d);
+/* Deletes the records of a file (none: 0). */
+int store_records_delete(store *s, const char *path, fatelf_diag *d);
 
 /* The records of a file by idx, in *ret (free with store_records_free);
  * -ENOENT when no file row has path. */
