@@ -1409,7 +1409,8 @@ static int finish_result(struct install *x, engine_result *ret)
  * After the commit: what each file written looks like on disk now that it
  * is renamed into place (the rename changed its ctime), when it is still
  * the file staged. Best effort, in one store transaction: a file without
- * a record is hashed by the next upgrade instead.
+ * a record is hashed by the next upgrade instead; so the transaction is
+ * not synced.
  */
 static void record_disk(struct install *x)
 {
@@ -1458,7 +1459,8 @@ static void record_disk(struct install *x)
 			return;
 		}
 	}
-	if (store_commit(e->st, NULL) < 0)
+	/* A record lost with the power is a file hashed next time. */
+	if (store_commit_lazy(e->st, NULL) < 0)
 		store_rollback(e->st, NULL);
 }
 

@@ -661,6 +661,20 @@ int store_commit(store *s, fatelf_diag *d)
 	return store_run(s, STMT_COMMIT, "committing", d);
 }
 
+int store_commit_lazy(store *s, fatelf_diag *d)
+{
+	int r, k;
+
+	/* In WAL mode a commit that does not sync may be lost with the
+	 * power, never applied in part; the next synced commit takes it. */
+	r = db_exec(s->db, "PRAGMA synchronous = NORMAL", "committing without a sync", d);
+	if (r < 0)
+		return r;
+	r = store_run(s, STMT_COMMIT, "committing", d);
+	k = db_exec(s->db, "PRAGMA synchronous = FULL", "setting durable commits", r < 0 ? NULL : d);
+	return r < 0 ? r : k;
+}
+
 int store_rollback(store *s, fatelf_diag *d)
 {
 	return store_run(s, STMT_ROLLBACK, "rolling back", d);
