@@ -1419,6 +1419,7 @@ static void record_disk(struct install *x)
 	const char *dir = NULL, *base;
 	size_t dirlen = 0;
 	struct timespec t0, now;
+	bool open = true;
 
 	/* Every rename is done: waits (one clock tick at most) until their
 	 * change times are older than the current tick, so that they may
@@ -1430,8 +1431,13 @@ static void record_disk(struct install *x)
 			break;
 		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
 	}
-	if (store_begin(e->st, NULL) < 0)
+	/* A record lost with the power is a file hashed next time. */
+	if (store_set_sync(e->st, false, NULL) < 0)
 		return;
+	if (store_begin(e->st, NULL) < 0) {
+		(void)store_set_sync(e->st, true, NULL);
+		return;
+	}
 	for (size_t i = 0; i < x->nents; i++) {
 		const struct ient *ie = &x->ents[i];
 		size_t n = (size_t)(eng_base_of(ie->path) - ie->path);
@@ -1456,12 +1462,13 @@ static void record_disk(struct install *x)
 		k = disk_of(&st);
 		if (store_file_set_disk(e->st, ie->path, &k, NULL) < 0) {
 			store_rollback(e->st, NULL);
-			return;
+			open = false;
+			break;
 		}
 	}
-	/* A record lost with the power is a file hashed next time. */
-	if (store_commit_lazy(e->st, NULL) < 0)
+	if (open && store_commit(e->st, NULL) < 0)
 		store_rollback(e->st, NULL);
+	(void)store_set_sync(e->st, true, NULL);
 }
 
 /* A failure before the manifest named a package still gets a history row. */

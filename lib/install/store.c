@@ -661,18 +661,13 @@ int store_commit(store *s, fatelf_diag *d)
 	return store_run(s, STMT_COMMIT, "committing", d);
 }
 
-int store_commit_lazy(store *s, fatelf_diag *d)
+int store_set_sync(store *s, bool sync, fatelf_diag *d)
 {
-	int r, k;
-
 	/* In WAL mode a commit that does not sync may be lost with the
-	 * power, never applied in part; the next synced commit takes it. */
-	r = db_exec(s->db, "PRAGMA synchronous = NORMAL", "committing without a sync", d);
-	if (r < 0)
-		return r;
-	r = store_run(s, STMT_COMMIT, "committing", d);
-	k = db_exec(s->db, "PRAGMA synchronous = FULL", "setting durable commits", r < 0 ? NULL : d);
-	return r < 0 ? r : k;
+	 * power, never applied in part; the next synced commit takes it.
+	 * SQLite changes this only outside a transaction. */
+	return db_exec(s->db, sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		       "setting how commits sync", d);
 }
 
 int store_rollback(store *s, fatelf_diag *d)

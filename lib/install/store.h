@@ -123,10 +123,11 @@ int store_schema_version(void);
 /* Transactions (BEGIN IMMEDIATE: one writer at a time) */
 int store_begin(store *s, fatelf_diag *d);
 int store_commit(store *s, fatelf_diag *d);
-/* Commits without waiting for the disk, for rows that are only a cache
- * (what installed files look like on disk): a power cut may lose the
- * transaction whole, never part of it. Durable commits again after. */
-int store_commit_lazy(store *s, fatelf_diag *d);
+/* Whether a commit waits for the disk (the default, sync true). Without,
+ * for rows that are only a cache (what installed files look like on
+ * disk), a power cut may lose a transaction whole, never part of it.
+ * Outside a transaction only. */
+int store_set_sync(store *s, bool sync, fatelf_diag *d);
 int store_rollback(store *s, fatelf_diag *d);
 
 /* Packages */

@@ -889,6 +889,28 @@ START_TEST(test_file_replace)
 }
 END_TEST
 
+/* A commit that need not wait for the disk (a cache's rows): taken like
+ * any, and the commits after it sync again; not inside a transaction. */
+START_TEST(test_set_sync)
+{
+	fatelf_diag d = { 0 };
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	add_file(s, a, "/a/one");
+	ck_assert_int_eq(store_set_sync(s, false, &d), 0);
+	ck_assert_int_eq(store_begin(s, &d), 0);
+	ck_assert_int_eq(store_file_set_disk(s, "/a/one", &(store_disk) { .known = true, .size = 10,
+		.ino = 7, .mtime_ns = 1, .ctime_ns = 2 }, &d), 0);
+	ck_assert_int_lt(store_set_sync(s, true, &d), 0);
+	ck_assert_int_eq(store_commit(s, &d), 0);
+	ck_assert_int_eq(store_set_sync(s, true, &d), 0);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT disk_ino FROM files WHERE path = '/a/one'"), 7);
+}
+END_TEST
+
 static int stop_at_second(const store_file *f, void *userdata)
 {
 	int *seen = userdata;
@@ -1704,6 +1726,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_thin_updates);
 	tcase_add_test(tc, test_file_delete_cascades);
 	tcase_add_test(tc, test_file_replace);
+	tcase_add_test(tc, test_set_sync);
 	tcase_add_test(tc, test_files_all);
 	tcase_add_test(tc, test_dirs);
 	tcase_add_test(tc, test_dir_modes);
