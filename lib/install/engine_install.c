@@ -90,8 +90,11 @@ struct install {
 	struct strv old_rows;           /* the old version's rows the new one does not ship */
 	/* The old version's file rows by path, read in one query before the
 	 * preflight looks at each entry, until plan_stale is done. */
-	store_file *old_files;
-	size_t nold_files;
+	store_file *old_files;          /* strings in old_text */
+	size_t nold_files, old_cap;
+	struct strv old_text;           /* blocks of the rows' strings */
+	char *old_pos;                  /* ... the free bytes of the last */
+	size_t old_text_left;
 	/* For each entry, how its row is written: ROW_ADD, or a row of the
 	 * old version rewritten in place (ROW_REPLACE, ROW_REPLACE_RECORDS
 	 * when it has records to drop) */
@@ -205,15 +208,84 @@ static int row_key_cmp(const void *key, const void *row)
 	return strcmp(key, ((const store_file *)row)->path);
 }
 
-/* An upgrade: the old version's file rows, in one query rather than one
- * a path, sorted by path for old_row. */
-static int load_old_rows(struct install *x, fatelf_diag *d)
-{
-	int q = store_files_of_id(x->e->st, x->old.id, &x->old_files, &x->nold_files, d);
+#define OLD_TEXT_BLOCK (64u * 1024)
 
+/* A copy of s (NULL: NULL) in the old rows' text blocks: one malloc for
+ * many rows, all freed at once. */
+static const char *old_text(struct install *x, const char *s, int *q)
+{
+	size_t len;
+	char *p;
+
+	if (!s)
+		return NULL;
+	len = strlen(s) + 1;
+	if (len > x->old_text_left) {
+		size_t size = MAX((size_t)OLD_TEXT_BLOCK, len);
+		if (GROW_ARRAY(x->old_text.v, x->old_text.cap, x->old_text.n + 1) < 0 ||
+		    !(x->old_text.v[x->old_text.n] = malloc(size))) {
+			*q = -ENOMEM;
+			return NULL;
+		}
+		x->old_pos = x->old_text.v[x->old_text.n++];
+		x->old_text_left = size;
+	}
+	p = x->old_pos;
+	memcpy(p, s, len);
+	x->old_pos += len;
+	x->old_text_left -= len;
+	return p;
+}
+
+static int old_row_add(const store_file *f, void *userdata)
+{
+	struct install *x = userdata;
+	store_file *c;
+	int q = 0;
+
+	if (x->nold_files == x->old_cap) {
+		size_t cap = x->old_cap ? x->old_cap * 2 : 1024;
+		store_file *v = reallocarray(x->old_files, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->old_files = v;
+		x->old_cap = cap;
+	}
+	c = &x->old_files[x->nold_files];
+	*c = *f;
+	c->path = old_text(x, f->path, &q);
+	c->sha256 = old_text(x, f->sha256, &q);
+	c->link_target = old_text(x, f->link_target, &q);
+	c->installed_sha256 = old_text(x, f->installed_sha256, &q);
 	if (q < 0)
 		return q;
-	if (x->nold_files > 1)
+	x->nold_files++;
+	return 0;
+}
+
+static void old_rows_free(struct install *x)
+{
+	free(x->old_files);
+	x->old_files = NULL;
+	x->nold_files = x->old_cap = 0;
+	strv_free(&x->old_text);
+	x->old_pos = NULL;
+	x->old_text_left = 0;
+}
+
+/* An upgrade: the old version's file rows, in one query rather than one
+ * a path, sorted by path for old_row (they mostly come sorted: as the
+ * manifest listed them). */
+static int load_old_rows(struct install *x, fatelf_diag *d)
+{
+	bool sorted = true;
+	int q = store_files_of_id(x->e->st, x->old.id, old_row_add, x, d);
+
+	if (q < 0)
+		return q == -ENOMEM ? fatelf_diag_set(d, q, -1, "out of memory") : q;
+	for (size_t i = 1; i < x->nold_files && sorted; i++)
+		sorted = strcmp(x->old_files[i - 1].path, x->old_files[i].path) < 0;
+	if (!sorted)
 		qsort(x->old_files, x->nold_files, sizeof(*x->old_files), row_cmp);
 	return 0;
 }
@@ -436,9 +508,7 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	q = 0;
 out:
 	/* The preflight is done with them. */
-	store_files_free(x->old_files, x->nold_files);
-	x->old_files = NULL;
-	x->nold_files = 0;
+	old_rows_free(x);
 	store_dirs_free(dirs, ndirs);
 	strv_free(&w.paths);
 	strv_free(&w.configs);
@@ -1516,7 +1586,7 @@ static void install_free(struct install *x)
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
 	strv_free(&x->old_rows);
-	store_files_free(x->old_files, x->nold_files);
+	old_rows_free(x);
 	free(x->row_op);
 	if (x->have_old)
 		store_package_done(&x->old);

@@ -1164,13 +1164,11 @@ fail:
 	return r;
 }
 
-int store_files_of_id(store *s, int64_t package_id, store_file **ret, size_t *ret_n,
+int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
 		      fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	store_file *v = NULL;
-	size_t n = 0, cap = 0;
-	int r, rc;
+	int r, rc, n = 0;
 
 	r = stmt_get(s, STMT_FILES_OF_ID, &st, d);
 	if (r < 0)
@@ -1180,24 +1178,16 @@ int store_files_of_id(store *s, int64_t package_id, store_file **ret, size_t *re
 		store_file f;
 
 		r = file_from_row(st, &f, d);
-		if (r >= 0)
-			r = grow((void **)&v, n, &cap, sizeof(*v), d);
-		if (r >= 0)
-			r = file_copy(&f, &v[n], d);
 		if (r < 0)
-			goto fail;
+			return r;
+		r = cb(&f, userdata);
+		if (r < 0)
+			return r;
 		n++;
 	}
-	if (rc != SQLITE_DONE) {
-		r = sqlite_fail(s->db, rc, "listing files", d);
-		goto fail;
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
-fail:
-	store_files_free(v, n);
-	return r;
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing files", d);
+	return n;
 }
 
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)

@@ -210,10 +210,6 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 /* The files of the package by path, in *ret (free with store_files_free);
  * -ENOENT when the package is not installed. */
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d);
-/* The files of the package with this id, in no order (no sort: a large
- * package's would spill to a temp file); none for an unknown id. */
-int store_files_of_id(store *s, int64_t package_id, store_file **ret, size_t *ret_n,
-		      fatelf_diag *d);
 /* At most limit files of the package by path, those after the path after
  * (NULL: from the first); -ENOENT when the package is not installed. A
  * long list page by page, each page a query of its own. */
@@ -240,6 +236,12 @@ int store_file_set_disk(store *s, const char *path, const store_disk *disk, fate
  * stream rather than an array: a store may hold millions of files, and
  * its callers keep only a few columns of each, or only some files. */
 int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d);
+/* Calls cb for every file of the package with this id, in no order (no
+ * sort: a large package's would spill to a temp file; none for an
+ * unknown id); the row's strings last until cb returns. Returns the
+ * number of rows, or cb's negative return, which stops the walk. */
+int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
+		      fatelf_diag *d);
 
 /* FatELF records of a fat file as shipped */
 typedef struct store_record {

@@ -813,6 +813,23 @@ START_TEST(test_file_delete_cascades)
 }
 END_TEST
 
+static int collect_target(const store_file *f, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s:%s;", f->path,
+		 f->type == STORE_FILE_SYMLINK ? f->link_target : f->sha256);
+	return 0;
+}
+
+static int stop_at_first(const store_file *f, void *userdata)
+{
+	(void)f;
+	(void)userdata;
+	return -ECANCELED;
+}
+
 /* An upgrade rewrites the row of a file it keeps owning in place: every
  * column but the path and the package, the row's id (its place) the
  * same; a path of another package is not rewritten. Records go only with
@@ -821,8 +838,7 @@ END_TEST
 START_TEST(test_file_replace)
 {
 	fatelf_diag d = { 0 };
-	store_file f, *v = NULL;
-	size_t n = 99;
+	store_file f;
 	char buf[512] = "";
 
 	tu_tmpdir();
@@ -867,18 +883,11 @@ START_TEST(test_file_replace)
 	ck_assert_int_eq(store_file_replace(s, &g, &d), -ENOENT);
 	ck_assert_int_eq(store_records_delete(s, "/a/none", &d), 0);
 
-	ck_assert_int_eq(store_files_of_id(s, a, &v, &n, &d), 0);
-	ck_assert_uint_eq(n, 2);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(buf);
-		snprintf(buf + len, sizeof(buf) - len, "%s:%s;", v[i].path,
-			 v[i].type == STORE_FILE_SYMLINK ? v[i].link_target : v[i].sha256);
-	}
-	store_files_free(v, n);
+	ck_assert_int_eq(store_files_of_id(s, a, collect_target, buf, &d), 2);
 	ck_assert(strcmp(buf, "/a/fat:11;/a/two:fat;") == 0 || strcmp(buf, "/a/two:fat;/a/fat:11;") == 0);
-	ck_assert_int_eq(store_files_of_id(s, 12345, &v, &n, &d), 0);
-	ck_assert_uint_eq(n, 0);
-	store_files_free(v, n);
+	ck_assert_int_eq(store_files_of_id(s, 12345, collect_target, buf, &d), 0);
+	/* the callback's error stops the walk */
+	ck_assert_int_eq(store_files_of_id(s, a, stop_at_first, NULL, &d), -ECANCELED);
 	ck_assert_int_eq(store_file_get(s, "/b/one", &f, NULL, &d), 0);
 	ck_assert_int_eq(f.package_id, b);
 	ck_assert_str_eq(f.sha256, "00");
