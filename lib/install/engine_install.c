@@ -87,7 +87,19 @@ struct install {
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
 	eng_parent_cache preflight_dir; /* the preflight's last directory */
-	struct strv old_rows;           /* the old version's rows but the unchanged files' */
+	struct strv old_rows;           /* the old version's rows the new one does not ship */
+	/* The old version's file rows by path, read in one query before the
+	 * preflight looks at each entry, until plan_stale is done. */
+	store_file *old_files;          /* strings in old_text */
+	size_t nold_files, old_cap;
+	struct strv old_text;           /* blocks of the rows' strings */
+	char *old_pos;                  /* ... the free bytes of the last */
+	size_t old_text_left;
+	/* For each entry, how its row is written: ROW_ADD, or a row of the
+	 * old version rewritten in place (ROW_REPLACE, ROW_REPLACE_RECORDS
+	 * when it has records to drop) */
+	uint8_t *row_op;
+	uid_t euid;
 	eng_tx tx;
 	bool tx_started;
 	bool dry_done;
@@ -184,6 +196,108 @@ static int progress(struct install *x, const char *phase, const char *path)
 
 /* ------------------------------------------------------------ preflight */
 
+enum { ROW_ADD, ROW_REPLACE, ROW_REPLACE_RECORDS };
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const store_file *)a)->path, ((const store_file *)b)->path);
+}
+
+static int row_key_cmp(const void *key, const void *row)
+{
+	return strcmp(key, ((const store_file *)row)->path);
+}
+
+#define OLD_TEXT_BLOCK (64u * 1024)
+
+/* A copy of s (NULL: NULL) in the old rows' text blocks: one malloc for
+ * many rows, all freed at once. */
+static const char *old_text(struct install *x, const char *s, int *q)
+{
+	size_t len;
+	char *p;
+
+	if (!s)
+		return NULL;
+	len = strlen(s) + 1;
+	if (len > x->old_text_left) {
+		size_t size = MAX((size_t)OLD_TEXT_BLOCK, len);
+		if (GROW_ARRAY(x->old_text.v, x->old_text.cap, x->old_text.n + 1) < 0 ||
+		    !(x->old_text.v[x->old_text.n] = malloc(size))) {
+			*q = -ENOMEM;
+			return NULL;
+		}
+		x->old_pos = x->old_text.v[x->old_text.n++];
+		x->old_text_left = size;
+	}
+	p = x->old_pos;
+	memcpy(p, s, len);
+	x->old_pos += len;
+	x->old_text_left -= len;
+	return p;
+}
+
+static int old_row_add(const store_file *f, void *userdata)
+{
+	struct install *x = userdata;
+	store_file *c;
+	int q = 0;
+
+	if (x->nold_files == x->old_cap) {
+		size_t cap = x->old_cap ? x->old_cap * 2 : 1024;
+		store_file *v = reallocarray(x->old_files, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		x->old_files = v;
+		x->old_cap = cap;
+	}
+	c = &x->old_files[x->nold_files];
+	*c = *f;
+	c->path = old_text(x, f->path, &q);
+	c->sha256 = old_text(x, f->sha256, &q);
+	c->link_target = old_text(x, f->link_target, &q);
+	c->installed_sha256 = old_text(x, f->installed_sha256, &q);
+	if (q < 0)
+		return q;
+	x->nold_files++;
+	return 0;
+}
+
+static void old_rows_free(struct install *x)
+{
+	free(x->old_files);
+	x->old_files = NULL;
+	x->nold_files = x->old_cap = 0;
+	strv_free(&x->old_text);
+	x->old_pos = NULL;
+	x->old_text_left = 0;
+}
+
+/* An upgrade: the old version's file rows, in one query rather than one
+ * a path, sorted by path for old_row (they mostly come sorted: as the
+ * manifest listed them). */
+static int load_old_rows(struct install *x, fatelf_diag *d)
+{
+	bool sorted = true;
+	int q = store_files_of_id(x->e->st, x->old.id, old_row_add, x, d);
+
+	if (q < 0)
+		return q == -ENOMEM ? fatelf_diag_set(d, q, -1, "out of memory") : q;
+	for (size_t i = 1; i < x->nold_files && sorted; i++)
+		sorted = strcmp(x->old_files[i - 1].path, x->old_files[i].path) < 0;
+	if (!sorted)
+		qsort(x->old_files, x->nold_files, sizeof(*x->old_files), row_cmp);
+	return 0;
+}
+
+/* The old version's row of path, or NULL. */
+static const store_file *old_row(const struct install *x, const char *path)
+{
+	if (x->nold_files == 0)
+		return NULL;
+	return bsearch(path, x->old_files, x->nold_files, sizeof(*x->old_files), row_key_cmp);
+}
+
 static const uint8_t *kept_record_sha(const fatelf_bundle_entry *be, const fatelf_keepset *keep);
 
 static int64_t ns_of(const struct timespec *ts)
@@ -261,7 +375,7 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 	    strcmp(row->installed_sha256, want) != 0)
 		return 0;
 	/* As the engine leaves a file it writes: its mode, its owner. */
-	if ((st->st_mode & 07777) != mode || st->st_uid != geteuid())
+	if ((st->st_mode & 07777) != mode || st->st_uid != x->euid)
 		return 0;
 	if (disk_matches(&row->disk, st)) {
 		ie->disk = row->disk;
@@ -269,7 +383,7 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 		if (eng_hash_file_stat(x->e, ie->path, hex, &size, &hst, NULL) < 0)
 			return 0;
 		if (strcmp(hex, want) != 0 || size != ie->installed_size || hst.st_ino != st->st_ino ||
-		    (hst.st_mode & 07777) != mode || hst.st_uid != geteuid())
+		    (hst.st_mode & 07777) != mode || hst.st_uid != x->euid)
 			return 0;
 		/* as it was before it was read: changed while hashed, it
 		 * will not match the next time */
@@ -335,22 +449,29 @@ static bool file_is(engine *e, const char *path, const char *sha256)
 static int plan_stale(struct install *x, fatelf_diag *d)
 {
 	struct oldfile_walk w = { .x = x };
-	store_file *files = NULL;
+	const store_file *files = x->old_files;
 	store_dir *dirs = NULL;
-	size_t nfiles = 0, ndirs = 0;
+	size_t nfiles = x->nold_files, ndirs = 0;
 	int q;
 
-	q = store_files_of(x->e->st, x->old.name, &files, &nfiles, d);
-	if (q < 0)
-		goto out;
+	x->row_op = calloc(x->nents ? x->nents : 1, sizeof(*x->row_op));
+	if (!x->row_op)
+		return -ENOMEM;
 	for (size_t i = 0; i < nfiles; i++) {
 		const fatelf_bundle_entry *be = fatelf_manifest_find(x->m, files[i].path + 1);
 
 		/* An unchanged file's row stays as it is (the package keeps
-		 * its id); every other row is deleted, and written anew. */
-		if (!be || !x->ents[be - x->m->entries].unchanged)
-			if ((q = strv_push(&x->old_rows, files[i].path)) < 0)
-				goto out;
+		 * its id), and the row of a file the new version ships again
+		 * is rewritten where it is; only the rows of the paths it no
+		 * longer ships as files are deleted. */
+		if (be && be->type != FATELF_ENTRY_DIR) {
+			size_t k = (size_t)(be - x->m->entries);
+			if (!x->ents[k].unchanged)
+				x->row_op[k] = files[i].kind == STORE_KIND_FATELF ? ROW_REPLACE_RECORDS :
+										  ROW_REPLACE;
+		} else if ((q = strv_push(&x->old_rows, files[i].path)) < 0) {
+			goto out;
+		}
 		if ((q = old_file(&w, &files[i])) < 0)
 			goto out;
 	}
@@ -386,7 +507,8 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	}
 	q = 0;
 out:
-	store_files_free(files, nfiles);
+	/* The preflight is done with them. */
+	old_rows_free(x);
 	store_dirs_free(dirs, ndirs);
 	strv_free(&w.paths);
 	strv_free(&w.configs);
@@ -572,7 +694,8 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		     fatelf_diag *d)
 {
-	store_file row = { 0 };
+	store_file got = { 0 };
+	const store_file *row = NULL;
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
 	bool on_disk, owned_here = false;
@@ -590,23 +713,34 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				 "%s exists on disk as a directory", ie->path);
 
-	q = store_file_get(x->e->st, ie->path, &row, &owner, d);
-	if (q < 0 && q != -ENOENT)
-		return q;
+	/* The old version's row, read with all the others; a path it does
+	 * not have is looked up on its own (another package's, or none). */
+	row = old_row(x, ie->path);
+	if (row) {
+		q = 0;
+		owned_here = true;
+	} else {
+		q = store_file_get(x->e->st, ie->path, &got, &owner, d);
+		if (q < 0 && q != -ENOENT)
+			return q;
+		if (q == 0)
+			row = &got;
+	}
 	if (q == 0) {
-		owned_here = owner && strcmp(owner, x->m->name) == 0;
+		if (!owned_here)
+			owned_here = owner && strcmp(owner, x->m->name) == 0;
 		if (!owned_here) {
 			if (!x->o->force) {
 				q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 					      "%s belongs to package %s", ie->path, owner ? owner : "?");
-				store_file_done(&row);
+				store_file_done(&got);
 				return q;
 			}
 			q = strv_push(&x->taken, ie->path);
 			if (q >= 0)
 				q = forced_add(x, ie->path, owner);
 			if (q < 0) {
-				store_file_done(&row);
+				store_file_done(&got);
 				return q;
 			}
 		}
@@ -621,19 +755,19 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 
 	/* A config file the admin changed stays; the new one goes beside it. */
 	if (owned_here && be->config && on_disk && S_ISREG(st.st_mode) &&
-	    admin_changed(x->e, ie->path, row.installed_sha256)) {
+	    admin_changed(x->e, ie->path, row->installed_sha256)) {
 		ie->keep_admin = true;
-		ie->old_installed_sha256 = strdup(row.installed_sha256);
-		ie->old_installed_size = row.installed_size;
+		ie->old_installed_sha256 = strdup(row->installed_sha256);
+		ie->old_installed_size = row->installed_size;
 		if (asprintf(&ie->op_path, "%s%s", ie->path, CONFIG_NEW_SUFFIX) < 0)
 			ie->op_path = NULL;
 		if (!ie->old_installed_sha256 || !ie->op_path) {
-			store_file_done(&row);
+			store_file_done(&got);
 			return -ENOMEM;
 		}
-		q = plan_sidecar(x, ie, row.sha256, d);
+		q = plan_sidecar(x, ie, row->sha256, d);
 		if (q < 0) {
-			store_file_done(&row);
+			store_file_done(&got);
 			return q;
 		}
 		q = strv_push(&x->kept, ie->path);
@@ -671,7 +805,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		/* A reinstall of the same version writes every file again,
 		 * as dpkg's does: it is how an admin repairs a package. */
 		if (owned_here && on_disk && !ie->keep_admin && x->change != STORE_TX_REINSTALL)
-			plan_unchanged(x, ie, &row, &st);
+			plan_unchanged(x, ie, row, &st);
 		if (ie->unchanged) {
 			free(ie->op_path);
 			ie->op_path = NULL;
@@ -686,8 +820,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		x->files++;
 	q = 0;
 out:
-	if (row.path)
-		store_file_done(&row);
+	store_file_done(&got);
 	return q;
 }
 
@@ -819,6 +952,11 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	if (!x->ents)
 		return -ENOMEM;
 	x->nents = m->nentries;
+	if (x->have_old) {
+		q = load_old_rows(x, d);
+		if (q < 0)
+			return q;
+	}
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *be = &m->entries[i];
 		struct ient *ie = &x->ents[i];
@@ -1147,8 +1285,9 @@ static store_file_kind file_kind(int kind)
 	return STORE_KIND_DATA;
 }
 
+/* row_op: a new row, or the old version's rewritten in place. */
 static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry *be,
-			const struct ient *ie, fatelf_diag *d)
+			const struct ient *ie, int row_op, fatelf_diag *d)
 {
 	char shipped[65];
 	store_file f = {
@@ -1165,7 +1304,10 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 		f.link_target = be->link_target;
 		f.kind = STORE_KIND_DATA;
 		f.installed_form = STORE_FORM_AS_SHIPPED;
-		return store_file_add(x->e->st, &f, d);
+		if (row_op == ROW_REPLACE_RECORDS && (q = store_records_delete(x->e->st, ie->path, d)) < 0)
+			return q;
+		return row_op == ROW_ADD ? store_file_add(x->e->st, &f, d) :
+					   store_file_replace(x->e->st, &f, d);
 	}
 	fatelf_hex(be->sha256, sizeof(be->sha256), shipped);
 	f.type = STORE_FILE_REGULAR;
@@ -1181,7 +1323,9 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 		f.installed_size = ie->old_installed_size;
 		f.installed_sha256 = ie->old_installed_sha256;
 	}
-	q = store_file_add(x->e->st, &f, d);
+	if (row_op == ROW_REPLACE_RECORDS && (q = store_records_delete(x->e->st, ie->path, d)) < 0)
+		return q;
+	q = row_op == ROW_ADD ? store_file_add(x->e->st, &f, d) : store_file_replace(x->e->st, &f, d);
 	if (q < 0 || be->kind != FATELF_KIND_FATELF)
 		return q;
 	for (unsigned i = 0; i < be->nrecords; i++) {
@@ -1253,7 +1397,7 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 			/* its row is the new version's as it stands */
 			q = ie->disk_fresh ? store_file_set_disk(e->st, ie->path, &ie->disk, d) : 0;
 		else
-			q = add_file_row(x, id, be, ie, d);
+			q = add_file_row(x, id, be, ie, x->row_op ? x->row_op[i] : ROW_ADD, d);
 		if (q < 0)
 			return prefix_path(d, q, ie->path);
 	}
@@ -1335,7 +1479,8 @@ static int finish_result(struct install *x, engine_result *ret)
  * After the commit: what each file written looks like on disk now that it
  * is renamed into place (the rename changed its ctime), when it is still
  * the file staged. Best effort, in one store transaction: a file without
- * a record is hashed by the next upgrade instead.
+ * a record is hashed by the next upgrade instead; so the transaction is
+ * not synced.
  */
 static void record_disk(struct install *x)
 {
@@ -1344,6 +1489,7 @@ static void record_disk(struct install *x)
 	const char *dir = NULL, *base;
 	size_t dirlen = 0;
 	struct timespec t0, now;
+	bool open = true;
 
 	/* Every rename is done: waits (one clock tick at most) until their
 	 * change times are older than the current tick, so that they may
@@ -1355,8 +1501,13 @@ static void record_disk(struct install *x)
 			break;
 		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
 	}
-	if (store_begin(e->st, NULL) < 0)
+	/* A record lost with the power is a file hashed next time. */
+	if (store_set_sync(e->st, false, NULL) < 0)
 		return;
+	if (store_begin(e->st, NULL) < 0) {
+		(void)store_set_sync(e->st, true, NULL);
+		return;
+	}
 	for (size_t i = 0; i < x->nents; i++) {
 		const struct ient *ie = &x->ents[i];
 		size_t n = (size_t)(eng_base_of(ie->path) - ie->path);
@@ -1381,11 +1532,13 @@ static void record_disk(struct install *x)
 		k = disk_of(&st);
 		if (store_file_set_disk(e->st, ie->path, &k, NULL) < 0) {
 			store_rollback(e->st, NULL);
-			return;
+			open = false;
+			break;
 		}
 	}
-	if (store_commit(e->st, NULL) < 0)
+	if (open && store_commit(e->st, NULL) < 0)
 		store_rollback(e->st, NULL);
+	(void)store_set_sync(e->st, true, NULL);
 }
 
 /* A failure before the manifest named a package still gets a history row. */
@@ -1433,6 +1586,8 @@ static void install_free(struct install *x)
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
 	strv_free(&x->old_rows);
+	old_rows_free(x);
+	free(x->row_op);
 	if (x->have_old)
 		store_package_done(&x->old);
 	if (x->fd >= 0)
@@ -1445,7 +1600,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		   engine_result *ret, fatelf_diag *d)
 {
 	static const engine_install_opts no_opts;
-	struct install x = { .e = e, .o = o ? o : &no_opts, .fd = -1 };
+	struct install x = { .e = e, .o = o ? o : &no_opts, .fd = -1, .euid = geteuid() };
 	fatelf_bundle_read_opts ro = {
 		.keys = e->keys,
 		.nkeys = e->nkeys,

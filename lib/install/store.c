@@ -34,10 +34,12 @@ enum stmt_id {
 	STMT_FILE_ADD,
 	STMT_FILE_OWNER,
 	STMT_FILES_OF,
+	STMT_FILES_OF_ID,
 	STMT_FILES_PAGE,
 	STMT_FILE_GET,
 	STMT_FILE_EXISTS,
 	STMT_FILE_DELETE,
+	STMT_FILE_REPLACE,
 	STMT_FILES_DELETE_PACKAGE,
 	STMT_FILE_SET_INSTALLED,
 	STMT_FILE_SET_DISK,
@@ -45,6 +47,7 @@ enum stmt_id {
 	STMT_RECORD_ADD,
 	STMT_RECORDS_OF,
 	STMT_RECORDS_OF_PACKAGE,
+	STMT_RECORDS_DELETE,
 	STMT_RECORD_SET_KEPT,
 	STMT_DIR_ADD,
 	STMT_DIRS_OF,
@@ -124,6 +127,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_FILES_OF] =
 		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE p.name = ?1 ORDER BY f.path",
+	/* By the files_package index, in no order: no sort, which for a
+	 * large package spills to a temp file. */
+	[STMT_FILES_OF_ID] = "SELECT " FILE_COLUMNS " FROM files f WHERE f.package_id = ?1",
 	[STMT_FILES_PAGE] =
 		"SELECT " FILE_COLUMNS " FROM files f JOIN packages p ON p.id = f.package_id "
 		"WHERE p.name = ?1 AND f.path > ?2 ORDER BY f.path LIMIT ?3",
@@ -132,6 +138,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"WHERE f.path = ?1",
 	[STMT_FILE_EXISTS] = "SELECT 1 FROM files WHERE path = ?1",
 	[STMT_FILE_DELETE] = "DELETE FROM files WHERE path = ?1",
+	/* Neither the path nor the package changes: only the row's own page
+	 * is written, none of the indexes'. */
+	[STMT_FILE_REPLACE] =
+		"UPDATE files SET type = ?3, mode = ?4, size = ?5, sha256 = ?6, link_target = ?7, "
+		"config = ?8, kind = ?9, installed_form = ?10, installed_size = ?11, "
+		"installed_sha256 = ?12, disk_size = ?13, disk_ino = ?14, disk_mtime_ns = ?15, "
+		"disk_ctime_ns = ?16 WHERE path = ?1 AND package_id = ?2",
 	[STMT_FILES_DELETE_PACKAGE] = "DELETE FROM files WHERE package_id = ?1",
 	[STMT_FILE_SET_INSTALLED] =
 		"UPDATE files SET installed_form = ?2, installed_size = ?3, installed_sha256 = ?4 "
@@ -148,6 +161,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_RECORDS_OF_PACKAGE] =
 		"SELECT " RECORD_COLUMNS " FROM records WHERE ?1 = 0 "
 		"OR path IN (SELECT path FROM files WHERE package_id = ?1) ORDER BY path, idx",
+	[STMT_RECORDS_DELETE] = "DELETE FROM records WHERE path = ?1",
 	[STMT_RECORD_SET_KEPT] = "UPDATE records SET kept = ?3 WHERE path = ?1 AND idx = ?2",
 	/* Adding a directory the package already owns changes nothing: an
 	 * upgrade re-adds the directories it keeps. The upsert covers only
@@ -647,6 +661,15 @@ int store_commit(store *s, fatelf_diag *d)
 	return store_run(s, STMT_COMMIT, "committing", d);
 }
 
+int store_set_sync(store *s, bool sync, fatelf_diag *d)
+{
+	/* In WAL mode a commit that does not sync may be lost with the
+	 * power, never applied in part; the next synced commit takes it.
+	 * SQLite changes this only outside a transaction. */
+	return db_exec(s->db, sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		       "setting how commits sync", d);
+}
+
 int store_rollback(store *s, fatelf_diag *d)
 {
 	return store_run(s, STMT_ROLLBACK, "rolling back", d);
@@ -923,15 +946,11 @@ static void bind_disk(sqlite3_stmt *st, int n, const store_disk *k)
 	sqlite3_bind_int64(st, n + 3, k->ctime_ns);
 }
 
-int store_file_add(store *s, const store_file *f, fatelf_diag *d)
+/* Binds the 16 columns of STMT_FILE_ADD and STMT_FILE_REPLACE. */
+static int bind_file(sqlite3_stmt *st, const store_file *f, fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc;
-
-	r = stmt_get(s, STMT_FILE_ADD, &st, d);
-	if (r < 0)
-		return r;
 	const char *type, *kind, *form;
+	int r;
 
 	r = ENUM_TEXT(store_file_type, f->type, "file type", &type, d);
 	if (r >= 0)
@@ -953,6 +972,20 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 	sqlite3_bind_int64(st, 11, (sqlite3_int64)f->installed_size);
 	bind_text(st, 12, f->installed_sha256);
 	bind_disk(st, 13, &f->disk);
+	return 0;
+}
+
+int store_file_add(store *s, const store_file *f, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_FILE_ADD, &st, d);
+	if (r < 0)
+		return r;
+	r = bind_file(st, f, d);
+	if (r < 0)
+		return r;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
 		_cleanup_free_ char *owner = NULL;
@@ -971,6 +1004,26 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 				       (long long)f->package_id);
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, f->path, d);
+	return 0;
+}
+
+int store_file_replace(store *s, const store_file *f, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_FILE_REPLACE, &st, d);
+	if (r < 0)
+		return r;
+	r = bind_file(st, f, d);
+	if (r < 0)
+		return r;
+	r = stmt_done(s, st, f->path, d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_at(d, -ENOENT, -1, f->path, "package %lld does not own this path",
+				       (long long)f->package_id);
 	return 0;
 }
 
@@ -1109,6 +1162,32 @@ static int files_query(store *s, const char *package, const char *after, size_t 
 fail:
 	store_files_free(v, n);
 	return r;
+}
+
+int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
+		      fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc, n = 0;
+
+	r = stmt_get(s, STMT_FILES_OF_ID, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_file f;
+
+		r = file_from_row(st, &f, d);
+		if (r < 0)
+			return r;
+		r = cb(&f, userdata);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing files", d);
+	return n;
 }
 
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
@@ -1263,6 +1342,18 @@ int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d)
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, "listing files", d);
 	return n;
+}
+
+int store_records_delete(store *s, const char *path, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_RECORDS_DELETE, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	return stmt_done(s, st, path, d);
 }
 
 int store_record_add(store *s, const store_record *rec, fatelf_diag *d)

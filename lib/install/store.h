@@ -123,6 +123,11 @@ int store_schema_version(void);
 /* Transactions (BEGIN IMMEDIATE: one writer at a time) */
 int store_begin(store *s, fatelf_diag *d);
 int store_commit(store *s, fatelf_diag *d);
+/* Whether a commit waits for the disk (the default, sync true). Without,
+ * for rows that are only a cache (what installed files look like on
+ * disk), a power cut may lose a transaction whole, never part of it.
+ * Outside a transaction only. */
+int store_set_sync(store *s, bool sync, fatelf_diag *d);
 int store_rollback(store *s, fatelf_diag *d);
 
 /* Packages */
@@ -195,6 +200,11 @@ typedef int (*store_file_cb)(const store_file *f, void *userdata);
 
 /* -EEXIST, naming the path and the owning package, when the path is owned. */
 int store_file_add(store *s, const store_file *f, fatelf_diag *d);
+/* Rewrites every column of the row of f->path but the path and the
+ * package (an upgrade's new version of a file it keeps owning): the
+ * row's page is written, no index's; -ENOENT unless f->package_id owns
+ * the path. The file's records stay: store_records_delete. */
+int store_file_replace(store *s, const store_file *f, fatelf_diag *d);
 /* The owning package's name (malloc'd); -ENOENT when the path is unowned. */
 int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag *d);
 /* The files of the package by path, in *ret (free with store_files_free);
@@ -226,6 +236,12 @@ int store_file_set_disk(store *s, const char *path, const store_disk *disk, fate
  * stream rather than an array: a store may hold millions of files, and
  * its callers keep only a few columns of each, or only some files. */
 int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d);
+/* Calls cb for every file of the package with this id, in no order (no
+ * sort: a large package's would spill to a temp file; none for an
+ * unknown id); the row's strings last until cb returns. Returns the
+ * number of rows, or cb's negative return, which stops the walk. */
+int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
+		      fatelf_diag *d);
 
 /* FatELF records of a fat file as shipped */
 typedef struct store_record {
@@ -240,6 +256,8 @@ typedef struct store_record {
 	int kept;
 } store_record;
 int store_record_add(store *s, const store_record *r, fatelf_diag *d);
+/* Deletes the records of a file (none: 0). */
+int store_records_delete(store *s, const char *path, fatelf_diag *d);
 
 /* The records of a file by idx, in *ret (free with store_records_free);
  * -ENOENT when no file row has path. */

@@ -813,6 +813,113 @@ START_TEST(test_file_delete_cascades)
 }
 END_TEST
 
+static int collect_target(const store_file *f, void *userdata)
+{
+	char *buf = userdata;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s:%s;", f->path,
+		 f->type == STORE_FILE_SYMLINK ? f->link_target : f->sha256);
+	return 0;
+}
+
+static int stop_at_first(const store_file *f, void *userdata)
+{
+	(void)f;
+	(void)userdata;
+	return -ECANCELED;
+}
+
+/* An upgrade rewrites the row of a file it keeps owning in place: every
+ * column but the path and the package, the row's id (its place) the
+ * same; a path of another package is not rewritten. Records go only with
+ * store_records_delete. The rows of a package by id come unsorted and
+ * whole. */
+START_TEST(test_file_replace)
+{
+	fatelf_diag d = { 0 };
+	store_file f;
+	char buf[512] = "";
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	int64_t b = add_package(s, "b", "1");
+	add_file(s, a, "/a/fat");
+	add_file(s, a, "/a/two");
+	add_file(s, b, "/b/one");
+	add_records(s, "/a/fat", 2);
+	ck_assert_int_eq(store_file_set_disk(s, "/a/fat", &(store_disk) { .known = true, .size = 10,
+		.ino = 7, .mtime_ns = 1, .ctime_ns = 2 }, &d), 0);
+	int64_t rowid = sql_int(DB, "SELECT rowid FROM files WHERE path = '/a/fat'");
+
+	store_file g = {
+		.path = "/a/fat", .package_id = a, .type = STORE_FILE_REGULAR, .mode = 0600,
+		.size = 20, .sha256 = "11", .config = 1, .kind = STORE_KIND_DATA,
+		.installed_form = STORE_FORM_AS_SHIPPED, .installed_size = 20, .installed_sha256 = "22",
+	};
+	ck_assert_int_eq(store_records_delete(s, "/a/fat", &d), 0);
+	ck_assert_int_eq(store_file_replace(s, &g, &d), 0);
+	ck_assert_int_eq(store_file_get(s, "/a/fat", &f, NULL, &d), 0);
+	ck_assert_int_eq(f.package_id, a);
+	ck_assert_uint_eq(f.mode, 0600);
+	ck_assert_uint_eq(f.size, 20);
+	ck_assert_str_eq(f.sha256, "11");
+	ck_assert_int_eq(f.config, 1);
+	ck_assert_int_eq(f.kind, STORE_KIND_DATA);
+	ck_assert_str_eq(f.installed_sha256, "22");
+	/* what it looked like on disk is not known for the new bytes */
+	ck_assert(!f.disk.known);
+	store_file_done(&f);
+	/* a symlink now */
+	store_file l = { .path = "/a/two", .package_id = a, .type = STORE_FILE_SYMLINK, .mode = 0777,
+			 .link_target = "fat" };
+	ck_assert_int_eq(store_file_replace(s, &l, &d), 0);
+	/* another package's path, or none, is not rewritten */
+	g.path = "/b/one";
+	ck_assert_int_eq(store_file_replace(s, &g, &d), -ENOENT);
+	ck_assert_str_eq(d.subject, "/b/one");
+	g.path = "/a/none";
+	ck_assert_int_eq(store_file_replace(s, &g, &d), -ENOENT);
+	ck_assert_int_eq(store_records_delete(s, "/a/none", &d), 0);
+
+	ck_assert_int_eq(store_files_of_id(s, a, collect_target, buf, &d), 2);
+	ck_assert(strcmp(buf, "/a/fat:11;/a/two:fat;") == 0 || strcmp(buf, "/a/two:fat;/a/fat:11;") == 0);
+	ck_assert_int_eq(store_files_of_id(s, 12345, collect_target, buf, &d), 0);
+	/* the callback's error stops the walk */
+	ck_assert_int_eq(store_files_of_id(s, a, stop_at_first, NULL, &d), -ECANCELED);
+	ck_assert_int_eq(store_file_get(s, "/b/one", &f, NULL, &d), 0);
+	ck_assert_int_eq(f.package_id, b);
+	ck_assert_str_eq(f.sha256, "00");
+	store_file_done(&f);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT rowid FROM files WHERE path = '/a/fat'"), rowid);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records"), 0);
+}
+END_TEST
+
+/* A commit that need not wait for the disk (a cache's rows): taken like
+ * any, and the commits after it sync again; not inside a transaction. */
+START_TEST(test_set_sync)
+{
+	fatelf_diag d = { 0 };
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	add_file(s, a, "/a/one");
+	ck_assert_int_eq(store_set_sync(s, false, &d), 0);
+	ck_assert_int_eq(store_begin(s, &d), 0);
+	ck_assert_int_eq(store_file_set_disk(s, "/a/one", &(store_disk) { .known = true, .size = 10,
+		.ino = 7, .mtime_ns = 1, .ctime_ns = 2 }, &d), 0);
+	ck_assert_int_lt(store_set_sync(s, true, &d), 0);
+	ck_assert_int_eq(store_commit(s, &d), 0);
+	ck_assert_int_eq(store_set_sync(s, true, &d), 0);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT disk_ino FROM files WHERE path = '/a/one'"), 7);
+}
+END_TEST
+
 static int stop_at_second(const store_file *f, void *userdata)
 {
 	int *seen = userdata;
@@ -1627,6 +1734,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_file_get);
 	tcase_add_test(tc, test_thin_updates);
 	tcase_add_test(tc, test_file_delete_cascades);
+	tcase_add_test(tc, test_file_replace);
+	tcase_add_test(tc, test_set_sync);
 	tcase_add_test(tc, test_files_all);
 	tcase_add_test(tc, test_dirs);
 	tcase_add_test(tc, test_dir_modes);
