@@ -111,6 +111,23 @@ static const char *arch_list(const struct plan *p, const fatelf_unify_decision *
 	return buf;
 }
 
+/* Every source's item of x is stored: its bytes count once, and it is
+ * one more of *count (when not NULL). */
+static void count_each(const struct plan *p, const fatelf_unify_decision *x, size_t *count,
+		       fatelf_unify_stats *st)
+{
+	for (size_t s = 0; s < p->n; s++) {
+		const fatelf_unify_item *it = item_of(p, x, s);
+
+		if (!it)
+			continue;
+		if (count)
+			(*count)++;
+		st->bytes_in += it->size;
+		st->bytes_once += it->size;
+	}
+}
+
 static int decide(const struct plan *p, fatelf_unify_decision *x, fatelf_unify_stats *st)
 {
 	const fatelf_unify_item *first = NULL;
@@ -154,12 +171,7 @@ static int decide(const struct plan *p, fatelf_unify_decision *x, fatelf_unify_s
 					    "in %s, missing in %s (a path in some sources only needs --per-arch or the source's own multiarch triplet)",
 					    arch_list(p, x, false, a, sizeof(a)), arch_list(p, x, true, b, sizeof(b)));
 		x->kind = FATELF_UNIFY_PER_ARCH;
-		for (size_t s = 0; s < p->n; s++)
-			if (item_of(p, x, s)) {
-				st->per_arch++;
-				st->bytes_in += item_of(p, x, s)->size;
-				st->bytes_once += item_of(p, x, s)->size;
-			}
+		count_each(p, x, &st->per_arch, st);
 		return 0;
 	}
 	for (size_t s = 1; s < p->n; s++) {
@@ -202,19 +214,12 @@ static int decide(const struct plan *p, fatelf_unify_decision *x, fatelf_unify_s
 				}
 		x->kind = FATELF_UNIFY_GLUE;
 		st->glued++;
-		for (size_t s = 0; s < p->n; s++) {
-			st->bytes_in += item_of(p, x, s)->size;
-			st->bytes_once += item_of(p, x, s)->size;
-		}
+		count_each(p, x, NULL, st);
 		return 0;
 	}
 	if (per_arch_glob(p, x->path)) {
 		x->kind = FATELF_UNIFY_PER_ARCH;
-		for (size_t s = 0; s < p->n; s++) {
-			st->per_arch++;
-			st->bytes_in += item_of(p, x, s)->size;
-			st->bytes_once += item_of(p, x, s)->size;
-		}
+		count_each(p, x, &st->per_arch, st);
 		return 0;
 	}
 	for (size_t s = 1; s < p->n; s++) {

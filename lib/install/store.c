@@ -1164,16 +1164,19 @@ fail:
 	return r;
 }
 
-int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
+/* Calls cb with each row of statement id (bound to package_id when it is
+ * not 0); the number of rows, or the first negative return. */
+static int files_each(store *s, enum stmt_id id, int64_t package_id, store_file_cb cb, void *userdata,
 		      fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r, rc, n = 0;
 
-	r = stmt_get(s, STMT_FILES_OF_ID, &st, d);
+	r = stmt_get(s, id, &st, d);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, package_id);
+	if (package_id)
+		sqlite3_bind_int64(st, 1, package_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_file f;
 
@@ -1188,6 +1191,12 @@ int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *user
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, "listing files", d);
 	return n;
+}
+
+int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
+		      fatelf_diag *d)
+{
+	return files_each(s, STMT_FILES_OF_ID, package_id, cb, userdata, d);
 }
 
 int store_files_of(store *s, const char *package, store_file **ret, size_t *ret_n, fatelf_diag *d)
@@ -1322,26 +1331,7 @@ int store_file_set_disk(store *s, const char *path, const store_disk *disk, fate
 
 int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
-
-	r = stmt_get(s, STMT_FILES_ALL, &st, d);
-	if (r < 0)
-		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_file f;
-
-		r = file_from_row(st, &f, d);
-		if (r < 0)
-			return r;
-		r = cb(&f, userdata);
-		if (r < 0)
-			return r;
-		n++;
-	}
-	if (rc != SQLITE_DONE)
-		return sqlite_fail(s->db, rc, "listing files", d);
-	return n;
+	return files_each(s, STMT_FILES_ALL, 0, cb, userdata, d);
 }
 
 int store_records_delete(store *s, const char *path, fatelf_diag *d)

@@ -284,24 +284,26 @@ START_TEST(test_container_rules)
 
 	expect((const uint8_t *)"!<arch>", 7, -FATELF_E_DEB_FORMAT, "ar magic");
 	expect((const uint8_t *)"PK\003\004 a zip file", 16, -FATELF_E_DEB_FORMAT, "ar magic");
-	b = deb_of(not_first, ARRAY_SIZE(not_first));
-	expect(b.p, b.len, -FATELF_E_DEB_FORMAT, "first member is not debian-binary");
-	free(b.p);
-	b = deb_of(v3, ARRAY_SIZE(v3));
-	expect(b.p, b.len, -FATELF_E_DEB_FORMAT, "not 2.x");
-	free(b.p);
-	b = deb_of(order, ARRAY_SIZE(order));
-	expect(b.p, b.len, -FATELF_E_DEB_FORMAT, "member data.tar where control.tar.* must come");
-	free(b.p);
-	b = deb_of(only_version, ARRAY_SIZE(only_version));
-	expect(b.p, b.len, -FATELF_E_DEB_FORMAT, "ends before its control.tar member");
-	free(b.p);
-	b = deb_of(compression, ARRAY_SIZE(compression));
-	expect(b.p, b.len, -FATELF_E_DEB_FORMAT, "control.tar.lz4: a compression dpkg does not write");
-	free(b.p);
-	b = deb_of(junk, ARRAY_SIZE(junk));
-	expect(b.p, b.len, -FATELF_E_DEB_FORMAT, "control.tar");
-	free(b.p);
+	{
+		static const struct {
+			const char *const *m;
+			size_t n;
+			const char *words;
+		} cases[] = {
+			{ not_first, ARRAY_SIZE(not_first), "first member is not debian-binary" },
+			{ v3, ARRAY_SIZE(v3), "not 2.x" },
+			{ order, ARRAY_SIZE(order), "member data.tar where control.tar.* must come" },
+			{ only_version, ARRAY_SIZE(only_version), "ends before its control.tar member" },
+			{ compression, ARRAY_SIZE(compression), "control.tar.lz4: a compression dpkg does not write" },
+			{ junk, ARRAY_SIZE(junk), "control.tar" },
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+			b = deb_of(cases[i].m, cases[i].n);
+			expect(b.p, b.len, -FATELF_E_DEB_FORMAT, cases[i].words);
+			free(b.p);
+		}
+	}
 
 	/* the header on its own */
 	memcpy(h, "debian-binary/  0           0     0     100644  4         `\n", 60);
