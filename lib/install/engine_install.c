@@ -26,33 +26,41 @@
 /* Returned by the manifest callback of a dry run to stop the reader. */
 #define DRY_RUN_STOP (-ECANCELED)
 
-/* The plan for one manifest entry. */
-struct ient {
-	/* The entry, copied: the reader frees its manifest when it returns,
-	 * and the commit comes after that. path is not copied. */
-	fatelf_bundle_entry ent;
-	char *path;                     /* "/" + entry path */
-	int op;                         /* its transaction op, -1 for none */
-	int op_kind;                    /* planned op kind, -1 for none */
-	char *op_path;                  /* where it lands: path, or PATH.fatelf-new */
-	bool keep_admin;                /* a config file the admin changed */
-	bool take_dir;                  /* force: an unsafe existing directory to take over */
-	dev_t take_dev;                 /* ... the one the preflight saw */
-	ino_t take_ino;
-	int dir_mode;                   /* a directory's mode once installed */
+/*
+ * The plan for one manifest entry, x->ents[i] for the manifest's
+ * entries[i] (ent_of): the install keeps the reader's manifest until it
+ * is done rather than a copy of each entry. A package of 200,000 entries
+ * holds one of these per entry, so it is kept small: the paths live in
+ * one block (x->paths), flags are bits, and what only a kept config file
+ * or a taken-over directory needs is allocated for those alone.
+ */
+struct ient_rare {
+	char *op_path;                  /* keep_admin: PATH.fatelf-new */
 	char *old_installed_sha256;     /* keep_admin: what the row keeps */
 	uint64_t old_installed_size;
-	bool thinned;
-	fatelf_keepset keep;
-	int form;
-	uint64_t installed_size;        /* planned, then what was written */
-	char sha[65];                   /* installed SHA-256 */
-	bool staged;
+	dev_t take_dev;                 /* take_dir: the directory the preflight saw */
+	ino_t take_ino;
+};
+
+struct ient {
+	char *path;                     /* "/" + entry path, in x->paths */
+	struct ient_rare *rare;         /* keep_admin or take_dir, else NULL */
+	int op;                         /* its transaction op, -1 for none */
+	int8_t op_kind;                 /* planned op kind, -1 for none */
+	int8_t form;
+	uint16_t dir_mode;              /* a directory's mode once installed */
+	bool keep_admin : 1;            /* a config file the admin changed */
+	bool take_dir : 1;              /* force: an unsafe existing directory to take over */
+	bool thinned : 1;
+	bool staged : 1;
 	/* An upgrade's file whose bytes do not change, left in place: no op,
 	 * nothing staged; its row moves to the new version. */
-	bool unchanged;
+	bool unchanged : 1;
+	bool disk_fresh : 1;            /* ... its lstat was taken now (the file was hashed) */
+	fatelf_keepset keep;
+	uint64_t installed_size;        /* planned, then what was written */
+	char sha[65];                   /* installed SHA-256 */
 	store_disk disk;                /* unchanged: its lstat, for the row */
-	bool disk_fresh;                /* ... taken now (the file was hashed) */
 	/* written: the staged file as closed, to tell it after the rename */
 	uint64_t staged_ino, staged_size;
 	int64_t staged_mtime_ns;
@@ -67,7 +75,13 @@ struct install {
 	engine *e;
 	const engine_install_opts *o;
 	const engine_policy_spec *policy;
-	const fatelf_manifest *m;       /* only while the reader runs */
+	/* The reader's while it runs; then, after a read that succeeded,
+	 * handed over (kept) and freed with the install. */
+	const fatelf_manifest *m;
+	fatelf_manifest *kept_m;
+	char *paths;                    /* every ient path, one after another */
+	uint64_t written;               /* totals(), for the result */
+	int64_t saved;
 	char *name, *version, *summary, *vendor;
 	char signer[17];
 	bool is_signed;
@@ -132,6 +146,25 @@ static void strv_free(struct strv *s)
 		free(s->v[i]);
 	free(s->v);
 	memset(s, 0, sizeof(*s));
+}
+
+/* The manifest entry ie plans. */
+static const fatelf_bundle_entry *ent_of(const struct install *x, const struct ient *ie)
+{
+	return &x->m->entries[ie - x->ents];
+}
+
+/* Where ie lands: its path, or a kept config file's PATH.fatelf-new. */
+static const char *op_path_of(const struct ient *ie)
+{
+	return ie->rare && ie->rare->op_path ? ie->rare->op_path : ie->path;
+}
+
+static struct ient_rare *rare_of(struct ient *ie)
+{
+	if (!ie->rare)
+		ie->rare = calloc(1, sizeof(*ie->rare));
+	return ie->rare;
 }
 
 /* Sets d with subject path; the message names the path too, since it is
@@ -299,6 +332,7 @@ static const store_file *old_row(const struct install *x, const char *path)
 }
 
 static const uint8_t *kept_record_sha(const fatelf_bundle_entry *be, const fatelf_keepset *keep);
+static void totals(const struct install *x, uint64_t *ret_written, int64_t *ret_saved);
 
 static int64_t ns_of(const struct timespec *ts)
 {
@@ -350,7 +384,7 @@ static bool disk_matches(const store_disk *k, const struct stat *st)
 static int plan_unchanged(struct install *x, struct ient *ie, const store_file *row,
 			  const struct stat *st)
 {
-	const fatelf_bundle_entry *be = &ie->ent;
+	const fatelf_bundle_entry *be = ent_of(x, ie);
 	store_form form = STORE_FORM_AS_SHIPPED;
 	char shipped[65], want[65], hex[65];
 	mode_t mode = be->mode & 07777;
@@ -559,11 +593,10 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	struct stat st;
 	int q = eng_lstat(x->e, ie->path, &st, d);
 
-	ie->dir_mode = (int)(be->mode & 07777);
+	ie->dir_mode = (uint16_t)(be->mode & 07777);
 	if (q == -ENOENT) {
 		ie->op_kind = STORE_JOP_MKDIR;
-		ie->op_path = strdup(ie->path);
-		return ie->op_path ? 0 : -ENOMEM;
+		return 0;
 	}
 	if (q < 0) {
 		if (q == -ENOTDIR || q == -ELOOP)
@@ -581,7 +614,7 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	 * swap root's files inside it: refused unless it is taken over. A
 	 * directory of root's that a package already owns keeps its mode. */
 	/* A directory that stays as it is is recorded as it is. */
-	ie->dir_mode = (int)(st.st_mode & 07777);
+	ie->dir_mode = (uint16_t)(st.st_mode & 07777);
 	if (st.st_uid == geteuid()) {
 		uint64_t owners = 0;
 		q = store_dir_other_owners(x->e->st, ie->path, 0, &owners, d);
@@ -595,9 +628,11 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 		return q;
 	ie->take_dir = q < 0;
 	if (ie->take_dir) {
-		ie->dir_mode = (int)(be->mode & 07777);
-		ie->take_dev = st.st_dev;
-		ie->take_ino = st.st_ino;
+		if (!rare_of(ie))
+			return -ENOMEM;
+		ie->dir_mode = (uint16_t)(be->mode & 07777);
+		ie->rare->take_dev = st.st_dev;
+		ie->rare->take_ino = st.st_ino;
 	}
 	return 0;
 }
@@ -626,11 +661,11 @@ static int take_dir(struct install *x, const struct ient *ie, fatelf_diag *d)
 				 ie->path, fatelf_strerror(-errno));
 	if (fstat(fd, &st) < 0)
 		return path_fail(d, -errno, ie->path, "%s: %s", ie->path, fatelf_strerror(-errno));
-	if (st.st_dev != ie->take_dev || st.st_ino != ie->take_ino)
+	if (st.st_dev != ie->rare->take_dev || st.st_ino != ie->rare->take_ino)
 		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				 "%s: the directory was replaced since the preflight; not taking it over",
 				 ie->path);
-	if (fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, ie->ent.mode & 07777) < 0)
+	if (fchown(fd, geteuid(), getegid()) < 0 || fchmod(fd, ent_of(x, ie)->mode & 07777) < 0)
 		return path_fail(d, -errno, ie->path, "%s: cannot take the directory over: %s",
 				 ie->path, fatelf_strerror(-errno));
 	return 0;
@@ -647,24 +682,25 @@ static int take_dir(struct install *x, const struct ient *ie, fatelf_diag *d)
 static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shipped,
 			fatelf_diag *d)
 {
+	const char *op_path = ie->rare->op_path;
 	store_file row = { 0 };
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
 	bool on_disk;
 	int q;
 
-	if (fatelf_manifest_find(x->m, ie->op_path + 1))
-		return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+	if (fatelf_manifest_find(x->m, op_path + 1))
+		return path_fail(d, -ENGINE_E_CONFLICT, op_path,
 				 "%s: the bundle ships this path, where the new version of the kept "
-				 "%s would go", ie->op_path, ie->path);
-	q = eng_lstat(x->e, ie->op_path, &st, d);
+				 "%s would go", op_path, ie->path);
+	q = eng_lstat(x->e, op_path, &st, d);
 	if (q < 0 && q != -ENOENT)
-		return prefix_path(d, q, ie->op_path);
+		return prefix_path(d, q, op_path);
 	on_disk = q == 0;
 	if (on_disk && S_ISDIR(st.st_mode))
-		return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
-				 "%s exists on disk as a directory", ie->op_path);
-	q = store_file_get(x->e->st, ie->op_path, &row, &owner, d);
+		return path_fail(d, -ENGINE_E_CONFLICT, op_path,
+				 "%s exists on disk as a directory", op_path);
+	q = store_file_get(x->e->st, op_path, &row, &owner, d);
 	if (q < 0 && q != -ENOENT)
 		return q;
 	if (q == 0) {
@@ -673,18 +709,18 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 		/* This package's own file there is planned for removal, and one
 		 * path cannot be both. */
 		if (mine || !x->o->force)
-			return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+			return path_fail(d, -ENGINE_E_CONFLICT, op_path,
 					 "%s belongs to package %s; the new version of the kept %s "
-					 "cannot go there", ie->op_path, owner ? owner : "?", ie->path);
-		q = strv_push(&x->taken, ie->op_path);
+					 "cannot go there", op_path, owner ? owner : "?", ie->path);
+		q = strv_push(&x->taken, op_path);
 		if (q < 0)
 			return q;
-	} else if (on_disk && !x->o->force && !file_is(x->e, ie->op_path, last_shipped)) {
+	} else if (on_disk && !x->o->force && !file_is(x->e, op_path, last_shipped)) {
 		/* The one exception: the new version an earlier upgrade put
 		 * there, untouched since (the bytes it last shipped). */
-		return path_fail(d, -ENGINE_E_CONFLICT, ie->op_path,
+		return path_fail(d, -ENGINE_E_CONFLICT, op_path,
 				 "%s exists on disk and belongs to no package; the new version of the "
-				 "kept %s would overwrite it (move it away, or --force)", ie->op_path,
+				 "kept %s would overwrite it (move it away, or --force)", op_path,
 				 ie->path);
 	}
 	ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
@@ -756,12 +792,16 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	/* A config file the admin changed stays; the new one goes beside it. */
 	if (owned_here && be->config && on_disk && S_ISREG(st.st_mode) &&
 	    admin_changed(x->e, ie->path, row->installed_sha256)) {
+		struct ient_rare *r = rare_of(ie);
+
 		ie->keep_admin = true;
-		ie->old_installed_sha256 = strdup(row->installed_sha256);
-		ie->old_installed_size = row->installed_size;
-		if (asprintf(&ie->op_path, "%s%s", ie->path, CONFIG_NEW_SUFFIX) < 0)
-			ie->op_path = NULL;
-		if (!ie->old_installed_sha256 || !ie->op_path) {
+		if (r) {
+			r->old_installed_sha256 = strdup(row->installed_sha256);
+			r->old_installed_size = row->installed_size;
+			if (asprintf(&r->op_path, "%s%s", ie->path, CONFIG_NEW_SUFFIX) < 0)
+				r->op_path = NULL;
+		}
+		if (!r || !r->old_installed_sha256 || !r->op_path) {
 			store_file_done(&got);
 			return -ENOMEM;
 		}
@@ -772,9 +812,8 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		}
 		q = strv_push(&x->kept, ie->path);
 	} else {
-		ie->op_path = strdup(ie->path);
 		ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
-		q = ie->op_path ? 0 : -ENOMEM;
+		q = 0;
 	}
 	if (q < 0)
 		goto out;
@@ -782,6 +821,8 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	/* What the file becomes, and so how many bytes it will take. */
 	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
 		fatelf_header hdr;
+		int form = 0;
+
 		q = engine_entry_header(be, &hdr, d);
 		if (q < 0) {
 			q = prefix_entry(d, q, be);
@@ -789,11 +830,12 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		}
 		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
 						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
-						 &ie->keep, &ie->form, d);
+						 &ie->keep, &form, d);
 		if (q < 0) {
 			q = prefix_path(d, q, ie->path);
 			goto out;
 		}
+		ie->form = (int8_t)form;
 		ie->thinned = q == 1;
 	}
 	if (be->type == FATELF_ENTRY_FILE) {
@@ -807,8 +849,6 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		if (owned_here && on_disk && !ie->keep_admin && x->change != STORE_TX_REINSTALL)
 			plan_unchanged(x, ie, row, &st);
 		if (ie->unchanged) {
-			free(ie->op_path);
-			ie->op_path = NULL;
 			ie->op_kind = -1;
 			x->files_unchanged++;
 			x->bytes_unchanged += ie->installed_size;
@@ -849,13 +889,19 @@ static int check_space(struct install *x, fatelf_diag *d)
  * files, then the stale files, then the stale directories deepest first. */
 static int plan_tx(struct install *x, fatelf_diag *d)
 {
+	size_t n = x->removes.n + x->rmdirs.n;
 	int q;
 
+	for (size_t i = 0; i < x->nents; i++)
+		n += x->ents[i].op_kind >= 0;
+	if (eng_tx_reserve(&x->tx, n) < 0)
+		return -ENOMEM;
+	/* The ops refer to the paths the install holds until eng_tx_done. */
 	for (size_t i = 0; i < x->nents; i++) {
 		struct ient *ie = &x->ents[i];
 		if (ie->op_kind != STORE_JOP_MKDIR)
 			continue;
-		q = eng_tx_add(&x->tx, STORE_JOP_MKDIR, ie->op_path, ie->ent.mode & 07777, d);
+		q = eng_tx_add_ref(&x->tx, STORE_JOP_MKDIR, op_path_of(ie), ent_of(x, ie)->mode & 07777, d);
 		if (q < 0)
 			return q;
 		ie->op = q;
@@ -864,34 +910,17 @@ static int plan_tx(struct install *x, fatelf_diag *d)
 		struct ient *ie = &x->ents[i];
 		if (ie->op_kind != STORE_JOP_CREATE && ie->op_kind != STORE_JOP_REPLACE)
 			continue;
-		q = eng_tx_add(&x->tx, ie->op_kind, ie->op_path, ie->ent.mode & 07777, d);
+		q = eng_tx_add_ref(&x->tx, ie->op_kind, op_path_of(ie), ent_of(x, ie)->mode & 07777, d);
 		if (q < 0)
 			return q;
 		ie->op = q;
 	}
 	for (size_t i = 0; i < x->removes.n; i++)
-		if ((q = eng_tx_add(&x->tx, STORE_JOP_REMOVE, x->removes.v[i], 0, d)) < 0)
+		if ((q = eng_tx_add_ref(&x->tx, STORE_JOP_REMOVE, x->removes.v[i], 0, d)) < 0)
 			return q;
 	for (size_t i = 0; i < x->rmdirs.n; i++)
-		if ((q = eng_tx_add(&x->tx, STORE_JOP_RMDIR, x->rmdirs.v[i], 0, d)) < 0)
+		if ((q = eng_tx_add_ref(&x->tx, STORE_JOP_RMDIR, x->rmdirs.v[i], 0, d)) < 0)
 			return q;
-	return 0;
-}
-
-static int entry_copy(fatelf_bundle_entry *dst, const fatelf_bundle_entry *src)
-{
-	*dst = *src;
-	dst->path = NULL;
-	dst->link_target = NULL;
-	dst->records = NULL;
-	if (src->link_target && !(dst->link_target = strdup(src->link_target)))
-		return -ENOMEM;
-	if (src->nrecords > 0 && src->records) {
-		dst->records = calloc(src->nrecords, sizeof(*src->records));
-		if (!dst->records)
-			return -ENOMEM;
-		memcpy(dst->records, src->records, src->nrecords * sizeof(*src->records));
-	}
 	return 0;
 }
 
@@ -957,18 +986,25 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		if (q < 0)
 			return q;
 	}
+	/* Every path once, "/" + the entry's, in one block. */
+	size_t plen = 1;
+	for (size_t i = 0; i < m->nentries; i++)
+		plen += strlen(m->entries[i].path) + 2;
+	x->paths = malloc(plen);
+	if (!x->paths)
+		return -ENOMEM;
+	char *pp = x->paths;
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *be = &m->entries[i];
 		struct ient *ie = &x->ents[i];
+		size_t len = strlen(be->path);
 
 		ie->op = -1;
 		ie->op_kind = -1;
-		q = entry_copy(&ie->ent, be);
-		if (q < 0)
-			return q;
-		ie->path = path_join("/", be->path);
-		if (!ie->path)
-			return -ENOMEM;
+		ie->path = pp;
+		*pp++ = '/';
+		memcpy(pp, be->path, len + 1);
+		pp += len + 1;
 		if (fatelf_stage_reserved(ie->path))
 			return path_fail(d, -ENGINE_E_NAME_RESERVED, be->path,
 					 "%s: names starting with \"" ENGINE_TEMP_PREFIX "\" are reserved "
@@ -997,6 +1033,8 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		return q;
 
 	if (x->o->dry_run) {
+		/* The reader frees the manifest as it stops. */
+		totals(x, &x->written, &x->saved);
 		x->dry_done = true;
 		return DRY_RUN_STOP;
 	}
@@ -1320,8 +1358,8 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 		/* The row describes what the engine installed, which the admin's
 		 * copy on disk differs from. */
 		f.installed_form = STORE_FORM_AS_SHIPPED;
-		f.installed_size = ie->old_installed_size;
-		f.installed_sha256 = ie->old_installed_sha256;
+		f.installed_size = ie->rare->old_installed_size;
+		f.installed_sha256 = ie->rare->old_installed_sha256;
 	}
 	if (row_op == ROW_REPLACE_RECORDS && (q = store_records_delete(x->e->st, ie->path, d)) < 0)
 		return q;
@@ -1389,7 +1427,7 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	}
 	for (size_t i = 0; i < x->nents; i++) {
 		const struct ient *ie = &x->ents[i];
-		const fatelf_bundle_entry *be = &ie->ent;
+		const fatelf_bundle_entry *be = ent_of(x, ie);
 
 		if (be->type == FATELF_ENTRY_DIR)
 			q = store_dir_add_mode(e->st, ie->path, id, ie->dir_mode, d);
@@ -1414,7 +1452,7 @@ static void totals(const struct install *x, uint64_t *ret_written, int64_t *ret_
 	int64_t saved = 0;
 
 	for (size_t i = 0; i < x->nents; i++) {
-		const fatelf_bundle_entry *be = &x->ents[i].ent;
+		const fatelf_bundle_entry *be = &x->m->entries[i];
 		if (be->type != FATELF_ENTRY_FILE)
 			continue;
 		if (!x->ents[i].unchanged)
@@ -1441,7 +1479,8 @@ static int finish_result(struct install *x, engine_result *ret)
 	};
 
 	snprintf(r.signer, sizeof(r.signer), "%s", x->is_signed ? x->signer : x->unverified);
-	totals(x, &r.bytes_written, &r.bytes_saved);
+	r.bytes_written = x->written;
+	r.bytes_saved = x->saved;
 	r.package = strdup(x->name);
 	r.new_version = strdup(x->version);
 	r.old_version = x->have_old ? strdup(x->old.version) : NULL;
@@ -1514,7 +1553,7 @@ static void record_disk(struct install *x)
 		struct stat st;
 		store_disk k;
 
-		if (ie->ent.type != FATELF_ENTRY_FILE || !ie->staged || ie->keep_admin)
+		if (ent_of(x, ie)->type != FATELF_ENTRY_FILE || !ie->staged || ie->keep_admin)
 			continue;
 		/* The manifest lists a directory's files together: one open each. */
 		if (!dir || n != dirlen || memcmp(dir, ie->path, n) != 0) {
@@ -1562,18 +1601,20 @@ static void record_failure(engine *e, const char *package, int code, const fatel
 
 static void install_free(struct install *x)
 {
+	/* first: the ops refer to the ents' paths and x->removes, x->rmdirs */
+	eng_tx_done(&x->tx);
 	for (size_t i = 0; i < x->nents; i++) {
-		free(x->ents[i].path);
-		free(x->ents[i].op_path);
-		free(x->ents[i].old_installed_sha256);
-		free(x->ents[i].ent.link_target);
-		free(x->ents[i].ent.records);
+		struct ient_rare *r = x->ents[i].rare;
+		if (r) {
+			free(r->op_path);
+			free(r->old_installed_sha256);
+			free(r);
+		}
 	}
 	free(x->name);
 	free(x->version);
 	free(x->summary);
 	free(x->vendor);
-	free(x->ents);
 	eng_parent_cache_clear(&x->preflight_dir);
 	strv_free(&x->taken);
 	strv_free(&x->forced);
@@ -1593,7 +1634,9 @@ static void install_free(struct install *x)
 	if (x->fd >= 0)
 		close(x->fd);
 	fatelf_sha256_free(x->h);
-	eng_tx_done(&x->tx);
+	free(x->ents);
+	free(x->paths);
+	fatelf_manifest_free(x->kept_m);
 }
 
 int engine_install(engine *e, const fatelf_reader *src, const engine_install_opts *o,
@@ -1627,12 +1670,14 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 	/* Where no signature is required, a key we do not trust is no
 	 * signature; the result says that it was not verified. */
 	ro.untrusted_keyid = x.unverified;
+	/* The plan refers to the manifest's entries until the install is done. */
+	ro.ret_manifest = &x.kept_m;
 	x.h = fatelf_sha256_new();
 	if (!x.h)
 		return -ENOMEM;
 
 	q = fatelf_bundle_read(src, &ro, &ops, d);
-	x.m = NULL;
+	x.m = x.kept_m;         /* NULL unless the read succeeded */
 	if (x.dry_done) {
 		fatelf_diag_clear(d);
 		q = finish_result(&x, ret);
@@ -1669,6 +1714,8 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 	}
 
 	totals(&x, &written, &saved);
+	x.written = written;
+	x.saved = saved;
 	/* After the commit point a failed rename is returned, and finished by
 	 * recovery at the next start. */
 	q = eng_tx_commit(&x.tx, inst_apply, &x, written, saved, d);

@@ -51,12 +51,15 @@ struct engine {
 };
 
 typedef struct eng_op {
-	store_jop kind;         /* as journaled */
-	char *path;             /* absolute inside the root: "/opt/x/bin/x" */
-	char *temp;             /* create/replace/remove: "/opt/x/bin/.fatelf.<txid>.<seq>" */
+	const char *path;       /* absolute inside the root: "/opt/x/bin/x"; the
+				 * caller's (eng_tx_add_ref) or a copy (owned) */
+	uint64_t rnd;           /* named ops: the random part of the temp name,
+				 * "/opt/x/bin/.fatelf.<txid>.<seq>.<rnd>" (eng_tx_temp) */
 	mode_t mode;            /* create/replace: final permission bits; mkdir: mode */
-	bool staged;            /* the temp (or directory) exists; remove: moved to temp */
 	int dirslot;            /* eng_tx.dirs slot of its directory, -1 for none */
+	uint8_t kind;           /* store_jop, as journaled */
+	bool staged;            /* the temp (or directory) exists; remove: moved to temp */
+	bool owned;             /* path is the transaction's copy */
 } eng_op;
 
 /* A directory the transaction staged in, held open so that a rollback can
@@ -117,6 +120,15 @@ int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char 
 		 const char *new_version, eng_tx *ret, fatelf_diag *d);
 /* Plans an operation; returns its index (the temp name is made here). */
 int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d);
+/* The same without a copy of path, which the caller keeps unchanged until
+ * eng_tx_done: a plan of many entries holds each path once. */
+int eng_tx_add_ref(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d);
+/* Sizes the plan for n more operations at once. */
+int eng_tx_reserve(eng_tx *t, size_t n);
+/* op's temp path, made from its path, the transaction and the op's number
+ * and random part (not stored: one a plan of many files would hold per
+ * file); NULL when out of memory. The caller frees it. */
+char *eng_tx_temp(const eng_tx *t, size_t op);
 /* Writes the plan to the journal (one store commit). Call once, before
  * any eng_tx_stage_* or eng_tx_mkdirs. */
 int eng_tx_journal(eng_tx *t, fatelf_diag *d);

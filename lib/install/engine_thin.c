@@ -383,10 +383,13 @@ fail:
 static int open_staged(eng_tx *t, size_t op, fatelf_diag *d)
 {
 	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *temp = eng_tx_temp(t, op);
 	const char *base;
 	int fd, r;
 
-	dfd = eng_open_parent(t->e, t->ops[op].temp, &base, d);
+	if (!temp)
+		return -ENOMEM;
+	dfd = eng_open_parent(t->e, temp, &base, d);
 	if (dfd < 0)
 		return dfd;
 	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

@@ -8,8 +8,11 @@
  * tolerates having been done already, so a crash during recovery is
  * recovered the same way.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -24,27 +27,54 @@
 #define TX_DIRS_MAX 256
 
 /*
- * A temp name for path, in path's directory, as lib/bundle/stage.h makes
- * them (".fatelf.<txid>.<seq>.<16 random hex digits>"): hidden and
+ * A temp name for op i, in its path's directory, as lib/bundle/stage.h
+ * makes them (".fatelf.<txid>.<seq>.<16 random hex digits>"): hidden and
  * unguessable. Bundle entries in the ".fatelf." namespace are refused,
- * so no entry lands on a temp either.
+ * so no entry lands on a temp either. Only the random part is kept (in
+ * op->rnd); eng_tx_temp makes the name again from it.
  */
-static char *temp_for(const char *path, int64_t txid, size_t seq)
+static int temp_pick(const eng_tx *t, size_t i, uint64_t *ret)
 {
-	size_t dirlen = (size_t)(eng_base_of(path) - path);
 	char name[FATELF_STAGE_NAME_MAX];
-	size_t n;
+	const char *dot;
+	char *end;
+	int q;
+
+	q = fatelf_stage_name(t->id, i, name);
+	if (q < 0)
+		return q;
+	dot = strrchr(name, '.');
+	if (!dot)
+		return -EINVAL;
+	errno = 0;
+	*ret = strtoull(dot + 1, &end, 16);
+	return errno != 0 || *end != '\0' || end - dot != 17 ? -EINVAL : 0;
+}
+
+#define TEMP_FORMAT "%.*s" FATELF_STAGE_PREFIX "%lld.%zu.%016llx"
+
+char *eng_tx_temp(const eng_tx *t, size_t i)
+{
+	const eng_op *op = &t->ops[i];
+	int dirlen = (int)(eng_base_of(op->path) - op->path);
 	char *temp;
 
-	if (fatelf_stage_name(txid, seq, name) < 0)
+	if (asprintf(&temp, TEMP_FORMAT, dirlen, op->path, (long long)t->id, i,
+		     (unsigned long long)op->rnd) < 0)
 		return NULL;
-	n = strlen(name);
-	temp = malloc(dirlen + n + 1);
-	if (!temp)
-		return NULL;
-	memcpy(temp, path, dirlen);
-	memcpy(temp + dirlen, name, n + 1);
 	return temp;
+}
+
+/* The same into buf, when it fits: a rollback still finds its temps when
+ * memory runs out. */
+static const char *temp_in(const eng_tx *t, size_t i, char *buf, size_t size)
+{
+	const eng_op *op = &t->ops[i];
+	int dirlen = (int)(eng_base_of(op->path) - op->path);
+	int n = snprintf(buf, size, TEMP_FORMAT, dirlen, op->path, (long long)t->id, i,
+			 (unsigned long long)op->rnd);
+
+	return n < 0 || (size_t)n >= size ? NULL : buf;
 }
 
 /*
@@ -55,20 +85,25 @@ static char *temp_for(const char *path, int64_t txid, size_t seq)
 static int tx_retemp(eng_tx *t, size_t i, fatelf_diag *d)
 {
 	eng_op *op = &t->ops[i];
-	char *temp = temp_for(op->path, t->id, i);
+	uint64_t old = op->rnd, rnd;
+	_cleanup_free_ char *temp = NULL;
 	int q;
 
-	if (!temp)
+	if (temp_pick(t, i, &rnd) < 0)
 		return fatelf_diag_at(d, -ENOMEM, -1, op->path, "cannot make a temp name");
+	op->rnd = rnd;
+	temp = eng_tx_temp(t, i);
+	if (!temp) {
+		op->rnd = old;
+		return fatelf_diag_at(d, -ENOMEM, -1, op->path, "cannot make a temp name");
+	}
 	if (t->journaled) {
 		q = store_journal_set_temp(t->e->st, t->id, i, temp, d);
 		if (q < 0) {
-			free(temp);
+			op->rnd = old;
 			return q;
 		}
 	}
-	free(op->temp);
-	op->temp = temp;
 	return 0;
 }
 
@@ -178,6 +213,9 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 
 		if (op->kind != STORE_JOP_REMOVE)
 			continue;
+		_cleanup_free_ char *temp = eng_tx_temp(t, i);
+		if (!temp)
+			return -ENOMEM;
 		dirfd = tx_held_parent(t, op);
 		if (dirfd >= 0)
 			base = eng_base_of(op->path);
@@ -190,14 +228,18 @@ static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
 		}
 		int r, q, tries = 0;
 		/* Never over a name someone else made: that one is not ours to drop. */
-		while ((r = renameat2(dirfd, base, dirfd, eng_base_of(op->temp), RENAME_NOREPLACE)) < 0 &&
+		while ((r = renameat2(dirfd, base, dirfd, eng_base_of(temp), RENAME_NOREPLACE)) < 0 &&
 		       errno == EEXIST && ++tries < FATELF_STAGE_TRIES) {
 			q = tx_retemp(t, i, d);
 			if (q < 0)
 				return q;
+			free(temp);
+			temp = eng_tx_temp(t, i);
+			if (!temp)
+				return -ENOMEM;
 		}
 		if (r < 0 && errno == EINVAL) /* a file system without RENAME_NOREPLACE */
-			r = renameat(dirfd, base, dirfd, eng_base_of(op->temp));
+			r = renameat(dirfd, base, dirfd, eng_base_of(temp));
 		if (r < 0) {
 			if (errno == ENOENT)
 				continue;
@@ -233,7 +275,12 @@ int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char 
 	return 0;
 }
 
-int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d)
+int eng_tx_reserve(eng_tx *t, size_t n)
+{
+	return GROW_ARRAY(t->ops, t->cap, t->nops + n) < 0 ? -ENOMEM : 0;
+}
+
+static int tx_add(eng_tx *t, int kind, const char *path, bool copy, mode_t mode, fatelf_diag *d)
 {
 	eng_op *op;
 
@@ -244,18 +291,26 @@ int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *
 	if (GROW_ARRAY(t->ops, t->cap, t->nops + 1) < 0)
 		return -ENOMEM;
 	op = &t->ops[t->nops];
-	*op = (eng_op) { .kind = (store_jop)kind, .mode = mode, .dirslot = -1 };
-	op->path = strdup(path);
-	if (!op->path)
+	*op = (eng_op) { .kind = (uint8_t)kind, .mode = mode, .dirslot = -1, .path = path };
+	if (eng_op_named(kind) && temp_pick(t, t->nops, &op->rnd) < 0)
 		return -ENOMEM;
-	if (eng_op_named(kind)) {
-		op->temp = temp_for(path, t->id, t->nops);
-		if (!op->temp) {
-			free(op->path);
+	if (copy) {
+		op->path = strdup(path);
+		if (!op->path)
 			return -ENOMEM;
-		}
+		op->owned = true;
 	}
 	return (int)t->nops++;
+}
+
+int eng_tx_add(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d)
+{
+	return tx_add(t, kind, path, true, mode, d);
+}
+
+int eng_tx_add_ref(eng_tx *t, int kind, const char *path, mode_t mode, fatelf_diag *d)
+{
+	return tx_add(t, kind, path, false, mode, d);
 }
 
 int eng_tx_journal(eng_tx *t, fatelf_diag *d)
@@ -267,12 +322,18 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 	if (q < 0)
 		return q;
 	for (size_t i = 0; i < t->nops; i++) {
+		_cleanup_free_ char *temp = NULL;
+
+		if (eng_op_named(t->ops[i].kind) && !(temp = eng_tx_temp(t, i))) {
+			store_rollback(s, NULL);
+			return -ENOMEM;
+		}
 		store_journal_op j = {
 			.txid = t->id,
 			.seq = i,
 			.op = t->ops[i].kind,
 			.path = t->ops[i].path,
-			.temp_path = t->ops[i].temp,
+			.temp_path = temp,
 			.state = STORE_JSTATE_STAGED,
 		};
 		q = store_journal_add(s, &j, d);
@@ -382,7 +443,10 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 	}
 	/* Read-write: a writer may read its output back to check it. */
 	for (int tries = 1;; tries++) {
-		fd = fatelf_stage_open(dirfd, eng_base_of(o->temp));
+		_cleanup_free_ char *temp = eng_tx_temp(t, op);
+		if (!temp)
+			return -ENOMEM;
+		fd = fatelf_stage_open(dirfd, eng_base_of(temp));
 		if (fd != -EEXIST || tries == FATELF_STAGE_TRIES)
 			break;
 		int q = tx_retemp(t, op, d);
@@ -439,7 +503,10 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	}
 	int r;
 	for (int tries = 1;; tries++) {
-		r = fatelf_stage_symlink(dirfd, eng_base_of(o->temp), target);
+		_cleanup_free_ char *temp = eng_tx_temp(t, op);
+		if (!temp)
+			return -ENOMEM;
+		r = fatelf_stage_symlink(dirfd, eng_base_of(temp), target);
 		if (r != -EEXIST || tries == FATELF_STAGE_TRIES)
 			break;
 		int q = tx_retemp(t, op, d);
@@ -492,19 +559,23 @@ static int tx_check_dirs(eng_tx *t, fatelf_diag *d)
  * a file to remove (moved to its temp name before the commit point) is
  * unlinked, in the directory held open since it was staged there (that
  * walk is not made again); anything else as recovery would do it. */
-static int tx_forward(eng_tx *t, eng_op *op, fatelf_diag *d)
+static int tx_forward(eng_tx *t, size_t i, fatelf_diag *d)
 {
+	eng_op *op = &t->ops[i];
 	int held = op_held(t, op);
+	_cleanup_free_ char *temp = NULL;
 
+	if (eng_op_named(op->kind) && !(temp = eng_tx_temp(t, i)))
+		return fatelf_diag_at(d, -ENOMEM, -1, op->path, "cannot make a temp name");
 	if (held >= 0 && op->staged && op->kind == STORE_JOP_REMOVE) {
-		if (unlinkat(held, eng_base_of(op->temp), 0) < 0 && errno != ENOENT)
+		if (unlinkat(held, eng_base_of(temp), 0) < 0 && errno != ENOENT)
 			return fatelf_diag_at(d, -errno, -1, op->path, "cannot remove it: %s",
 					       fatelf_strerror(-errno));
 		return 0;
 	}
 	if (held < 0 || (op->kind != STORE_JOP_CREATE && op->kind != STORE_JOP_REPLACE))
-		return eng_op_forward(t->e, op->kind, op->path, op->temp, false, d);
-	int q = fatelf_stage_commit(held, eng_base_of(op->temp), eng_base_of(op->path));
+		return eng_op_forward(t->e, op->kind, op->path, temp, false, d);
+	int q = fatelf_stage_commit(held, eng_base_of(temp), eng_base_of(op->path));
 	if (q < 0)
 		return fatelf_diag_at(d, q, -1, op->path, "cannot rename the staged file into place: %s",
 				       fatelf_strerror(q));
@@ -558,7 +629,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		eng_op *op = &t->ops[i];
 		fatelf_diag tmp;
 
-		q = tx_forward(t, op, &tmp);
+		q = tx_forward(t, i, &tmp);
 		if (q < 0 && first == 0) {
 			first = q;
 			if (d)
@@ -600,8 +671,14 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 		return code;
 	for (size_t i = t->nops; i-- > 0;) {
 		eng_op *op = &t->ops[i];
-		if (eng_op_named(op->kind) && op->staged)
-			eng_op_backward(e, op->kind, op->path, op->temp, op_held(t, op));
+		if (eng_op_named(op->kind) && op->staged) {
+			_cleanup_free_ char *temp = eng_tx_temp(t, i);
+			char buf[PATH_MAX + FATELF_STAGE_NAME_MAX];
+			const char *p = temp ? temp : temp_in(t, i, buf, sizeof(buf));
+
+			if (p)
+				eng_op_backward(e, op->kind, op->path, p, op_held(t, op));
+		}
 		else if (op->kind == STORE_JOP_MKDIR && op->staged)
 			eng_op_backward(e, op->kind, op->path, NULL, -1);
 		op->staged = false;
@@ -622,10 +699,9 @@ void eng_tx_done(eng_tx *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nops; i++) {
-		free(t->ops[i].path);
-		free(t->ops[i].temp);
-	}
+	for (size_t i = 0; i < t->nops; i++)
+		if (t->ops[i].owned)
+			free((char *)t->ops[i].path);
 	free(t->ops);
 	t->ops = NULL;
 	t->nops = t->cap = 0;

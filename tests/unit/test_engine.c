@@ -1503,6 +1503,7 @@ START_TEST(test_recover_rolls_back)
 	fatelf_diag d;
 	unsigned recovered = 0;
 	engine *e;
+	char *temp;
 	int op, fd;
 
 	setup();
@@ -1515,22 +1516,28 @@ START_TEST(test_recover_rolls_back)
 	/* Hidden, named for the transaction, and unguessable. */
 	char want[64], first[256];
 	snprintf(want, sizeof(want), "/opt/crash/.fatelf.%lld.%d.", (long long)tx.id, op);
-	ck_assert_uint_eq(strlen(tx.ops[op].temp), strlen(want) + 16);
-	ck_assert_int_eq(strncmp(tx.ops[op].temp, want, strlen(want)), 0);
-	ck_assert_uint_eq(strspn(tx.ops[op].temp + strlen(want), "0123456789abcdef"), 16);
+	temp = eng_tx_temp(&tx, (size_t)op);
+	ck_assert_ptr_nonnull(temp);
+	ck_assert_uint_eq(strlen(temp), strlen(want) + 16);
+	ck_assert_int_eq(strncmp(temp, want, strlen(want)), 0);
+	ck_assert_uint_eq(strspn(temp + strlen(want), "0123456789abcdef"), 16);
 	ck_assert_int_eq(eng_tx_journal(&tx, &d), 0);
 	ck_assert_int_eq(eng_tx_mkdirs(&tx, &d), 0);
 	/* A file planted under the temp's name is neither written through
 	 * nor dropped: staging takes a new name, journaled before it is made. */
-	snprintf(first, sizeof(first), "%s", tx.ops[op].temp);
+	snprintf(first, sizeof(first), "%s", temp);
+	free(temp);
 	tu_write_file(rpath(first), "planted\n", 8);
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);
 	ck_assert_msg(fd >= 0, "%s", d.msg);
-	ck_assert_str_ne(tx.ops[op].temp, first);
+	temp = eng_tx_temp(&tx, (size_t)op);
+	ck_assert_ptr_nonnull(temp);
+	ck_assert_str_ne(temp, first);
 	ck_assert(root_file_is(first, "planted\n", 8));
 	ck_assert_int_eq(write(fd, "x", 1), 1);
 	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, 0, &d), 0);
-	ck_assert(exists(tx.ops[op].temp));
+	ck_assert(exists(temp));
+	free(temp);
 	/* The crash: no commit, no abort. */
 	eng_tx_done(&tx);
 	engine_close(e);
@@ -1571,6 +1578,7 @@ START_TEST(test_recover_rolls_forward)
 	eng_tx tx;
 	fatelf_diag d;
 	unsigned recovered = 0;
+	char *temp;
 	engine *e;
 	int op, rm, fd;
 
@@ -1587,8 +1595,10 @@ START_TEST(test_recover_rolls_forward)
 	ck_assert_int_eq(write(fd, "new\n", 4), 4);
 	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, 0, &d), 0);
 	/* Files to remove are moved to their temp names before the commit. */
-	ck_assert_ptr_nonnull(tx.ops[rm].temp);
-	ck_assert_int_eq(rename(rpath("/opt/stale"), rpath(tx.ops[rm].temp)), 0);
+	temp = eng_tx_temp(&tx, (size_t)rm);
+	ck_assert_ptr_nonnull(temp);
+	ck_assert_int_eq(rename(rpath("/opt/stale"), rpath(temp)), 0);
+	free(temp);
 	/* The commit point, as eng_tx_commit reaches it. */
 	ck_assert_int_eq(store_begin(engine_store(e), &d), 0);
 	ck_assert_int_eq(apply_package(e, NULL, &d), 0);
