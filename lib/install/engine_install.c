@@ -1355,8 +1355,14 @@ static void record_disk(struct install *x)
 			break;
 		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
 	}
-	if (store_begin(e->st, NULL) < 0)
+	/* A cache: a power cut that loses it costs the next upgrade a hash
+	 * of each file, so its commit does not wait for the disk. */
+	if (store_set_durable(e->st, false, NULL) < 0)
 		return;
+	if (store_begin(e->st, NULL) < 0) {
+		(void)store_set_durable(e->st, true, NULL);
+		return;
+	}
 	for (size_t i = 0; i < x->nents; i++) {
 		const struct ient *ie = &x->ents[i];
 		size_t n = (size_t)(eng_base_of(ie->path) - ie->path);
@@ -1381,11 +1387,13 @@ static void record_disk(struct install *x)
 		k = disk_of(&st);
 		if (store_file_set_disk(e->st, ie->path, &k, NULL) < 0) {
 			store_rollback(e->st, NULL);
+			(void)store_set_durable(e->st, true, NULL);
 			return;
 		}
 	}
 	if (store_commit(e->st, NULL) < 0)
 		store_rollback(e->st, NULL);
+	(void)store_set_durable(e->st, true, NULL);
 }
 
 /* A failure before the manifest named a package still gets a history row. */

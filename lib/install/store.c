@@ -204,6 +204,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[_STMT_MAX];
 	int64_t adopt_id;       /* a queued row the next store_tx_begin fills, 0: none */
+	bool lazy;              /* synchronous = NORMAL (store_set_durable) */
 };
 
 /* ------------------------------------------------------------ texts */
@@ -650,6 +651,22 @@ int store_commit(store *s, fatelf_diag *d)
 int store_rollback(store *s, fatelf_diag *d)
 {
 	return store_run(s, STMT_ROLLBACK, "rolling back", d);
+}
+
+int store_set_durable(store *s, bool durable, fatelf_diag *d)
+{
+	int r;
+
+	if (s->lazy == !durable)
+		return 0;
+	if (!sqlite3_get_autocommit(s->db))
+		return fatelf_diag_set(d, -EBUSY, -1, "the commits' durability changed inside a transaction");
+	r = db_exec(s->db, durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		    "setting the commits' durability", d);
+	if (r < 0)
+		return r;
+	s->lazy = !durable;
+	return 0;
 }
 
 /* Packages */

@@ -18,6 +18,7 @@
 #ifndef FATELF_STORE_H
 #define FATELF_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -124,6 +125,16 @@ int store_schema_version(void);
 int store_begin(store *s, fatelf_diag *d);
 int store_commit(store *s, fatelf_diag *d);
 int store_rollback(store *s, fatelf_diag *d);
+/*
+ * Whether the commits from here on wait for the disk (the default, SQLite's
+ * synchronous = FULL) or only reach the OS (NORMAL: a commit survives a
+ * crash of the process, and a later durable commit makes it durable too,
+ * as the WAL is written in order; a power cut may lose it). Only between
+ * transactions. For records whose loss in a power cut is harmless: the
+ * pending history row before the journal, the journal's clearing after
+ * the final sync, caches.
+ */
+int store_set_durable(store *s, bool durable, fatelf_diag *d);
 
 /* Packages */
 typedef struct store_package {
