@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fatelf.h"
@@ -476,6 +477,50 @@ START_TEST(test_rollback)
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages"), 0);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files"), 0);
+}
+END_TEST
+
+/* A commit that does not wait for the disk still survives the process:
+ * a child that commits so and dies without closing leaves the row for
+ * the next connection. Inside a transaction the durability stays. */
+START_TEST(test_lazy_commit_survives_exit)
+{
+	fatelf_diag d = { 0 };
+	pid_t pid;
+	int status;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_begin(s, &d), 0);
+	ck_assert_int_eq(store_set_durable(s, false, &d), -EBUSY);
+	ck_assert_int_eq(store_rollback(s, &d), 0);
+	store_close(s);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		store *c = NULL;
+		fatelf_diag cd = { 0 };
+		if (store_open(DB, 0, &c, &cd) < 0 || store_set_durable(c, false, &cd) < 0)
+			_exit(2);
+		store_package p = { .name = "lazy", .version = "1", .installed_at = 1, .policy = "native" };
+		int64_t id;
+		if (store_package_add(c, &p, &id, &cd) < 0)
+			_exit(3);
+		_exit(0); /* no close, no checkpoint: as a kill -9 */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages WHERE name = 'lazy'"), 1);
+
+	/* Back to durable: commits go on as before. */
+	s = open_ok();
+	ck_assert_int_eq(store_set_durable(s, false, &d), 0);
+	ck_assert_int_eq(store_set_durable(s, true, &d), 0);
+	add_package(s, "durable", "1");
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages"), 2);
 }
 END_TEST
 
@@ -1614,6 +1659,7 @@ static Suite *store_suite(void)
 
 	tcase_add_test(tc, test_fresh_database);
 	tcase_add_test(tc, test_foreign_keys_on);
+	tcase_add_test(tc, test_lazy_commit_survives_exit);
 	tcase_add_test(tc, test_reopen_applies_nothing);
 	tcase_add_test(tc, test_newer_schema_refused_untouched);
 	tcase_add_test(tc, test_nocreate);
