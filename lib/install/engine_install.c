@@ -814,6 +814,11 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = progress(x, "preflight", NULL);
 	if (q < 0)
 		return q;
+	/* The preflight's store queries, one or two a file, in one read
+	 * transaction (ended below, or by engine_install on a failure). */
+	q = store_read_begin(x->e->st, d);
+	if (q < 0)
+		return q;
 
 	x->ents = calloc(m->nentries ? m->nentries : 1, sizeof(*x->ents));
 	if (!x->ents)
@@ -854,6 +859,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = plan_emptied(x, d);
 	if (q < 0)
 		return q;
+	store_read_end(x->e->st);
 	q = progress(x, "preflight", NULL);     /* now with the totals */
 	if (q < 0)
 		return q;
@@ -1485,6 +1491,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		return -ENOMEM;
 
 	q = fatelf_bundle_read(src, &ro, &ops, d);
+	store_read_end(e->st);  /* a preflight that failed */
 	x.m = NULL;
 	if (x.dry_done) {
 		fatelf_diag_clear(d);

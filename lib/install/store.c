@@ -19,6 +19,7 @@
 
 enum stmt_id {
 	STMT_BEGIN,
+	STMT_BEGIN_READ,
 	STMT_COMMIT,
 	STMT_ROLLBACK,
 	STMT_PACKAGE_ADD,
@@ -96,6 +97,7 @@ enum stmt_id {
 
 static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_BEGIN] = "BEGIN IMMEDIATE",
+	[STMT_BEGIN_READ] = "BEGIN DEFERRED",
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
 	[STMT_PACKAGE_ADD] =
@@ -205,6 +207,7 @@ struct store {
 	sqlite3_stmt *stmt[_STMT_MAX];
 	int64_t adopt_id;       /* a queued row the next store_tx_begin fills, 0: none */
 	bool lazy;              /* synchronous = NORMAL (store_set_durable) */
+	bool reading;           /* in a store_read_begin transaction */
 };
 
 /* ------------------------------------------------------------ texts */
@@ -651,6 +654,24 @@ int store_commit(store *s, fatelf_diag *d)
 int store_rollback(store *s, fatelf_diag *d)
 {
 	return store_run(s, STMT_ROLLBACK, "rolling back", d);
+}
+
+int store_read_begin(store *s, fatelf_diag *d)
+{
+	int r = store_run(s, STMT_BEGIN_READ, "beginning a read transaction", d);
+
+	if (r >= 0)
+		s->reading = true;
+	return r;
+}
+
+void store_read_end(store *s)
+{
+	if (!s->reading)
+		return;
+	s->reading = false;
+	if (!sqlite3_get_autocommit(s->db))
+		(void)store_run(s, STMT_ROLLBACK, "ending a read transaction", NULL);
 }
 
 int store_set_durable(store *s, bool durable, fatelf_diag *d)

@@ -126,6 +126,14 @@ int store_begin(store *s, fatelf_diag *d);
 int store_commit(store *s, fatelf_diag *d);
 int store_rollback(store *s, fatelf_diag *d);
 /*
+ * A read transaction (BEGIN DEFERRED): the queries until store_read_end
+ * see one snapshot, and take SQLite's WAL read lock once instead of once
+ * each (two fcntl calls a query). Writes do not belong in it. Ending one
+ * that is not open (or was ended otherwise) does nothing.
+ */
+int store_read_begin(store *s, fatelf_diag *d);
+void store_read_end(store *s);
+/*
  * Whether the commits from here on wait for the disk (the default, SQLite's
  * synchronous = FULL) or only reach the OS (NORMAL: a commit survives a
  * crash of the process, and a later durable commit makes it durable too,
