@@ -263,13 +263,15 @@ int main(int argc, char **argv)
 	 * glibc's sliding one would move them to the heap, which keeps what
 	 * it once held. */
 	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	/* SQLite builds a table of a few pages for a CHECK's IN list at every
-	 * run of a statement, and frees it at the end: with glibc's 128 KiB
-	 * trim threshold each free gave the worker's arena back (an madvise,
-	 * a TLB flush on every CPU) and each next row faulted it in again,
-	 * some 0.5 ms a journaled file. A megabyte of free top per arena is
-	 * kept instead. */
-	(void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+	/* The store's statements take and free some 60 KiB each (sqlite's
+	 * ephemeral tables for the IN lists of the schema's CHECKs): with the
+	 * default threshold of 128 KiB the worker's heap gave those pages
+	 * back after nearly every row, an madvise with a TLB shootdown across
+	 * the CPUs and page faults to take them again: half of the CPU of a
+	 * many-file install, some 0.5 ms a journaled file of a remove. A few
+	 * MiB of heap top are kept instead. */
+	(void)mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+	(void)mallopt(M_TOP_PAD, 1024 * 1024);
 	{
 		/* Room for SERVER_CONNECTIONS_MAX peers and their passed fds. */
 		struct rlimit rl;

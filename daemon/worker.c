@@ -334,6 +334,11 @@ worker *worker_new(server *s, engine *rw)
 		free(w);
 		return NULL;
 	}
+	/* The queue's rows need not wait for the disk: one a power cut
+	 * loses was a job that never ran, whose client had no answer, and
+	 * the engine's first durable commit (its journal) takes a running
+	 * job's row along, the WAL being written in order. */
+	(void)store_set_durable(w->qst, false, NULL);
 	/* Jobs a stop (or a crash) left in the queue never ran. */
 	r = store_tx_cancel_queued(w->qst, (int64_t)time(NULL), "cancelled: fatelfd stopped before it started",
 				   &d);

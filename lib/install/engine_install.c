@@ -976,6 +976,11 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = progress(x, "preflight", NULL);
 	if (q < 0)
 		return q;
+	/* The preflight's store queries, one or two a file, in one read
+	 * transaction (ended below, or by engine_install on a failure). */
+	q = store_read_begin(x->e->st, d);
+	if (q < 0)
+		return q;
 
 	x->ents = calloc(m->nentries ? m->nentries : 1, sizeof(*x->ents));
 	if (!x->ents)
@@ -1028,6 +1033,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = plan_emptied(x, d);
 	if (q < 0)
 		return q;
+	store_read_end(x->e->st);
 	q = progress(x, "preflight", NULL);     /* now with the totals */
 	if (q < 0)
 		return q;
@@ -1540,11 +1546,12 @@ static void record_disk(struct install *x)
 			break;
 		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
 	}
-	/* A record lost with the power is a file hashed next time. */
-	if (store_set_sync(e->st, false, NULL) < 0)
+	/* A cache: a power cut that loses it costs the next upgrade a hash
+	 * of each file, so its commit does not wait for the disk. */
+	if (store_set_durable(e->st, false, NULL) < 0)
 		return;
 	if (store_begin(e->st, NULL) < 0) {
-		(void)store_set_sync(e->st, true, NULL);
+		(void)store_set_durable(e->st, true, NULL);
 		return;
 	}
 	for (size_t i = 0; i < x->nents; i++) {
@@ -1577,7 +1584,7 @@ static void record_disk(struct install *x)
 	}
 	if (open && store_commit(e->st, NULL) < 0)
 		store_rollback(e->st, NULL);
-	(void)store_set_sync(e->st, true, NULL);
+	(void)store_set_durable(e->st, true, NULL);
 }
 
 /* A failure before the manifest named a package still gets a history row. */
@@ -1677,6 +1684,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		return -ENOMEM;
 
 	q = fatelf_bundle_read(src, &ro, &ops, d);
+	store_read_end(e->st);  /* a preflight that failed */
 	x.m = x.kept_m;         /* NULL unless the read succeeded */
 	if (x.dry_done) {
 		fatelf_diag_clear(d);

@@ -265,11 +265,21 @@ int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char 
 		.started_at = (int64_t)time(NULL),
 	};
 	int64_t id;
-	int q;
+	int q, r;
 
-	q = store_tx_begin(e->st, &row, &id, d);
+	/* The row need not reach the disk on its own: until the journal's
+	 * commit, which waits for the disk (and so for this row before it in
+	 * the WAL), no file is touched, and a start after a power cut that
+	 * lost the row finds nothing to recover. */
+	q = store_set_durable(e->st, false, d);
 	if (q < 0)
 		return q;
+	q = store_tx_begin(e->st, &row, &id, d);
+	r = store_set_durable(e->st, true, q < 0 ? NULL : d);
+	if (q < 0)
+		return q;
+	if (r < 0)
+		return r;
 	*ret = (eng_tx) { .e = e, .id = id, .kind = kind };
 	eng_tx_failpoint(ret, "tx-started");
 	return 0;
@@ -650,8 +660,13 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 		return first;
 	eng_tx_failpoint(t, "before-journal-clear");
 	/* A journal that cannot be cleared is replayed harmlessly at the
-	 * next start; the transaction itself is done. */
-	(void)store_journal_clear(e->st, t->id, NULL);
+	 * next start; the transaction itself is done. So the clearing need
+	 * not wait for the disk either: a power cut that loses it leaves
+	 * such a journal, and the next durable commit takes it along. */
+	if (store_set_durable(e->st, false, NULL) == 0) {
+		(void)store_journal_clear(e->st, t->id, NULL);
+		(void)store_set_durable(e->st, true, NULL);
+	}
 	t->journaled = false;
 	eng_tx_failpoint(t, "after-journal-clear");
 	return 0;

@@ -19,6 +19,7 @@
 
 enum stmt_id {
 	STMT_BEGIN,
+	STMT_BEGIN_READ,
 	STMT_COMMIT,
 	STMT_ROLLBACK,
 	STMT_PACKAGE_ADD,
@@ -99,6 +100,7 @@ enum stmt_id {
 
 static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_BEGIN] = "BEGIN IMMEDIATE",
+	[STMT_BEGIN_READ] = "BEGIN DEFERRED",
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
 	[STMT_PACKAGE_ADD] =
@@ -218,6 +220,8 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[_STMT_MAX];
 	int64_t adopt_id;       /* a queued row the next store_tx_begin fills, 0: none */
+	bool lazy;              /* synchronous = NORMAL (store_set_durable) */
+	bool reading;           /* in a store_read_begin transaction */
 };
 
 /* ------------------------------------------------------------ texts */
@@ -661,18 +665,43 @@ int store_commit(store *s, fatelf_diag *d)
 	return store_run(s, STMT_COMMIT, "committing", d);
 }
 
-int store_set_sync(store *s, bool sync, fatelf_diag *d)
-{
-	/* In WAL mode a commit that does not sync may be lost with the
-	 * power, never applied in part; the next synced commit takes it.
-	 * SQLite changes this only outside a transaction. */
-	return db_exec(s->db, sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-		       "setting how commits sync", d);
-}
-
 int store_rollback(store *s, fatelf_diag *d)
 {
 	return store_run(s, STMT_ROLLBACK, "rolling back", d);
+}
+
+int store_read_begin(store *s, fatelf_diag *d)
+{
+	int r = store_run(s, STMT_BEGIN_READ, "beginning a read transaction", d);
+
+	if (r >= 0)
+		s->reading = true;
+	return r;
+}
+
+void store_read_end(store *s)
+{
+	if (!s->reading)
+		return;
+	s->reading = false;
+	if (!sqlite3_get_autocommit(s->db))
+		(void)store_run(s, STMT_ROLLBACK, "ending a read transaction", NULL);
+}
+
+int store_set_durable(store *s, bool durable, fatelf_diag *d)
+{
+	int r;
+
+	if (s->lazy == !durable)
+		return 0;
+	if (!sqlite3_get_autocommit(s->db))
+		return fatelf_diag_set(d, -EBUSY, -1, "the commits' durability changed inside a transaction");
+	r = db_exec(s->db, durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		    "setting the commits' durability", d);
+	if (r < 0)
+		return r;
+	s->lazy = !durable;
+	return 0;
 }
 
 /* Packages */

@@ -18,6 +18,7 @@
 #ifndef FATELF_STORE_H
 #define FATELF_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,12 +124,25 @@ int store_schema_version(void);
 /* Transactions (BEGIN IMMEDIATE: one writer at a time) */
 int store_begin(store *s, fatelf_diag *d);
 int store_commit(store *s, fatelf_diag *d);
-/* Whether a commit waits for the disk (the default, sync true). Without,
- * for rows that are only a cache (what installed files look like on
- * disk), a power cut may lose a transaction whole, never part of it.
- * Outside a transaction only. */
-int store_set_sync(store *s, bool sync, fatelf_diag *d);
 int store_rollback(store *s, fatelf_diag *d);
+/*
+ * A read transaction (BEGIN DEFERRED): the queries until store_read_end
+ * see one snapshot, and take SQLite's WAL read lock once instead of once
+ * each (two fcntl calls a query). Writes do not belong in it. Ending one
+ * that is not open (or was ended otherwise) does nothing.
+ */
+int store_read_begin(store *s, fatelf_diag *d);
+void store_read_end(store *s);
+/*
+ * Whether the commits from here on wait for the disk (the default, SQLite's
+ * synchronous = FULL) or only reach the OS (NORMAL: a commit survives a
+ * crash of the process, and a later durable commit makes it durable too,
+ * as the WAL is written in order; a power cut may lose it). Only between
+ * transactions. For records whose loss in a power cut is harmless: the
+ * pending history row before the journal, the journal's clearing after
+ * the final sync, caches.
+ */
+int store_set_durable(store *s, bool durable, fatelf_diag *d);
 
 /* Packages */
 typedef struct store_package {

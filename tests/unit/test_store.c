@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fatelf.h"
@@ -479,6 +480,50 @@ START_TEST(test_rollback)
 }
 END_TEST
 
+/* A commit that does not wait for the disk still survives the process:
+ * a child that commits so and dies without closing leaves the row for
+ * the next connection. Inside a transaction the durability stays. */
+START_TEST(test_lazy_commit_survives_exit)
+{
+	fatelf_diag d = { 0 };
+	pid_t pid;
+	int status;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_begin(s, &d), 0);
+	ck_assert_int_eq(store_set_durable(s, false, &d), -EBUSY);
+	ck_assert_int_eq(store_rollback(s, &d), 0);
+	store_close(s);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		store *c = NULL;
+		fatelf_diag cd = { 0 };
+		if (store_open(DB, 0, &c, &cd) < 0 || store_set_durable(c, false, &cd) < 0)
+			_exit(2);
+		store_package p = { .name = "lazy", .version = "1", .installed_at = 1, .policy = "native" };
+		int64_t id;
+		if (store_package_add(c, &p, &id, &cd) < 0)
+			_exit(3);
+		_exit(0); /* no close, no checkpoint: as a kill -9 */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages WHERE name = 'lazy'"), 1);
+
+	/* Back to durable: commits go on as before. */
+	s = open_ok();
+	ck_assert_int_eq(store_set_durable(s, false, &d), 0);
+	ck_assert_int_eq(store_set_durable(s, true, &d), 0);
+	add_package(s, "durable", "1");
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages"), 2);
+}
+END_TEST
+
 static int collect_tx(const store_tx *t, void *userdata)
 {
 	char *buf = userdata;
@@ -900,7 +945,7 @@ END_TEST
 
 /* A commit that need not wait for the disk (a cache's rows): taken like
  * any, and the commits after it sync again; not inside a transaction. */
-START_TEST(test_set_sync)
+START_TEST(test_lazy_commit_applies)
 {
 	fatelf_diag d = { 0 };
 
@@ -908,13 +953,13 @@ START_TEST(test_set_sync)
 	store *s = open_ok();
 	int64_t a = add_package(s, "a", "1");
 	add_file(s, a, "/a/one");
-	ck_assert_int_eq(store_set_sync(s, false, &d), 0);
+	ck_assert_int_eq(store_set_durable(s, false, &d), 0);
 	ck_assert_int_eq(store_begin(s, &d), 0);
 	ck_assert_int_eq(store_file_set_disk(s, "/a/one", &(store_disk) { .known = true, .size = 10,
 		.ino = 7, .mtime_ns = 1, .ctime_ns = 2 }, &d), 0);
-	ck_assert_int_lt(store_set_sync(s, true, &d), 0);
+	ck_assert_int_lt(store_set_durable(s, true, &d), 0);
 	ck_assert_int_eq(store_commit(s, &d), 0);
-	ck_assert_int_eq(store_set_sync(s, true, &d), 0);
+	ck_assert_int_eq(store_set_durable(s, true, &d), 0);
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "SELECT disk_ino FROM files WHERE path = '/a/one'"), 7);
 }
@@ -1721,6 +1766,7 @@ static Suite *store_suite(void)
 
 	tcase_add_test(tc, test_fresh_database);
 	tcase_add_test(tc, test_foreign_keys_on);
+	tcase_add_test(tc, test_lazy_commit_survives_exit);
 	tcase_add_test(tc, test_reopen_applies_nothing);
 	tcase_add_test(tc, test_newer_schema_refused_untouched);
 	tcase_add_test(tc, test_nocreate);
@@ -1735,7 +1781,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_thin_updates);
 	tcase_add_test(tc, test_file_delete_cascades);
 	tcase_add_test(tc, test_file_replace);
-	tcase_add_test(tc, test_set_sync);
+	tcase_add_test(tc, test_lazy_commit_applies);
 	tcase_add_test(tc, test_files_all);
 	tcase_add_test(tc, test_dirs);
 	tcase_add_test(tc, test_dir_modes);
