@@ -460,9 +460,12 @@ static int key_push(struct gram *g)
 /* The keys of the object that began at byte start, keys[mark..]: each once. */
 static int keys_check(struct gram *g, size_t mark, size_t start)
 {
-	struct keyref *k = g->keys + mark;
+	struct keyref *k;
 	size_t n = g->nkeys - mark;
 
+	if (n < 2)      /* no key, or one (keys may still be NULL) */
+		return 0;
+	k = g->keys + mark;
 	qsort(k, n, sizeof(*k), keyref_cmp);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n && keyref_cmp(&k[a], &k[b]) == 0; b++)
