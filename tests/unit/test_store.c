@@ -50,6 +50,18 @@ static void sql_exec(const char *path, const char *sql)
 	sqlite3_close(db);
 }
 
+/* The result code of one statement, run on its own. */
+static int sql_try(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc;
+
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
 static store *open_ok(void)
 {
 	fatelf_diag d = { 0 };
@@ -1499,6 +1511,62 @@ START_TEST(test_migrate_from_4)
 }
 END_TEST
 
+/* Schema 7 builds files, records and the journal again with plain
+ * comparisons for their closed sets: every row survives with every
+ * column, the records still belong to their file and the journal to its
+ * transaction, and each set still refuses a value outside it. */
+START_TEST(test_migrate_from_6)
+{
+	fatelf_diag d = { 0 };
+
+	tu_tmpdir();
+	ck_assert_int_ge(store_migrations_count, 7);
+	ck_assert_str_eq(store_migrations[6].name, "0007-plain-checks");
+	for (size_t i = 0; i < 6; i++)
+		sql_exec(DB, store_migrations[i].sql);
+	sql_exec(DB, "PRAGMA user_version = 6; "
+		 "INSERT INTO packages (id, name, version, installed_at, policy) VALUES (1, 'a', '1', 5, 'native'); "
+		 "INSERT INTO files (path, package_id, type, mode, size, sha256, config, kind, installed_form, "
+		 "installed_size, installed_sha256, disk_size, disk_ino, disk_mtime_ns, disk_ctime_ns) VALUES "
+		 "('/opt/a/bin/a', 1, 'file', 493, 10, 'aa', 0, 'fatelf', 'thinned', 6, 'bb', 6, 77, 88, 99); "
+		 "INSERT INTO files (path, package_id, type, mode, link_target, config) VALUES "
+		 "('/opt/a/l', 1, 'symlink', 511, 'bin/a', 0); "
+		 "INSERT INTO records (path, idx, target, machine, osabi, osabi_version, word_size, byte_order, "
+		 "offset, size, sha256, kept) VALUES ('/opt/a/bin/a', 0, 'x86_64', 62, 0, 0, 2, 1, 4096, 6, 'cc', 1); "
+		 "INSERT INTO transactions (id, kind, package, state, started_at) VALUES (2, 'remove', 'a', 'pending', 9); "
+		 "INSERT INTO journal (txid, seq, op, path) VALUES (2, 0, 'remove', '/opt/a/l');");
+	store *s = open_ok();
+	ck_assert_int_eq(journal_of(s, 2, count_op, NULL, &d), 1);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files WHERE path = '/opt/a/bin/a' AND package_id = 1 "
+				 "AND type = 'file' AND mode = 493 AND size = 10 AND sha256 = 'aa' AND kind = 'fatelf' "
+				 "AND installed_form = 'thinned' AND installed_size = 6 AND installed_sha256 = 'bb' "
+				 "AND disk_size = 6 AND disk_ino = 77 AND disk_mtime_ns = 88 AND disk_ctime_ns = 99"), 1);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files WHERE link_target = 'bin/a'"), 1);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records WHERE path = '/opt/a/bin/a' AND offset = 4096"), 1);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM sqlite_master WHERE name = 'files_package'"), 1);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%saved%' OR name = 'files_6'"), 0);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA foreign_key_check"), -1);
+	/* Each closed set still refuses what it refused. */
+	ck_assert_int_ne(sql_try(DB, "UPDATE files SET type = 'dir' WHERE path = '/opt/a/l'"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE files SET kind = 'blob' WHERE path = '/opt/a/l'"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE files SET config = 2 WHERE path = '/opt/a/l'"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE files SET installed_form = 'fat' WHERE path = '/opt/a/l'"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE records SET word_size = 3"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE records SET kept = 2"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE journal SET op = 'move'"), SQLITE_OK);
+	ck_assert_int_ne(sql_try(DB, "UPDATE journal SET state = 'lost'"), SQLITE_OK);
+	ck_assert_int_eq(sql_try(DB, "UPDATE journal SET state = 'done'"), SQLITE_OK);
+	/* The records go with their file, the files with their package, and
+	 * the journal with its transaction. */
+	sql_exec(DB, "PRAGMA foreign_keys = ON; DELETE FROM packages WHERE id = 1; DELETE FROM transactions WHERE id = 2;");
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files"), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM records"), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM journal"), 0);
+}
+END_TEST
+
 /* A queued row: its id is the one the job's first transaction takes. */
 START_TEST(test_queued_rows)
 {
@@ -1792,6 +1860,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_migrate_from_1);
 	tcase_add_test(tc, test_migrate_from_2);
 	tcase_add_test(tc, test_migrate_from_4);
+	tcase_add_test(tc, test_migrate_from_6);
 	tcase_add_test(tc, test_queued_rows);
 	tcase_add_test(tc, test_enum_texts);
 	tcase_add_test(tc, test_unknown_text_refused);
