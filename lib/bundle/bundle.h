@@ -276,6 +276,9 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 			 fatelf_diag *d);
 
 /* Reader (lib/bundle/bundle_read.c) */
+/* begin's answer for a file whose bytes are not wanted. */
+#define FATELF_BUNDLE_SKIP 1
+
 typedef struct fatelf_bundle_reader_ops {
 	/*
 	 * After the manifest (and its signature, if any) checked out, before
@@ -297,7 +300,11 @@ typedef struct fatelf_bundle_reader_ops {
 	 * stops with that error. The SHA-256 checks finish later, on another
 	 * core: only fatelf_bundle_read returning 0 says every byte is the
 	 * vendor's, so a consumer stages entries and commits none before
-	 * that. May be NULL. */
+	 * that. May be NULL. begin may return FATELF_BUNDLE_SKIP for a file
+	 * whose bytes the consumer does not want (an upgrade that leaves the
+	 * file in place): its bytes are skipped unread, neither handed out
+	 * nor hashed, and its end comes with status 0; the member must still
+	 * be there, of the manifest's type and size. */
 	int (*begin)(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d);
 	int (*data)(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len);
 	int (*end)(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d);

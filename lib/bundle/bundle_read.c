@@ -498,12 +498,17 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 				  (long long)archive_entry_size(ae), (unsigned long long)e->size);
 
 	r->e = e;
+	bool skip = false;
 	if (r->ops->begin) {
 		q = r->ops->begin(r->ops->ctx, e, r->d);
 		if (q < 0)
 			return q;
+		skip = q == FATELF_BUNDLE_SKIP && type == FATELF_ENTRY_FILE;
 	}
-	q = type == FATELF_ENTRY_FILE ? file_member(r) : 0;
+	if (skip)
+		q = archive_read_data_skip(r->a) == ARCHIVE_OK ? 0 : archive_fail(r, "skipping a member");
+	else
+		q = type == FATELF_ENTRY_FILE ? file_member(r) : 0;
 	if (q < 0 && r->d && !r->d->subject[0]) {
 		/* A rule of a lower layer, broken by this member: name it in
 		 * front. An error with a subject is already about its own

@@ -1089,10 +1089,13 @@ static int inst_begin(void *ctx, const fatelf_bundle_entry *be, fatelf_diag *d)
 			return q;
 		ie->staged = true;
 	} else if (be->type == FATELF_ENTRY_FILE && ie->unchanged) {
-		/* Left in place: its bytes stream past, and the reader still
-		 * checks them against the manifest, but nothing keeps them. */
+		/* Left in place: its bytes are not needed, so the reader skips
+		 * them unhashed. The file on disk is the one installed, whose
+		 * bytes have the hash the signed manifest gives (its lstat
+		 * record or its hash said so in the preflight). */
 		x->cur = ie;
 		x->hashing = false;
+		return FATELF_BUNDLE_SKIP;
 	} else if (be->type == FATELF_ENTRY_FILE) {
 		q = eng_tx_stage_open(&x->tx, (size_t)ie->op, d);
 		if (q < 0)

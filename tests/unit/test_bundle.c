@@ -107,6 +107,7 @@ struct got {
 	bool manifest_seen;
 	bool signed_by_key;
 	int thin_to;    /* >= 0: keep this record index of every FatELF */
+	const char *skip;       /* this file's bytes are not wanted */
 };
 
 static int got_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
@@ -143,7 +144,7 @@ static int got_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 	g->data[g->nentries].buf = NULL;
 	g->data[g->nentries].len = 0;
 	g->nentries++;
-	return 0;
+	return g->skip && strcmp(e->path, g->skip) == 0 ? FATELF_BUNDLE_SKIP : 0;
 }
 
 static int got_data(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len)
@@ -222,6 +223,47 @@ START_TEST(test_create_read_round_trip)
 	ck_assert_ptr_nonnull(got_find(&g, "opt/game/lib/libg.so"));
 	free(fat);
 	got_free(&g);
+	free_tree();
+}
+END_TEST
+
+/* A file the consumer does not want is skipped unread: none of its bytes
+ * are handed out or hashed, so one whose bytes differ from the manifest's
+ * (same size) passes, while the same bundle read whole is refused; the
+ * member must still be there, and one cut short is still an error. */
+START_TEST(test_skip_member)
+{
+	fatelf_diag d;
+	struct got g = { .thin_to = -1, .skip = "etc/game.conf" };
+	uint8_t *b;
+	size_t len;
+
+	tu_tmpdir();
+	make_tree();
+	ck_assert_msg(create("b.fatbundle", FATELF_COMPRESS_NONE, NULL, &d) == 0, "%s", d.msg);
+	b = tu_read_file("b.fatbundle", &len);
+	uint8_t *at = memmem(b, len, "volume=3\n", 9);
+	ck_assert_ptr_nonnull(at);
+	at[7] = '4';
+	tu_write_file("changed.fatbundle", b, len);
+
+	ck_assert_msg(read_file_bundle("changed.fatbundle", NULL, &g, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(g.nentries, 11);
+	ck_assert_uint_eq(got_find(&g, "etc/game.conf")->len, 0);
+	ck_assert_uint_eq(got_find(&g, "opt/game/bin/helper")->len, prog[0].len);
+	got_free(&g);
+
+	struct got whole = { .thin_to = -1 };
+	ck_assert_int_lt(read_file_bundle("changed.fatbundle", NULL, &whole, &d), 0);
+	ck_assert_ptr_nonnull(strstr(d.msg, "etc/game.conf"));
+	got_free(&whole);
+
+	/* Cut in the middle of the skipped member's bytes. */
+	tu_write_file("cut.fatbundle", b, (size_t)(at - b) + 4);
+	struct got cut = { .thin_to = -1, .skip = "etc/game.conf" };
+	ck_assert_int_lt(read_file_bundle("cut.fatbundle", NULL, &cut, &d), 0);
+	got_free(&cut);
+	free(b);
 	free_tree();
 }
 END_TEST
@@ -742,6 +784,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_create_read_round_trip);
 	tcase_add_test(tc, test_thin_while_reading);
+	tcase_add_test(tc, test_skip_member);
 	tcase_add_test(tc, test_reproducible_and_compressions);
 	tcase_add_test(tc, test_signed_bundle);
 	tcase_add_test(tc, test_extract_thinned);
