@@ -311,6 +311,13 @@ static void *worker_main(void *arg)
 			w->done = j;
 		w->done_tail = j;
 		worker_wake(w);
+		if (!w->queue && !w->stop) {
+			/* Idle: the store's log goes into the database now, not
+			 * while the next caller waits for its commit. */
+			pthread_mutex_unlock(&w->lock);
+			(void)store_checkpoint(engine_store(w->rw), NULL);
+			pthread_mutex_lock(&w->lock);
+		}
 	}
 	w->exited = true;
 	pthread_cond_broadcast(&w->verify_cond);

@@ -57,8 +57,8 @@ int eng_op_forward(engine *e, int kind, const char *path, const char *temp, bool
 		return fatelf_diag_at(d, q, -1, path, "cannot rename the staged file into place: %s", fatelf_strerror(q));
 	}
 	case STORE_JOP_REMOVE:
-		/* The file was moved to its temp name before the commit point
-		 * (a journal of an older program names no temp). */
+		/* Unlinked by its name; a journal of an older program names
+		 * the temp it was moved to before the commit point. */
 		if (unlinkat(dirfd, temp ? eng_base_of(temp) : base, 0) < 0 && errno != ENOENT)
 			return fatelf_diag_at(d, -errno, -1, path, "cannot remove it: %s",
 					       fatelf_strerror(-errno));
@@ -87,9 +87,12 @@ void eng_op_backward(engine *e, int kind, const char *path, const char *temp, in
 	const char *base;
 	int fd;
 
-	if (!eng_op_named(kind) && kind != STORE_JOP_MKDIR)
+	/* A file to remove is not moved before the commit point, so there is
+	 * nothing to undo; a journal of an older program, which moved it to
+	 * its temp name, has it moved back. */
+	if (!eng_op_has_temp(kind) && kind != STORE_JOP_MKDIR && kind != STORE_JOP_REMOVE)
 		return;
-	if (eng_op_named(kind) && !temp)
+	if ((eng_op_has_temp(kind) || kind == STORE_JOP_REMOVE) && !temp)
 		return;
 	dirfd = eng_open_parent(e, path, &base, NULL);
 	fd = dirfd >= 0 ? dirfd : held;

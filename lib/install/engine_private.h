@@ -14,15 +14,18 @@
  *      ("DIR/.fatelf.<txid>.<seq>.<random>", unguessable,
  *      made with O_EXCL); directories are created (mkdir ops).
  *      Nothing visible has changed yet.
- *   4. eng_tx_commit: each file to remove is moved to its temp name, so
- *      an unwritable root fails here, before the commit point; syncfs
+ *   4. eng_tx_commit: each file to remove is checked (its directory
+ *      writable, the file not immutable or append-only), so a root that
+ *      cannot take the unlinks fails here, before the commit point; syncfs
  *      (durable), then one store transaction that applies the new rows
  *      and marks the history row committed - the commit point - then the
- *      renames, unlinks and rmdirs in plan order, then the directories are
- *      synced and the journal cleared.
+ *      renames and unlinks (each directory's in plan order, directories
+ *      in parallel), the rmdirs and the rest in plan order, then the
+ *      directories are synced and the journal cleared (waiting for the
+ *      disk when files were removed by name).
  *   5. A crash before the commit point is rolled back at the next start
- *      (temps unlinked, removed files moved back, created directories
- *      removed); a crash after it is
+ *      (temps unlinked, created directories removed; files to remove
+ *      were not touched); a crash after it is
  *      rolled forward (the remaining renames and unlinks done). Both are
  *      idempotent, so a crash during recovery is fine too.
  */
@@ -53,12 +56,12 @@ struct engine {
 typedef struct eng_op {
 	const char *path;       /* absolute inside the root: "/opt/x/bin/x"; the
 				 * caller's (eng_tx_add_ref) or a copy (owned) */
-	uint64_t rnd;           /* named ops: the random part of the temp name,
+	uint64_t rnd;           /* create/replace: the random part of the temp name,
 				 * "/opt/x/bin/.fatelf.<txid>.<seq>.<rnd>" (eng_tx_temp) */
 	mode_t mode;            /* create/replace: final permission bits; mkdir: mode */
 	int dirslot;            /* eng_tx.dirs slot of its directory, -1 for none */
 	uint8_t kind;           /* store_jop, as journaled */
-	bool staged;            /* the temp (or directory) exists; remove: moved to temp */
+	bool staged;            /* the temp (or directory) exists; remove: checked */
 	bool owned;             /* path is the transaction's copy */
 } eng_op;
 
@@ -88,9 +91,8 @@ static inline bool eng_op_has_temp(int kind)
 	return kind == STORE_JOP_CREATE || kind == STORE_JOP_REPLACE;
 }
 
-/* Operations whose journal row names a temp: a file to remove is moved
- * there before the commit point. */
-static inline bool eng_op_named(int kind)
+/* Operations on one file (not a directory). */
+static inline bool eng_op_is_file(int kind)
 {
 	return eng_op_has_temp(kind) || kind == STORE_JOP_REMOVE;
 }

@@ -6,6 +6,7 @@
  * unlinks and rmdirs follow (finished by recovery after a crash).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
@@ -50,6 +51,18 @@ static int add_file(struct remove *r, const store_file *f)
 		}
 	}
 	return 0;
+}
+
+static int add_file_cb(const store_file *f, void *userdata)
+{
+	struct remove *r = userdata;
+
+	return add_file(r, f);
+}
+
+static int rfile_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rfile *)a)->path, ((const struct rfile *)b)->path);
 }
 
 static int remove_apply(engine *e, void *userdata, fatelf_diag *d)
@@ -98,8 +111,6 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 	eng_tx tx = { 0 };
 	bool started = false;
 	fatelf_diag local;
-	store_file *rows = NULL;
-	size_t nrows = 0;
 	uint64_t done = 0;
 	int q;
 
@@ -123,9 +134,11 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		fatelf_diag_set(d, q, -1, "cancelled");
 		goto out;
 	}
-	q = store_files_of(e->st, package, &rows, &nrows, d);
-	for (size_t i = 0; i < nrows && q >= 0; i++)
-		q = add_file(&r, &rows[i]);
+	/* By the package's index, in the order they were installed: no sort. */
+	q = store_files_of_id(e->st, r.pkg.id, add_file_cb, &r, d);
+	/* Progress and the kept configs come in path order, as listed. */
+	if (q >= 0 && r.nfiles > 1)
+		qsort(r.files, r.nfiles, sizeof(*r.files), rfile_cmp);
 	if (q >= 0)
 		q = store_dirs_of(e->st, r.pkg.id, &r.dirs, &r.ndirs, d);
 	if (q < 0)
@@ -186,7 +199,6 @@ out:
 		free(r.files[i].path);
 	free(r.files);
 	store_dirs_free(r.dirs, r.ndirs);
-	store_files_free(rows, nrows);
 	store_package_done(&r.pkg);
 	return q;
 }

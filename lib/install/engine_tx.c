@@ -11,11 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "engine_private.h"
@@ -198,61 +201,209 @@ static void tx_release_dirs(eng_tx *t)
 	t->ndirs = 0;
 }
 
-/* Moves every file to remove to its temp name: the step that proves the
- * root writable before the commit point. A file already gone is fine. The
- * files of a directory go through the directory held open since the first
- * of them was moved (one path walk per directory); tx_check_dirs then
- * makes sure each is still the one its path leads to. */
-static int tx_stage_removes(eng_tx *t, fatelf_diag *d)
-{
-	for (size_t i = 0; i < t->nops; i++) {
-		eng_op *op = &t->ops[i];
-		_cleanup_close_ int opened = -1;
-		const char *base;
-		int dirfd;
+/*
+ * Runs fn on every operation of the plan that pick selects. Those on a
+ * file of a held directory go first: the operations of one directory in
+ * plan order on one thread, the directories shared out between up to
+ * TX_THREADS threads, so that work on two directories' files does not
+ * wait on each other in the file system. The others follow on this
+ * thread, in plan order, once those are done. A plan this small runs on
+ * this thread alone. Every selected operation is run; the first failure
+ * is returned, its diag in d.
+ */
+#define TX_THREADS 4
+#define TX_PARALLEL_MIN 256
 
-		if (op->kind != STORE_JOP_REMOVE)
-			continue;
-		_cleanup_free_ char *temp = eng_tx_temp(t, i);
-		if (!temp)
-			return -ENOMEM;
-		dirfd = tx_held_parent(t, op);
-		if (dirfd >= 0)
-			base = eng_base_of(op->path);
-		else {
-			dirfd = opened = eng_open_parent(t->e, op->path, &base, d);
-			if (dirfd == -ENOENT)
-				continue;
-			if (dirfd < 0)
-				return dirfd;
-		}
-		int r, q, tries = 0;
-		/* Never over a name someone else made: that one is not ours to drop. */
-		while ((r = renameat2(dirfd, base, dirfd, eng_base_of(temp), RENAME_NOREPLACE)) < 0 &&
-		       errno == EEXIST && ++tries < FATELF_STAGE_TRIES) {
-			q = tx_retemp(t, i, d);
+typedef bool (*tx_pick_fn)(const eng_op *op);
+typedef int (*tx_op_fn)(eng_tx *t, size_t i, fatelf_diag *d);
+
+struct tx_run {
+	eng_tx *t;
+	tx_op_fn fn;
+	uint32_t *order;        /* op indexes, grouped by directory slot */
+	size_t *start;          /* slot s: order[start[s]] .. order[start[s + 1]] */
+	size_t nslots;
+	size_t next;            /* the next slot to take (atomic) */
+	pthread_mutex_t lock;
+	int first;              /* the first failure, and its diag */
+	fatelf_diag d;
+};
+
+static void tx_run_note(struct tx_run *r, int q, const fatelf_diag *d)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->first == 0) {
+		r->first = q;
+		r->d = *d;
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void *tx_run_main(void *userdata)
+{
+	struct tx_run *r = userdata;
+	size_t s;
+
+	while ((s = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->nslots) {
+		for (size_t k = r->start[s]; k < r->start[s + 1]; k++) {
+			fatelf_diag tmp;
+			int q = r->fn(r->t, r->order[k], &tmp);
+
 			if (q < 0)
-				return q;
-			free(temp);
-			temp = eng_tx_temp(t, i);
-			if (!temp)
-				return -ENOMEM;
+				tx_run_note(r, q, &tmp);
 		}
-		if (r < 0 && errno == EINVAL) /* a file system without RENAME_NOREPLACE */
-			r = renameat(dirfd, base, dirfd, eng_base_of(temp));
-		if (r < 0) {
-			if (errno == ENOENT)
-				continue;
-			return fatelf_diag_at(d, -errno, -1, op->path, "cannot remove it: %s",
-					       fatelf_strerror(-errno));
-		}
-		op->staged = true;
-		if (opened >= 0)
-			tx_hold_dir(t, op, opened);
+	}
+	return NULL;
+}
+
+static bool tx_run_held(const eng_tx *t, const eng_op *op)
+{
+	return op_held(t, op) >= 0 && eng_op_is_file(op->kind);
+}
+
+static int tx_run_by_dir(eng_tx *t, tx_pick_fn pick, tx_op_fn fn, fatelf_diag *d)
+{
+	struct tx_run r = { .t = t, .fn = fn, .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t threads[TX_THREADS - 1];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = 0, npar = 0;
+	_cleanup_free_ size_t *fill = NULL;
+	bool parallel;
+
+	for (size_t i = 0; i < t->nops; i++)
+		npar += pick(&t->ops[i]) && tx_run_held(t, &t->ops[i]);
+	parallel = ncpu > 1 && t->ndirs > 1 && npar >= TX_PARALLEL_MIN && t->nops <= UINT32_MAX;
+	if (parallel) {
+		r.order = malloc(npar * sizeof(*r.order));
+		r.start = calloc(t->ndirs + 1, sizeof(*r.start));
+		fill = malloc(t->ndirs * sizeof(*fill));
+		parallel = r.order && r.start && fill;
+	}
+	if (parallel) {
+		/* A counting sort of the operations by slot, in plan order in each. */
+		for (size_t i = 0; i < t->nops; i++)
+			if (pick(&t->ops[i]) && tx_run_held(t, &t->ops[i]))
+				r.start[t->ops[i].dirslot + 1]++;
+		for (size_t s = 0; s < t->ndirs; s++)
+			r.start[s + 1] += r.start[s];
+		memcpy(fill, r.start, t->ndirs * sizeof(*fill));
+		for (size_t i = 0; i < t->nops; i++)
+			if (pick(&t->ops[i]) && tx_run_held(t, &t->ops[i]))
+				r.order[fill[t->ops[i].dirslot]++] = (uint32_t)i;
+		r.nslots = t->ndirs;
+		size_t want = (size_t)MIN(ncpu, (long)TX_THREADS) - 1;
+		while (nthreads < want && nthreads + 1 < r.nslots &&
+		       pthread_create(&threads[nthreads], NULL, tx_run_main, &r) == 0)
+			nthreads++;
+		tx_run_main(&r);
+		for (size_t k = 0; k < nthreads; k++)
+			pthread_join(threads[k], NULL);
+	}
+	for (size_t i = 0; i < t->nops; i++) {
+		fatelf_diag tmp;
+		int q;
+
+		if (!pick(&t->ops[i]) || (parallel && tx_run_held(t, &t->ops[i])))
+			continue;
+		q = fn(t, i, &tmp);
+		if (q < 0)
+			tx_run_note(&r, q, &tmp);
+	}
+	free(r.order);
+	free(r.start);
+	pthread_mutex_destroy(&r.lock);
+	if (r.first < 0 && d)
+		*d = r.d;
+	return r.first;
+}
+
+/* A directory must take unlinks: a read-only mount, or an immutable or
+ * append-only directory, refuse them. */
+static int tx_check_dir_writable(int dirfd, const char *path, const char *base, fatelf_diag *d)
+{
+	if (faccessat(dirfd, ".", W_OK, AT_EACCESS) < 0) {
+		int q = -errno;
+		size_t len = (size_t)(base - path);
+		_cleanup_free_ char *dir = strndup(path, len > 1 ? len - 1 : len);
+
+		return fatelf_diag_at(d, q, -1, dir ? dir : path, "cannot remove files from it: %s",
+				       fatelf_strerror(q));
 	}
 	return 0;
 }
 
+static bool tx_is_remove(const eng_op *op)
+{
+	return op->kind == STORE_JOP_REMOVE;
+}
+
+/* One file to remove, checked (tx_check_removes). */
+static int tx_check_remove(eng_tx *t, size_t i, fatelf_diag *d)
+{
+	eng_op *op = &t->ops[i];
+	_cleanup_close_ int opened = -1;
+	const char *base = eng_base_of(op->path);
+	struct statx stx;
+	int dirfd = op_held(t, op);
+
+	if (dirfd < 0) {
+		/* A directory not held: opened and checked for this file alone. */
+		dirfd = opened = eng_open_parent(t->e, op->path, &base, d);
+		if (dirfd == -ENOENT)
+			return 0;
+		if (dirfd < 0)
+			return dirfd;
+		int q = tx_check_dir_writable(dirfd, op->path, base, d);
+		if (q < 0)
+			return q;
+	}
+	if (statx(dirfd, base, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return fatelf_diag_at(d, -errno, -1, op->path, "cannot remove it: %s",
+				       fatelf_strerror(-errno));
+	}
+	if (stx.stx_attributes & (STATX_ATTR_IMMUTABLE | STATX_ATTR_APPEND))
+		return fatelf_diag_at(d, -EPERM, -1, op->path,
+				       "cannot remove it: it is immutable or append-only");
+	op->staged = true;
+	return 0;
+}
+
+/*
+ * Checks every file to remove before the commit point, without touching
+ * it, so that a root that cannot take the remove fails the transaction
+ * while it can still be rolled back: the file is there (one already gone
+ * is fine: nothing is left to do), its directory takes an unlink, and the
+ * file is not immutable or append-only. Each directory is opened and
+ * checked once and held (one path walk per directory); tx_check_dirs then
+ * makes sure each is still the one its path leads to, and the unlinks
+ * after the commit point go through it. Nothing is moved, so a rollback
+ * has nothing to undo for a remove.
+ */
+static int tx_check_removes(eng_tx *t, fatelf_diag *d)
+{
+	for (size_t i = 0; i < t->nops; i++) {
+		eng_op *op = &t->ops[i];
+		const char *base;
+		int dirfd, q;
+
+		if (op->kind != STORE_JOP_REMOVE || tx_held_parent(t, op) >= 0)
+			continue;
+		dirfd = eng_open_parent(t->e, op->path, &base, d);
+		if (dirfd == -ENOENT)
+			continue;
+		if (dirfd < 0)
+			return dirfd;
+		q = tx_check_dir_writable(dirfd, op->path, base, d);
+		if (q >= 0)
+			tx_hold_dir(t, op, dirfd);
+		closep(&dirfd);
+		if (q < 0)
+			return q;
+	}
+	return tx_run_by_dir(t, tx_is_remove, tx_check_remove, d);
+}
 int eng_tx_start(engine *e, store_tx_kind kind, const char *package, const char *old_version,
 		 const char *new_version, eng_tx *ret, fatelf_diag *d)
 {
@@ -302,7 +453,7 @@ static int tx_add(eng_tx *t, int kind, const char *path, bool copy, mode_t mode,
 		return -ENOMEM;
 	op = &t->ops[t->nops];
 	*op = (eng_op) { .kind = (uint8_t)kind, .mode = mode, .dirslot = -1, .path = path };
-	if (eng_op_named(kind) && temp_pick(t, t->nops, &op->rnd) < 0)
+	if (eng_op_has_temp(kind) && temp_pick(t, t->nops, &op->rnd) < 0)
 		return -ENOMEM;
 	if (copy) {
 		op->path = strdup(path);
@@ -334,7 +485,7 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 	for (size_t i = 0; i < t->nops; i++) {
 		_cleanup_free_ char *temp = NULL;
 
-		if (eng_op_named(t->ops[i].kind) && !(temp = eng_tx_temp(t, i))) {
+		if (eng_op_has_temp(t->ops[i].kind) && !(temp = eng_tx_temp(t, i))) {
 			store_rollback(s, NULL);
 			return -ENOMEM;
 		}
@@ -575,14 +726,20 @@ static int tx_forward(eng_tx *t, size_t i, fatelf_diag *d)
 	int held = op_held(t, op);
 	_cleanup_free_ char *temp = NULL;
 
-	if (eng_op_named(op->kind) && !(temp = eng_tx_temp(t, i)))
-		return fatelf_diag_at(d, -ENOMEM, -1, op->path, "cannot make a temp name");
-	if (held >= 0 && op->staged && op->kind == STORE_JOP_REMOVE) {
-		if (unlinkat(held, eng_base_of(temp), 0) < 0 && errno != ENOENT)
+	if (op->kind == STORE_JOP_REMOVE) {
+		/* Not there when it was checked: whatever is there now is not
+		 * the package's. */
+		if (!op->staged)
+			return 0;
+		if (held < 0)
+			return eng_op_forward(t->e, op->kind, op->path, NULL, false, d);
+		if (unlinkat(held, eng_base_of(op->path), 0) < 0 && errno != ENOENT)
 			return fatelf_diag_at(d, -errno, -1, op->path, "cannot remove it: %s",
 					       fatelf_strerror(-errno));
 		return 0;
 	}
+	if (eng_op_has_temp(op->kind) && !(temp = eng_tx_temp(t, i)))
+		return fatelf_diag_at(d, -ENOMEM, -1, op->path, "cannot make a temp name");
 	if (held < 0 || (op->kind != STORE_JOP_CREATE && op->kind != STORE_JOP_REPLACE))
 		return eng_op_forward(t->e, op->kind, op->path, temp, false, d);
 	int q = fatelf_stage_commit(held, eng_base_of(temp), eng_base_of(op->path));
@@ -590,6 +747,29 @@ static int tx_forward(eng_tx *t, size_t i, fatelf_diag *d)
 		return fatelf_diag_at(d, q, -1, op->path, "cannot rename the staged file into place: %s",
 				       fatelf_strerror(q));
 	return 0;
+}
+
+static bool tx_removes_files(const eng_tx *t)
+{
+	for (size_t i = 0; i < t->nops; i++)
+		if (t->ops[i].kind == STORE_JOP_REMOVE)
+			return true;
+	return false;
+}
+
+static bool tx_any(const eng_op *op)
+{
+	(void)op;
+	return true;
+}
+
+static int tx_forward_one(eng_tx *t, size_t i, fatelf_diag *d)
+{
+	int q = tx_forward(t, i, d);
+
+	if (t->ops[i].kind != STORE_JOP_MKDIR)
+		eng_tx_failpoint(t, "rename");
+	return q;
 }
 
 int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
@@ -601,7 +781,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	if (!t->journaled)
 		return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
 
-	q = tx_stage_removes(t, d);
+	q = tx_check_removes(t, d);
 	if (q >= 0)
 		q = tx_check_dirs(t, d);
 	if (q < 0)
@@ -635,19 +815,7 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	t->committed = true;
 	eng_tx_failpoint(t, "after-store-commit");
 
-	for (size_t i = 0; i < t->nops; i++) {
-		eng_op *op = &t->ops[i];
-		fatelf_diag tmp;
-
-		q = tx_forward(t, i, &tmp);
-		if (q < 0 && first == 0) {
-			first = q;
-			if (d)
-				*d = tmp;
-		}
-		if (op->kind != STORE_JOP_MKDIR)
-			eng_tx_failpoint(t, "rename");
-	}
+	first = tx_run_by_dir(t, tx_any, tx_forward_one, d);
 	eng_tx_failpoint(t, "after-renames");
 	if (e->cfg.durable) {
 		q = eng_sync_root(e, first == 0 ? d : NULL);
@@ -659,11 +827,16 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	if (first < 0)
 		return first;
 	eng_tx_failpoint(t, "before-journal-clear");
-	/* A journal that cannot be cleared is replayed harmlessly at the
-	 * next start; the transaction itself is done. So the clearing need
-	 * not wait for the disk either: a power cut that loses it leaves
-	 * such a journal, and the next durable commit takes it along. */
-	if (store_set_durable(e->st, false, NULL) == 0) {
+	/* A journal that cannot be cleared is replayed at the next start;
+	 * the transaction itself is done. Renames of temps are harmless to
+	 * replay, so then the clearing need not wait for the disk: a power
+	 * cut that loses it leaves such a journal, and the next durable
+	 * commit takes it along. An unlink by name is not harmless once
+	 * someone has put a new file there, so a plan that removes files has
+	 * its clearing wait for the disk. */
+	if (tx_removes_files(t)) {
+		(void)store_journal_clear(e->st, t->id, NULL);
+	} else if (store_set_durable(e->st, false, NULL) == 0) {
 		(void)store_journal_clear(e->st, t->id, NULL);
 		(void)store_set_durable(e->st, true, NULL);
 	}
@@ -686,7 +859,7 @@ int eng_tx_abort(eng_tx *t, int code, const fatelf_diag *why)
 		return code;
 	for (size_t i = t->nops; i-- > 0;) {
 		eng_op *op = &t->ops[i];
-		if (eng_op_named(op->kind) && op->staged) {
+		if (eng_op_has_temp(op->kind) && op->staged) {
 			_cleanup_free_ char *temp = eng_tx_temp(t, i);
 			char buf[PATH_MAX + FATELF_STAGE_NAME_MAX];
 			const char *p = temp ? temp : temp_in(t, i, buf, sizeof(buf));

@@ -224,6 +224,9 @@ struct store {
 	bool reading;           /* in a store_read_begin transaction */
 };
 
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
+
 /* ------------------------------------------------------------ texts */
 
 /* Each closed set of column values, as the database spells them. */
@@ -612,6 +615,12 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 	r = db_exec(db, "PRAGMA synchronous = FULL", "setting durable commits", d);
 	if (r < 0)
 		return r;
+	/* A commit copies the log into the database only past this; below
+	 * it the daemon does it when idle (store_checkpoint). */
+	r = db_exec(db, "PRAGMA wal_autocheckpoint = " TEXT_OF(STORE_WAL_CHECKPOINT_PAGES),
+		    "setting the log's size", d);
+	if (r < 0)
+		return r;
 	r = db_exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys", d);
 	if (r < 0)
 		return r;
@@ -686,6 +695,18 @@ void store_read_end(store *s)
 	s->reading = false;
 	if (!sqlite3_get_autocommit(s->db))
 		(void)store_run(s, STMT_ROLLBACK, "ending a read transaction", NULL);
+}
+
+int store_checkpoint(store *s, fatelf_diag *d)
+{
+	int rc;
+
+	if (!sqlite3_get_autocommit(s->db))
+		return fatelf_diag_set(d, -EBUSY, -1, "a checkpoint inside a transaction");
+	rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		return sqlite_fail(s->db, rc, "copying the log into the database", d);
+	return 0;
 }
 
 int store_set_durable(store *s, bool durable, fatelf_diag *d)

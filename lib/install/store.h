@@ -144,6 +144,17 @@ void store_read_end(store *s);
  */
 int store_set_durable(store *s, bool durable, fatelf_diag *d);
 
+/*
+ * Copies what the write-ahead log holds into the database, as far as no
+ * reader holds it back. Commits do that themselves only once the log
+ * passes STORE_WAL_CHECKPOINT_PAGES; the daemon calls this when it is
+ * idle, so that a transaction's reply does not wait for the copy of the
+ * last one's pages. Returns 0, or a negative code with nothing lost (the
+ * log is still there).
+ */
+#define STORE_WAL_CHECKPOINT_PAGES 16384
+int store_checkpoint(store *s, fatelf_diag *d);
+
 /* Packages */
 typedef struct store_package {
 	int64_t id;             /* set by the store on reads */

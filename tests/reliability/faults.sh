@@ -6,6 +6,7 @@
 #    size-limited tmpfs root; and a disk that fills up while a slow,
 #    pipe-fed upgrade is staging, so ENOSPC hits in the middle of a file;
 #  - a read-only root (a tmpfs remounted read-only): upgrade and remove;
+#  - an immutable file (chattr +i): remove;
 #  - a failing HTTP source: nginx serving with limit_rate, killed in the
 #    middle of the transfer (a truncated download);
 #  - an HTTP source that sends part of the body and then stalls
@@ -248,6 +249,26 @@ if [ "$IS_ROOT" = yes ]; then
 		daemon_stop
 	fi
 	unset MOUNT_SIZE
+
+	# ================================================================ immutable file
+	# A file the admin made immutable (chattr +i) cannot be unlinked: the
+	# remove fails before its commit point, naming the file, and keeps
+	# the package whole.
+	if command -v chattr >/dev/null 2>&1 && setup immut; then
+		before
+		if chattr +i "$ROOT/opt/big/share/blob" 2>/dev/null; then
+			run ctl remove big
+			chattr -i "$ROOT/opt/big/share/blob"
+			after_fault "immutable file (remove)" \
+				'^fatelfctl: remove: .*/opt/big/share/blob: .*immutable.*EPERM' remove
+			run ctl remove big
+			check_eq "immutable file: once mutable again, big removes" 0 "$RC"
+			check_eq "... and its files are gone" "" "$(find "$ROOT/opt" -type f 2>/dev/null)"
+		else
+			echo "# skipping the immutable file check: chattr +i does not work on $ROOT"
+		fi
+		daemon_stop
+	fi
 else
 	echo "# skipping the full disk, ENOSPC and read-only root checks: mounting needs root"
 fi

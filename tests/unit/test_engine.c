@@ -1578,7 +1578,6 @@ START_TEST(test_recover_rolls_forward)
 	eng_tx tx;
 	fatelf_diag d;
 	unsigned recovered = 0;
-	char *temp;
 	engine *e;
 	int op, rm, fd;
 
@@ -1594,11 +1593,15 @@ START_TEST(test_recover_rolls_forward)
 	fd = eng_tx_stage_open(&tx, (size_t)op, &d);
 	ck_assert_int_eq(write(fd, "new\n", 4), 4);
 	ck_assert_int_eq(eng_tx_stage_close(&tx, (size_t)op, fd, 0, &d), 0);
-	/* Files to remove are moved to their temp names before the commit. */
-	temp = eng_tx_temp(&tx, (size_t)rm);
-	ck_assert_ptr_nonnull(temp);
-	ck_assert_int_eq(rename(rpath("/opt/stale"), rpath(temp)), 0);
-	free(temp);
+	/* A file to remove stays where it is until after the commit point,
+	 * and its journal row names no temp. */
+	store_journal_op *jops = NULL;
+	size_t njops = 0;
+	ck_assert_int_eq(store_journal_of(engine_store(e), tx.id, &jops, &njops, &d), 0);
+	ck_assert_uint_eq(njops, 2);
+	ck_assert_int_eq(jops[rm].op, STORE_JOP_REMOVE);
+	ck_assert_ptr_null(jops[rm].temp_path);
+	store_journal_free(jops, njops);
 	/* The commit point, as eng_tx_commit reaches it. */
 	ck_assert_int_eq(store_begin(engine_store(e), &d), 0);
 	ck_assert_int_eq(apply_package(e, NULL, &d), 0);
@@ -1607,6 +1610,7 @@ START_TEST(test_recover_rolls_forward)
 	eng_tx_done(&tx);
 	engine_close(e);
 	ck_assert(!exists("/opt/new"));
+	ck_assert(root_file_is("/opt/stale", "stale\n", 6));
 
 	e = open_engine(&recovered);
 	ck_assert_uint_eq(recovered, 1);
@@ -1620,6 +1624,50 @@ START_TEST(test_recover_rolls_forward)
 	ck_assert(package_installed(e, "crash"));
 	engine_close(e);
 	teardown();
+}
+END_TEST
+
+/* A journal written by an older program, which moved each file to remove
+ * to a temp name before the commit point: cut off before it, the file is
+ * moved back; cut off after it, the temp is unlinked. */
+START_TEST(test_recover_older_remove)
+{
+	for (int committed = 0; committed <= 1; committed++) {
+		eng_tx tx;
+		fatelf_diag d;
+		unsigned recovered = 0;
+		char temp[64];
+		engine *e;
+		int rm;
+
+		setup();
+		mkdir_at(rootdir, "opt");
+		tu_write_file(rpath("/opt/stale"), "stale\n", 6);
+		e = open_engine(NULL);
+		ck_assert_int_eq(eng_tx_start(e, STORE_TX_REMOVE, "crash", "1", NULL, &tx, &d), 0);
+		rm = eng_tx_add(&tx, STORE_JOP_REMOVE, "/opt/stale", 0, &d);
+		ck_assert_int_eq(rm, 0);
+		ck_assert_int_eq(eng_tx_journal(&tx, &d), 0);
+		snprintf(temp, sizeof(temp), "/opt/.fatelf.%lld.0.00000000000000ab", (long long)tx.id);
+		ck_assert_int_eq(store_journal_set_temp(engine_store(e), tx.id, 0, temp, &d), 0);
+		ck_assert_int_eq(rename(rpath("/opt/stale"), rpath(temp)), 0);
+		if (committed)
+			ck_assert_int_eq(store_tx_mark_committed(engine_store(e), tx.id, 2, 0, 0, &d), 0);
+		eng_tx_done(&tx);
+		engine_close(e);
+
+		e = open_engine(&recovered);
+		ck_assert_uint_eq(recovered, 1);
+		if (committed) {
+			ck_assert(!exists("/opt/stale"));
+			ck_assert_uint_eq(root_files(), 0);
+		} else {
+			ck_assert(root_file_is("/opt/stale", "stale\n", 6));
+			ck_assert_uint_eq(root_files(), 1);
+		}
+		engine_close(e);
+		teardown();
+	}
 }
 END_TEST
 
@@ -1801,6 +1849,7 @@ int main(void)
 	tcase_add_test(tc, test_write_failure_rolls_back);
 	tcase_add_test(tc, test_recover_rolls_back);
 	tcase_add_test(tc, test_recover_rolls_forward);
+	tcase_add_test(tc, test_recover_older_remove);
 #ifdef FATELF_FAILPOINTS
 	tcase_add_test(tc, test_failpoints);
 #endif
