@@ -311,16 +311,37 @@ static void *worker_main(void *arg)
 			w->done = j;
 		w->done_tail = j;
 		worker_wake(w);
-		if (!w->queue && !w->stop) {
-			/* Idle: the store's log goes into the database now, not
-			 * while the next caller waits for its commit. */
-			pthread_mutex_unlock(&w->lock);
-			(void)store_checkpoint(engine_store(w->rw), NULL);
-			pthread_mutex_lock(&w->lock);
-		}
+		w->ckpt_due = true;
+		pthread_cond_signal(&w->ckpt_cond);
 	}
 	w->exited = true;
 	pthread_cond_broadcast(&w->verify_cond);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/*
+ * The store's commits copy the WAL into the database only past
+ * STORE_WAL_CHECKPOINT_PAGES; this thread does it after each job, on a
+ * connection of its own, so that neither the job's caller nor the next
+ * job waits for the copy (SQLite lets a writer go on while a checkpoint
+ * runs).
+ */
+static void *ckpt_main(void *arg)
+{
+	worker *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		if (!w->ckpt_due) {
+			pthread_cond_wait(&w->ckpt_cond, &w->lock);
+			continue;
+		}
+		w->ckpt_due = false;
+		pthread_mutex_unlock(&w->lock);
+		(void)store_checkpoint(w->ckst, NULL);
+		pthread_mutex_lock(&w->lock);
+	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
@@ -362,13 +383,22 @@ worker *worker_new(server *s, engine *rw)
 		pthread_cond_init(&w->verify_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
+	pthread_cond_init(&w->ckpt_cond, NULL);
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
 		pthread_cond_destroy(&w->verify_cond);
+		pthread_cond_destroy(&w->ckpt_cond);
 		store_close(w->qst);
 		free(w);
 		return NULL;
+	}
+	/* Without it (no connection, no thread) commits still checkpoint by
+	 * themselves, past STORE_WAL_CHECKPOINT_PAGES. */
+	if (store_open(engine_db_path(rw), STORE_OPEN_NOCREATE, &w->ckst, NULL) == 0) {
+		w->ckpt_started = pthread_create(&w->ckpt_thread, NULL, ckpt_main, w) == 0;
+		if (!w->ckpt_started)
+			w->ckst = store_close(w->ckst);
 	}
 	return w;
 }
@@ -446,6 +476,7 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 		log_info("job %llu: cancelled by shutdown", (unsigned long long)w->running->seq);
 	}
 	pthread_cond_signal(&w->cond);
+	pthread_cond_signal(&w->ckpt_cond);
 	/* A thread may be stuck where no cancel reaches it (a read that
 	 * never returns, an open of a FIFO): past the deadline, give up on
 	 * it rather than hang the stop. */
@@ -460,6 +491,11 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 	if (w->exited) {
 		pthread_join(w->thread, NULL);
 		w->joined = true;
+	}
+	if (w->ckpt_started) {
+		/* A checkpoint under way ends by itself (it waits for nobody). */
+		pthread_join(w->ckpt_thread, NULL);
+		w->ckpt_started = false;
 	}
 
 	/* The queue never runs: its callers are told, its rows say so. The
@@ -511,6 +547,7 @@ worker *worker_free(worker *w)
 	}
 	engine_close(w->rw);
 	store_close(w->qst);
+	store_close(w->ckst);
 	if (w->reload) {
 		engine_config_done(&w->reload_cfg);
 		free(w->reload_keys);
@@ -518,6 +555,7 @@ worker *worker_free(worker *w)
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_cond_destroy(&w->verify_cond);
+	pthread_cond_destroy(&w->ckpt_cond);
 	free(w);
 	return NULL;
 }

@@ -31,6 +31,13 @@ struct worker {
 	atomic_int cancel;
 	pid_t fetch_pid;                /* the running download's helper, 0: none */
 	store *qst;                     /* main thread: the queued history rows */
+	/* The checkpoint thread: copies the store's WAL into the database
+	 * after each job, on its own connection, while the next job runs. */
+	pthread_t ckpt_thread;
+	bool ckpt_started;
+	pthread_cond_t ckpt_cond;       /* a job ended, or stop */
+	bool ckpt_due;
+	store *ckst;
 	/* Settings a reload made, for the worker to take before its next job. */
 	bool reload;
 	engine_config reload_cfg;

@@ -321,13 +321,21 @@ static int tx_run_by_dir(eng_tx *t, tx_pick_fn pick, tx_op_fn fn, fatelf_diag *d
  * append-only directory, refuse them. */
 static int tx_check_dir_writable(int dirfd, const char *path, const char *base, fatelf_diag *d)
 {
-	if (faccessat(dirfd, ".", W_OK, AT_EACCESS) < 0) {
-		int q = -errno;
+	struct statx stx;
+	int q = 0;
+
+	if (faccessat(dirfd, ".", W_OK, AT_EACCESS) < 0)
+		q = -errno;
+	else if (statx(dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) < 0)
+		q = -errno;
+	else if (stx.stx_attributes & (STATX_ATTR_IMMUTABLE | STATX_ATTR_APPEND))
+		q = -EPERM;
+	if (q < 0) {
 		size_t len = (size_t)(base - path);
 		_cleanup_free_ char *dir = strndup(path, len > 1 ? len - 1 : len);
 
 		return fatelf_diag_at(d, q, -1, dir ? dir : path, "cannot remove files from it: %s",
-				       fatelf_strerror(q));
+				       q == -EPERM ? "it is immutable or append-only" : fatelf_strerror(q));
 	}
 	return 0;
 }
@@ -383,13 +391,26 @@ static int tx_check_remove(eng_tx *t, size_t i, fatelf_diag *d)
  */
 static int tx_check_removes(eng_tx *t, fatelf_diag *d)
 {
+	bool checked[TX_DIRS_MAX] = { false };
+
 	for (size_t i = 0; i < t->nops; i++) {
 		eng_op *op = &t->ops[i];
 		const char *base;
 		int dirfd, q;
 
-		if (op->kind != STORE_JOP_REMOVE || tx_held_parent(t, op) >= 0)
+		if (op->kind != STORE_JOP_REMOVE)
 			continue;
+		dirfd = tx_held_parent(t, op);
+		if (dirfd >= 0) {
+			/* Held since a file was staged there: checked once. */
+			if (checked[op->dirslot])
+				continue;
+			q = tx_check_dir_writable(dirfd, op->path, eng_base_of(op->path), d);
+			if (q < 0)
+				return q;
+			checked[op->dirslot] = true;
+			continue;
+		}
 		dirfd = eng_open_parent(t->e, op->path, &base, d);
 		if (dirfd == -ENOENT)
 			continue;
@@ -401,6 +422,8 @@ static int tx_check_removes(eng_tx *t, fatelf_diag *d)
 		closep(&dirfd);
 		if (q < 0)
 			return q;
+		if (op_held(t, op) >= 0)
+			checked[op->dirslot] = true;
 	}
 	return tx_run_by_dir(t, tx_is_remove, tx_check_remove, d);
 }

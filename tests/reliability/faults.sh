@@ -261,6 +261,15 @@ if [ "$IS_ROOT" = yes ]; then
 			chattr -i "$ROOT/opt/big/share/blob"
 			after_fault "immutable file (remove)" \
 				'^fatelfctl: remove: .*/opt/big/share/blob: .*immutable.*EPERM' remove
+			# A directory that is append-only takes new files but
+			# gives none up.
+			BEFORE_NTX=$((BEFORE_NTX + 1))
+			if chattr +a "$ROOT/opt/big/share" 2>/dev/null; then
+				run ctl remove big
+				chattr -a "$ROOT/opt/big/share"
+				after_fault "append-only directory (remove)" \
+					'^fatelfctl: remove: .*/opt/big/share: .*append-only.*EPERM' remove
+			fi
 			run ctl remove big
 			check_eq "immutable file: once mutable again, big removes" 0 "$RC"
 			check_eq "... and its files are gone" "" "$(find "$ROOT/opt" -type f 2>/dev/null)"
