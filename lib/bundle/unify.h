@@ -32,6 +32,7 @@ typedef struct fatelf_unify_item {
 	uint64_t size;
 	uint8_t sha256[32];
 	bool elf;               /* a plain ELF file (not FatELF): target is its own */
+	bool fat;               /* a FatELF file */
 	fatelf_target target;
 } fatelf_unify_item;
 
@@ -101,6 +102,24 @@ typedef struct fatelf_unify_index {
 int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim,
 			    fatelf_unify_index *ret, fatelf_diag *d);
 void fatelf_unify_index_free(fatelf_unify_index *x);
+
+/*
+ * A source read as a stream of entries, as the index reads it, for the
+ * writer's later passes: each entry's path by the same rules (the root
+ * skipped), its libarchive entry, and its data through the archive.
+ * ret_deb (may be NULL) gets a .deb's control facts.
+ */
+typedef struct fatelf_unify_stream fatelf_unify_stream;
+struct archive;
+struct archive_entry;
+
+int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fatelf_deb_info *ret_deb,
+			     fatelf_diag *d);
+/* 1 and the next entry, 0 at the end, or a negative code. */
+int fatelf_unify_stream_next(fatelf_unify_stream *s, const char **ret_path, struct archive_entry **ret_entry,
+			     fatelf_diag *d);
+struct archive *fatelf_unify_stream_archive(fatelf_unify_stream *s);
+void fatelf_unify_stream_free(fatelf_unify_stream *s);
 
 /* The Debian multiarch triplet of an architecture name ("arm64" or
  * "aarch64": "aarch64-linux-gnu"); NULL when there is none. */
