@@ -28,6 +28,50 @@ static void set_subject(fatelf_diag *d, const char *path)
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 }
 
+uint64_t fatelf_glue_align(uint64_t forced, uint64_t p_align)
+{
+	if (forced)
+		return forced;
+	/* Honour the ELF's own alignment (64 KiB pages on aarch64/ppc64le),
+	 * within the range a writer keeps. */
+	return MIN(MAX(p_align, (uint64_t)FATELF_MIN_ALIGN), (uint64_t)FATELF_MAX_ALIGN);
+}
+
+int fatelf_glue_table(const fatelf_target *targets, const uint64_t *sizes, const uint64_t *aligns,
+		      unsigned n, fatelf_header *ret, uint64_t *ret_size, fatelf_diag *d)
+{
+	fatelf_header hdr;
+	uint64_t cursor;
+
+	if (n == 0 || n > FATELF_MAX_RECORDS)
+		return fatelf_diag_set(d, n ? -FATELF_E_TOO_MANY : -FATELF_E_INVALID, -1,
+				       "%u records; 1 to %d are allowed", n, FATELF_MAX_RECORDS);
+	fatelf_header_init(&hdr);
+	hdr.nrecords = (uint8_t)n;
+	cursor = FATELF_TABLE_SIZE(n);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t off = fatelf_align_up(cursor, aligns[i]);
+
+		for (unsigned j = 0; j < i; j++)
+			if (fatelf_target_equal(&targets[i], &targets[j])) {
+				char name[FATELF_TARGET_NAME_MAX];
+
+				fatelf_target_format(&targets[i], name);
+				return fatelf_diag_set(d, -FATELF_E_DUPLICATE, (int)i,
+						       "record %u (%s) has the same target as record %u", i, name, j);
+			}
+		if (off < cursor || off + sizes[i] < off)
+			return fatelf_diag_set(d, -FATELF_E_OVERFLOW, (int)i, "record %u: offset overflows", i);
+		hdr.records[i].target = targets[i];
+		hdr.records[i].offset = off;
+		hdr.records[i].size = sizes[i];
+		cursor = off + sizes[i];
+	}
+	*ret = hdr;
+	*ret_size = cursor;
+	return 0;
+}
+
 /* Writes pieces, in order, as a FatELF to out. */
 static int write_pieces(const char *out, mode_t mode, const struct stat *keep_owner,
 			const struct piece *pcs, unsigned n, fatelf_diag *d)
