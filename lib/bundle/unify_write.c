@@ -292,11 +292,14 @@ static int check_decisions(struct uw *w)
 			w->glue_of[k] = w->nglued;
 			w->glued[w->nglued++].dec = k;
 			w->owner[k] = FATELF_UNIFY_NONE;
+		}
+		/* Only a file the same in every source may be of another target. */
+		if (x->kind == FATELF_UNIFY_GLUE || x->kind == FATELF_UNIFY_PER_ARCH) {
 			for (size_t s = 0; s < w->n; s++) {
 				const fatelf_unify_item *it = item_at(w, k, s);
 				char want[FATELF_TARGET_NAME_MAX], got[FATELF_TARGET_NAME_MAX];
 
-				if (!it || fatelf_pattern_match(&pat[s], &it->target, -1))
+				if (!it || !it->elf || fatelf_pattern_match(&pat[s], &it->target, -1))
 					continue;
 				fatelf_target_format(&it->target, got);
 				snprintf(want, sizeof(want), "%s", w->o->from[s].arch);
@@ -310,7 +313,28 @@ static int check_decisions(struct uw *w)
 	return 0;
 }
 
-/* Copies the entry's data into the spool at *at, checking it against it. */
+/*
+ * The zeros of a hole of a sparse tar entry, from size up to end: hashed,
+ * and handed to the archive when a is not NULL. Returns the new size. A
+ * hole in the spool needs no bytes: the file reads back zeros there.
+ */
+static uint64_t hash_hole(struct uw *w, uint64_t size, uint64_t end, struct archive *a,
+			  const fatelf_bundle_entry *e)
+{
+	static const uint8_t zeros[4096];
+
+	while (size < end) {
+		size_t k = (size_t)MIN((uint64_t)sizeof(zeros), end - size);
+
+		fatelf_sha256_update(w->sha, zeros, k);
+		if (a && fatelf_bundle_archive_data(a, e, zeros, k, w->d) < 0)
+			return UINT64_MAX;
+		size += k;
+	}
+	return size;
+}
+
+/* Copies the entry's data into the spool, checking it against the index. */
 static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item *it, size_t s, uint64_t *ret_at)
 {
 	uint64_t base = w->spool_end, size = 0;
@@ -321,14 +345,7 @@ static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item 
 	int ar, r;
 
 	while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-		static const uint8_t zeros[4096];
-
-		while (size < (uint64_t)off) {  /* a hole */
-			size_t k = (size_t)MIN((uint64_t)sizeof(zeros), (uint64_t)off - size);
-
-			fatelf_sha256_update(w->sha, zeros, k);
-			size += k;
-		}
+		size = hash_hole(w, size, MIN((uint64_t)off, it->size), NULL, NULL);
 		if (len > it->size || size > it->size - len)
 			break;
 		r = pwrite_all(w->spool, buf, len, (off_t)(base + size));
@@ -342,6 +359,7 @@ static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item 
 
 		return entry_error(w, -FATELF_E_ARCHIVE, it->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
 	}
+	size = hash_hole(w, size, ar == ARCHIVE_EOF ? it->size : size, NULL, NULL);
 	fatelf_sha256_final(w->sha, sha);
 	if (size != it->size || memcmp(sha, it->sha256, 32) != 0)
 		return entry_error(w, -EIO, it->path, "changed in %s between two reads of it", src_name(w, s));
@@ -359,6 +377,19 @@ static int spool_sources(struct uw *w, int spool_dirfd)
 	if (w->nglued == 0)
 		return 0;
 	w->spool = openat(spool_dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (w->spool < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		/* A file system without O_TMPFILE: a hidden name, unlinked at once. */
+		char name[64];
+
+		for (unsigned i = 0; i < 100 && w->spool < 0; i++) {
+			snprintf(name, sizeof(name), ".fatelf.spool.%ld.%u", (long)getpid(), i);
+			w->spool = openat(spool_dirfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (w->spool >= 0)
+				(void)unlinkat(spool_dirfd, name, 0);
+			else if (errno != EEXIST)
+				break;
+		}
+	}
 	if (w->spool < 0)
 		return fatelf_diag_set(w->d, -errno, -1,
 				       "cannot make an unlinked temporary file (O_TMPFILE) beside the output: %s",
@@ -648,19 +679,14 @@ static int put_stream_file(struct uw *w, struct archive *a, struct archive *in, 
 	const void *buf;
 	size_t len;
 	la_int64_t off;
-	int ar, r;
+	int ar = ARCHIVE_OK, r;
 
 	r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
 	while (r == 0 && (ar = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
-		memset(w->buf, 0, IO_CHUNK);
-		while (r == 0 && size < (uint64_t)off && size < e->size) {      /* a hole */
-			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, MIN((uint64_t)off, e->size) - size);
-
-			fatelf_sha256_update(w->sha, w->buf, k);
-			r = fatelf_bundle_archive_data(a, e, w->buf, k, w->d);
-			size += k;
-		}
-		if (r < 0 || len > e->size || size > e->size - len)
+		size = hash_hole(w, size, MIN((uint64_t)off, e->size), a, e);
+		if (size == UINT64_MAX)
+			return w->d->code;
+		if (len > e->size || size > e->size - len)
 			break;
 		fatelf_sha256_update(w->sha, buf, len);
 		r = fatelf_bundle_archive_data(a, e, buf, len, w->d);
@@ -668,6 +694,16 @@ static int put_stream_file(struct uw *w, struct archive *a, struct archive *in, 
 	}
 	if (r < 0)
 		return r;
+	if (ar != ARCHIVE_OK && ar != ARCHIVE_EOF) {
+		const char *es = archive_error_string(in);
+
+		return entry_error(w, -FATELF_E_ARCHIVE, e->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
+	}
+	if (ar == ARCHIVE_EOF) {
+		size = hash_hole(w, size, e->size, a, e);
+		if (size == UINT64_MAX)
+			return w->d->code;
+	}
 	fatelf_sha256_final(w->sha, sha);
 	if (size != e->size || memcmp(sha, e->sha256, 32) != 0)
 		return entry_error(w, -EIO, e->path, "changed in %s between two reads of it", src_name(w, s));

@@ -134,6 +134,21 @@ want=$(for a in $ARCHES; do printf '%s\n' "${REC[$a]}"; done | tac | tr '\n' ' '
 check_eq "... the records follow it" "$want" \
 	"$("$FATELF" bundle inspect --json rev.fatbundle | jq -r '.entries[] | select(.path == "usr/bin/hello") | "\([.records[].arch] | join(" ")) "')"
 
+# ---- --per-arch: an ELF file some sources have is glued from those
+third=$(awk '{ print $3 }' <<<"$ARCHES")
+if [ -n "$third" ]; then
+	for a in amd64 arm64; do
+		rm -rf "p-$a" && cp -a "tree-$a" "p-$a" && cp "tree-$a/usr/bin/hello" "p-$a/usr/bin/extra"
+	done
+	refused "an ELF file in 2 of 3 sources, without --per-arch" FATELF_E_UNIFY_MISSING "usr/bin/extra.*in amd64, arm64, missing in $third" \
+		bad.fatbundle --name hello --version 1 --from amd64=p-amd64 --from arm64=p-arm64 --from "$third=tree-$third"
+	run "$FATELF" bundle create --json -o per.fatbundle --name hello --version 1 --per-arch 'usr/bin/extra' \
+		--from amd64=p-amd64 --from arm64=p-arm64 --from "$third=tree-$third"
+	check_eq "... with --per-arch: exit 0, 2 glued files" "0 2" "$RC $(jq -r .entries.glued <<<"$RUN_OUT")"
+	check_eq "... usr/bin/extra has the records of the sources that have it" "x86_64 aarch64" \
+		"$("$FATELF" bundle inspect --json per.fatbundle | jq -r '.entries[] | select(.path == "usr/bin/extra") | [.records[].arch] | join(" ")')"
+fi
+
 # ---- a .tar.zst source: read as a stream, the same bundle
 tar -C tree-arm64 --sort=name -cf - . | zstd -q >arm64.tar.zst
 check "unify amd64 (directory) and arm64 (.tar.zst)" "$FATELF" bundle create -o two-tar.fatbundle \
