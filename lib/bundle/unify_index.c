@@ -268,7 +268,7 @@ int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fate
 			     fatelf_diag *d)
 {
 	fatelf_unify_stream *s = calloc(1, sizeof(*s));
-	fatelf_deb_info ignored;
+	fatelf_deb_info ignored = { 0 };
 	struct stat st;
 	char magic[8];
 	int r;

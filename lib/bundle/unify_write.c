@@ -810,6 +810,9 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 		r = deb_scripts(&w);
 	if (r == 0)
 		r = deb_fields(&w);
+	if (r == 0 && (!w.bo.name || !w.bo.version))
+		r = fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no %s: give %s, or a .deb source that has one",
+				    !w.bo.name ? "package name" : "version", !w.bo.name ? "--name" : "--version");
 	if (r == 0)
 		r = fatelf_bundle_opts_check(&w.bo, d);
 	if (r == 0) {
