@@ -126,6 +126,13 @@ for a in $ARCHES; do
 	fi
 done
 
+check "the same sources again" "$FATELF" bundle create -o dirs2.fatbundle --name hello --version 1.0-1 "${FROM[@]}"
+check_cmp "... give the same bytes" dirs.fatbundle dirs2.fatbundle
+rm -rf whole && "$FATELF" bundle extract dirs.fatbundle whole >/dev/null
+want=$(for a in $ARCHES; do printf '%s ' "${REC[$a]}"; done)
+check_eq "fatelf info on the extracted FatELF lists the records in --from order" "$want" \
+	"$("$FATELF" info --json whole/usr/bin/hello | jq -r '[.records[].arch] | join(" ")') "
+
 # the other --from order gives the other record order
 REV=()
 for a in $ARCHES; do REV=(--from "$a=tree-$a" "${REV[@]}"); done
@@ -172,16 +179,19 @@ mkdeb() { # ARCH VERSION [SCRIPT]
 		"$2" "$a" >"$d/DEBIAN/control"
 	printf '/etc/hello/hello.conf\n' >"$d/DEBIAN/conffiles"
 	printf 'not in conffiles\n' >"$d/etc/hello/other.conf"
-	if [ -n "${3:-}" ]; then
-		printf '#!/bin/sh\nexit 0\n' >"$d/DEBIAN/$3"
-		chmod 0755 "$d/DEBIAN/$3"
-	fi
+	case ${3:-} in
+	'') ;;
+	triggers) printf 'interest-noawait /usr/share/hello\n' >"$d/DEBIAN/triggers" ;;
+	*) printf '#!/bin/sh\nexit 0\n' >"$d/DEBIAN/$3"
+	   chmod 0755 "$d/DEBIAN/$3" ;;
+	esac
 	dpkg-deb --root-owner-group -Zxz --build "$d" "$d.deb" >/dev/null
 }
 mkdeb amd64 1.0-1
 mkdeb arm64 1.0-1
 mkdeb arm64 1.0-2
 mkdeb arm64 1.0-1 postinst
+mkdeb arm64 1.0-1 triggers
 run "$FATELF" bundle create --json -o debs.fatbundle --from amd64=deb-amd64-1.0-1.deb --from arm64=deb-arm64-1.0-1.deb
 check_eq "unify two .debs: exit 0" 0 "$RC"
 "$FATELF" bundle inspect --json debs.fatbundle >debs.json
@@ -225,6 +235,8 @@ refused "an ARCH that is not the ELF's" FATELF_E_UNIFY_ARCH "usr/bin/hello.*aarc
 	--name hello --version 1 --per-arch 'usr/lib/*' --from amd64=tree-amd64 --from riscv64=tree-arm64
 refused "a .deb with a postinst" FATELF_E_UNIFY_SCRIPTS "deb-arm64-1.0-1-postinst.deb.*postinst.*--ignore-scripts" bad.fatbundle \
 	--from amd64=deb-amd64-1.0-1.deb --from arm64=deb-arm64-1.0-1-postinst.deb
+refused "a .deb with triggers" FATELF_E_UNIFY_SCRIPTS "deb-arm64-1.0-1-triggers.deb.*\(triggers\)" bad.fatbundle \
+	--from amd64=deb-amd64-1.0-1.deb --from arm64=deb-arm64-1.0-1-triggers.deb
 refused ".debs whose Version disagrees" FATELF_E_UNIFY_FIELD "Version: '1.0-1' in deb-amd64-1.0-1.deb \(amd64\), '1.0-2' in deb-arm64-1.0-2.deb" \
 	bad.fatbundle --from amd64=deb-amd64-1.0-1.deb --from arm64=deb-arm64-1.0-2.deb
 run "$FATELF" bundle create -o bad.fatbundle --name hello --version 1 --from amd64=tree-amd64 tree-arm64
