@@ -11,12 +11,21 @@
 
 #include "bundle.h"
 #include "cmd.h"
+#include "unify.h"
 
 /* Verbs: argv[0] is the verb's name. Each returns an exit status. */
 int cmd_bundle_create(int argc, char **argv);
 int cmd_bundle_inspect(int argc, char **argv);
 int cmd_bundle_verify(int argc, char **argv);
 int cmd_bundle_extract(int argc, char **argv);
+
+/* bundle create --from (bundle_unify.c): unifies uo's sources into out
+ * through a, which open_output opens; prints the report. Returns the exit
+ * status. */
+int bundle_unify(const char *out, fatelf_unify_opts *uo, fatelf_atomic *a, const bool *open_failed, bool json,
+		 fatelf_diag *d);
+/* {"file": out, "error": {code, record, message, subject}} */
+int bundle_create_json_error(const char *out, const fatelf_diag *d, int r);
 
 /* Opens a bundle read-only; a negative code with d filled on failure. */
 int bundle_open(const char *path, fatelf_diag *d);

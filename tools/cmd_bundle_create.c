@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bundle_cmd.h"
+#include "fatelf.h"
 #include "io.h"
 #include "macro.h"
 
@@ -164,8 +165,30 @@ static int source_date_epoch(int64_t *ret)
 enum {
 	OPT_NAME = 0x100, OPT_VERSION, OPT_SUMMARY, OPT_VENDOR, OPT_LICENSE, OPT_HOMEPAGE,
 	OPT_COMPRESSION, OPT_CONFIG, OPT_ALLOW_SETID, OPT_SIGN, OPT_PASSWORD_FILE,
-	OPT_TRUSTED_COMMENT,
+	OPT_TRUSTED_COMMENT, OPT_FROM, OPT_PER_ARCH, OPT_IGNORE_SCRIPTS,
 };
+
+/* ARCH=SOURCE, ARCH a target name (not "recordN"). */
+static int parse_from(const char *arg, fatelf_unify_from *ret)
+{
+	const char *eq = strchr(arg, '=');
+	fatelf_pattern p;
+	fatelf_diag d;
+	char arch[64];
+
+	if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof(arch))
+		return -1;
+	memcpy(arch, arg, (size_t)(eq - arg));
+	arch[eq - arg] = 0;
+	fatelf_diag_clear(&d);
+	if (fatelf_pattern_parse(arch, &p, &d) < 0 || (p.want & FATELF_WANT_RECORD))
+		return -1;
+	/* The ARCH points into argv, which outlives the command. */
+	((char *)arg)[eq - arg] = 0;
+	ret->arch = arg;
+	ret->path = eq + 1;
+	return 0;
+}
 
 struct open_out {
 	fatelf_atomic *a;
@@ -201,11 +224,18 @@ int cmd_bundle_create(int argc, char **argv)
 		{ "sign", required_argument, NULL, OPT_SIGN },
 		{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
 		{ "trusted-comment", required_argument, NULL, OPT_TRUSTED_COMMENT },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "per-arch", required_argument, NULL, OPT_PER_ARCH },
+		{ "ignore-scripts", no_argument, NULL, OPT_IGNORE_SCRIPTS },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	fatelf_bundle_create_opts o = { 0 };
-	_cleanup_free_ const char **globs = NULL;
+	_cleanup_free_ const char **globs = NULL, **per_arch = NULL;
+	_cleanup_free_ fatelf_unify_from *from = NULL;
+	size_t nfrom = 0, nper_arch = 0;
+	bool ignore_scripts = false, json = false;
 	const char *out = NULL, *sign = NULL, *password_file = NULL;
 	fatelf_ms_seckey sk;
 	fatelf_atomic a = { .fd = -1, .dirfd = -1 };
@@ -215,10 +245,12 @@ int cmd_bundle_create(int argc, char **argv)
 	int c, r;
 
 	globs = calloc((size_t)argc + 1, sizeof(*globs));
-	if (!globs)
+	per_arch = calloc((size_t)argc + 1, sizeof(*per_arch));
+	from = calloc((size_t)argc + 1, sizeof(*from));
+	if (!globs || !per_arch || !from)
 		return cmd_report(NULL, NULL, -ENOMEM);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":o:hj", options, NULL)) >= 0) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -261,6 +293,26 @@ int cmd_bundle_create(int argc, char **argv)
 		case OPT_TRUSTED_COMMENT:
 			o.trusted_comment = optarg;
 			break;
+		case OPT_FROM:
+			r = parse_from(optarg, &from[nfrom]);
+			if (r < 0)
+				return cmd_usage_error("bundle create",
+						       "--from '%s': expected ARCH=SOURCE, ARCH a target name such as amd64 or aarch64",
+						       optarg);
+			if (nfrom == FATELF_UNIFY_MAX_SOURCES)
+				return cmd_usage_error("bundle create", "more than %d --from sources",
+						       FATELF_UNIFY_MAX_SOURCES);
+			nfrom++;
+			break;
+		case OPT_PER_ARCH:
+			per_arch[nper_arch++] = optarg;
+			break;
+		case OPT_IGNORE_SCRIPTS:
+			ignore_scripts = true;
+			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
 			return cmd_help(cmd_bundle_usage);
 		default:
@@ -269,9 +321,13 @@ int cmd_bundle_create(int argc, char **argv)
 	}
 	if (!out)
 		return cmd_usage_error("bundle create", "missing -o OUT");
-	if (!o.name || !o.version)
+	if (nfrom > 0 && argc - optind > 0)
+		return cmd_usage_error("bundle create", "a TREE and --from sources cannot be mixed");
+	if (nfrom == 0 && (nper_arch > 0 || ignore_scripts))
+		return cmd_usage_error("bundle create", "--per-arch and --ignore-scripts need --from");
+	if (nfrom == 0 && (!o.name || !o.version))
 		return cmd_usage_error("bundle create", "--name and --version are required");
-	if (argc - optind != 1)
+	if (nfrom == 0 && argc - optind != 1)
 		return cmd_usage_error("bundle create", "expected one TREE");
 	if (!sign && (password_file || o.trusted_comment))
 		return cmd_usage_error("bundle create",
@@ -295,17 +351,45 @@ int cmd_bundle_create(int argc, char **argv)
 	struct open_out oo = { .a = &a, .path = out };
 	o.open_output = open_out;
 	o.userdata = &oo;
+	if (nfrom > 0) {
+		fatelf_unify_opts uo = {
+			.from = from,
+			.nfrom = nfrom,
+			.per_arch = per_arch,
+			.nper_arch = nper_arch,
+			.ignore_scripts = ignore_scripts,
+			.bundle = o,
+		};
+
+		r = bundle_unify(out, &uo, &a, &oo.failed, json, &d);
+		explicit_bzero(&sk, sizeof(sk));
+		return r;
+	}
 	r = fatelf_bundle_create(argv[optind], -1, &o, &d);
 	explicit_bzero(&sk, sizeof(sk));
 	if (r < 0) {
 		if (a.fd >= 0)
 			fatelf_atomic_abort(&a);
+		if (json)
+			return bundle_create_json_error(out, &d, r);
 		return cmd_report(oo.failed ? out : argv[optind], &d, r);
 	}
 	r = fatelf_atomic_commit(&a, &d);
 	if (r < 0) {
 		fatelf_atomic_abort(&a);
+		if (json)
+			return bundle_create_json_error(out, &d, r);
 		return cmd_report(out, &d, r);
+	}
+	if (json) {
+		_cleanup_json_ struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "file", json_object_new_string(out));
+		json_object_object_add(j, "size", json_object_new_int64(stat(out, &st) == 0 ? st.st_size : -1));
+		json_object_object_add(j, "signed", json_object_new_boolean(sign != NULL));
+		json_object_object_add(j, "error", NULL);
+		cmd_json_print(j);
+		return EXIT_OK;
 	}
 	if (stat(out, &st) == 0)
 		printf("%s: %s %s, %" PRIu64 " bytes (%s)%s\n", out, o.name, o.version,

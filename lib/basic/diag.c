@@ -94,6 +94,9 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	C(UNIFY_SYMLINK, "symlink targets differ across sources"),
 	C(UNIFY_DIFFERS, "file contents differ across sources"),
 	C(UNIFY_TARGET, "two sources give the same target"),
+	C(UNIFY_ARCH, "an ELF file's target is not its source's architecture"),
+	C(UNIFY_FIELD, "package sources disagree on a control field"),
+	C(UNIFY_SCRIPTS, "a package source has maintainer scripts"),
 #undef C
 #define E(id, t) [ENGINE_E_##id - FATELF_E_BASE] = { "ENGINE_E_" #id, t }
 	E(CONFLICT, "the path belongs to another package or already exists"),

@@ -68,6 +68,9 @@ enum fatelf_error_more {
 	FATELF_E_UNIFY_SYMLINK,         /* a symlink's targets differ across sources */
 	FATELF_E_UNIFY_DIFFERS,         /* different bytes, not all ELF, not allowed per-arch */
 	FATELF_E_UNIFY_TARGET,          /* two sources give ELF files of one target */
+	FATELF_E_UNIFY_ARCH,            /* an ELF file's target is not its source's ARCH */
+	FATELF_E_UNIFY_FIELD,           /* two .deb sources disagree on a control field */
+	FATELF_E_UNIFY_SCRIPTS,         /* a .deb source has maintainer scripts */
 	/* the install engine (lib/install); their names keep the ENGINE_E_
 	 * prefix, which replies carry */
 	ENGINE_E_CONFLICT,              /* path owned by another package, or unowned on disk */

@@ -811,6 +811,135 @@ static int manifest_fits(struct creator *c)
 			       c->nitems, least, c->lim.max_manifest);
 }
 
+static void limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *given);
+
+/* The archive side, for the unify writer (manifest_private.h). */
+int fatelf_bundle_archive_open(const fatelf_bundle_create_opts *o, bool non_ascii, int out_fd,
+			       const char *json, size_t json_len, const char *sig, struct archive **ret,
+			       fatelf_diag *d)
+{
+	struct creator c = { .o = o, .rootfd = -1, .non_ascii = non_ascii, .d = d };
+	struct archive *a = archive_write_new();
+	int q;
+
+	if (!a)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	q = ar_setup(&c, a);
+	if (q == 0)
+		q = ar_check(&c, a, archive_write_open_fd(a, out_fd), "opening the output");
+	if (q == 0)
+		q = ar_header(&c, a, FATELF_MANIFEST_NAME, AE_IFREG, 0644, json_len, NULL);
+	if (q == 0)
+		q = ar_data(&c, a, json, json_len, FATELF_MANIFEST_NAME);
+	if (q == 0 && sig) {
+		q = ar_header(&c, a, FATELF_SIGNATURE_NAME, AE_IFREG, 0644, strlen(sig), NULL);
+		if (q == 0)
+			q = ar_data(&c, a, sig, strlen(sig), FATELF_SIGNATURE_NAME);
+	}
+	if (q < 0) {
+		archive_write_free(a);
+		return q;
+	}
+	*ret = a;
+	return 0;
+}
+
+int fatelf_bundle_archive_header(struct archive *a, const fatelf_bundle_create_opts *o, const fatelf_bundle_entry *e,
+				 fatelf_diag *d)
+{
+	struct creator c = { .o = o, .rootfd = -1, .d = d };
+	char name[8192];
+
+	snprintf(name, sizeof(name), FATELF_PAYLOAD_PREFIX "%s%s", e->path, e->type == FATELF_ENTRY_DIR ? "/" : "");
+	switch (e->type) {
+	case FATELF_ENTRY_DIR:
+		return ar_header(&c, a, name, AE_IFDIR, e->mode, 0, NULL);
+	case FATELF_ENTRY_SYMLINK:
+		return ar_header(&c, a, name, AE_IFLNK, 0777, 0, e->link_target);
+	default:
+		return ar_header(&c, a, name, AE_IFREG, e->mode, e->size, NULL);
+	}
+}
+
+int fatelf_bundle_archive_data(struct archive *a, const fatelf_bundle_entry *e, const void *buf, size_t len,
+			       fatelf_diag *d)
+{
+	struct creator c = { .rootfd = -1, .d = d };
+
+	return ar_data(&c, a, buf, len, e->path);
+}
+
+int fatelf_bundle_archive_close(struct archive *a, fatelf_diag *d)
+{
+	struct creator c = { .rootfd = -1, .d = d };
+	int q = ar_check(&c, a, archive_write_close(a), "finishing the archive");
+
+	archive_write_free(a);
+	return q;
+}
+
+/* Serializes m, checks its size against lim, and signs it when o says so. */
+int fatelf_bundle_manifest_finish(fatelf_manifest *m, const fatelf_bundle_create_opts *o,
+				  const fatelf_bundle_limits *lim, char **ret_json, size_t *ret_len,
+				  char **ret_sig, fatelf_diag *d)
+{
+	_cleanup_free_ char *json = NULL, *sig = NULL, *comment = NULL;
+	size_t json_len = 0;
+	int q;
+
+	q = fatelf_manifest_serialize(m, &json, &json_len, d);
+	/* Before a byte is written: a manifest no reader takes is no bundle. */
+	if (q == 0 && json_len > lim->max_manifest)
+		q = fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
+				    "the manifest of %zu entries would be %zu bytes, the limit is %zu",
+				    m->nentries, json_len, lim->max_manifest);
+	if (q == 0 && o->sign_key) {
+		const char *tc = o->trusted_comment;
+		if (!tc) {
+			if (asprintf(&comment, "fatbundle %s %s", o->name, o->version) < 0) {
+				comment = NULL;
+				q = -ENOMEM;
+			}
+			tc = comment;
+		}
+		if (q == 0)
+			q = fatelf_ms_sign(o->sign_key, json, json_len, NULL, tc, &sig, d);
+	}
+	if (q < 0)
+		return q;
+	*ret_json = TAKE_PTR(json);
+	*ret_len = json_len;
+	*ret_sig = TAKE_PTR(sig);
+	return 0;
+}
+
+/* The options' fields every writer checks first. */
+int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d)
+{
+	char why_buf[160], q_name[FATELF_TEXT_QUOTE_BUF];
+	const char *why;
+
+	if (!o || !o->name || !o->version)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "a bundle needs a name and a version");
+	why = fatelf_pkg_name_problem(o->name, strlen(o->name), why_buf, sizeof(why_buf));
+	if (why)
+		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1, "package name '%s' %s",
+				       fatelf_text_quote(o->name, q_name), why);
+	if (!fatelf_pkg_version_valid(o->version))
+		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
+				       "package version '%.100s' is not a valid dpkg version",
+				       o->version);
+	if (o->compression < FATELF_COMPRESS_ZSTD || o->compression > FATELF_COMPRESS_XZ)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "unknown compression %d",
+				       o->compression);
+	return 0;
+}
+
+void fatelf_bundle_limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *given)
+{
+	limits_fill(lim, given);
+}
+
 static void limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *given)
 {
 	fatelf_bundle_limits def;
@@ -827,25 +956,16 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 {
 	struct creator c = { .o = o, .rootfd = -1, .d = d };
 	fatelf_manifest *m = NULL;
-	_cleanup_free_ char *json = NULL, *sig = NULL, *comment = NULL;
+	_cleanup_free_ char *json = NULL, *sig = NULL;
 	size_t json_len = 0;
-	char why_buf[160], q_name[FATELF_TEXT_QUOTE_BUF];
 	int q;
 
 	fatelf_diag_clear(d);
-	if (!o || !o->name || !o->version || !tree)
-		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "a bundle needs a name and a version");
-	const char *why = fatelf_pkg_name_problem(o->name, strlen(o->name), why_buf, sizeof(why_buf));
-	if (why)
-		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1, "package name '%s' %s",
-				       fatelf_text_quote(o->name, q_name), why);
-	if (!fatelf_pkg_version_valid(o->version))
-		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
-				       "package version '%.100s' is not a valid dpkg version",
-				       o->version);
-	if (o->compression < FATELF_COMPRESS_ZSTD || o->compression > FATELF_COMPRESS_XZ)
-		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "unknown compression %d",
-				       o->compression);
+	if (!tree)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no tree");
+	q = fatelf_bundle_opts_check(o, d);
+	if (q < 0)
+		return q;
 	limits_fill(&c.lim, &o->limits);
 	if (out_fd < 0 && !o->open_output)
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no output");
@@ -865,24 +985,7 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 	if (q == 0)
 		q = build_manifest(&c, &m);
 	if (q == 0)
-		q = fatelf_manifest_serialize(m, &json, &json_len, d);
-	/* Before a byte is written: a manifest no reader takes is no bundle. */
-	if (q == 0 && json_len > c.lim.max_manifest)
-		q = fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1,
-				    "the manifest of %zu entries would be %zu bytes, the limit is %zu",
-				    m->nentries, json_len, c.lim.max_manifest);
-	if (q == 0 && o->sign_key) {
-		const char *tc = o->trusted_comment;
-		if (!tc) {
-			if (asprintf(&comment, "fatbundle %s %s", o->name, o->version) < 0) {
-				comment = NULL;
-				q = -ENOMEM;
-			}
-			tc = comment;
-		}
-		if (q == 0)
-			q = fatelf_ms_sign(o->sign_key, json, json_len, NULL, tc, &sig, d);
-	}
+		q = fatelf_bundle_manifest_finish(m, o, &c.lim, &json, &json_len, &sig, d);
 	if (q == 0 && out_fd < 0) {
 		out_fd = o->open_output(o->userdata, d);
 		if (out_fd < 0)

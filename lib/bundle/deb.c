@@ -21,7 +21,7 @@
 #define AR_MAGIC_LEN 8
 
 static const char *const script_names[FATELF_DEB_SCRIPTS] = {
-	"preinst", "postinst", "prerm", "postrm", "config",
+	"preinst", "postinst", "prerm", "postrm", "config", "triggers",
 };
 
 const char *fatelf_deb_script_name(unsigned i)

@@ -38,8 +38,9 @@ enum {
 	FATELF_DEB_PRERM = 1 << 2,
 	FATELF_DEB_POSTRM = 1 << 3,
 	FATELF_DEB_CONFIG = 1 << 4,
+	FATELF_DEB_TRIGGERS = 1 << 5,   /* not a script: dpkg calls postinst for it */
 };
-#define FATELF_DEB_SCRIPTS 5
+#define FATELF_DEB_SCRIPTS 6
 
 typedef struct fatelf_deb_info {
 	/* fields of the control file, trimmed; NULL when absent */

@@ -26,4 +26,25 @@ int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret,
  * whose entries add up past the limit before it hashes a byte. */
 size_t fatelf_manifest_entry_min_len(int type, size_t path_len, size_t target_len);
 
+/* The writer (lib/bundle/bundle_write.c), shared with the unify writer:
+ * the options' checks, the limits, the manifest serialized and signed,
+ * and the archive written member by member. */
+struct archive;
+int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d);
+void fatelf_bundle_limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *given);
+int fatelf_bundle_manifest_finish(fatelf_manifest *m, const fatelf_bundle_create_opts *o,
+				  const fatelf_bundle_limits *lim, char **ret_json, size_t *ret_len,
+				  char **ret_sig, fatelf_diag *d);
+/* The manifest and signature members are written here already. */
+int fatelf_bundle_archive_open(const fatelf_bundle_create_opts *o, bool non_ascii, int out_fd,
+			       const char *json, size_t json_len, const char *sig, struct archive **ret,
+			       fatelf_diag *d);
+/* An entry's member header (a file's data follows through _data). */
+int fatelf_bundle_archive_header(struct archive *a, const fatelf_bundle_create_opts *o, const fatelf_bundle_entry *e,
+				 fatelf_diag *d);
+int fatelf_bundle_archive_data(struct archive *a, const fatelf_bundle_entry *e, const void *buf, size_t len,
+			       fatelf_diag *d);
+/* Finishes and frees a. */
+int fatelf_bundle_archive_close(struct archive *a, fatelf_diag *d);
+
 #endif

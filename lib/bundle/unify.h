@@ -32,6 +32,7 @@ typedef struct fatelf_unify_item {
 	uint64_t size;
 	uint8_t sha256[32];
 	bool elf;               /* a plain ELF file (not FatELF): target is its own */
+	bool fat;               /* a FatELF file */
 	fatelf_target target;
 } fatelf_unify_item;
 
@@ -101,6 +102,68 @@ typedef struct fatelf_unify_index {
 int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim,
 			    fatelf_unify_index *ret, fatelf_diag *d);
 void fatelf_unify_index_free(fatelf_unify_index *x);
+
+/*
+ * A source read as a stream of entries, as the index reads it, for the
+ * writer's later passes: each entry's path by the same rules (the root
+ * skipped), its libarchive entry, and its data through the archive.
+ * ret_deb (may be NULL) gets a .deb's control facts.
+ */
+typedef struct fatelf_unify_stream fatelf_unify_stream;
+struct archive;
+struct archive_entry;
+
+int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fatelf_deb_info *ret_deb,
+			     fatelf_diag *d);
+/* 1 and the next entry, 0 at the end, or a negative code. */
+int fatelf_unify_stream_next(fatelf_unify_stream *s, const char **ret_path, struct archive_entry **ret_entry,
+			     fatelf_diag *d);
+struct archive *fatelf_unify_stream_archive(fatelf_unify_stream *s);
+void fatelf_unify_stream_free(fatelf_unify_stream *s);
+
+/*
+ * The writer (lib/bundle/unify_write.c): one bundle of the sources, in
+ * --from order. A path that is an ELF file in every source (or, under
+ * --per-arch, in every source that has it) becomes one FatELF file with a
+ * record each, in --from order, its images checked as glue checks them;
+ * the same bytes everywhere are stored once; a path only one source has
+ * is stored as that source's. Different non-ELF bytes under --per-arch
+ * are refused with FATELF_E_MANIFEST_FORMAT: format 1 has one entry a
+ * path. Besides the plan's errors: FATELF_E_UNIFY_ARCH (an ELF file not
+ * of its source's ARCH), FATELF_E_UNIFY_SCRIPTS (a .deb with maintainer
+ * scripts, unless ignore_scripts), FATELF_E_UNIFY_FIELD (two .debs
+ * disagree on a field the options do not give). The output is opened
+ * through bundle.open_output only once everything checked out.
+ */
+typedef struct fatelf_unify_from {
+	const char *arch;       /* a target name fatelf_pattern_parse takes */
+	const char *path;       /* a directory, a tar archive or a .deb */
+} fatelf_unify_from;
+
+typedef struct fatelf_unify_opts {
+	const fatelf_unify_from *from;
+	size_t nfrom;
+	const char *const *per_arch;
+	size_t nper_arch;
+	bool ignore_scripts;
+	int spool_dirfd;        /* where the unlinked spool of glued ELF files is made */
+	/* name, version, summary, vendor, homepage: NULL takes the .deb
+	 * sources' Package, Version, Description, Maintainer, Homepage.
+	 * config_globs add to the .debs' conffiles (without .debs and
+	 * globs: etc/). open_output is required. */
+	fatelf_bundle_create_opts bundle;
+} fatelf_unify_opts;
+
+typedef struct fatelf_unify_result {
+	fatelf_unify_stats stats;       /* the plan's */
+	size_t glued, shared, per_arch, dirs;   /* entries of the bundle */
+	uint64_t sources_size;          /* a tar or .deb: its size; a directory: its files' */
+	unsigned scripts_ignored;       /* bit s: source s had scripts, ignored */
+	char scripts[FATELF_UNIFY_MAX_SOURCES][128];  /* their names, "postinst, prerm" */
+	char name[256], version[256];
+} fatelf_unify_result;
+
+int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fatelf_diag *d);
 
 /* The Debian multiarch triplet of an architecture name ("arm64" or
  * "aarch64": "aarch64-linux-gnu"); NULL when there is none. */

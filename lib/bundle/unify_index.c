@@ -23,7 +23,6 @@ struct indexer {
 	fatelf_unify_index *x;
 	const fatelf_bundle_limits *lim;
 	const char *source;
-	const char *strip;      /* archive_read_disk: the source's own path, before each entry's */
 	size_t cap;
 	fatelf_sha256 *sha;
 	fatelf_diag *d;
@@ -77,17 +76,17 @@ static bool elf_target(const uint8_t *h, size_t n, fatelf_target *ret)
 
 /* The entry's path as the bundle has it: "./" and "/" in front and after
  * dropped (archive_read_disk: the source's path too); NULL for the root. */
-static const char *entry_path(struct indexer *ix, struct archive_entry *e, char *buf, size_t size)
+static const char *entry_path(const char *strip, struct archive_entry *e, char *buf, size_t size)
 {
 	const char *p = archive_entry_pathname(e);
 	size_t len;
 
 	if (!p)
 		return NULL;
-	if (ix->strip) {
-		size_t sl = strlen(ix->strip);
+	if (strip) {
+		size_t sl = strlen(strip);
 
-		if (strncmp(p, ix->strip, sl) != 0)
+		if (strncmp(p, strip, sl) != 0)
 			return NULL;
 		p += sl;
 	}
@@ -134,15 +133,11 @@ static void hash_zeros(fatelf_sha256 *sha, uint64_t *at, uint64_t end)
 	}
 }
 
-static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e)
+static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e, const char *path)
 {
-	char pathbuf[4096];
-	const char *path = entry_path(ix, e, pathbuf, sizeof(pathbuf));
 	fatelf_unify_item it = { 0 };
 	int r;
 
-	if (!path)
-		return 0;
 	r = fatelf_path_check(path, ix->lim, ix->d);
 	if (r < 0)
 		return r;
@@ -190,6 +185,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 			hash_zeros(ix->sha, &it.size, (uint64_t)archive_entry_size(e));
 		fatelf_sha256_final(ix->sha, it.sha256);
 		it.elf = elf_target(head, nhead, &it.target);
+		it.fat = fatelf_is_fatelf(head, nhead);
 		break;
 	}
 	default:
@@ -211,31 +207,21 @@ static int item_cmp(const void *a, const void *b)
 	return strcmp(((const fatelf_unify_item *)a)->path, ((const fatelf_unify_item *)b)->path);
 }
 
-static int read_entries(struct indexer *ix, struct archive *a, bool disk)
+static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 {
-	struct archive_entry *e = disk ? archive_entry_new() : NULL;
-	int ar, r = 0;
-
-	if (disk && !e)
-		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
 	for (;;) {
-		ar = disk ? archive_read_next_header2(a, e) : archive_read_next_header(a, &e);
-		if (ar == ARCHIVE_EOF)
-			break;
-		if (ar < ARCHIVE_WARN) {
-			r = archive_fail(ix, a);
-			break;
-		}
-		if (disk && archive_read_disk_can_descend(a))
-			archive_read_disk_descend(a);
-		r = add_entry(ix, a, e);
+		struct archive_entry *e;
+		const char *path;
+		int r = fatelf_unify_stream_next(s, &path, &e, ix->d);
+
 		if (r < 0)
+			return r;
+		if (r == 0)
 			break;
+		r = add_entry(ix, fatelf_unify_stream_archive(s), e, path);
+		if (r < 0)
+			return r;
 	}
-	if (disk)
-		archive_entry_free(e);
-	if (r < 0)
-		return r;
 	qsort(ix->x->items, ix->x->nitems, sizeof(*ix->x->items), item_cmp);
 	for (size_t i = 1; i < ix->x->nitems; i++)
 		if (strcmp(ix->x->items[i - 1].path, ix->x->items[i].path) == 0)
@@ -243,17 +229,148 @@ static int read_entries(struct indexer *ix, struct archive *a, bool disk)
 	return 0;
 }
 
+struct fatelf_unify_stream {
+	int fd;
+	struct archive *a;      /* the deb's when deb is set */
+	struct archive_entry *disk_entry;
+	bool disk;
+	char *strip;
+	fatelf_deb *deb;
+	fatelf_reader src;
+	char path[4096];
+};
+
+void fatelf_unify_stream_free(fatelf_unify_stream *s)
+{
+	if (!s)
+		return;
+	if (s->a && !s->deb)
+		archive_read_free(s->a);
+	fatelf_deb_free(s->deb);
+	if (s->src.close)
+		s->src.close(s->src.ctx);
+	if (s->fd >= 0)
+		close(s->fd);
+	archive_entry_free(s->disk_entry);
+	free(s->strip);
+	free(s);
+}
+
+static int stream_archive_fail(struct archive *a, fatelf_diag *d)
+{
+	char q[FATELF_TEXT_QUOTE_BUF];
+	const char *es = archive_error_string(a);
+
+	return fatelf_diag_set(d, -FATELF_E_ARCHIVE, -1, "%s", fatelf_text_quote(es ? es : "unreadable", q));
+}
+
+int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fatelf_deb_info *ret_deb,
+			     fatelf_diag *d)
+{
+	fatelf_unify_stream *s = calloc(1, sizeof(*s));
+	fatelf_deb_info ignored = { 0 };
+	struct stat st;
+	char magic[8];
+	int r;
+
+	if (!s)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	s->fd = open(source, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+		r = fatelf_diag_set(d, -errno, -1, "%s", strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		s->disk = true;
+		s->a = archive_read_disk_new();
+		s->disk_entry = archive_entry_new();
+		s->strip = strdup(source);
+		if (!s->a || !s->disk_entry || !s->strip) {
+			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			goto fail;
+		}
+		archive_read_disk_set_symlink_physical(s->a);
+		archive_read_disk_set_behavior(s->a, ARCHIVE_READDISK_NO_XATTR | ARCHIVE_READDISK_NO_ACL |
+							 ARCHIVE_READDISK_NO_FFLAGS);
+		if (archive_read_disk_open(s->a, source) != ARCHIVE_OK) {
+			r = stream_archive_fail(s->a, d);
+			goto fail;
+		}
+		*ret = s;
+		return 0;
+	}
+	if (pread(s->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) && memcmp(magic, AR_MAGIC, 8) == 0) {
+		r = fatelf_reader_fd(&s->src, s->fd, NULL);
+		if (r < 0) {
+			r = fatelf_diag_set(d, r, -1, "%s", strerror(-r));
+			goto fail;
+		}
+		r = fatelf_deb_open(&s->src, &s->deb, ret_deb ? ret_deb : &ignored, d);
+		if (!ret_deb)
+			fatelf_deb_info_done(&ignored);
+		if (r < 0)
+			goto fail;
+		r = fatelf_deb_data(s->deb, &s->a, d);
+		if (r < 0)
+			goto fail;
+		*ret = s;
+		return 0;
+	}
+	s->a = archive_read_new();
+	if (!s->a) {
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto fail;
+	}
+	archive_read_support_filter_all(s->a);
+	archive_read_support_format_tar(s->a);
+	if (archive_read_open_fd(s->a, s->fd, 128 << 10) != ARCHIVE_OK) {
+		r = stream_archive_fail(s->a, d);
+		goto fail;
+	}
+	*ret = s;
+	return 0;
+fail:
+	if (s->deb)
+		s->a = NULL;
+	fatelf_unify_stream_free(s);
+	return r;
+}
+
+struct archive *fatelf_unify_stream_archive(fatelf_unify_stream *s)
+{
+	return s->a;
+}
+
+int fatelf_unify_stream_next(fatelf_unify_stream *s, const char **ret_path, struct archive_entry **ret_entry,
+			     fatelf_diag *d)
+{
+	for (;;) {
+		struct archive_entry *e = s->disk_entry;
+		int ar = s->disk ? archive_read_next_header2(s->a, e) : archive_read_next_header(s->a, &e);
+		const char *path;
+
+		if (ar == ARCHIVE_EOF)
+			return 0;
+		if (ar < ARCHIVE_WARN)
+			return stream_archive_fail(s->a, d);
+		if (s->disk && archive_read_disk_can_descend(s->a))
+			archive_read_disk_descend(s->a);
+		path = entry_path(s->strip, e, s->path, sizeof(s->path));
+		if (!path)
+			continue;
+		*ret_path = path;
+		*ret_entry = e;
+		return 1;
+	}
+}
+
 int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim, fatelf_unify_index *ret,
 			    fatelf_diag *d)
 {
 	struct indexer ix = { .x = ret, .lim = lim, .source = source, .d = d };
 	fatelf_bundle_limits def;
-	struct archive *a = NULL;
-	fatelf_deb *deb = NULL;
-	fatelf_reader src = { 0 };
-	struct stat st;
-	char magic[8];
-	int fd, r;
+	fatelf_unify_stream *s = NULL;
+	int r;
 
 	fatelf_diag_clear(d);
 	memset(ret, 0, sizeof(*ret));
@@ -264,65 +381,12 @@ int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim,
 	ix.sha = fatelf_sha256_new();
 	if (!ix.sha)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	fd = open(source, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = fatelf_diag_set(d, -errno, -1, "%s", strerror(errno));
-		goto out;
+	r = fatelf_unify_stream_open(source, &s, &ret->deb, d);
+	if (r == 0) {
+		ret->is_deb = ret->deb.package != NULL;
+		r = read_entries(&ix, s);
 	}
-	if (S_ISDIR(st.st_mode)) {
-		a = archive_read_disk_new();
-		if (!a) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-			goto out;
-		}
-		archive_read_disk_set_symlink_physical(a);
-		archive_read_disk_set_behavior(a, ARCHIVE_READDISK_NO_XATTR | ARCHIVE_READDISK_NO_ACL |
-						      ARCHIVE_READDISK_NO_FFLAGS);
-		if (archive_read_disk_open(a, source) != ARCHIVE_OK) {
-			r = archive_fail(&ix, a);
-			goto out;
-		}
-		ix.strip = source;
-		r = read_entries(&ix, a, true);
-		goto out;
-	}
-	if (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) && memcmp(magic, AR_MAGIC, 8) == 0) {
-		r = fatelf_reader_fd(&src, fd, NULL);
-		if (r < 0) {
-			r = fatelf_diag_set(d, r, -1, "%s", strerror(-r));
-			goto out;
-		}
-		r = fatelf_deb_open(&src, &deb, &ret->deb, d);
-		if (r < 0)
-			goto out;
-		ret->is_deb = true;
-		r = fatelf_deb_data(deb, &a, d);
-		if (r < 0)
-			goto out;
-		r = read_entries(&ix, a, false);
-		a = NULL;       /* the deb's */
-		goto out;
-	}
-	a = archive_read_new();
-	if (!a) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto out;
-	}
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	if (archive_read_open_fd(a, fd, 128 << 10) != ARCHIVE_OK) {
-		r = archive_fail(&ix, a);
-		goto out;
-	}
-	r = read_entries(&ix, a, false);
-out:
-	if (a)
-		archive_read_free(a);
-	fatelf_deb_free(deb);
-	if (src.close)
-		src.close(src.ctx);
-	if (fd >= 0)
-		close(fd);
+	fatelf_unify_stream_free(s);
 	fatelf_sha256_free(ix.sha);
 	if (r < 0)
 		fatelf_unify_index_free(ret);

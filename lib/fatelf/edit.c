@@ -28,13 +28,48 @@ static void set_subject(fatelf_diag *d, const char *path)
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 }
 
-static uint64_t glue_align(uint64_t forced, uint64_t p_align)
+uint64_t fatelf_glue_align(uint64_t forced, uint64_t p_align)
 {
 	if (forced)
 		return forced;
 	/* Honour the ELF's own alignment (64 KiB pages on aarch64/ppc64le),
 	 * within the range a writer keeps. */
 	return MIN(MAX(p_align, (uint64_t)FATELF_MIN_ALIGN), (uint64_t)FATELF_MAX_ALIGN);
+}
+
+int fatelf_glue_table(const fatelf_target *targets, const uint64_t *sizes, const uint64_t *aligns,
+		      unsigned n, fatelf_header *ret, uint64_t *ret_size, fatelf_diag *d)
+{
+	fatelf_header hdr;
+	uint64_t cursor;
+
+	if (n == 0 || n > FATELF_MAX_RECORDS)
+		return fatelf_diag_set(d, n ? -FATELF_E_TOO_MANY : -FATELF_E_INVALID, -1,
+				       "%u records; 1 to %d are allowed", n, FATELF_MAX_RECORDS);
+	fatelf_header_init(&hdr);
+	hdr.nrecords = (uint8_t)n;
+	cursor = FATELF_TABLE_SIZE(n);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t off = fatelf_align_up(cursor, aligns[i]);
+
+		for (unsigned j = 0; j < i; j++)
+			if (fatelf_target_equal(&targets[i], &targets[j])) {
+				char name[FATELF_TARGET_NAME_MAX];
+
+				fatelf_target_format(&targets[i], name);
+				return fatelf_diag_set(d, -FATELF_E_DUPLICATE, (int)i,
+						       "record %u (%s) has the same target as record %u", i, name, j);
+			}
+		if (off < cursor || off + sizes[i] < off)
+			return fatelf_diag_set(d, -FATELF_E_OVERFLOW, (int)i, "record %u: offset overflows", i);
+		hdr.records[i].target = targets[i];
+		hdr.records[i].offset = off;
+		hdr.records[i].size = sizes[i];
+		cursor = off + sizes[i];
+	}
+	*ret = hdr;
+	*ret_size = cursor;
+	return 0;
 }
 
 /* Writes pieces, in order, as a FatELF to out. */
@@ -44,11 +79,10 @@ static int write_pieces(const char *out, mode_t mode, const struct stat *keep_ow
 	fatelf_header hdr;
 	fatelf_atomic a;
 	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
-	uint64_t cursor = FATELF_TABLE_SIZE(n);
+	fatelf_target targets[FATELF_MAX_RECORDS];
+	uint64_t sizes[FATELF_MAX_RECORDS], aligns[FATELF_MAX_RECORDS], cursor;
 	int r;
 
-	fatelf_header_init(&hdr);
-	hdr.nrecords = (uint8_t)n;
 	for (unsigned i = 0; i < n; i++) {
 		for (unsigned j = 0; j < i; j++)
 			if (fatelf_target_equal(&pcs[i].target, &pcs[j].target)) {
@@ -59,13 +93,13 @@ static int write_pieces(const char *out, mode_t mode, const struct stat *keep_ow
 						       "record %u (%s) has the same target as record %u (from %s)",
 						       i, name, j, pcs[j].from);
 			}
-		uint64_t off = fatelf_align_up(cursor, pcs[i].align);
-		hdr.records[i].target = pcs[i].target;
-		hdr.records[i].offset = off;
-		hdr.records[i].size = pcs[i].size;
-		cursor = off + pcs[i].size;
+		targets[i] = pcs[i].target;
+		sizes[i] = pcs[i].size;
+		aligns[i] = pcs[i].align;
 	}
-
+	r = fatelf_glue_table(targets, sizes, aligns, n, &hdr, &cursor, d);
+	if (r < 0)
+		return r;
 	r = fatelf_atomic_open(&a, out, mode, d);
 	if (r < 0)
 		return r;
@@ -133,7 +167,7 @@ static int add_input(const char *path, int fd, uint64_t forced_align, struct pie
 				.fd = fd,
 				.offset = hdr.records[i].offset,
 				.size = hdr.records[i].size,
-				.align = glue_align(forced_align, info[i].max_align),
+				.align = fatelf_glue_align(forced_align, info[i].max_align),
 				.target = hdr.records[i].target,
 				.from = path,
 			};
@@ -157,7 +191,7 @@ static int add_input(const char *path, int fd, uint64_t forced_align, struct pie
 		.fd = fd,
 		.offset = 0,
 		.size = src.size,
-		.align = glue_align(forced_align, info.max_align),
+		.align = fatelf_glue_align(forced_align, info.max_align),
 		.target = info.target,
 		.from = path,
 	};
@@ -359,7 +393,7 @@ int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_d
 	for (unsigned i = 0; i < hdr.nrecords; i++) {
 		const fatelf_record *rec = &hdr.records[i];
 		if ((int)i == idx)
-			pcs[i] = (struct piece){ efd, 0, src.size, glue_align(0, info.max_align),
+			pcs[i] = (struct piece){ efd, 0, src.size, fatelf_glue_align(0, info.max_align),
 						 info.target, newelf };
 		else
 			pcs[i] = (struct piece){ fd, rec->offset, rec->size,

@@ -340,6 +340,17 @@ typedef struct fatelf_glue_opts {
  * 0777 & ~umask; remove, replace and thin keep the input's mode.
  * On failure d->subject names the file the error is about.
  */
+/* The alignment glue gives an ELF image: forced when not 0, else its
+ * largest PT_LOAD p_align within [FATELF_MIN_ALIGN, FATELF_MAX_ALIGN]. */
+uint64_t fatelf_glue_align(uint64_t forced, uint64_t p_align);
+/*
+ * The table of a FatELF glued from n ELF images in this order: record i
+ * of targets[i] and sizes[i] bytes, placed after the one before at the
+ * next multiple of aligns[i], zeros between. *ret_size is the file's
+ * size. Two equal targets: FATELF_E_DUPLICATE naming both records.
+ */
+int fatelf_glue_table(const fatelf_target *targets, const uint64_t *sizes, const uint64_t *aligns,
+		      unsigned n, fatelf_header *ret, uint64_t *ret_size, fatelf_diag *d);
 /* Inputs are ELF files or FatELF files (whose records are all taken). */
 int fatelf_glue(const char *out, const char *const *inputs, size_t n,
 		const fatelf_glue_opts *opts, fatelf_diag *d);

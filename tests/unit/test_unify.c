@@ -5,9 +5,11 @@
  * path and the sources.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bundle.h"
 #include "macro.h"
@@ -317,6 +319,104 @@ START_TEST(test_index_three_kinds)
 }
 END_TEST
 
+/* glue's table: each record after the one before at its alignment */
+START_TEST(test_glue_table)
+{
+	const fatelf_target t[2] = {
+		{ .machine = M_X86, .word_size = FATELF_CLASS64, .byte_order = FATELF_DATA2LSB },
+		{ .machine = M_ARM, .word_size = FATELF_CLASS64, .byte_order = FATELF_DATA2LSB },
+	};
+	const fatelf_target same[2] = { t[0], t[0] };
+	const uint64_t sizes[2] = { 5000, 100 }, aligns[2] = { 4096, 65536 };
+	fatelf_header h;
+	uint64_t size;
+	fatelf_diag d;
+
+	ck_assert_int_eq(fatelf_glue_table(t, sizes, aligns, 2, &h, &size, &d), 0);
+	ck_assert_uint_eq(h.nrecords, 2);
+	ck_assert_uint_eq(h.records[0].offset, 4096);
+	ck_assert_uint_eq(h.records[1].offset, 65536);
+	ck_assert_uint_eq(h.records[1].target.machine, M_ARM);
+	ck_assert_uint_eq(size, 65636);
+	ck_assert_int_eq(fatelf_validate_table(&h, size, &d), 0);
+	ck_assert_int_eq(fatelf_glue_table(same, sizes, aligns, 2, &h, &size, &d), -FATELF_E_DUPLICATE);
+	ck_assert_ptr_nonnull(strstr(d.msg, "record 1 (x86_64"));
+	ck_assert_ptr_nonnull(strstr(d.msg, "same target as record 0"));
+}
+END_TEST
+
+struct out {
+	int fd;
+	unsigned calls;
+};
+
+static int open_out(void *userdata, fatelf_diag *d)
+{
+	struct out *o = userdata;
+
+	(void)d;
+	o->calls++;
+	return o->fd;
+}
+
+/* The writer over two directories of data: what is shared and what is
+ * per-arch, a bundle that reads back, and a refusal that never opens the
+ * output. */
+START_TEST(test_create_from_dirs)
+{
+	char cmd[4096], t[600], a[700], b[700], c[700];
+	fatelf_unify_from from[2] = { { .arch = "amd64", .path = a }, { .arch = "arm64", .path = b } };
+	fatelf_unify_result res;
+	struct out o = { .fd = -1 };
+	fatelf_unify_opts uo = {
+		.from = from,
+		.nfrom = 2,
+		.bundle = { .name = "xx", .version = "1.0", .open_output = open_out, .userdata = &o },
+	};
+	fatelf_diag d;
+
+	snprintf(t, sizeof(t), "%s/create", tu_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; rm -rf %1$s; for a in amd64:x86_64 arm64:aarch64; do d=%1$s/${a%%%%:*}; "
+		 "mkdir -p $d/usr/share/doc/x $d/usr/lib/${a#*:}-linux-gnu; printf 'same\n' >$d/usr/share/doc/x/README; "
+		 "echo $a >$d/usr/lib/${a#*:}-linux-gnu/only.txt; done; "
+		 "cp -a %1$s/arm64 %1$s/other; echo other >%1$s/other/usr/share/doc/x/README", t);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(a, sizeof(a), "%s/amd64", t);
+	snprintf(b, sizeof(b), "%s/arm64", t);
+	snprintf(c, sizeof(c), "%s/out.fatbundle", t);
+	uo.spool_dirfd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(uo.spool_dirfd, 0);
+	o.fd = open(c, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(o.fd, 0);
+	ck_assert_msg(fatelf_unify_create(&uo, &res, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(o.calls, 1);
+	ck_assert_uint_eq(res.glued, 0);
+	ck_assert_uint_eq(res.shared, 1);
+	ck_assert_uint_eq(res.per_arch, 2);
+	ck_assert_str_eq(res.name, "xx");
+	ck_assert_uint_eq(res.sources_size, 2 * 5 + 13 + 14);   /* "same\n" twice, "amd64:x86_64\n", "arm64:aarch64\n" */
+	ck_assert_int_eq(lseek(o.fd, 0, SEEK_SET), 0);
+	ck_assert_msg(fatelf_bundle_read_fd(o.fd, &(fatelf_bundle_read_opts) { 0 }, &(fatelf_bundle_reader_ops) { 0 }, &d) == 0,
+		      "%s", d.msg);
+	close(o.fd);
+
+	/* a README that differs: refused before the output is opened */
+	snprintf(b, sizeof(b), "%s/other", t);
+	o.calls = 0;
+	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -FATELF_E_UNIFY_DIFFERS);
+	ck_assert_uint_eq(o.calls, 0);
+	ck_assert_ptr_nonnull(strstr(d.msg, "entry 'usr/share/doc/x/README'"));
+	ck_assert_ptr_nonnull(strstr(d.msg, "between amd64 and arm64"));
+
+	/* no name: from .debs only, and there are none */
+	uo.bundle.name = NULL;
+	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -FATELF_E_INVALID);
+	ck_assert_uint_eq(o.calls, 0);
+	close(uo.spool_dirfd);
+}
+END_TEST
+
 static Suite *unify_suite(void)
 {
 	Suite *s = suite_create("unify");
@@ -327,6 +427,8 @@ static Suite *unify_suite(void)
 	tcase_add_test(tc, test_per_arch_allows);
 	tcase_add_test(tc, test_triplets_and_input_rules);
 	tcase_add_test(tc, test_index_three_kinds);
+	tcase_add_test(tc, test_glue_table);
+	tcase_add_test(tc, test_create_from_dirs);
 	suite_add_tcase(s, tc);
 	return s;
 }

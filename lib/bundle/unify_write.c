@@ -1,0 +1,884 @@
+/*
+ * The unify writer (unify.h): one bundle of several architectures'
+ * builds. The sources are indexed (one streaming read each), the plan
+ * decides every path, and the bundle is written with its manifest first,
+ * which pins every file's SHA-256, so a glued FatELF's bytes must be
+ * known before the first member goes out. The ELF members that get glued
+ * are therefore spooled, in a second streaming read of each source, into
+ * one unlinked O_TMPFILE in the output's directory; nothing else of a
+ * source is copied. The write pass then takes directories, symlinks,
+ * glued files and the files of directory sources in path order, and the
+ * files of a tar or .deb source in a third read of that source, in its
+ * own order (readers match members by name, doc/fatbundle.md).
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "macro.h"
+#include "manifest_private.h"
+#include "text.h"
+#include "unify.h"
+
+#define IO_CHUNK (64u << 10)
+
+/* A path written as a FatELF: where each source's image sits in the spool. */
+struct glued {
+	size_t dec;                             /* its decision */
+	uint64_t at[FATELF_UNIFY_MAX_SOURCES];  /* spool offset of each present source's image */
+	unsigned nrec;
+	uint8_t src_of[FATELF_MAX_RECORDS];     /* record i comes from source src_of[i] */
+	fatelf_header hdr;
+	uint64_t size;
+};
+
+struct uw {
+	const fatelf_unify_opts *o;
+	fatelf_bundle_create_opts bo;
+	fatelf_bundle_limits lim;
+	size_t n;
+	fatelf_unify_index ix[FATELF_UNIFY_MAX_SOURCES];
+	fatelf_unify_source src[FATELF_UNIFY_MAX_SOURCES];
+	bool is_dir[FATELF_UNIFY_MAX_SOURCES];
+	fatelf_unify_decision *dec;
+	size_t ndec;
+	size_t *owner;                          /* per decision: the source whose bytes are stored, or NONE */
+	size_t *glue_of;                        /* per decision: its index in glued, or NONE */
+	struct glued *glued;
+	size_t nglued;
+	int spool;
+	uint64_t spool_end;
+	uint8_t *buf;
+	fatelf_sha256 *sha;
+	fatelf_unify_result *res;
+	fatelf_diag *d;
+};
+
+static const char *src_name(const struct uw *w, size_t s)
+{
+	return w->o->from[s].path;
+}
+
+static int entry_error(struct uw *w, int code, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int entry_error(struct uw *w, int code, const char *path, const char *fmt, ...)
+{
+	char msg[600], q[FATELF_TEXT_QUOTE_BUF];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return fatelf_diag_at(w->d, code, -1, path, "entry '%s': %s", fatelf_text_quote(path, q), msg);
+}
+
+static const fatelf_unify_item *item_at(const struct uw *w, size_t dec, size_t s)
+{
+	size_t i = w->dec[dec].item[s];
+
+	return i == FATELF_UNIFY_NONE ? NULL : &w->ix[s].items[i];
+}
+
+/* The decision of path, or NONE. */
+static size_t find_dec(const struct uw *w, const char *path)
+{
+	size_t lo = 0, hi = w->ndec;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(w->dec[mid].path, path);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return FATELF_UNIFY_NONE;
+}
+
+/* Step 1: every source's index; the message names the source. */
+static int index_sources(struct uw *w)
+{
+	for (size_t s = 0; s < w->n; s++) {
+		struct stat st;
+		int r = fatelf_unify_index_read(src_name(w, s), &w->lim, &w->ix[s], w->d);
+
+		if (r < 0) {
+			if (!w->d->subject[0])
+				snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+			return r;
+		}
+		w->src[s] = (fatelf_unify_source) {
+			.arch = w->o->from[s].arch,
+			.triplet = fatelf_unify_triplet(w->o->from[s].arch),
+			.items = w->ix[s].items,
+			.nitems = w->ix[s].nitems,
+		};
+		w->is_dir[s] = stat(src_name(w, s), &st) == 0 && S_ISDIR(st.st_mode);
+		if (w->is_dir[s]) {
+			for (size_t i = 0; i < w->ix[s].nitems; i++)
+				w->res->sources_size += w->ix[s].items[i].size;
+		} else if (stat(src_name(w, s), &st) == 0)
+			w->res->sources_size += (uint64_t)st.st_size;
+	}
+	return 0;
+}
+
+/* Step 2: .deb sources: their scripts, and the fields that name the bundle. */
+static int deb_scripts(struct uw *w)
+{
+	for (size_t s = 0; s < w->n; s++) {
+		char names[128] = "";
+		size_t o = 0;
+
+		if (!w->ix[s].is_deb || !w->ix[s].deb.scripts)
+			continue;
+		for (unsigned i = 0; i < FATELF_DEB_SCRIPTS; i++)
+			if (w->ix[s].deb.scripts & (1u << i))
+				o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", o ? ", " : "",
+						      fatelf_deb_script_name(i));
+		if (!w->o->ignore_scripts) {
+			snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+			return fatelf_diag_set(w->d, -FATELF_E_UNIFY_SCRIPTS, -1,
+					       "%s (%s) has maintainer scripts (%s); a bundle runs none, so it is refused unless --ignore-scripts",
+					       src_name(w, s), w->o->from[s].arch, names);
+		}
+		w->res->scripts_ignored |= 1u << s;
+		snprintf(w->res->scripts[s], sizeof(w->res->scripts[s]), "%s", names);
+	}
+	return 0;
+}
+
+static int deb_field(struct uw *w, const char *field, size_t off, const char *given, const char **ret)
+{
+	const char *v = NULL;
+	size_t first = FATELF_UNIFY_NONE;
+
+	*ret = given;
+	if (given)
+		return 0;
+	for (size_t s = 0; s < w->n; s++) {
+		const char *x;
+
+		if (!w->ix[s].is_deb)
+			continue;
+		x = *(char *const *)((const char *)&w->ix[s].deb + off);
+		if (first == FATELF_UNIFY_NONE) {
+			first = s;
+			v = x;
+			continue;
+		}
+		if (strcmp(v ? v : "", x ? x : "") != 0) {
+			char a[FATELF_TEXT_QUOTE_BUF], b[FATELF_TEXT_QUOTE_BUF];
+
+			snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+			return fatelf_diag_set(w->d, -FATELF_E_UNIFY_FIELD, -1,
+					       "%s: '%s' in %s (%s), '%s' in %s (%s); the sources must agree, or give it on the command line",
+					       field, fatelf_text_quote(v ? v : "", a), src_name(w, first),
+					       w->o->from[first].arch, fatelf_text_quote(x ? x : "", b), src_name(w, s),
+					       w->o->from[s].arch);
+		}
+	}
+	*ret = v;
+	return 0;
+}
+
+static int deb_fields(struct uw *w)
+{
+	const fatelf_bundle_create_opts *g = &w->o->bundle;
+	int r;
+
+	r = deb_field(w, "Package", offsetof(fatelf_deb_info, package), g->name, &w->bo.name);
+	if (r == 0)
+		r = deb_field(w, "Version", offsetof(fatelf_deb_info, version), g->version, &w->bo.version);
+	if (r == 0)
+		r = deb_field(w, "Description", offsetof(fatelf_deb_info, summary), g->summary, &w->bo.summary);
+	if (r == 0)
+		r = deb_field(w, "Homepage", offsetof(fatelf_deb_info, homepage), g->homepage, &w->bo.homepage);
+	if (r == 0)
+		r = deb_field(w, "Maintainer", offsetof(fatelf_deb_info, maintainer), g->vendor, &w->bo.vendor);
+	return r;
+}
+
+static bool is_conffile(const struct uw *w, const char *path)
+{
+	bool any_deb = false;
+
+	for (size_t s = 0; s < w->n; s++) {
+		if (!w->ix[s].is_deb)
+			continue;
+		any_deb = true;
+		for (size_t i = 0; i < w->ix[s].deb.nconffiles; i++)
+			if (strcmp(w->ix[s].deb.conffiles[i], path) == 0)
+				return true;
+	}
+	if (w->bo.config_globs && w->bo.nconfig_globs) {
+		for (size_t i = 0; i < w->bo.nconfig_globs; i++)
+			if (w->bo.config_globs[i] && fnmatch(w->bo.config_globs[i], path, 0) == 0)
+				return true;
+		return false;
+	}
+	return !any_deb && fnmatch("etc/*", path, 0) == 0;
+}
+
+/* Step 4: what each decision stores, the ARCH of every ELF file that is
+ * not the same in every source, setid bits, and the per-arch entries
+ * format 1 can hold. */
+static int check_decisions(struct uw *w)
+{
+	fatelf_pattern pat[FATELF_UNIFY_MAX_SOURCES];
+
+	for (size_t s = 0; s < w->n; s++) {
+		fatelf_diag inner;
+
+		fatelf_diag_clear(&inner);
+		if (fatelf_pattern_parse(w->o->from[s].arch, &pat[s], &inner) < 0)
+			return fatelf_diag_set(w->d, -FATELF_E_INVALID, -1, "--from %s=%s: %s", w->o->from[s].arch,
+					       src_name(w, s), inner.msg);
+	}
+	w->owner = malloc(w->ndec * sizeof(*w->owner));
+	w->glue_of = malloc(w->ndec * sizeof(*w->glue_of));
+	w->glued = calloc(w->ndec ? w->ndec : 1, sizeof(*w->glued));
+	if (!w->owner || !w->glue_of || !w->glued)
+		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+	for (size_t k = 0; k < w->ndec; k++) {
+		const fatelf_unify_decision *x = &w->dec[k];
+		const fatelf_unify_item *first = NULL;
+		size_t present = 0;
+		bool same = true, all_elf = true;
+
+		w->owner[k] = FATELF_UNIFY_NONE;
+		w->glue_of[k] = FATELF_UNIFY_NONE;
+		for (size_t s = 0; s < w->n; s++) {
+			const fatelf_unify_item *it = item_at(w, k, s);
+
+			if (!it)
+				continue;
+			present++;
+			if (!first) {
+				first = it;
+				w->owner[k] = s;
+			} else if (it->size != first->size || it->mode != first->mode ||
+				   memcmp(it->sha256, first->sha256, 32) != 0)
+				same = false;
+			all_elf = all_elf && it->elf;
+			if (it->type == FATELF_ENTRY_FILE && it->fat)
+				return entry_error(w, -FATELF_E_INVALID, x->path,
+						   "already a FatELF file in %s (%s); unify glues plain ELF files",
+						   src_name(w, s), w->o->from[s].arch);
+			if (it->type != FATELF_ENTRY_SYMLINK && (it->mode & 06000) && !w->bo.allow_setid)
+				return entry_error(w, -FATELF_E_MODE, x->path,
+						   "has the setuid or setgid bit (mode %04o) in %s; it is bundled only with --allow-setid",
+						   it->mode, src_name(w, s));
+		}
+		if (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same) {
+			if (!all_elf)
+				return entry_error(w, -FATELF_E_MANIFEST_FORMAT, x->path,
+						   "differs between the sources under --per-arch; bundle format %d holds one entry a path and no per-architecture entries yet",
+						   FATELF_BUNDLE_FORMAT);
+		}
+		if (x->kind == FATELF_UNIFY_GLUE || (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same)) {
+			w->glue_of[k] = w->nglued;
+			w->glued[w->nglued++].dec = k;
+			w->owner[k] = FATELF_UNIFY_NONE;
+		}
+		/* Only a file the same in every source may be of another target. */
+		if (x->kind == FATELF_UNIFY_GLUE || x->kind == FATELF_UNIFY_PER_ARCH) {
+			for (size_t s = 0; s < w->n; s++) {
+				const fatelf_unify_item *it = item_at(w, k, s);
+				char want[FATELF_TARGET_NAME_MAX], got[FATELF_TARGET_NAME_MAX];
+
+				if (!it || !it->elf || fatelf_pattern_match(&pat[s], &it->target, -1))
+					continue;
+				fatelf_target_format(&it->target, got);
+				snprintf(want, sizeof(want), "%s", w->o->from[s].arch);
+				snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+				return entry_error(w, -FATELF_E_UNIFY_ARCH, x->path,
+						   "an ELF file for %s in %s, given as --from %s (the ELF files of a source must be of its ARCH)",
+						   got, src_name(w, s), want);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The zeros of a hole of a sparse tar entry, from size up to end: hashed,
+ * and handed to the archive when a is not NULL. Returns the new size. A
+ * hole in the spool needs no bytes: the file reads back zeros there.
+ */
+static uint64_t hash_hole(struct uw *w, uint64_t size, uint64_t end, struct archive *a,
+			  const fatelf_bundle_entry *e)
+{
+	static const uint8_t zeros[4096];
+
+	while (size < end) {
+		size_t k = (size_t)MIN((uint64_t)sizeof(zeros), end - size);
+
+		fatelf_sha256_update(w->sha, zeros, k);
+		if (a && fatelf_bundle_archive_data(a, e, zeros, k, w->d) < 0)
+			return UINT64_MAX;
+		size += k;
+	}
+	return size;
+}
+
+/* Copies the entry's data into the spool, checking it against the index. */
+static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item *it, size_t s, uint64_t *ret_at)
+{
+	uint64_t base = w->spool_end, size = 0;
+	uint8_t sha[32];
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int ar, r;
+
+	while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+		size = hash_hole(w, size, MIN((uint64_t)off, it->size), NULL, NULL);
+		if (len > it->size || size > it->size - len)
+			break;
+		r = pwrite_all(w->spool, buf, len, (off_t)(base + size));
+		if (r < 0)
+			return fatelf_diag_set(w->d, r, -1, "writing the spool: %s", fatelf_strerror(r));
+		fatelf_sha256_update(w->sha, buf, len);
+		size += len;
+	}
+	if (ar != ARCHIVE_OK && ar != ARCHIVE_EOF) {
+		const char *es = archive_error_string(a);
+
+		return entry_error(w, -FATELF_E_ARCHIVE, it->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
+	}
+	size = hash_hole(w, size, ar == ARCHIVE_EOF ? it->size : size, NULL, NULL);
+	fatelf_sha256_final(w->sha, sha);
+	if (size != it->size || memcmp(sha, it->sha256, 32) != 0)
+		return entry_error(w, -EIO, it->path, "changed in %s between two reads of it", src_name(w, s));
+	if (ftruncate(w->spool, (off_t)(base + size)) < 0)
+		return fatelf_diag_set(w->d, -errno, -1, "the spool: %s", fatelf_strerror(-errno));
+	*ret_at = base;
+	/* The next image starts 16-aligned; only the table's offsets matter. */
+	w->spool_end = fatelf_align_up(base + size, 16);
+	return 0;
+}
+
+/* Step 5: the glued sources' ELF files into the spool. */
+static int spool_sources(struct uw *w, int spool_dirfd)
+{
+	if (w->nglued == 0)
+		return 0;
+	w->spool = openat(spool_dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (w->spool < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		/* A file system without O_TMPFILE: a hidden name, unlinked at once. */
+		char name[64];
+
+		for (unsigned i = 0; i < 100 && w->spool < 0; i++) {
+			snprintf(name, sizeof(name), ".fatelf.spool.%ld.%u", (long)getpid(), i);
+			w->spool = openat(spool_dirfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (w->spool >= 0)
+				(void)unlinkat(spool_dirfd, name, 0);
+			else if (errno != EEXIST)
+				break;
+		}
+	}
+	if (w->spool < 0)
+		return fatelf_diag_set(w->d, -errno, -1,
+				       "cannot make an unlinked temporary file (O_TMPFILE) beside the output: %s",
+				       fatelf_strerror(-errno));
+	for (size_t s = 0; s < w->n; s++) {
+		fatelf_unify_stream *st = NULL;
+		struct archive_entry *e;
+		const char *path;
+		int r;
+
+		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
+		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &e, w->d)) > 0) {
+			size_t k = find_dec(w, path);
+			const fatelf_unify_item *it;
+
+			if (k == FATELF_UNIFY_NONE || w->glue_of[k] == FATELF_UNIFY_NONE ||
+			    archive_entry_filetype(e) != AE_IFREG)
+				continue;
+			it = item_at(w, k, s);
+			if (!it)
+				continue;
+			r = spool_entry(w, fatelf_unify_stream_archive(st), it, s, &w->glued[w->glue_of[k]].at[s]);
+		}
+		fatelf_unify_stream_free(st);
+		if (r < 0) {
+			if (!w->d->subject[0])
+				snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Step 6: each glued file's table, checked like any glue's inputs. */
+static int layout_glued(struct uw *w, struct glued *g)
+{
+	const fatelf_unify_decision *x = &w->dec[g->dec];
+	fatelf_target targets[FATELF_MAX_RECORDS];
+	uint64_t sizes[FATELF_MAX_RECORDS], aligns[FATELF_MAX_RECORDS];
+	fatelf_reader src;
+	fatelf_diag inner;
+	int r;
+
+	r = fatelf_reader_seekable_fd(&src, w->spool);
+	if (r < 0)
+		return fatelf_diag_set(w->d, r, -1, "the spool: %s", fatelf_strerror(r));
+	g->nrec = 0;
+	for (size_t s = 0; s < w->n; s++) {
+		const fatelf_unify_item *it = item_at(w, g->dec, s);
+		fatelf_elfinfo info;
+
+		if (!it)
+			continue;
+		if (g->nrec >= FATELF_MAX_RECORDS)
+			return entry_error(w, -FATELF_E_TOO_MANY, x->path, "more than %d records", FATELF_MAX_RECORDS);
+		fatelf_diag_clear(&inner);
+		r = fatelf_elf_inspect(&src, g->at[s], it->size, -1, &info, &inner);
+		if (r < 0) {
+			snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+			return entry_error(w, r, x->path, "in %s (%s): %s", src_name(w, s), w->o->from[s].arch,
+					   inner.msg);
+		}
+		for (unsigned j = 0; j < g->nrec; j++)
+			if (fatelf_target_equal(&targets[j], &info.target)) {
+				char tn[FATELF_TARGET_NAME_MAX];
+
+				fatelf_target_format(&info.target, tn);
+				return entry_error(w, -FATELF_E_UNIFY_TARGET, x->path,
+						   "%s and %s both give an ELF file for %s (one record a target)",
+						   w->o->from[g->src_of[j]].arch, w->o->from[s].arch, tn);
+			}
+		targets[g->nrec] = info.target;
+		sizes[g->nrec] = it->size;
+		aligns[g->nrec] = fatelf_glue_align(0, info.max_align);
+		g->src_of[g->nrec++] = (uint8_t)s;
+	}
+	fatelf_diag_clear(&inner);
+	r = fatelf_glue_table(targets, sizes, aligns, g->nrec, &g->hdr, &g->size, &inner);
+	if (r == 0)
+		r = fatelf_validate_table(&g->hdr, g->size, &inner);
+	if (r < 0)
+		return entry_error(w, r, x->path, "%s", inner.msg);
+	return 0;
+}
+
+/* Hands each byte range of glued file g to fn, in file order. */
+static int glued_bytes(struct uw *w, const struct glued *g,
+		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
+{
+	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+	ssize_t tl = fatelf_header_encode(&g->hdr, table, sizeof(table));
+	uint64_t pos;
+	int r;
+
+	if (tl < 0)
+		return fatelf_diag_set(w->d, (int)tl, -1, "encoding a FatELF table");
+	r = fn(w, table, (size_t)tl, ctx);
+	pos = (uint64_t)tl;
+	for (unsigned i = 0; r == 0 && i < g->nrec; i++) {
+		const fatelf_record *rec = &g->hdr.records[i];
+		uint64_t at = g->at[g->src_of[i]], done = 0;
+
+		memset(w->buf, 0, IO_CHUNK);
+		while (r == 0 && pos < rec->offset) {
+			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->offset - pos);
+
+			r = fn(w, w->buf, k, ctx);
+			pos += k;
+		}
+		while (r == 0 && done < rec->size) {
+			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->size - done);
+			ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
+						       got < 0 ? fatelf_strerror(-errno) : "short");
+			r = fn(w, w->buf, (size_t)got, ctx);
+			done += (uint64_t)got;
+			pos += (uint64_t)got;
+		}
+	}
+	return r;
+}
+
+static int hash_fn(struct uw *w, const void *buf, size_t len, void *ctx)
+{
+	(void)ctx;
+	fatelf_sha256_update(w->sha, buf, len);
+	return 0;
+}
+
+static int set_str(char **field, const char *v)
+{
+	char *s = strdup(v ? v : "");
+
+	if (!s)
+		return -ENOMEM;
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io);
+
+/* Step 7: the manifest, an entry a decision, in path order. */
+static int build_manifest(struct uw *w, fatelf_manifest **ret)
+{
+	fatelf_manifest *m = fatelf_manifest_new();
+	uint64_t total = 0;
+	int r = build_entries(w, m, &total);
+
+	if (r < 0) {
+		fatelf_manifest_free(m);
+		return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
+{
+	uint64_t total = 0;
+
+	if (!m || set_str(&m->name, w->bo.name) < 0 || set_str(&m->version, w->bo.version) < 0 ||
+	    set_str(&m->summary, w->bo.summary) < 0 || set_str(&m->vendor, w->bo.vendor) < 0 ||
+	    set_str(&m->license, w->bo.license) < 0 || set_str(&m->homepage, w->bo.homepage) < 0)
+		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+	m->format = FATELF_BUNDLE_FORMAT;
+	for (size_t k = 0; k < w->ndec; k++) {
+		const fatelf_unify_decision *x = &w->dec[k];
+		const fatelf_unify_item *it = NULL;
+		fatelf_bundle_entry *e;
+
+		for (size_t s = 0; s < w->n && !it; s++)
+			it = item_at(w, k, s);
+		e = fatelf_manifest_add(m, x->path, it->type);
+		if (!e)
+			return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		e->mode = it->mode;
+		e->setid = it->type != FATELF_ENTRY_SYMLINK && (it->mode & 06000);
+		if (it->type == FATELF_ENTRY_SYMLINK) {
+			e->mode = 0777;
+			e->link_target = strdup(it->link);
+			if (!e->link_target)
+				return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+			continue;
+		}
+		if (it->type != FATELF_ENTRY_FILE)
+			continue;
+		e->config = is_conffile(w, x->path);
+		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
+			struct glued *g = &w->glued[w->glue_of[k]];
+			int r = glued_bytes(w, g, hash_fn, NULL);
+
+			if (r < 0)
+				return r;
+			fatelf_sha256_final(w->sha, e->sha256);
+			e->size = g->size;
+			e->kind = FATELF_KIND_FATELF;
+			e->nrecords = g->nrec;
+			e->header_size = (uint32_t)FATELF_TABLE_SIZE(g->nrec);
+			e->records = calloc(g->nrec, sizeof(*e->records));
+			if (!e->records)
+				return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+			for (unsigned i = 0; i < g->nrec; i++) {
+				e->records[i].target = g->hdr.records[i].target;
+				e->records[i].offset = g->hdr.records[i].offset;
+				e->records[i].size = g->hdr.records[i].size;
+				memcpy(e->records[i].sha256, item_at(w, k, g->src_of[i])->sha256, 32);
+			}
+		} else {
+			e->size = it->size;
+			memcpy(e->sha256, it->sha256, 32);
+			e->kind = it->elf ? FATELF_KIND_ELF : FATELF_KIND_DATA;
+			e->target = it->target;
+		}
+		total += e->size;
+		if (total > w->lim.max_total)
+			return entry_error(w, -FATELF_E_LIMIT, x->path, "files add up to more than %llu bytes",
+					   (unsigned long long)w->lim.max_total);
+	}
+	*total_io = total;
+	return 0;
+}
+
+struct put {
+	struct archive *a;
+	const fatelf_bundle_entry *e;
+};
+
+static int put_fn(struct uw *w, const void *buf, size_t len, void *ctx)
+{
+	struct put *p = ctx;
+
+	return fatelf_bundle_archive_data(p->a, p->e, buf, len, w->d);
+}
+
+/* A file of a directory source, opened beneath it without following a symlink. */
+static int put_dir_file(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, size_t s)
+{
+	_cleanup_close_ int root = -1, dirfd = -1, fd = -1;
+	fatelf_diag inner;
+	const char *base;
+	uint64_t pos = 0;
+	uint8_t sha[32];
+	int r;
+
+	fatelf_diag_clear(&inner);
+	root = open(src_name(w, s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return fatelf_diag_set(w->d, -errno, -1, "%s: %s", src_name(w, s), fatelf_strerror(-errno));
+	dirfd = fatelf_root_open_parent(root, e->path, false, &base, &inner);
+	if (dirfd < 0)
+		return entry_error(w, dirfd, e->path, "in %s: %s", src_name(w, s), inner.msg);
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return entry_error(w, -errno, e->path, "in %s: cannot open it: %s", src_name(w, s),
+				   fatelf_strerror(-errno));
+	r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+	while (r == 0 && pos < e->size) {
+		ssize_t got = pread(fd, w->buf, (size_t)MIN((uint64_t)IO_CHUNK, e->size - pos), (off_t)pos);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		fatelf_sha256_update(w->sha, w->buf, (size_t)got);
+		r = fatelf_bundle_archive_data(a, e, w->buf, (size_t)got, w->d);
+		pos += (uint64_t)got;
+	}
+	if (r < 0)
+		return r;
+	fatelf_sha256_final(w->sha, sha);
+	if (pos != e->size || memcmp(sha, e->sha256, 32) != 0)
+		return entry_error(w, -EIO, e->path, "changed in %s since it was read", src_name(w, s));
+	return 0;
+}
+
+/* A file of a tar or .deb source, as its stream comes to it. */
+static int put_stream_file(struct uw *w, struct archive *a, struct archive *in, const fatelf_bundle_entry *e,
+			   size_t s)
+{
+	uint64_t size = 0;
+	uint8_t sha[32];
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int ar = ARCHIVE_OK, r;
+
+	r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+	while (r == 0 && (ar = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+		size = hash_hole(w, size, MIN((uint64_t)off, e->size), a, e);
+		if (size == UINT64_MAX)
+			return w->d->code;
+		if (len > e->size || size > e->size - len)
+			break;
+		fatelf_sha256_update(w->sha, buf, len);
+		r = fatelf_bundle_archive_data(a, e, buf, len, w->d);
+		size += len;
+	}
+	if (r < 0)
+		return r;
+	if (ar != ARCHIVE_OK && ar != ARCHIVE_EOF) {
+		const char *es = archive_error_string(in);
+
+		return entry_error(w, -FATELF_E_ARCHIVE, e->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
+	}
+	if (ar == ARCHIVE_EOF) {
+		size = hash_hole(w, size, e->size, a, e);
+		if (size == UINT64_MAX)
+			return w->d->code;
+	}
+	fatelf_sha256_final(w->sha, sha);
+	if (size != e->size || memcmp(sha, e->sha256, 32) != 0)
+		return entry_error(w, -EIO, e->path, "changed in %s between two reads of it", src_name(w, s));
+	return 0;
+}
+
+/* Step 8: the members. */
+static int write_members(struct uw *w, struct archive *a, const fatelf_manifest *m)
+{
+	bool *done = calloc(w->ndec ? w->ndec : 1, sizeof(*done));
+	int r = 0;
+
+	if (!done)
+		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+	for (size_t k = 0; r == 0 && k < w->ndec; k++) {
+		const fatelf_bundle_entry *e = &m->entries[k];
+
+		if (e->type != FATELF_ENTRY_FILE) {
+			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+			done[k] = true;
+		} else if (w->glue_of[k] != FATELF_UNIFY_NONE) {
+			struct put p = { .a = a, .e = e };
+
+			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+			if (r == 0)
+				r = glued_bytes(w, &w->glued[w->glue_of[k]], put_fn, &p);
+			done[k] = true;
+		} else if (w->is_dir[w->owner[k]]) {
+			r = put_dir_file(w, a, e, w->owner[k]);
+			done[k] = true;
+		}
+	}
+	for (size_t s = 0; r == 0 && s < w->n; s++) {
+		fatelf_unify_stream *st = NULL;
+		struct archive_entry *ae;
+		const char *path;
+		bool any = false;
+
+		for (size_t k = 0; k < w->ndec && !any; k++)
+			any = !done[k] && w->owner[k] == s;
+		if (!any)
+			continue;
+		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
+		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &ae, w->d)) > 0) {
+			size_t k = find_dec(w, path);
+
+			if (k == FATELF_UNIFY_NONE || done[k] || w->owner[k] != s ||
+			    archive_entry_filetype(ae) != AE_IFREG)
+				continue;
+			r = put_stream_file(w, a, fatelf_unify_stream_archive(st), &m->entries[k], s);
+			done[k] = true;
+		}
+		fatelf_unify_stream_free(st);
+		for (size_t k = 0; r == 0 && k < w->ndec; k++)
+			if (!done[k] && w->owner[k] == s)
+				r = entry_error(w, -EIO, w->dec[k].path, "gone from %s since it was read", src_name(w, s));
+	}
+	free(done);
+	return r;
+}
+
+static void uw_done(struct uw *w)
+{
+	for (size_t s = 0; s < w->n; s++)
+		fatelf_unify_index_free(&w->ix[s]);
+	free(w->dec);
+	free(w->owner);
+	free(w->glue_of);
+	free(w->glued);
+	free(w->buf);
+	fatelf_sha256_free(w->sha);
+	if (w->spool >= 0)
+		close(w->spool);
+}
+
+int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fatelf_diag *d)
+{
+	struct uw w = { .o = o, .spool = -1, .d = d };
+	fatelf_unify_result res = { 0 };
+	fatelf_manifest *m = NULL;
+	_cleanup_free_ char *json = NULL, *sig = NULL;
+	struct archive *a = NULL;
+	size_t json_len = 0;
+	int out_fd, r;
+
+	fatelf_diag_clear(d);
+	if (!o || o->nfrom == 0 || o->nfrom > FATELF_UNIFY_MAX_SOURCES)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "%zu sources; 1 to %d are allowed",
+				       o ? o->nfrom : 0, FATELF_UNIFY_MAX_SOURCES);
+	if (!o->bundle.open_output)
+		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no output");
+	w.n = o->nfrom;
+	w.bo = o->bundle;
+	w.res = &res;
+	fatelf_bundle_limits_fill(&w.lim, &o->bundle.limits);
+	w.buf = malloc(IO_CHUNK);
+	w.sha = fatelf_sha256_new();
+	if (!w.buf || !w.sha) {
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	r = index_sources(&w);
+	if (r == 0)
+		r = deb_scripts(&w);
+	if (r == 0)
+		r = deb_fields(&w);
+	if (r == 0 && (!w.bo.name || !w.bo.version))
+		r = fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no %s: give %s, or a .deb source that has one",
+				    !w.bo.name ? "package name" : "version", !w.bo.name ? "--name" : "--version");
+	if (r == 0)
+		r = fatelf_bundle_opts_check(&w.bo, d);
+	if (r == 0) {
+		r = fatelf_unify_plan(w.src, w.n, o->per_arch, o->nper_arch, &w.dec, &w.ndec, &res.stats, d);
+	}
+	if (r == 0)
+		r = check_decisions(&w);
+	if (r == 0)
+		r = spool_sources(&w, o->spool_dirfd);
+	for (size_t i = 0; r == 0 && i < w.nglued; i++)
+		r = layout_glued(&w, &w.glued[i]);
+	if (r == 0)
+		r = build_manifest(&w, &m);
+	if (r == 0)
+		r = fatelf_bundle_manifest_finish(m, &w.bo, &w.lim, &json, &json_len, &sig, d);
+	if (r == 0) {
+		/* The manifest as a reader takes it (parents, paths, records):
+		 * refused here, before an output exists. */
+		fatelf_manifest *back = NULL;
+
+		r = fatelf_manifest_parse(json, json_len, &w.lim, &back, d);
+		fatelf_manifest_free(back);
+	}
+	if (r == 0) {
+		out_fd = o->bundle.open_output(o->bundle.userdata, d);
+		r = out_fd < 0 ? out_fd : 0;
+	}
+	if (r == 0) {
+		bool non_ascii = false;
+
+		for (size_t k = 0; k < m->nentries && !non_ascii; k++)
+			for (const char *p = m->entries[k].path; *p && !non_ascii; p++)
+				non_ascii = (unsigned char)*p >= 0x80;
+		for (size_t k = 0; k < m->nentries && !non_ascii; k++)
+			for (const char *p = m->entries[k].link_target; p && *p && !non_ascii; p++)
+				non_ascii = (unsigned char)*p >= 0x80;
+		r = fatelf_bundle_archive_open(&w.bo, non_ascii, out_fd, json, json_len, sig, &a, d);
+	}
+	if (r == 0)
+		r = write_members(&w, a, m);
+	if (a) {
+		int q = fatelf_bundle_archive_close(a, d);
+
+		if (r == 0)
+			r = q;
+	}
+	if (r == 0) {
+		for (size_t k = 0; k < w.ndec; k++) {
+			if (m->entries[k].type == FATELF_ENTRY_DIR)
+				res.dirs++;
+			else if (w.glue_of[k] != FATELF_UNIFY_NONE)
+				res.glued++;
+			else if (w.dec[k].kind == FATELF_UNIFY_PER_ARCH)
+				res.per_arch++;
+			else
+				res.shared++;
+		}
+		snprintf(res.name, sizeof(res.name), "%s", w.bo.name);
+		snprintf(res.version, sizeof(res.version), "%s", w.bo.version);
+		if (ret)
+			*ret = res;
+	}
+out:
+	if (r == -ENOMEM && !d->msg[0])
+		fatelf_diag_set(d, r, -1, "out of memory");
+	fatelf_manifest_free(m);
+	uw_done(&w);
+	return r;
+}
