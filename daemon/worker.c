@@ -322,21 +322,33 @@ static void *worker_main(void *arg)
 
 /*
  * The store's commits copy the WAL into the database only past
- * STORE_WAL_CHECKPOINT_PAGES; this thread does it after each job, on a
- * connection of its own, so that neither the job's caller nor the next
- * job waits for the copy (SQLite lets a writer go on while a checkpoint
- * runs).
+ * STORE_WAL_CHECKPOINT_PAGES; this thread does it once the worker has
+ * been idle for CKPT_IDLE_USEC after a job, on a connection of its own:
+ * neither the job's caller nor a job that follows right after waits for
+ * the copy, or shares the disk with it. A job that starts first puts it
+ * off until the worker is idle again (SQLite lets a writer go on while a
+ * checkpoint runs, so one under way delays nothing but the disk).
  */
+#define CKPT_IDLE_USEC (1000 * 1000)
+
 static void *ckpt_main(void *arg)
 {
 	worker *w = arg;
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
-		if (!w->ckpt_due) {
+		if (!w->ckpt_due || w->running || w->queue) {
 			pthread_cond_wait(&w->ckpt_cond, &w->lock);
 			continue;
 		}
+		uint64_t at = now_usec() + CKPT_IDLE_USEC;
+		struct timespec ts = { .tv_sec = (time_t)(at / 1000000),
+				       .tv_nsec = (long)(at % 1000000) * 1000 };
+		/* Woken (a job ended, or stop): the wait starts again. */
+		if (pthread_cond_timedwait(&w->ckpt_cond, &w->lock, &ts) != ETIMEDOUT)
+			continue;
+		if (w->stop || w->running || w->queue)
+			continue;
 		w->ckpt_due = false;
 		pthread_mutex_unlock(&w->lock);
 		(void)store_checkpoint(w->ckst, NULL);
@@ -383,7 +395,15 @@ worker *worker_new(server *s, engine *rw)
 		pthread_cond_init(&w->verify_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
-	pthread_cond_init(&w->ckpt_cond, NULL);
+	{
+		/* ckpt_main waits on it against the monotonic clock. */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w->ckpt_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
