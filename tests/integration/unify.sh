@@ -212,6 +212,22 @@ check_eq "a .deb with a postinst and --ignore-scripts: exit 0" 0 "$RC"
 check_match "... saying nothing will run postinst" "deb-arm64-1.0-1-postinst.deb: .*postinst.*nothing will run" "$RUN_ERR"
 check_eq "... and in the report" "postinst" "$(jq -r '.ignored_scripts[0].scripts' <<<"$RUN_OUT")"
 
+# ---- a sparse file (holes at both ends and in the middle) in directory
+# sources: its holes are read as zeros, one data entry, the same bytes
+for a in amd64 arm64; do
+	rm -rf "sp-$a" && cp -a "tree-$a" "sp-$a"
+	f=sp-$a/usr/share/doc/hello/sparse.bin
+	truncate -s 3M "$f"
+	printf 'middle' | dd of="$f" bs=1 seek=$((1 << 20)) conv=notrunc status=none
+	printf 'later' | dd of="$f" bs=1 seek=$((2 << 20)) conv=notrunc status=none
+done
+check "unify sources with a sparse file" "$FATELF" bundle create -o sparse.fatbundle --name hello --version 1 \
+	--from amd64=sp-amd64 --from arm64=sp-arm64
+check_eq "... one data entry of 3 MiB" "data $((3 << 20))" \
+	"$("$FATELF" bundle inspect --json sparse.fatbundle | jq -r '.entries[] | select(.path == "usr/share/doc/hello/sparse.bin") | "\(.kind) \(.size)"')"
+rm -rf x-sparse && "$FATELF" bundle extract sparse.fatbundle x-sparse >/dev/null
+check_cmp "... extracted byte for byte" sp-amd64/usr/share/doc/hello/sparse.bin x-sparse/usr/share/doc/hello/sparse.bin
+
 # ---- refusals
 cp -a tree-arm64 t-data && printf 'another README\n' >t-data/usr/share/doc/hello/README
 refused "a data file that differs" FATELF_E_UNIFY_DIFFERS "usr/share/doc/hello/README.*amd64.*arm64" bad.fatbundle \
