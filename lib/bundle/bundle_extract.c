@@ -7,6 +7,10 @@
  * leaves no file of the bundle behind. --target picks records with the
  * install policies' rules (fatelf_choose): "host" and a uname -m name are
  * the native rule for that machine, any other name the targets rule.
+ * The same rule picks, once, which of the bundle's per-arch targets are
+ * extracted (fatelf_manifest_per_arch_header): a per-arch entry is when
+ * one of its targets is. Without --target every per-arch entry with a
+ * path of its own is, and where several share a path, this host's.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -33,6 +37,12 @@ struct extract {
 	fatelf_choice choice;
 	fatelf_host host;
 	const char *target;
+	/* per-arch entries: the targets the rule keeps; without a rule, the
+	 * one this host runs best, for the paths several entries share */
+	const fatelf_manifest *m;
+	fatelf_header pa_hdr;
+	fatelf_keepset pa_keep, pa_host;
+	bool skipping;
 	/* the file being written */
 	int fd;
 	int dirfd;
@@ -78,6 +88,33 @@ static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *
 static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 		       fatelf_diag *d)
 {
+	struct extract *x = ctx;
+	int form, q;
+
+	x->m = m;
+	q = fatelf_manifest_per_arch_header(m, &x->pa_hdr, d);
+	if (q < 0)
+		return q;
+	fatelf_keep_clear(&x->pa_keep);
+	fatelf_keep_clear(&x->pa_host);
+	if (x->pa_hdr.nrecords > 0 && x->choice.rule == FATELF_CHOOSE_KEEP) {
+		fatelf_host host;
+
+		for (unsigned i = 0; i < x->pa_hdr.nrecords; i++)
+			fatelf_keep_add(&x->pa_keep, i);
+		if (fatelf_host_detect(&host) == 0 && (q = fatelf_host_select(&host, &x->pa_hdr, NULL)) >= 0)
+			fatelf_keep_add(&x->pa_host, (unsigned)q);
+	} else if (x->pa_hdr.nrecords > 0) {
+		fatelf_diag tmp;
+
+		/* No per-arch target the rule takes: no per-arch entry. */
+		fatelf_diag_clear(&tmp);
+		q = fatelf_choose(&x->choice, &x->pa_hdr, &x->pa_keep, &form, &tmp);
+		if (q == -ENOMEM)
+			return q;
+		if (q < 0)
+			fatelf_keep_clear(&x->pa_keep);
+	}
 	for (size_t i = 0; i < m->nentries; i++)
 		if (fatelf_stage_reserved(m->entries[i].path))
 			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
@@ -121,10 +158,27 @@ static int stage_create(struct extract *x, const fatelf_bundle_entry *e, int dir
 	return q;
 }
 
+/* Whether per-arch entry e is extracted. */
+static bool ex_wanted(const struct extract *x, const fatelf_bundle_entry *e)
+{
+	const fatelf_bundle_entry *first;
+
+	if (!e->ntargets)
+		return true;
+	first = fatelf_manifest_find(x->m, e->path);
+	if (x->choice.rule == FATELF_CHOOSE_KEEP && first && fatelf_manifest_path_count(x->m, first) > 1)
+		return fatelf_entry_selected(e, &x->pa_hdr, &x->pa_host);
+	return fatelf_entry_selected(e, &x->pa_hdr, &x->pa_keep);
+}
+
 static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 {
 	struct extract *x = ctx;
 	int dirfd, q;
+
+	x->skipping = !ex_wanted(x, e);
+	if (x->skipping)
+		return FATELF_BUNDLE_SKIP;
 
 	dirfd = fatelf_root_open_parent(x->rootfd, e->path, true, &x->base, d);
 	if (dirfd < 0)
@@ -200,6 +254,10 @@ static int ex_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_di
 	struct extract *x = ctx;
 	int q = 0;
 
+	if (x->skipping) {
+		x->skipping = false;
+		return 0;
+	}
 	if (e->type == FATELF_ENTRY_DIR)
 		return 0;
 	if (x->fd >= 0) {

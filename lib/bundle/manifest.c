@@ -187,6 +187,37 @@ int fatelf_manifest_target_cmp(const fatelf_target *a, const fatelf_target *b)
 	return target_cmp(a, b);
 }
 
+int fatelf_manifest_per_arch_header(const fatelf_manifest *m, fatelf_header *ret, fatelf_diag *d)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->magic = FATELF_MAGIC;
+	ret->version = FATELF_FORMAT_VERSION;
+	/* m->targets is sorted: each per-arch target is added in its order. */
+	for (size_t i = 0; i < m->ntargets; i++) {
+		bool used = false;
+
+		for (size_t k = 0; k < m->nentries && !used; k++)
+			used = m->entries[k].ntargets && fatelf_entry_for_target(&m->entries[k], &m->targets[i]);
+		if (!used)
+			continue;
+		if (ret->nrecords == FATELF_MAX_RECORDS)
+			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+					       "the per-arch entries have more than %d targets", FATELF_MAX_RECORDS);
+		ret->records[ret->nrecords++].target = m->targets[i];
+	}
+	return 0;
+}
+
+bool fatelf_entry_selected(const fatelf_bundle_entry *e, const fatelf_header *hdr, const fatelf_keepset *keep)
+{
+	if (!e->ntargets)
+		return true;
+	for (unsigned i = 0; i < hdr->nrecords; i++)
+		if (fatelf_keep_has(keep, i) && fatelf_entry_for_target(e, &hdr->records[i].target))
+			return true;
+	return false;
+}
+
 /* Every ELF's, every record's and every per-arch entry's target, sorted,
  * once each. */
 int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n)
