@@ -73,9 +73,6 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 	static fatelf_header pa;
 	size_t n = 0;
 
-	if (fatelf_manifest_per_arch_header(m, &pa, NULL) < 0)
-		pa.nrecords = 0;
-
 	for (size_t i = 0; i < m->ntargets && n < max; i++) {
 		const char *arch = fatelf_target_arch(&m->targets[i]);
 		fatelf_host h;
@@ -89,7 +86,11 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 			continue;
 		ret[n] = (struct thin){ .arch = arch };
 		fatelf_keepset keep;
-		int sel = pa.nrecords ? fatelf_host_select(&h, &pa, NULL) : -1;
+		int sel;
+
+		if (fatelf_manifest_per_arch_header(m, &h, &pa, NULL) < 0)
+			pa.nrecords = 0;
+		sel = pa.nrecords ? fatelf_host_select(&h, &pa, NULL) : -1;
 
 		fatelf_keep_clear(&keep);
 		if (sel >= 0)
@@ -98,7 +99,7 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 			const fatelf_bundle_entry *e = &m->entries[k];
 			int64_t s;
 
-			if (e->type != FATELF_ENTRY_FILE || !fatelf_entry_selected(e, &pa, &keep))
+			if (e->type != FATELF_ENTRY_FILE || !fatelf_entry_selected(m, e, &pa, &keep))
 				continue;
 			if (e->kind != FATELF_KIND_FATELF) {
 				ret[n].size += e->size;

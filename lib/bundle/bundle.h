@@ -222,16 +222,25 @@ bool fatelf_entry_for_pattern(const fatelf_bundle_entry *e, const fatelf_pattern
 
 /*
  * Per-arch entries and target rules. The targets of m's per-arch
- * entries, sorted, as the table of a FatELF (records of no size), so
- * that a rule that picks records (fatelf_choose, an install policy)
- * picks the bundle's targets once for all its per-arch entries: an entry
- * is installed when a kept record is one of its targets. 0 records when
- * m has no per-arch entry; FATELF_E_LIMIT past FATELF_MAX_RECORDS.
+ * entries as the table of a FatELF (records of no size), so that a rule
+ * that picks records (fatelf_choose, an install policy) picks the
+ * bundle's targets once for all its per-arch entries. The records are in
+ * target order, except that with prefer those prefer runs natively come
+ * first, then those it runs as compatible targets: the order a host rule
+ * takes the first of. 0 records when m has no per-arch entry;
+ * FATELF_E_LIMIT past FATELF_MAX_RECORDS.
  */
-int fatelf_manifest_per_arch_header(const fatelf_manifest *m, fatelf_header *ret, fatelf_diag *d);
-/* Whether e is installed when the records keep of hdr (made by
- * fatelf_manifest_per_arch_header) are kept: a plain entry always. */
-bool fatelf_entry_selected(const fatelf_bundle_entry *e, const fatelf_header *hdr, const fatelf_keepset *keep);
+int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host *prefer, fatelf_header *ret,
+				    fatelf_diag *d);
+/*
+ * Whether entry e of m is installed when the records keep of hdr (made
+ * by fatelf_manifest_per_arch_header) are kept: a plain entry always; a
+ * per-arch entry with a path of its own when one of its targets is kept;
+ * of the per-arch entries that share a path, the one that has the first
+ * kept record (in hdr's order) any of them has.
+ */
+bool fatelf_entry_selected(const fatelf_manifest *m, const fatelf_bundle_entry *e, const fatelf_header *hdr,
+			   const fatelf_keepset *keep);
 
 /* Package rules */
 bool fatelf_pkg_name_valid(const char *name);

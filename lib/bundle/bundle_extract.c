@@ -40,8 +40,9 @@ struct extract {
 	/* per-arch entries: the targets the rule keeps; without a rule, the
 	 * one this host runs best, for the paths several entries share */
 	const fatelf_manifest *m;
+	const fatelf_host *pa_host;
 	fatelf_header pa_hdr;
-	fatelf_keepset pa_keep, pa_host;
+	fatelf_keepset pa_keep;
 	bool skipping;
 	/* the file being written */
 	int fd;
@@ -89,21 +90,22 @@ static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubk
 		       fatelf_diag *d)
 {
 	struct extract *x = ctx;
+	fatelf_host host;
 	int form, q;
 
 	x->m = m;
-	q = fatelf_manifest_per_arch_header(m, &x->pa_hdr, d);
+	if (x->choice.rule == FATELF_CHOOSE_KEEP)
+		x->pa_host = fatelf_host_detect(&host) == 0 ? &host : NULL;
+	q = fatelf_manifest_per_arch_header(m, x->choice.rule == FATELF_CHOOSE_KEEP ? x->pa_host : x->choice.host,
+					    &x->pa_hdr, d);
 	if (q < 0)
 		return q;
 	fatelf_keep_clear(&x->pa_keep);
-	fatelf_keep_clear(&x->pa_host);
 	if (x->pa_hdr.nrecords > 0 && x->choice.rule == FATELF_CHOOSE_KEEP) {
-		fatelf_host host;
-
+		/* Every per-arch entry; where several share a path, the one
+		 * this host runs best (the first of pa_hdr's order). */
 		for (unsigned i = 0; i < x->pa_hdr.nrecords; i++)
 			fatelf_keep_add(&x->pa_keep, i);
-		if (fatelf_host_detect(&host) == 0 && (q = fatelf_host_select(&host, &x->pa_hdr, NULL)) >= 0)
-			fatelf_keep_add(&x->pa_host, (unsigned)q);
 	} else if (x->pa_hdr.nrecords > 0) {
 		fatelf_diag tmp;
 
@@ -161,14 +163,7 @@ static int stage_create(struct extract *x, const fatelf_bundle_entry *e, int dir
 /* Whether per-arch entry e is extracted. */
 static bool ex_wanted(const struct extract *x, const fatelf_bundle_entry *e)
 {
-	const fatelf_bundle_entry *first;
-
-	if (!e->ntargets)
-		return true;
-	first = fatelf_manifest_find(x->m, e->path);
-	if (x->choice.rule == FATELF_CHOOSE_KEEP && first && fatelf_manifest_path_count(x->m, first) > 1)
-		return fatelf_entry_selected(e, &x->pa_hdr, &x->pa_host);
-	return fatelf_entry_selected(e, &x->pa_hdr, &x->pa_keep);
+	return fatelf_entry_selected(x->m, e, &x->pa_hdr, &x->pa_keep);
 }
 
 static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)

@@ -187,34 +187,56 @@ int fatelf_manifest_target_cmp(const fatelf_target *a, const fatelf_target *b)
 	return target_cmp(a, b);
 }
 
-int fatelf_manifest_per_arch_header(const fatelf_manifest *m, fatelf_header *ret, fatelf_diag *d)
+int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host *prefer, fatelf_header *ret,
+				    fatelf_diag *d)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->magic = FATELF_MAGIC;
 	ret->version = FATELF_FORMAT_VERSION;
-	/* m->targets is sorted: each per-arch target is added in its order. */
-	for (size_t i = 0; i < m->ntargets; i++) {
-		bool used = false;
+	/* With prefer: native targets, then compatible ones, then the rest;
+	 * m->targets is sorted, so each pass adds in target order. */
+	for (int pass = prefer ? 2 : 0; pass >= 0; pass--)
+		for (size_t i = 0; i < m->ntargets; i++) {
+			bool used = false;
 
-		for (size_t k = 0; k < m->nentries && !used; k++)
-			used = m->entries[k].ntargets && fatelf_entry_for_target(&m->entries[k], &m->targets[i]);
-		if (!used)
-			continue;
-		if (ret->nrecords == FATELF_MAX_RECORDS)
-			return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
-					       "the per-arch entries have more than %d targets", FATELF_MAX_RECORDS);
-		ret->records[ret->nrecords++].target = m->targets[i];
-	}
+			if (prefer && fatelf_host_runs(prefer, &m->targets[i]) != pass)
+				continue;
+			for (size_t k = 0; k < m->nentries && !used; k++)
+				used = m->entries[k].ntargets && fatelf_entry_for_target(&m->entries[k], &m->targets[i]);
+			if (!used)
+				continue;
+			if (ret->nrecords == FATELF_MAX_RECORDS)
+				return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+						       "the per-arch entries have more than %d targets", FATELF_MAX_RECORDS);
+			ret->records[ret->nrecords++].target = m->targets[i];
+		}
 	return 0;
 }
 
-bool fatelf_entry_selected(const fatelf_bundle_entry *e, const fatelf_header *hdr, const fatelf_keepset *keep)
+bool fatelf_entry_selected(const fatelf_manifest *m, const fatelf_bundle_entry *e, const fatelf_header *hdr,
+			   const fatelf_keepset *keep)
 {
+	const fatelf_bundle_entry *first;
+	size_t n;
+
 	if (!e->ntargets)
 		return true;
-	for (unsigned i = 0; i < hdr->nrecords; i++)
-		if (fatelf_keep_has(keep, i) && fatelf_entry_for_target(e, &hdr->records[i].target))
+	first = manifest_find_n(m, e->path, strlen(e->path));
+	n = first ? fatelf_manifest_path_count(m, first) : 1;
+	for (unsigned i = 0; i < hdr->nrecords; i++) {
+		const fatelf_target *t = &hdr->records[i].target;
+		bool any = n <= 1;
+
+		if (!fatelf_keep_has(keep, i))
+			continue;
+		if (fatelf_entry_for_target(e, t))
 			return true;
+		/* A path several entries share: the first kept target one of them has. */
+		for (size_t k = 0; k < n && !any; k++)
+			any = fatelf_entry_for_target(&first[k], t);
+		if (any && n > 1)
+			return false;
+	}
 	return false;
 }
 

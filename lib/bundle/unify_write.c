@@ -54,6 +54,11 @@ struct uw {
 	size_t *owner;                          /* per decision: the source whose bytes are stored, or NONE */
 	size_t *glue_of;                        /* per decision: its index in glued, or NONE */
 	bool *grouped;                          /* per decision: an entry per distinct item (--per-arch) */
+	/* Grouped files are spooled too, so that their members go out in
+	 * the manifest's order, which readers match them by. */
+	size_t *grp_of;                         /* per decision: its index in grp, or NONE */
+	struct glued *grp;                      /* (only dec and at[] are used) */
+	size_t ngrp;
 	/* The manifest's entries, one or more a decision, in its order:
 	 * the decision, the source whose item (and bytes) it is (NONE for a
 	 * glued file), the sources it is for (all: a plain entry). */
@@ -318,7 +323,9 @@ static int check_decisions(struct uw *w)
 	w->glued = calloc(w->ndec ? w->ndec : 1, sizeof(*w->glued));
 	w->grouped = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grouped));
 	w->went_of = calloc(w->ndec ? w->ndec : 1, sizeof(*w->went_of));
-	if (!w->owner || !w->glue_of || !w->glued || !w->grouped || !w->went_of)
+	w->grp_of = malloc((w->ndec ? w->ndec : 1) * sizeof(*w->grp_of));
+	w->grp = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grp));
+	if (!w->owner || !w->glue_of || !w->glued || !w->grouped || !w->went_of || !w->grp_of || !w->grp)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	for (size_t k = 0; k < w->ndec; k++) {
 		const fatelf_unify_decision *x = &w->dec[k];
@@ -328,6 +335,7 @@ static int check_decisions(struct uw *w)
 
 		w->owner[k] = FATELF_UNIFY_NONE;
 		w->glue_of[k] = FATELF_UNIFY_NONE;
+		w->grp_of[k] = FATELF_UNIFY_NONE;
 		for (size_t s = 0; s < w->n; s++) {
 			const fatelf_unify_item *it = item_at(w, k, s);
 
@@ -358,6 +366,10 @@ static int check_decisions(struct uw *w)
 		if (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same && !(all_elf && same_mode)) {
 			w->grouped[k] = true;
 			w->owner[k] = FATELF_UNIFY_NONE;
+			if (first->type == FATELF_ENTRY_FILE) {
+				w->grp_of[k] = w->ngrp;
+				w->grp[w->ngrp++].dec = k;
+			}
 		} else if (x->kind == FATELF_UNIFY_GLUE || (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same)) {
 			w->glue_of[k] = w->nglued;
 			w->glued[w->nglued++].dec = k;
@@ -441,10 +453,10 @@ static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item 
 	return 0;
 }
 
-/* Step 5: the glued sources' ELF files into the spool. */
+/* Step 5: the glued sources' ELF files and the grouped files into the spool. */
 static int spool_sources(struct uw *w, int spool_dirfd)
 {
-	if (w->nglued == 0)
+	if (w->nglued == 0 && w->ngrp == 0)
 		return 0;
 	w->spool = openat(spool_dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (w->spool < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
@@ -474,14 +486,16 @@ static int spool_sources(struct uw *w, int spool_dirfd)
 		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &e, w->d)) > 0) {
 			size_t k = find_dec(w, path);
 			const fatelf_unify_item *it;
+			struct glued *g;
 
-			if (k == FATELF_UNIFY_NONE || w->glue_of[k] == FATELF_UNIFY_NONE ||
-			    archive_entry_filetype(e) != AE_IFREG)
+			if (k == FATELF_UNIFY_NONE || archive_entry_filetype(e) != AE_IFREG)
 				continue;
+			g = w->glue_of[k] != FATELF_UNIFY_NONE ? &w->glued[w->glue_of[k]] :
+			    w->grp_of[k] != FATELF_UNIFY_NONE ? &w->grp[w->grp_of[k]] : NULL;
 			it = item_at(w, k, s);
-			if (!it)
+			if (!g || !it)
 				continue;
-			r = spool_entry(w, fatelf_unify_stream_archive(st), it, s, &w->glued[w->glue_of[k]].at[s]);
+			r = spool_entry(w, fatelf_unify_stream_archive(st), it, s, &g->at[s]);
 		}
 		fatelf_unify_stream_free(st);
 		if (r < 0) {
@@ -834,6 +848,27 @@ static int put_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 	return fatelf_bundle_archive_data(p->a, p->e, buf, len, w->d);
 }
 
+/* A grouped file, from the spool. */
+static int put_spooled(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, uint64_t at)
+{
+	uint64_t done = 0;
+	int r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+
+	while (r == 0 && done < e->size) {
+		size_t k = (size_t)MIN((uint64_t)IO_CHUNK, e->size - done);
+		ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
+					       got < 0 ? fatelf_strerror(-errno) : "short");
+		r = fatelf_bundle_archive_data(a, e, w->buf, (size_t)got, w->d);
+		done += (uint64_t)got;
+	}
+	return r;
+}
+
 /* A file of a directory source, opened beneath it without following a symlink. */
 static int put_dir_file(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, size_t s)
 {
@@ -938,6 +973,9 @@ static int write_members(struct uw *w, struct archive *a, const fatelf_manifest 
 			if (r == 0)
 				r = glued_bytes(w, &w->glued[w->glue_of[k]], put_fn, &p);
 			done[i] = true;
+		} else if (w->grp_of[k] != FATELF_UNIFY_NONE) {
+			r = put_spooled(w, a, e, w->grp[w->grp_of[k]].at[w->went[i].src]);
+			done[i] = true;
 		} else if (w->is_dir[w->went[i].src]) {
 			r = put_dir_file(w, a, e, w->went[i].src);
 			done[i] = true;
@@ -985,6 +1023,8 @@ static void uw_done(struct uw *w)
 	free(w->owner);
 	free(w->glue_of);
 	free(w->grouped);
+	free(w->grp_of);
+	free(w->grp);
 	free(w->went);
 	free(w->went_of);
 	free(w->glued);

@@ -1013,8 +1013,7 @@ static int plan_tx(struct install *x, fatelf_diag *d)
 static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
 {
 	fatelf_header pa;
-	fatelf_keepset keep, host;
-	bool keep_all = false;
+	fatelf_keepset keep;
 	int form = 0, q;
 
 	x->rm = m;
@@ -1025,23 +1024,18 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 	x->view.entries = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view.entries));
 	if (!x->view_of || !x->view.entries)
 		return -ENOMEM;
-	q = fatelf_manifest_per_arch_header(m, &pa, d);
+	q = fatelf_manifest_per_arch_header(m, &x->e->host, &pa, d);
 	if (q < 0)
 		return q;
 	fatelf_keep_clear(&keep);
-	fatelf_keep_clear(&host);
 	if (pa.nrecords > 0) {
 		fatelf_diag tmp;
 
 		fatelf_diag_clear(&tmp);
 		q = engine_policy_select(x->policy, NULL, 0, &x->e->host, "", &pa, &keep, &form, &tmp);
 		if (q == 0) {
-			keep_all = true;
 			for (unsigned i = 0; i < pa.nrecords; i++)
 				fatelf_keep_add(&keep, i);
-			q = fatelf_host_select(&x->e->host, &pa, NULL);
-			if (q >= 0)
-				fatelf_keep_add(&host, (unsigned)q);
 		} else if (q < 0 && q != -FATELF_E_NO_HOST_RECORD && q != -FATELF_E_NO_MATCH) {
 			*d = tmp;
 			return q;
@@ -1049,14 +1043,8 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 	}
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *e = &m->entries[i];
-		bool take = !e->ntargets;
+		bool take = fatelf_entry_selected(m, e, &pa, &keep);
 
-		if (!take) {
-			bool shared = (i > 0 && strcmp(m->entries[i - 1].path, e->path) == 0) ||
-				      (i + 1 < m->nentries && strcmp(m->entries[i + 1].path, e->path) == 0);
-
-			take = fatelf_entry_selected(e, &pa, keep_all && shared ? &host : &keep);
-		}
 		x->view_of[i] = SIZE_MAX;
 		if (take) {
 			x->view_of[i] = x->view.nentries;
