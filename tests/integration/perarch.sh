@@ -158,10 +158,45 @@ for a in $ARCHES; do
 			"$(cd "$ROOT" && find . -mindepth 1 -type f -printf '%P\n' | grep -v -e '^usr/' -e '^etc/x/' )"
 		run ctl verify libx
 		check_eq "... and it verifies" 0 "$RC"
+		run ctl files libx
+		check_eq "... files lists exactly its files and symlinks" \
+			"$(cd "orig-$a" && find . -mindepth 1 \( -type f -printf '/%P\n' \) -o \( -type l -printf '/%P -> %l\n' \) | sort)" \
+			"$(sort <<<"$RUN_OUT")"
+		run ctl owner "/usr/lib/${TRIPLET[$a]}/libx.so.1"
+		check_match "... its library is owned by libx" "libx" "$RUN_OUT"
 		daemon_stop
 	else
 		fail "a private fatelfd starts for $a"
 	fi
 done
+
+# ---- without a target: every per-arch entry with a path of its own, and
+# this host's (amd64's) variant of a path several share
+rm -rf ex-all
+run "$FATELF" bundle extract x.fatbundle ex-all
+check_eq "extract without --target: exit 0" 0 "$RC"
+got=
+for a in $ARCHES; do
+	[ -e "ex-all/usr/lib/${TRIPLET[$a]}/libx.so.1" ] && got="$got $a"
+done
+check_eq "... every architecture's library directory" "$ARCHES" "$got"
+check_cmp "... and amd64's arch.txt" orig-amd64/usr/share/x/arch.txt ex-all/usr/share/x/arch.txt
+daemon_prepare inst-keep RequireSignature=no
+if daemon_start inst-keep; then
+	run ctl install --policy keep x.fatbundle
+	check_eq "fatelfd install --policy keep: exit 0" 0 "$RC"
+	got=
+	for a in $ARCHES; do
+		[ -e "$ROOT/usr/lib/${TRIPLET[$a]}/libx.so.1" ] && got="$got $a"
+	done
+	check_eq "... every architecture's library directory" "$ARCHES" "$got"
+	check_cmp "... and this host's arch.txt" orig-amd64/usr/share/x/arch.txt "$ROOT/usr/share/x/arch.txt"
+	check_cmp "... its program is the FatELF as shipped, as extract without --target gives it" ex-all/usr/bin/xprog "$ROOT/usr/bin/xprog"
+	run ctl verify libx
+	check_eq "... and it verifies" 0 "$RC"
+	daemon_stop
+else
+	fail "a private fatelfd starts for policy keep"
+fi
 
 t_done
