@@ -822,6 +822,58 @@ START_TEST(test_per_arch_canonical)
 }
 END_TEST
 
+/* Which per-arch entries a rule over the bundle's per-arch targets takes. */
+START_TEST(test_per_arch_select)
+{
+	fatelf_manifest *m = NULL;
+	fatelf_diag d = { 0 };
+	fatelf_header h;
+	fatelf_keepset k;
+	fatelf_host arm;
+	const fatelf_bundle_entry *cfg, *dir;
+
+	ck_assert_int_eq(fatelf_manifest_parse(canonical2, strlen(canonical2), NULL, &m, &d), 0);
+	cfg = fatelf_manifest_find(m, "usr/include/cfg.h");
+	dir = fatelf_manifest_find(m, "usr/lib/aarch64-linux-gnu");
+	ck_assert_int_eq(fatelf_manifest_per_arch_header(m, NULL, &h, &d), 0);
+	ck_assert_uint_eq(h.nrecords, 2);
+	ck_assert_uint_eq(h.records[0].target.machine, 62);
+	ck_assert_uint_eq(h.records[1].target.machine, 183);
+	/* aarch64 only */
+	fatelf_keep_clear(&k);
+	fatelf_keep_add(&k, 1);
+	ck_assert(fatelf_entry_selected(m, &m->entries[0], &h, &k));
+	ck_assert(!fatelf_entry_selected(m, &cfg[0], &h, &k));
+	ck_assert(fatelf_entry_selected(m, &cfg[1], &h, &k));
+	ck_assert(fatelf_entry_selected(m, dir, &h, &k));
+	/* x86_64 only: no aarch64 directory */
+	fatelf_keep_clear(&k);
+	fatelf_keep_add(&k, 0);
+	ck_assert(fatelf_entry_selected(m, &cfg[0], &h, &k));
+	ck_assert(!fatelf_entry_selected(m, &cfg[1], &h, &k));
+	ck_assert(!fatelf_entry_selected(m, dir, &h, &k));
+	/* both: a path of its own is taken, a shared path once (the first) */
+	fatelf_keep_add(&k, 1);
+	ck_assert(fatelf_entry_selected(m, &cfg[0], &h, &k));
+	ck_assert(!fatelf_entry_selected(m, &cfg[1], &h, &k));
+	ck_assert(fatelf_entry_selected(m, dir, &h, &k));
+	/* an aarch64 host's order puts its own target first */
+	ck_assert_int_eq(fatelf_host_from_uname("aarch64", 0, &arm), 0);
+	ck_assert_int_eq(fatelf_manifest_per_arch_header(m, &arm, &h, &d), 0);
+	ck_assert_uint_eq(h.nrecords, 2);
+	ck_assert_uint_eq(h.records[0].target.machine, 183);
+	ck_assert(!fatelf_entry_selected(m, &cfg[0], &h, &k));
+	ck_assert(fatelf_entry_selected(m, &cfg[1], &h, &k));
+	/* nothing kept: no per-arch entry, every plain one */
+	fatelf_keep_clear(&k);
+	ck_assert(!fatelf_entry_selected(m, &cfg[0], &h, &k));
+	ck_assert(!fatelf_entry_selected(m, &cfg[1], &h, &k));
+	ck_assert(!fatelf_entry_selected(m, dir, &h, &k));
+	ck_assert(fatelf_entry_selected(m, &m->entries[1], &h, &k));
+	fatelf_manifest_free(m);
+}
+END_TEST
+
 START_TEST(test_per_arch_format1_reader)
 {
 	fatelf_bundle_limits lim = { 0 };
@@ -1555,6 +1607,7 @@ static Suite *manifest_suite(void)
 	tcase_add_test(tc, test_reject_format);
 	tcase_add_test(tc, test_per_arch_canonical);
 	tcase_add_test(tc, test_per_arch_format1_reader);
+	tcase_add_test(tc, test_per_arch_select);
 	tcase_add_test(tc, test_per_arch_rules);
 	tcase_add_test(tc, test_reject_pkg_name);
 	tcase_add_test(tc, test_reject_pkg_version);
