@@ -190,20 +190,28 @@ int fatelf_manifest_target_cmp(const fatelf_target *a, const fatelf_target *b)
 int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host *prefer, fatelf_header *ret,
 				    fatelf_diag *d)
 {
+	_cleanup_free_ bool *used = NULL;
+
 	memset(ret, 0, sizeof(*ret));
 	ret->magic = FATELF_MAGIC;
 	ret->version = FATELF_FORMAT_VERSION;
+	/* Which of the (sorted) targets a per-arch entry has: one pass. */
+	used = calloc(m->ntargets ? m->ntargets : 1, sizeof(*used));
+	if (!used)
+		return -ENOMEM;
+	for (size_t k = 0; k < m->nentries; k++)
+		for (unsigned j = 0; j < m->entries[k].ntargets; j++) {
+			const fatelf_target *t = bsearch(&m->entries[k].targets[j], m->targets, m->ntargets,
+							 sizeof(*m->targets), target_cmp);
+
+			if (t)
+				used[t - m->targets] = true;
+		}
 	/* With prefer: native targets, then compatible ones, then the rest;
-	 * m->targets is sorted, so each pass adds in target order. */
+	 * each pass adds in target order. */
 	for (int pass = prefer ? 2 : 0; pass >= 0; pass--)
 		for (size_t i = 0; i < m->ntargets; i++) {
-			bool used = false;
-
-			if (prefer && fatelf_host_runs(prefer, &m->targets[i]) != pass)
-				continue;
-			for (size_t k = 0; k < m->nentries && !used; k++)
-				used = m->entries[k].ntargets && fatelf_entry_for_target(&m->entries[k], &m->targets[i]);
-			if (!used)
+			if (!used[i] || (prefer && fatelf_host_runs(prefer, &m->targets[i]) != pass))
 				continue;
 			if (ret->nrecords == FATELF_MAX_RECORDS)
 				return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
