@@ -129,6 +129,40 @@ check "... and verifies" "$FATELF" bundle verify x.fatbundle
 "$FATELF" bundle create -o x2.fatbundle --per-arch 'usr/share/x/*' "${FROM[@]}" >/dev/null 2>&1
 check_cmp "... reproducibly" x.fatbundle x2.fatbundle
 
+# ---- the reader takes the members of a shared path in manifest order,
+# each once: x.fatbundle as a plain tar, its arch.txt members rewritten
+if command -v python3 >/dev/null 2>&1 && command -v zstd >/dev/null 2>&1; then
+	zstd -qdc x.fatbundle >x.tar
+	python3 - <<'PY'
+import tarfile
+src = tarfile.open("x.tar")
+members = [(m, src.extractfile(m).read() if m.isfile() else None) for m in src.getmembers()]
+arch = [i for i, (m, _) in enumerate(members) if m.name == "files/usr/share/x/arch.txt"]
+def write(name, ms):
+    with tarfile.open(name, "w", format=tarfile.PAX_FORMAT) as out:
+        for m, data in ms:
+            out.addfile(m, __import__("io").BytesIO(data) if data is not None else None)
+write("ok.tar", members)
+write("missing.tar", [x for i, x in enumerate(members) if i != arch[-1]])
+write("extra.tar", members[:arch[-1] + 1] + [members[arch[-1]]] + members[arch[-1] + 1:])
+swapped = list(members)
+swapped[arch[0]], swapped[arch[-1]] = swapped[arch[-1]], swapped[arch[0]]
+write("swapped.tar", swapped)
+PY
+	check "a plain tar of the bundle verifies" "$FATELF" bundle verify ok.tar
+	run "$FATELF" bundle verify --json missing.tar
+	check_eq "... without the last arch.txt member: FATELF_E_MEMBER_MISSING" FATELF_E_MEMBER_MISSING \
+		"$(jq -r .error.code <<<"$RUN_OUT")"
+	run "$FATELF" bundle verify --json extra.tar
+	check_eq "... with one arch.txt member more than its entries: FATELF_E_MEMBER_DUPLICATE" FATELF_E_MEMBER_DUPLICATE \
+		"$(jq -r .error.code <<<"$RUN_OUT")"
+	run "$FATELF" bundle verify --json swapped.tar
+	check_match "... with two arch.txt members swapped: refused" "^FATELF_E_(MEMBER_SIZE|HASH)$" \
+		"$(jq -r .error.code <<<"$RUN_OUT")"
+else
+	echo "# python3 or zstd is not installed: the member order is not checked"
+fi
+
 # ---- extract --target A gives A's tree
 for a in $ARCHES; do
 	rm -rf "ex-$a"
