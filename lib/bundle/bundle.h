@@ -122,7 +122,7 @@ typedef struct fatelf_bundle_limits {
 	size_t max_entries;             /* default 200000 */
 	uint64_t max_total;             /* sum of file sizes; default 64 GiB */
 	size_t max_manifest;            /* bytes of fatbundle.json; 0 or default: FATELF_MANIFEST_MAX */
-	unsigned max_format;            /* the newest format read; 0: FATELF_BUNDLE_FORMAT_MAX */
+	unsigned max_format;            /* the newest format read (1: refuse per-arch entries); 0: FATELF_BUNDLE_FORMAT_MAX */
 } fatelf_bundle_limits;
 
 /* The one set of defaults that the writer and every reader share. */

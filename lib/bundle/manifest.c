@@ -1375,7 +1375,9 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 		return r;
 	if (v.type != FATELF_JSON_INT)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'format' must be an integer");
-	max_format = lim->max_format ? lim->max_format : FATELF_BUNDLE_FORMAT_MAX;
+	/* 0: every format this reader knows; never one it does not. */
+	max_format = lim->max_format && lim->max_format < FATELF_BUNDLE_FORMAT_MAX ? lim->max_format
+										 : FATELF_BUNDLE_FORMAT_MAX;
 	if (v.i64 < FATELF_BUNDLE_FORMAT || v.i64 > (int64_t)max_format) {
 		if (max_format == FATELF_BUNDLE_FORMAT)
 			return fatelf_diag_set(d, -FATELF_E_MANIFEST_FORMAT, -1,
