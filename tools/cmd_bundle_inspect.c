@@ -86,6 +86,7 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 			continue;
 		ret[n] = (struct thin){ .arch = arch };
 		fatelf_keepset keep;
+		bool *take;
 		int sel;
 
 		if (fatelf_manifest_per_arch_header(m, &h, &pa, NULL) < 0)
@@ -95,11 +96,16 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 		fatelf_keep_clear(&keep);
 		if (sel >= 0)
 			fatelf_keep_add(&keep, (unsigned)sel);
+		take = calloc(m->nentries ? m->nentries : 1, sizeof(*take));
+		if (!take || fatelf_manifest_select(m, &pa, &keep, take) < 0) {
+			free(take);
+			break;
+		}
 		for (size_t k = 0; k < m->nentries; k++) {
 			const fatelf_bundle_entry *e = &m->entries[k];
 			int64_t s;
 
-			if (e->type != FATELF_ENTRY_FILE || !fatelf_entry_selected(m, e, &pa, &keep))
+			if (e->type != FATELF_ENTRY_FILE || !take[k])
 				continue;
 			if (e->kind != FATELF_KIND_FATELF) {
 				ret[n].size += e->size;
@@ -114,6 +120,7 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 				ret[n].size += (uint64_t)s;
 			}
 		}
+		free(take);
 		n++;
 	}
 	return n;

@@ -233,14 +233,15 @@ bool fatelf_entry_for_pattern(const fatelf_bundle_entry *e, const fatelf_pattern
 int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host *prefer, fatelf_header *ret,
 				    fatelf_diag *d);
 /*
- * Whether entry e of m is installed when the records keep of hdr (made
- * by fatelf_manifest_per_arch_header) are kept: a plain entry always; a
- * per-arch entry with a path of its own when one of its targets is kept;
- * of the per-arch entries that share a path, the one that has the first
- * kept record (in hdr's order) any of them has.
+ * Which entries of m are installed when the records keep of hdr (made by
+ * fatelf_manifest_per_arch_header for m) are kept: ret[i] for entry i. A
+ * plain entry always; a per-arch entry with a path of its own when one of
+ * its targets is kept; of the per-arch entries that share a path, the
+ * one that has the first kept record (in hdr's order) any of them has.
+ * O(targets log targets) an entry.
  */
-bool fatelf_entry_selected(const fatelf_manifest *m, const fatelf_bundle_entry *e, const fatelf_header *hdr,
-			   const fatelf_keepset *keep);
+int fatelf_manifest_select(const fatelf_manifest *m, const fatelf_header *hdr, const fatelf_keepset *keep,
+			   bool *ret);
 
 /* Package rules */
 bool fatelf_pkg_name_valid(const char *name);

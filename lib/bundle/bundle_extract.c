@@ -43,6 +43,7 @@ struct extract {
 	const fatelf_host *pa_host;
 	fatelf_header pa_hdr;
 	fatelf_keepset pa_keep;
+	bool *wanted;                   /* per entry of m */
 	bool skipping;
 	/* the file being written */
 	int fd;
@@ -117,6 +118,12 @@ static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubk
 		if (q < 0)
 			fatelf_keep_clear(&x->pa_keep);
 	}
+	x->wanted = calloc(m->nentries ? m->nentries : 1, sizeof(*x->wanted));
+	if (!x->wanted)
+		return -ENOMEM;
+	q = fatelf_manifest_select(m, &x->pa_hdr, &x->pa_keep, x->wanted);
+	if (q < 0)
+		return q;
 	for (size_t i = 0; i < m->nentries; i++)
 		if (fatelf_stage_reserved(m->entries[i].path))
 			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
@@ -163,7 +170,7 @@ static int stage_create(struct extract *x, const fatelf_bundle_entry *e, int dir
 /* Whether per-arch entry e is extracted. */
 static bool ex_wanted(const struct extract *x, const fatelf_bundle_entry *e)
 {
-	return fatelf_entry_selected(x->m, e, &x->pa_hdr, &x->pa_keep);
+	return x->wanted[e - x->m->entries];
 }
 
 static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
@@ -356,6 +363,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		free(s->base);
 	}
 	free(x.staged);
+	free(x.wanted);
 	if (x.fd >= 0)
 		close(x.fd);
 	if (x.dirfd >= 0) {

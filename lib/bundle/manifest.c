@@ -221,31 +221,55 @@ int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host 
 	return 0;
 }
 
-bool fatelf_entry_selected(const fatelf_manifest *m, const fatelf_bundle_entry *e, const fatelf_header *hdr,
-			   const fatelf_keepset *keep)
+int fatelf_manifest_select(const fatelf_manifest *m, const fatelf_header *hdr, const fatelf_keepset *keep,
+			   bool *ret)
 {
-	const fatelf_bundle_entry *first;
-	size_t n;
+	_cleanup_free_ unsigned *rank = NULL;
+	const unsigned none = FATELF_MAX_RECORDS;
 
-	if (!e->ntargets)
-		return true;
-	first = manifest_find_n(m, e->path, strlen(e->path));
-	n = first ? fatelf_manifest_path_count(m, first) : 1;
+	/* The kept rank (hdr index) of each of m's sorted targets, or none. */
+	rank = malloc((m->ntargets ? m->ntargets : 1) * sizeof(*rank));
+	if (!rank)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->ntargets; i++)
+		rank[i] = none;
 	for (unsigned i = 0; i < hdr->nrecords; i++) {
-		const fatelf_target *t = &hdr->records[i].target;
-		bool any = n <= 1;
+		const fatelf_target *t = bsearch(&hdr->records[i].target, m->targets, m->ntargets,
+						 sizeof(*m->targets), target_cmp);
 
-		if (!fatelf_keep_has(keep, i))
-			continue;
-		if (fatelf_entry_for_target(e, t))
-			return true;
-		/* A path several entries share: the first kept target one of them has. */
-		for (size_t k = 0; k < n && !any; k++)
-			any = fatelf_entry_for_target(&first[k], t);
-		if (any && n > 1)
-			return false;
+		if (t && fatelf_keep_has(keep, i))
+			rank[t - m->targets] = i;
 	}
-	return false;
+	for (size_t i = 0; i < m->nentries; ) {
+		size_t n = 1, best_at = SIZE_MAX;
+		unsigned best = none;
+
+		while (i + n < m->nentries && strcmp(m->entries[i + n].path, m->entries[i].path) == 0)
+			n++;
+		for (size_t k = i; k < i + n; k++) {
+			const fatelf_bundle_entry *e = &m->entries[k];
+
+			ret[k] = !e->ntargets;
+			for (unsigned j = 0; j < e->ntargets; j++) {
+				const fatelf_target *t = bsearch(&e->targets[j], m->targets, m->ntargets,
+								 sizeof(*m->targets), target_cmp);
+				unsigned r = t ? rank[t - m->targets] : none;
+
+				if (r < best) {
+					best = r;
+					best_at = k;
+				}
+				if (r != none)
+					ret[k] = true;
+			}
+		}
+		/* A path several entries share: the one with the first kept target. */
+		if (n > 1)
+			for (size_t k = i; k < i + n; k++)
+				ret[k] = k == best_at;
+		i += n;
+	}
+	return 0;
 }
 
 /* Every ELF's, every record's and every per-arch entry's target, sorted,

@@ -1012,6 +1012,7 @@ static int plan_tx(struct install *x, fatelf_diag *d)
  */
 static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
 {
+	_cleanup_free_ bool *take = NULL;
 	fatelf_header pa;
 	fatelf_keepset keep;
 	int form = 0, q;
@@ -1041,14 +1042,17 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 			return q;
 		}
 	}
+	take = calloc(m->nentries ? m->nentries : 1, sizeof(*take));
+	if (!take)
+		return -ENOMEM;
+	q = fatelf_manifest_select(m, &pa, &keep, take);
+	if (q < 0)
+		return q;
 	for (size_t i = 0; i < m->nentries; i++) {
-		const fatelf_bundle_entry *e = &m->entries[i];
-		bool take = fatelf_entry_selected(m, e, &pa, &keep);
-
 		x->view_of[i] = SIZE_MAX;
-		if (take) {
+		if (take[i]) {
 			x->view_of[i] = x->view.nentries;
-			x->view.entries[x->view.nentries++] = *e;
+			x->view.entries[x->view.nentries++] = m->entries[i];
 		}
 	}
 	x->view.entries_cap = m->nentries;

@@ -823,6 +823,16 @@ START_TEST(test_per_arch_canonical)
 END_TEST
 
 /* Which per-arch entries a rule over the bundle's per-arch targets takes. */
+static bool selected(const fatelf_manifest *m, const fatelf_header *h, const fatelf_keepset *k,
+		     const fatelf_bundle_entry *e)
+{
+	bool take[16];
+
+	ck_assert_uint_le(m->nentries, 16);
+	ck_assert_int_eq(fatelf_manifest_select(m, h, k, take), 0);
+	return take[e - m->entries];
+}
+#define SEL(e) selected(m, &h, &k, (e))
 START_TEST(test_per_arch_select)
 {
 	fatelf_manifest *m = NULL;
@@ -842,34 +852,34 @@ START_TEST(test_per_arch_select)
 	/* aarch64 only */
 	fatelf_keep_clear(&k);
 	fatelf_keep_add(&k, 1);
-	ck_assert(fatelf_entry_selected(m, &m->entries[0], &h, &k));
-	ck_assert(!fatelf_entry_selected(m, &cfg[0], &h, &k));
-	ck_assert(fatelf_entry_selected(m, &cfg[1], &h, &k));
-	ck_assert(fatelf_entry_selected(m, dir, &h, &k));
+	ck_assert(SEL(&m->entries[0]));
+	ck_assert(!SEL(&cfg[0]));
+	ck_assert(SEL(&cfg[1]));
+	ck_assert(SEL(dir));
 	/* x86_64 only: no aarch64 directory */
 	fatelf_keep_clear(&k);
 	fatelf_keep_add(&k, 0);
-	ck_assert(fatelf_entry_selected(m, &cfg[0], &h, &k));
-	ck_assert(!fatelf_entry_selected(m, &cfg[1], &h, &k));
-	ck_assert(!fatelf_entry_selected(m, dir, &h, &k));
+	ck_assert(SEL(&cfg[0]));
+	ck_assert(!SEL(&cfg[1]));
+	ck_assert(!SEL(dir));
 	/* both: a path of its own is taken, a shared path once (the first) */
 	fatelf_keep_add(&k, 1);
-	ck_assert(fatelf_entry_selected(m, &cfg[0], &h, &k));
-	ck_assert(!fatelf_entry_selected(m, &cfg[1], &h, &k));
-	ck_assert(fatelf_entry_selected(m, dir, &h, &k));
+	ck_assert(SEL(&cfg[0]));
+	ck_assert(!SEL(&cfg[1]));
+	ck_assert(SEL(dir));
 	/* an aarch64 host's order puts its own target first */
 	ck_assert_int_eq(fatelf_host_from_uname("aarch64", 0, &arm), 0);
 	ck_assert_int_eq(fatelf_manifest_per_arch_header(m, &arm, &h, &d), 0);
 	ck_assert_uint_eq(h.nrecords, 2);
 	ck_assert_uint_eq(h.records[0].target.machine, 183);
-	ck_assert(!fatelf_entry_selected(m, &cfg[0], &h, &k));
-	ck_assert(fatelf_entry_selected(m, &cfg[1], &h, &k));
+	ck_assert(!SEL(&cfg[0]));
+	ck_assert(SEL(&cfg[1]));
 	/* nothing kept: no per-arch entry, every plain one */
 	fatelf_keep_clear(&k);
-	ck_assert(!fatelf_entry_selected(m, &cfg[0], &h, &k));
-	ck_assert(!fatelf_entry_selected(m, &cfg[1], &h, &k));
-	ck_assert(!fatelf_entry_selected(m, dir, &h, &k));
-	ck_assert(fatelf_entry_selected(m, &m->entries[1], &h, &k));
+	ck_assert(!SEL(&cfg[0]));
+	ck_assert(!SEL(&cfg[1]));
+	ck_assert(!SEL(dir));
+	ck_assert(SEL(&m->entries[1]));
 	fatelf_manifest_free(m);
 }
 END_TEST
