@@ -65,9 +65,12 @@ static int64_t thin_entry_size(const fatelf_bundle_entry *e, const fatelf_host *
 	return i < 0 ? -1 : (int64_t)e->records[i].size;
 }
 
-/* One line per distinct architecture of the targets list. */
+/* One line per distinct architecture of the targets list; per-arch
+ * entries count where the native rule for that machine picks one of
+ * their targets, as extract --target and an install pick them. */
 static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 {
+	static fatelf_header pa;
 	size_t n = 0;
 
 	for (size_t i = 0; i < m->ntargets && n < max; i++) {
@@ -82,11 +85,27 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 		if (dup || fatelf_host_from_uname(arch, FATELF_HOST_ARM32, &h) < 0)
 			continue;
 		ret[n] = (struct thin){ .arch = arch };
+		fatelf_keepset keep;
+		bool *take;
+		int sel;
+
+		if (fatelf_manifest_per_arch_header(m, &h, &pa, NULL) < 0)
+			pa.nrecords = 0;
+		sel = pa.nrecords ? fatelf_host_select(&h, &pa, NULL) : -1;
+
+		fatelf_keep_clear(&keep);
+		if (sel >= 0)
+			fatelf_keep_add(&keep, (unsigned)sel);
+		take = calloc(m->nentries ? m->nentries : 1, sizeof(*take));
+		if (!take || fatelf_manifest_select(m, &pa, &keep, take) < 0) {
+			free(take);
+			break;
+		}
 		for (size_t k = 0; k < m->nentries; k++) {
 			const fatelf_bundle_entry *e = &m->entries[k];
 			int64_t s;
 
-			if (e->type != FATELF_ENTRY_FILE)
+			if (e->type != FATELF_ENTRY_FILE || !take[k])
 				continue;
 			if (e->kind != FATELF_KIND_FATELF) {
 				ret[n].size += e->size;
@@ -101,6 +120,7 @@ static size_t thin_plan(const fatelf_manifest *m, struct thin *ret, size_t max)
 				ret[n].size += (uint64_t)s;
 			}
 		}
+		free(take);
 		n++;
 	}
 	return n;
@@ -129,6 +149,30 @@ static void record_names(const fatelf_bundle_entry *e, char *buf, size_t cap)
 		int k;
 		if (!a) {
 			fatelf_target_format(&e->records[i].target, name);
+			a = name;
+		}
+		k = snprintf(buf + len, cap - len, "%s%s", i ? "," : "", a);
+		if (k < 0)
+			break;
+		len += (size_t)k;
+		if (len >= cap)
+			len = cap - 1;
+	}
+}
+
+/* A per-arch entry's targets by architecture name, "arm64,armhf". */
+static void entry_for_names(const fatelf_bundle_entry *e, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < e->ntargets && len + 1 < cap; i++) {
+		const char *a = fatelf_target_arch(&e->targets[i]);
+		char name[FATELF_TARGET_NAME_MAX];
+		int k;
+
+		if (!a) {
+			fatelf_target_format(&e->targets[i], name);
 			a = name;
 		}
 		k = snprintf(buf + len, cap - len, "%s%s", i ? "," : "", a);
@@ -189,6 +233,18 @@ static void inspect_json(const char *path, const fatelf_manifest *m, const char 
 		snprintf(mode, sizeof(mode), "%04o", e->mode & 07777);
 		json_object_object_add(o, "path", json_object_new_string(e->path));
 		json_object_object_add(o, "type", json_object_new_string(type_name(e->type)));
+		if (e->ntargets) {
+			struct json_object *ts = json_object_new_array(), *as = json_object_new_array();
+
+			for (unsigned k = 0; k < e->ntargets; k++) {
+				const char *a = fatelf_target_arch(&e->targets[k]);
+
+				json_object_array_add(ts, json_target(&e->targets[k]));
+				json_object_array_add(as, a ? json_object_new_string(a) : NULL);
+			}
+			json_object_object_add(o, "targets", ts);
+			json_object_object_add(o, "for", as);
+		}
 		json_object_object_add(o, "mode", json_object_new_string(mode));
 		if (e->setid)
 			json_object_object_add(o, "setid", json_object_new_boolean(true));
@@ -285,6 +341,10 @@ static void inspect_text(const char *path, const fatelf_manifest *m, const char 
 			printf(" -> %s", e->link_target);
 		if (e->config)
 			printf(" (config)");
+		if (e->ntargets) {
+			entry_for_names(e, recs, sizeof(recs));
+			printf(" (per-arch: %s)", recs);
+		}
 		printf("\n");
 	}
 

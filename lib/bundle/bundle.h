@@ -102,7 +102,11 @@ void fatelf_sha256_final(fatelf_sha256 *h, uint8_t out[32]);
 fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
 
 /* Manifest (lib/bundle/manifest.c) */
+/* The format a manifest without per-arch entries is written in, and
+ * the one with them (doc/fatbundle.md, section 2.1). */
 #define FATELF_BUNDLE_FORMAT        1
+#define FATELF_BUNDLE_FORMAT_PER_ARCH 2
+#define FATELF_BUNDLE_FORMAT_MAX    2
 #define FATELF_MANIFEST_NAME        "fatbundle.json"
 #define FATELF_SIGNATURE_NAME       "fatbundle.json.minisig"
 #define FATELF_PAYLOAD_PREFIX       "files/"
@@ -118,6 +122,7 @@ typedef struct fatelf_bundle_limits {
 	size_t max_entries;             /* default 200000 */
 	uint64_t max_total;             /* sum of file sizes; default 64 GiB */
 	size_t max_manifest;            /* bytes of fatbundle.json; 0 or default: FATELF_MANIFEST_MAX */
+	unsigned max_format;            /* the newest format read (1: refuse per-arch entries); 0: FATELF_BUNDLE_FORMAT_MAX */
 } fatelf_bundle_limits;
 
 /* The one set of defaults that the writer and every reader share. */
@@ -158,6 +163,11 @@ typedef struct fatelf_bundle_entry {
 	uint32_t header_size;           /* FATELF_KIND_FATELF: FATELF_TABLE_SIZE(nrecords) */
 	unsigned nrecords;
 	fatelf_bundle_record *records;
+	/* A per-arch entry (format 2): the targets it is installed for,
+	 * sorted, each once; 0: every target. Entries that share a path are
+	 * all per-arch, of one type, with disjoint targets. */
+	unsigned ntargets;
+	fatelf_target *targets;
 } fatelf_bundle_entry;
 
 typedef struct fatelf_manifest {
@@ -169,9 +179,9 @@ typedef struct fatelf_manifest {
 	char *license;
 	char *homepage;
 	size_t ntargets;
-	fatelf_target *targets;         /* union of every record's and ELF's target, sorted */
+	fatelf_target *targets;         /* union of every record's, ELF's and per-arch entry's target, sorted */
 	size_t nentries;
-	fatelf_bundle_entry *entries;   /* sorted by path (byte order) */
+	fatelf_bundle_entry *entries;   /* sorted by path (byte order), then first target */
 	size_t entries_cap;             /* entries allocated */
 	uint64_t total_size;            /* sum of file sizes */
 } fatelf_manifest;
@@ -198,8 +208,40 @@ fatelf_manifest *fatelf_manifest_new(void);
 fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m);
 /* Appends a zeroed entry (path copied); returns it or NULL on ENOMEM. */
 fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type);
-/* Binary search by path (entries must be sorted). */
+/* Binary search by path (entries must be sorted): the first entry of
+ * path (per-arch entries that share it follow it). */
 const fatelf_bundle_entry *fatelf_manifest_find(const fatelf_manifest *m, const char *path);
+/* The number of entries that share e's path, e and the ones after it. */
+size_t fatelf_manifest_path_count(const fatelf_manifest *m, const fatelf_bundle_entry *e);
+/* Whether entry e is installed for target t: a plain entry always, a
+ * per-arch one when t is among its targets. */
+bool fatelf_entry_for_target(const fatelf_bundle_entry *e, const fatelf_target *t);
+/* Whether pattern p matches one of a per-arch entry's targets (a plain
+ * entry: always). */
+bool fatelf_entry_for_pattern(const fatelf_bundle_entry *e, const fatelf_pattern *p);
+
+/*
+ * Per-arch entries and target rules. The targets of m's per-arch
+ * entries as the table of a FatELF (records of no size), so that a rule
+ * that picks records (fatelf_choose, an install policy) picks the
+ * bundle's targets once for all its per-arch entries. The records are in
+ * target order, except that with prefer those prefer runs natively come
+ * first, then those it runs as compatible targets: the order a host rule
+ * takes the first of. 0 records when m has no per-arch entry;
+ * FATELF_E_LIMIT past FATELF_MAX_RECORDS.
+ */
+int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host *prefer, fatelf_header *ret,
+				    fatelf_diag *d);
+/*
+ * Which entries of m are installed when the records keep of hdr (made by
+ * fatelf_manifest_per_arch_header for m) are kept: ret[i] for entry i. A
+ * plain entry always; a per-arch entry with a path of its own when one of
+ * its targets is kept; of the per-arch entries that share a path, the
+ * one that has the first kept record (in hdr's order) any of them has.
+ * O(targets log targets) an entry.
+ */
+int fatelf_manifest_select(const fatelf_manifest *m, const fatelf_header *hdr, const fatelf_keepset *keep,
+			   bool *ret);
 
 /* Package rules */
 bool fatelf_pkg_name_valid(const char *name);

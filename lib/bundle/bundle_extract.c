@@ -7,6 +7,10 @@
  * leaves no file of the bundle behind. --target picks records with the
  * install policies' rules (fatelf_choose): "host" and a uname -m name are
  * the native rule for that machine, any other name the targets rule.
+ * The same rule picks, once, which of the bundle's per-arch targets are
+ * extracted (fatelf_manifest_per_arch_header): a per-arch entry is when
+ * one of its targets is. Without --target every per-arch entry with a
+ * path of its own is, and where several share a path, this host's.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -33,6 +37,14 @@ struct extract {
 	fatelf_choice choice;
 	fatelf_host host;
 	const char *target;
+	/* per-arch entries: the targets the rule keeps; without a rule, the
+	 * one this host runs best, for the paths several entries share */
+	const fatelf_manifest *m;
+	const fatelf_host *pa_host;
+	fatelf_header pa_hdr;
+	fatelf_keepset pa_keep;
+	bool *wanted;                   /* per entry of m */
+	bool skipping;
 	/* the file being written */
 	int fd;
 	int dirfd;
@@ -78,6 +90,40 @@ static int stage_add(struct extract *x, int dirfd, const char *tmp, const char *
 static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 		       fatelf_diag *d)
 {
+	struct extract *x = ctx;
+	fatelf_host host;
+	int form, q;
+
+	x->m = m;
+	if (x->choice.rule == FATELF_CHOOSE_KEEP)
+		x->pa_host = fatelf_host_detect(&host) == 0 ? &host : NULL;
+	q = fatelf_manifest_per_arch_header(m, x->choice.rule == FATELF_CHOOSE_KEEP ? x->pa_host : x->choice.host,
+					    &x->pa_hdr, d);
+	if (q < 0)
+		return q;
+	fatelf_keep_clear(&x->pa_keep);
+	if (x->pa_hdr.nrecords > 0 && x->choice.rule == FATELF_CHOOSE_KEEP) {
+		/* Every per-arch entry; where several share a path, the one
+		 * this host runs best (the first of pa_hdr's order). */
+		for (unsigned i = 0; i < x->pa_hdr.nrecords; i++)
+			fatelf_keep_add(&x->pa_keep, i);
+	} else if (x->pa_hdr.nrecords > 0) {
+		fatelf_diag tmp;
+
+		/* No per-arch target the rule takes: no per-arch entry. */
+		fatelf_diag_clear(&tmp);
+		q = fatelf_choose(&x->choice, &x->pa_hdr, &x->pa_keep, &form, &tmp);
+		if (q == -ENOMEM)
+			return q;
+		if (q < 0)
+			fatelf_keep_clear(&x->pa_keep);
+	}
+	x->wanted = calloc(m->nentries ? m->nentries : 1, sizeof(*x->wanted));
+	if (!x->wanted)
+		return -ENOMEM;
+	q = fatelf_manifest_select(m, &x->pa_hdr, &x->pa_keep, x->wanted);
+	if (q < 0)
+		return q;
 	for (size_t i = 0; i < m->nentries; i++)
 		if (fatelf_stage_reserved(m->entries[i].path))
 			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
@@ -121,10 +167,20 @@ static int stage_create(struct extract *x, const fatelf_bundle_entry *e, int dir
 	return q;
 }
 
+/* Whether per-arch entry e is extracted. */
+static bool ex_wanted(const struct extract *x, const fatelf_bundle_entry *e)
+{
+	return x->wanted[e - x->m->entries];
+}
+
 static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 {
 	struct extract *x = ctx;
 	int dirfd, q;
+
+	x->skipping = !ex_wanted(x, e);
+	if (x->skipping)
+		return FATELF_BUNDLE_SKIP;
 
 	dirfd = fatelf_root_open_parent(x->rootfd, e->path, true, &x->base, d);
 	if (dirfd < 0)
@@ -200,6 +256,10 @@ static int ex_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_di
 	struct extract *x = ctx;
 	int q = 0;
 
+	if (x->skipping) {
+		x->skipping = false;
+		return 0;
+	}
 	if (e->type == FATELF_ENTRY_DIR)
 		return 0;
 	if (x->fd >= 0) {
@@ -303,6 +363,7 @@ int fatelf_bundle_extract(int bundle_fd, const char *dir, const char *target,
 		free(s->base);
 	}
 	free(x.staged);
+	free(x.wanted);
 	if (x.fd >= 0)
 		close(x.fd);
 	if (x.dirfd >= 0) {

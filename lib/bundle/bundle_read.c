@@ -454,8 +454,17 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
 				  "member '%s' is not listed in the manifest",
 				  fatelf_text_quote(name, q_name2));
 	size_t idx = (size_t)(e - r->m->entries);
+	/* Per-arch entries that share a path: one member each, in the
+	 * manifest's order. */
+	size_t nsame = fatelf_manifest_path_count(r->m, e);
+	for (size_t k = 1; k < nsame && r->seen[idx]; k++)
+		idx++;
+	if (r->seen[idx] && nsame > 1)
+		return entry_fail(r, e->path, -FATELF_E_MEMBER_DUPLICATE, -1,
+				  "a member more than its %zu per-arch entries", nsame);
 	if (r->seen[idx])
 		return entry_fail(r, e->path, -FATELF_E_MEMBER_DUPLICATE, -1, "a second member");
+	e = &r->m->entries[idx];
 	r->seen[idx] = true;
 
 	if (archive_entry_hardlink(ae))

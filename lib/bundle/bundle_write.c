@@ -949,6 +949,7 @@ static void limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *g
 	lim->max_entries = given->max_entries ? given->max_entries : def.max_entries;
 	lim->max_total = given->max_total ? given->max_total : def.max_total;
 	lim->max_manifest = fatelf_bundle_manifest_max(given);
+	lim->max_format = given->max_format;
 }
 
 int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_create_opts *o,

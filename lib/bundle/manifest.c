@@ -38,6 +38,7 @@ static void entry_clear(fatelf_bundle_entry *e)
 	free(e->path);
 	free(e->link_target);
 	free(e->records);
+	free(e->targets);
 }
 
 fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m)
@@ -76,14 +77,32 @@ fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, i
 	return e;
 }
 
-static int entry_cmp(const void *a, const void *b)
+static int target_cmp(const void *pa, const void *pb);
+
+/* By path, then (per-arch entries that share it) by first target. */
+static int entry_order(const fatelf_bundle_entry *a, const fatelf_bundle_entry *b)
 {
-	return strcmp(((const fatelf_bundle_entry *)a)->path, ((const fatelf_bundle_entry *)b)->path);
+	int r = strcmp(a->path, b->path);
+
+	if (r != 0)
+		return r;
+	if (!a->ntargets || !b->ntargets)
+		return a->ntargets ? 1 : b->ntargets ? -1 : 0;
+	return target_cmp(&a->targets[0], &b->targets[0]);
 }
 
-/* By path, byte by byte: the order of "entries". */
+static int entry_cmp(const void *a, const void *b)
+{
+	return entry_order(a, b);
+}
+
+/* By path, byte by byte, then first target: the order of "entries". */
 void fatelf_manifest_entries_sort(fatelf_manifest *m)
 {
+	for (size_t i = 0; i < m->nentries; i++)
+		if (m->entries[i].ntargets > 1)
+			qsort(m->entries[i].targets, m->entries[i].ntargets, sizeof(*m->entries[i].targets),
+			      target_cmp);
 	if (m->nentries > 1)
 		qsort(m->entries, m->nentries, sizeof(*m->entries), entry_cmp);
 }
@@ -100,19 +119,49 @@ static const fatelf_bundle_entry *manifest_find_n(const fatelf_manifest *m, cons
 
 		if (r == 0)
 			r = p[n] ? 1 : 0;
-		if (r == 0)
-			return &m->entries[mid];
 		if (r < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	/* The first entry of the path: per-arch ones that share it follow. */
+	if (lo < m->nentries && strncmp(m->entries[lo].path, s, n) == 0 && !m->entries[lo].path[n])
+		return &m->entries[lo];
 	return NULL;
 }
 
 const fatelf_bundle_entry *fatelf_manifest_find(const fatelf_manifest *m, const char *path)
 {
 	return manifest_find_n(m, path, strlen(path));
+}
+
+size_t fatelf_manifest_path_count(const fatelf_manifest *m, const fatelf_bundle_entry *e)
+{
+	size_t i = (size_t)(e - m->entries), k = i + 1;
+
+	while (k < m->nentries && strcmp(m->entries[k].path, e->path) == 0)
+		k++;
+	return k - i;
+}
+
+bool fatelf_entry_for_target(const fatelf_bundle_entry *e, const fatelf_target *t)
+{
+	if (!e->ntargets)
+		return true;
+	for (unsigned i = 0; i < e->ntargets; i++)
+		if (fatelf_target_equal(&e->targets[i], t))
+			return true;
+	return false;
+}
+
+bool fatelf_entry_for_pattern(const fatelf_bundle_entry *e, const fatelf_pattern *p)
+{
+	if (!e->ntargets)
+		return true;
+	for (unsigned i = 0; i < e->ntargets; i++)
+		if (fatelf_pattern_match(p, &e->targets[i], -1))
+			return true;
+	return false;
 }
 
 /* The order of the "targets" list. */
@@ -133,7 +182,98 @@ static int target_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* Every ELF's and every record's target, sorted, once each. */
+int fatelf_manifest_target_cmp(const fatelf_target *a, const fatelf_target *b)
+{
+	return target_cmp(a, b);
+}
+
+int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host *prefer, fatelf_header *ret,
+				    fatelf_diag *d)
+{
+	_cleanup_free_ bool *used = NULL;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->magic = FATELF_MAGIC;
+	ret->version = FATELF_FORMAT_VERSION;
+	/* Which of the (sorted) targets a per-arch entry has: one pass. */
+	used = calloc(m->ntargets ? m->ntargets : 1, sizeof(*used));
+	if (!used)
+		return -ENOMEM;
+	for (size_t k = 0; k < m->nentries; k++)
+		for (unsigned j = 0; j < m->entries[k].ntargets; j++) {
+			const fatelf_target *t = bsearch(&m->entries[k].targets[j], m->targets, m->ntargets,
+							 sizeof(*m->targets), target_cmp);
+
+			if (t)
+				used[t - m->targets] = true;
+		}
+	/* With prefer: native targets, then compatible ones, then the rest;
+	 * each pass adds in target order. */
+	for (int pass = prefer ? 2 : 0; pass >= 0; pass--)
+		for (size_t i = 0; i < m->ntargets; i++) {
+			if (!used[i] || (prefer && fatelf_host_runs(prefer, &m->targets[i]) != pass))
+				continue;
+			if (ret->nrecords == FATELF_MAX_RECORDS)
+				return fatelf_diag_set(d, -FATELF_E_LIMIT, -1,
+						       "the per-arch entries have more than %d targets", FATELF_MAX_RECORDS);
+			ret->records[ret->nrecords++].target = m->targets[i];
+		}
+	return 0;
+}
+
+int fatelf_manifest_select(const fatelf_manifest *m, const fatelf_header *hdr, const fatelf_keepset *keep,
+			   bool *ret)
+{
+	_cleanup_free_ unsigned *rank = NULL;
+	const unsigned none = FATELF_MAX_RECORDS;
+
+	/* The kept rank (hdr index) of each of m's sorted targets, or none. */
+	rank = malloc((m->ntargets ? m->ntargets : 1) * sizeof(*rank));
+	if (!rank)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->ntargets; i++)
+		rank[i] = none;
+	for (unsigned i = 0; i < hdr->nrecords; i++) {
+		const fatelf_target *t = bsearch(&hdr->records[i].target, m->targets, m->ntargets,
+						 sizeof(*m->targets), target_cmp);
+
+		if (t && fatelf_keep_has(keep, i))
+			rank[t - m->targets] = i;
+	}
+	for (size_t i = 0; i < m->nentries; ) {
+		size_t n = 1, best_at = SIZE_MAX;
+		unsigned best = none;
+
+		while (i + n < m->nentries && strcmp(m->entries[i + n].path, m->entries[i].path) == 0)
+			n++;
+		for (size_t k = i; k < i + n; k++) {
+			const fatelf_bundle_entry *e = &m->entries[k];
+
+			ret[k] = !e->ntargets;
+			for (unsigned j = 0; j < e->ntargets; j++) {
+				const fatelf_target *t = bsearch(&e->targets[j], m->targets, m->ntargets,
+								 sizeof(*m->targets), target_cmp);
+				unsigned r = t ? rank[t - m->targets] : none;
+
+				if (r < best) {
+					best = r;
+					best_at = k;
+				}
+				if (r != none)
+					ret[k] = true;
+			}
+		}
+		/* A path several entries share: the one with the first kept target. */
+		if (n > 1)
+			for (size_t k = i; k < i + n; k++)
+				ret[k] = k == best_at;
+		i += n;
+	}
+	return 0;
+}
+
+/* Every ELF's, every record's and every per-arch entry's target, sorted,
+ * once each. */
 int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n)
 {
 	_cleanup_free_ fatelf_target *t = NULL;
@@ -142,6 +282,7 @@ int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret,
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *e = &m->entries[i];
 
+		cap += e->ntargets;
 		if (e->type != FATELF_ENTRY_FILE)
 			continue;
 		cap += e->kind == FATELF_KIND_ELF ? 1 : e->kind == FATELF_KIND_FATELF ? e->nrecords : 0;
@@ -152,6 +293,8 @@ int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret,
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *e = &m->entries[i];
 
+		for (unsigned j = 0; j < e->ntargets; j++)
+			t[n++] = e->targets[j];
 		if (e->type != FATELF_ENTRY_FILE)
 			continue;
 		if (e->kind == FATELF_KIND_ELF)
@@ -661,10 +804,65 @@ static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value 
 	return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be \"elf\" or \"fatelf\"");
 }
 
+/* A per-arch entry's "targets" (format 2): canonical target names,
+ * sorted, each once, at least one. */
+static int p_entry_targets(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+			   void *dst)
+{
+	fatelf_bundle_entry *e = dst;
+	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
+	char name[FATELF_TARGET_NAME_MAX];
+	int r;
+
+	(void)f;
+	if (c->m->format < FATELF_BUNDLE_FORMAT_PER_ARCH)
+		return fail(c, -FATELF_E_MANIFEST_FORMAT, -1,
+			    "field 'targets' (a per-arch entry) needs format %d, the manifest is format %u",
+			    FATELF_BUNDLE_FORMAT_PER_ARCH, c->m->format);
+	if (n == 0)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+			    "field 'targets' is empty (an entry for every target leaves it out)");
+	if (n > FATELF_MAX_RECORDS)
+		return fail(c, -FATELF_E_LIMIT, -1, "field 'targets' lists %zu targets, the limit is %d", n,
+			    FATELF_MAX_RECORDS);
+	e->targets = calloc(n, sizeof(*e->targets));
+	if (!e->targets)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		fatelf_json_value t;
+
+		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		if (r <= 0)
+			return r < 0 ? r : -EINVAL;
+		r = fatelf_json_read(c->doc, at, &t);
+		if (r < 0)
+			return r;
+		if (t.type != FATELF_JSON_STRING)
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
+		r = target_from_name(c, &t, "targets entry", &e->targets[i]);
+		if (r < 0)
+			return r;
+		e->ntargets++;
+		if (i > 0) {
+			int cmp = target_cmp(&e->targets[i - 1], &e->targets[i]);
+
+			fatelf_target_format(&e->targets[i], name);
+			if (cmp == 0)
+				return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets: '%s' is listed twice", name);
+			if (cmp > 0)
+				return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+					    "targets: '%s' is out of order (sorted by machine, word size, byte order, osabi, osabi version)",
+					    name);
+		}
+	}
+	return 0;
+}
+
 #define EF(n, t, m, p, field) { n, t, m, p, offsetof(fatelf_bundle_entry, field), INT64_MAX }
 static const struct field file_fields[] = {
 	EF("path", FATELF_JSON_STRING, true, NULL, path),
 	EF("type", FATELF_JSON_STRING, true, NULL, type),
+	{ "targets", FATELF_JSON_ARRAY, false, p_entry_targets, 0, 0 },
 	EF("mode", FATELF_JSON_STRING, true, p_mode, mode),
 	EF("setid", FATELF_JSON_BOOL, false, p_bool, setid),
 	EF("size", FATELF_JSON_INT, true, p_uint, size),
@@ -676,6 +874,7 @@ static const struct field file_fields[] = {
 static const struct field dir_fields[] = {
 	EF("path", FATELF_JSON_STRING, true, NULL, path),
 	EF("type", FATELF_JSON_STRING, true, NULL, type),
+	{ "targets", FATELF_JSON_ARRAY, false, p_entry_targets, 0, 0 },
 	EF("mode", FATELF_JSON_STRING, true, p_mode, mode),
 	EF("setid", FATELF_JSON_BOOL, false, p_bool, setid),
 };
@@ -683,6 +882,7 @@ static const struct field dir_fields[] = {
 static const struct field symlink_fields[] = {
 	EF("path", FATELF_JSON_STRING, true, NULL, path),
 	EF("type", FATELF_JSON_STRING, true, NULL, type),
+	{ "targets", FATELF_JSON_ARRAY, false, p_entry_targets, 0, 0 },
 	EF("target", FATELF_JSON_STRING, true, p_link_target, link_target),
 };
 #undef EF
@@ -930,12 +1130,89 @@ static int entry_ptr_cmp(const void *a, const void *b)
 		      (*(const fatelf_bundle_entry *const *)b)->path);
 }
 
-/* Sorted by path, each path once, each parent a dir of the bundle. */
+static const char *type_word(int type)
+{
+	return type == FATELF_ENTRY_DIR ? "dir" : type == FATELF_ENTRY_SYMLINK ? "symlink" : "file";
+}
+
+/* The entries that share one path (sorted[lo..hi), hi - lo > 1): each
+ * per-arch, all of one type, their targets disjoint and at most
+ * FATELF_MAX_RECORDS in all. */
+static int shared_path_check(struct pctx *c, const fatelf_bundle_entry **sorted, size_t lo, size_t hi)
+{
+	_cleanup_free_ fatelf_target *all = NULL;
+	char name[FATELF_TARGET_NAME_MAX];
+	size_t n = 0;
+
+	for (size_t i = lo; i < hi; i++) {
+		const fatelf_bundle_entry *e = sorted[i];
+
+		if (!e->ntargets)
+			return entry_list_fail(c, -FATELF_E_PATH_DUPLICATE, e->path,
+					       "listed twice (only per-arch entries, each with its own \"targets\", share a path)");
+		if (e->type != sorted[lo]->type)
+			return entry_list_fail(c, -FATELF_E_PATH_DUPLICATE, e->path,
+					       "is a %s in one per-arch entry and a %s in another (entries that share a path are of one type)",
+					       type_word(sorted[lo]->type), type_word(e->type));
+		if (n + e->ntargets > FATELF_MAX_RECORDS)
+			return entry_list_fail(c, -FATELF_E_LIMIT, e->path,
+					       "its per-arch entries list more than %d targets", FATELF_MAX_RECORDS);
+		n += e->ntargets;
+	}
+	all = calloc(n, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = lo; i < hi; i++)
+		for (unsigned j = 0; j < sorted[i]->ntargets; j++)
+			all[n++] = sorted[i]->targets[j];
+	qsort(all, n, sizeof(*all), target_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (target_cmp(&all[i - 1], &all[i]) == 0) {
+			fatelf_target_format(&all[i], name);
+			return entry_list_fail(c, -FATELF_E_PATH_DUPLICATE, sorted[lo]->path,
+					       "target '%s' is in two of its per-arch entries (their targets must be disjoint)",
+					       name);
+		}
+	return 0;
+}
+
+/* Whether every target e is installed for is one that an entry of the
+ * path at p (the first of them) is installed for too. */
+static bool parent_covers(const fatelf_manifest *m, const fatelf_bundle_entry *p,
+			  const fatelf_bundle_entry *e, char missing[FATELF_TARGET_NAME_MAX])
+{
+	size_t np;
+
+	if (!p->ntargets)
+		return true;
+	if (!e->ntargets) {
+		snprintf(missing, FATELF_TARGET_NAME_MAX, "every target");
+		return false;
+	}
+	np = fatelf_manifest_path_count(m, p);
+	for (unsigned j = 0; j < e->ntargets; j++) {
+		bool found = false;
+
+		for (size_t k = 0; k < np && !found; k++)
+			found = fatelf_entry_for_target(&p[k], &e->targets[j]);
+		if (!found) {
+			fatelf_target_format(&e->targets[j], missing);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Sorted by path (then first target), each path once but for per-arch
+ * entries, each parent a dir of the bundle for every target the entry is. */
 static int entries_check(struct pctx *c)
 {
 	const fatelf_manifest *m = c->m;
 	_cleanup_free_ const fatelf_bundle_entry **sorted = NULL;
-	char q2[FATELF_TEXT_QUOTE_BUF];
+	char q2[FATELF_TEXT_QUOTE_BUF], name[FATELF_TARGET_NAME_MAX];
+	bool per_arch = false;
+	int r;
 
 	c->at = AT_TOP;
 	/* Duplicates first, so that a repeated path is named as such even
@@ -943,21 +1220,41 @@ static int entries_check(struct pctx *c)
 	sorted = calloc(m->nentries ? m->nentries : 1, sizeof(*sorted));
 	if (!sorted)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->nentries; i++)
+	for (size_t i = 0; i < m->nentries; i++) {
 		sorted[i] = &m->entries[i];
+		per_arch = per_arch || m->entries[i].ntargets;
+	}
+	if (m->format >= FATELF_BUNDLE_FORMAT_PER_ARCH && !per_arch)
+		return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_FORMAT, -1,
+				       "format %u without a per-arch entry (such a manifest is format %d)",
+				       m->format, FATELF_BUNDLE_FORMAT);
 	qsort(sorted, m->nentries, sizeof(*sorted), entry_ptr_cmp);
+	for (size_t i = 0; i < m->nentries; ) {
+		size_t k = i + 1;
+
+		while (k < m->nentries && strcmp(sorted[i]->path, sorted[k]->path) == 0)
+			k++;
+		if (k - i > 1) {
+			r = shared_path_check(c, sorted, i, k);
+			if (r < 0)
+				return r;
+		}
+		i = k;
+	}
 	for (size_t i = 1; i < m->nentries; i++)
-		if (strcmp(sorted[i - 1]->path, sorted[i]->path) == 0)
-			return entry_list_fail(c, -FATELF_E_PATH_DUPLICATE, sorted[i]->path,
-					       "listed twice");
-	for (size_t i = 1; i < m->nentries; i++)
-		if (strcmp(m->entries[i - 1].path, m->entries[i].path) > 0)
+		if (entry_order(&m->entries[i - 1], &m->entries[i]) > 0)
 			return entry_list_fail(c, -FATELF_E_MANIFEST_SCHEMA, m->entries[i].path,
-					       "comes after '%s' (entries are sorted by path, byte by byte)",
-					       fatelf_text_quote(m->entries[i - 1].path, q2));
+					       strcmp(m->entries[i - 1].path, m->entries[i].path) == 0
+					       ? "comes after its per-arch entry for '%s' (entries that share a path are sorted by their first target)"
+					       : "comes after '%s' (entries are sorted by path, byte by byte)",
+					       strcmp(m->entries[i - 1].path, m->entries[i].path) == 0
+					       ? (fatelf_target_format(&m->entries[i - 1].targets[0], name), name)
+					       : fatelf_text_quote(m->entries[i - 1].path, q2));
 
 	for (size_t i = 0; i < m->nentries; i++) {
-		const char *path = m->entries[i].path;
+		const fatelf_bundle_entry *e = &m->entries[i];
+		const char *path = e->path;
+		const char *last = strrchr(path, '/');
 
 		/* Every ancestor from the top down, so that the first symlink
 		 * on the way is the one named. */
@@ -977,6 +1274,11 @@ static int entries_check(struct pctx *c)
 				return entry_list_fail(c, -FATELF_E_PATH_PARENT, path,
 						       "parent '%s' is a file, not a dir",
 						       fatelf_text_quote(p->path, q2));
+			/* The parent's own parents were checked for it. */
+			if (slash == last && !parent_covers(m, p, e, name))
+				return entry_list_fail(c, -FATELF_E_PATH_PARENT, path,
+						       "parent '%s' is per-arch and has no entry for %s",
+						       fatelf_text_quote(p->path, q2), name);
 		}
 	}
 	return 0;
@@ -988,6 +1290,8 @@ static const char *entry_with_target(const fatelf_manifest *m, const fatelf_targ
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *e = &m->entries[i];
 
+		if (e->ntargets && fatelf_entry_for_target(e, t))
+			return e->path;
 		if (e->type != FATELF_ENTRY_FILE)
 			continue;
 		if (e->kind == FATELF_KIND_ELF && fatelf_target_equal(&e->target, t))
@@ -1056,6 +1360,7 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 	fatelf_json_scan sc = { 0 };
 	fatelf_json_type top;
 	fatelf_json_value v;
+	unsigned max_format;
 	size_t at;
 	int r;
 
@@ -1094,14 +1399,23 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 		return r;
 	if (v.type != FATELF_JSON_INT)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'format' must be an integer");
-	if (v.i64 != FATELF_BUNDLE_FORMAT)
+	/* 0: every format this reader knows; never one it does not. */
+	max_format = lim->max_format && lim->max_format < FATELF_BUNDLE_FORMAT_MAX ? lim->max_format
+										 : FATELF_BUNDLE_FORMAT_MAX;
+	if (v.i64 < FATELF_BUNDLE_FORMAT || v.i64 > (int64_t)max_format) {
+		if (max_format == FATELF_BUNDLE_FORMAT)
+			return fatelf_diag_set(d, -FATELF_E_MANIFEST_FORMAT, -1,
+					       "format %lld is not supported (this reader knows format %d)",
+					       (long long)v.i64, FATELF_BUNDLE_FORMAT);
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_FORMAT, -1,
-				       "format %lld is not supported (this reader knows format %d)",
-				       (long long)v.i64, FATELF_BUNDLE_FORMAT);
+				       "format %lld is not supported (this reader knows formats %d to %u)",
+				       (long long)v.i64, FATELF_BUNDLE_FORMAT, max_format);
+	}
 
 	c.m = fatelf_manifest_new();
 	if (!c.m)
 		return -ENOMEM;
+	c.m->format = (unsigned)v.i64;
 	r = dispatch(&c, 0, top_fields, ARRAY_SIZE(top_fields), c.m);
 	if (r >= 0)
 		r = entries_check(&c);

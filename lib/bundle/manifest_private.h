@@ -18,6 +18,9 @@
 
 /* The model (lib/bundle/manifest.c) */
 void fatelf_manifest_entries_sort(fatelf_manifest *m);
+/* The order of "targets" lists: machine, word size, byte order, osabi,
+ * osabi version. */
+int fatelf_manifest_target_cmp(const fatelf_target *a, const fatelf_target *b);
 int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret, size_t *ret_n);
 
 /* The serializer (lib/bundle/manifest_write.c): the fewest bytes an

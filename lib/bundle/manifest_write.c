@@ -170,6 +170,18 @@ static void jw_entry(struct jw *w, const fatelf_bundle_entry *e)
 	jw_open(w, "{");
 	jw_kv_string(w, "path", e->path);
 	jw_kv_string(w, "type", type_names[e->type]);
+	if (e->ntargets) {
+		jw_key(w, "targets");
+		jw_open(w, "[");
+		for (unsigned i = 0; i < e->ntargets; i++) {
+			char name[FATELF_TARGET_NAME_MAX];
+
+			fatelf_target_format(&e->targets[i], name);
+			jw_sep(w);
+			jw_string(w, name);
+		}
+		jw_close(w, "]");
+	}
 	if (e->type == FATELF_ENTRY_SYMLINK) {
 		jw_kv_string(w, "target", e->link_target ? e->link_target : "");
 		jw_close(w, "}");
@@ -279,8 +291,14 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 	m->ntargets = ntargets;
 	m->total_size = total;
 
+	/* Format 2 only when it is needed: a bundle without per-arch
+	 * entries is the format-1 bundle it always was, byte for byte. */
+	m->format = FATELF_BUNDLE_FORMAT;
+	for (size_t i = 0; i < m->nentries; i++)
+		if (m->entries[i].ntargets)
+			m->format = FATELF_BUNDLE_FORMAT_PER_ARCH;
 	jw_open(&w, "{");
-	jw_kv_uint(&w, "format", m->format ? m->format : FATELF_BUNDLE_FORMAT);
+	jw_kv_uint(&w, "format", m->format);
 	jw_key(&w, "package");
 	jw_open(&w, "{");
 	jw_kv_string(&w, "name", m->name);

@@ -22,6 +22,7 @@ void fatelf_bundle_limits_default(fatelf_bundle_limits *ret)
 	ret->max_entries = 200000;
 	ret->max_manifest = FATELF_MANIFEST_MAX;
 	ret->max_total = 64ull << 30;
+	ret->max_format = FATELF_BUNDLE_FORMAT_MAX;
 }
 
 size_t fatelf_bundle_manifest_max(const fatelf_bundle_limits *lim)

@@ -126,10 +126,12 @@ void fatelf_unify_stream_free(fatelf_unify_stream *s);
  * --from order. A path that is an ELF file in every source (or, under
  * --per-arch, in every source that has it) becomes one FatELF file with a
  * record each, in --from order, its images checked as glue checks them;
- * the same bytes everywhere are stored once; a path only one source has
- * is stored as that source's. Different non-ELF bytes under --per-arch
- * are refused with FATELF_E_MANIFEST_FORMAT: format 1 has one entry a
- * path. Besides the plan's errors: FATELF_E_UNIFY_ARCH (an ELF file not
+ * the same bytes everywhere are stored once; a path some sources lack is
+ * a per-arch entry (manifest format 2) for the targets of the sources
+ * that have it, and items that differ under --per-arch are an entry
+ * each, for the targets of their sources (doc/fatbundle.md, 2.8); two
+ * sources of one target whose items differ are FATELF_E_UNIFY_TARGET.
+ * Besides the plan's errors: FATELF_E_UNIFY_ARCH (an ELF file not
  * of its source's ARCH), FATELF_E_UNIFY_SCRIPTS (a .deb with maintainer
  * scripts, unless ignore_scripts), FATELF_E_UNIFY_FIELD (two .debs
  * disagree on a field the options do not give). The output is opened

@@ -53,6 +53,24 @@ struct uw {
 	size_t ndec;
 	size_t *owner;                          /* per decision: the source whose bytes are stored, or NONE */
 	size_t *glue_of;                        /* per decision: its index in glued, or NONE */
+	bool *grouped;                          /* per decision: an entry per distinct item (--per-arch) */
+	/* Grouped files are spooled too, so that their members go out in
+	 * the manifest's order, which readers match them by. */
+	size_t *grp_of;                         /* per decision: its index in grp, or NONE */
+	struct glued *grp;                      /* (only dec and at[] are used) */
+	size_t ngrp;
+	/* The manifest's entries, one or more a decision, in its order:
+	 * the decision, the source whose item (and bytes) it is (NONE for a
+	 * glued file), the sources it is for (all: a plain entry). */
+	struct went {
+		size_t dec, src;
+		uint32_t srcs;
+	} *went;
+	size_t nwent;
+	size_t *went_of;                        /* per decision: its first entry */
+	fatelf_pattern pat[FATELF_UNIFY_MAX_SOURCES];
+	fatelf_target target[FATELF_UNIFY_MAX_SOURCES];  /* each source's, for per-arch entries */
+	bool has_target[FATELF_UNIFY_MAX_SOURCES];
 	struct glued *glued;
 	size_t nglued;
 	int spool;
@@ -232,12 +250,65 @@ static bool is_conffile(const struct uw *w, const char *path)
 	return !any_deb && fnmatch("etc/*", path, 0) == 0;
 }
 
+/*
+ * The full target a source's per-arch entries are for: its ARCH when
+ * that names one, else the target most of its ELF files that ARCH
+ * matches have (the first in target order on a tie).
+ */
+static int source_target(struct uw *w, size_t s)
+{
+	const fatelf_pattern *p = &w->pat[s];
+	size_t best = 0;
+
+	if (w->has_target[s])
+		return 0;
+	if ((p->want & FATELF_WANT_ALL) == FATELF_WANT_ALL) {
+		w->target[s] = p->target;
+		w->has_target[s] = true;
+		return 0;
+	}
+	for (size_t i = 0; i < w->ix[s].nitems; i++) {
+		const fatelf_unify_item *it = &w->ix[s].items[i];
+		size_t count = 0;
+
+		if (!it->elf || !fatelf_pattern_match(p, &it->target, -1))
+			continue;
+		for (size_t j = 0; j < w->ix[s].nitems; j++)
+			count += w->ix[s].items[j].elf && fatelf_target_equal(&w->ix[s].items[j].target, &it->target);
+		if (count > best || (count == best && fatelf_manifest_target_cmp(&it->target, &w->target[s]) < 0)) {
+			best = count;
+			w->target[s] = it->target;
+		}
+		/* Enough to tell: a source's ELF files share one target or two. */
+		if (best > w->ix[s].nitems / 2)
+			break;
+	}
+	if (best > 0) {
+		w->has_target[s] = true;
+		return 0;
+	}
+	/* No ELF file: the name must fix the rest, osabi SYSV 0 unless given. */
+	if ((p->want & (FATELF_WANT_MACHINE | FATELF_WANT_WORDSIZE | FATELF_WANT_BYTEORDER)) !=
+	    (FATELF_WANT_MACHINE | FATELF_WANT_WORDSIZE | FATELF_WANT_BYTEORDER)) {
+		snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
+		return fatelf_diag_set(w->d, -FATELF_E_UNIFY_ARCH, -1,
+				       "--from %s=%s: the source has no ELF file and '%s' does not name a machine, word size and byte order, so its per-arch entries have no target",
+				       w->o->from[s].arch, src_name(w, s), w->o->from[s].arch);
+	}
+	w->target[s] = p->target;
+	if (!(p->want & FATELF_WANT_OSABI))
+		w->target[s].osabi = 0;
+	if (!(p->want & FATELF_WANT_OSABIVER))
+		w->target[s].osabi_version = 0;
+	w->has_target[s] = true;
+	return 0;
+}
+
 /* Step 4: what each decision stores, the ARCH of every ELF file that is
- * not the same in every source, setid bits, and the per-arch entries
- * format 1 can hold. */
+ * not the same in every source, setid bits. */
 static int check_decisions(struct uw *w)
 {
-	fatelf_pattern pat[FATELF_UNIFY_MAX_SOURCES];
+	fatelf_pattern *pat = w->pat;
 
 	for (size_t s = 0; s < w->n; s++) {
 		fatelf_diag inner;
@@ -250,16 +321,21 @@ static int check_decisions(struct uw *w)
 	w->owner = malloc(w->ndec * sizeof(*w->owner));
 	w->glue_of = malloc(w->ndec * sizeof(*w->glue_of));
 	w->glued = calloc(w->ndec ? w->ndec : 1, sizeof(*w->glued));
-	if (!w->owner || !w->glue_of || !w->glued)
+	w->grouped = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grouped));
+	w->went_of = calloc(w->ndec ? w->ndec : 1, sizeof(*w->went_of));
+	w->grp_of = malloc((w->ndec ? w->ndec : 1) * sizeof(*w->grp_of));
+	w->grp = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grp));
+	if (!w->owner || !w->glue_of || !w->glued || !w->grouped || !w->went_of || !w->grp_of || !w->grp)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	for (size_t k = 0; k < w->ndec; k++) {
 		const fatelf_unify_decision *x = &w->dec[k];
 		const fatelf_unify_item *first = NULL;
 		size_t present = 0;
-		bool same = true, all_elf = true;
+		bool same = true, all_elf = true, same_mode = true;
 
 		w->owner[k] = FATELF_UNIFY_NONE;
 		w->glue_of[k] = FATELF_UNIFY_NONE;
+		w->grp_of[k] = FATELF_UNIFY_NONE;
 		for (size_t s = 0; s < w->n; s++) {
 			const fatelf_unify_item *it = item_at(w, k, s);
 
@@ -270,8 +346,11 @@ static int check_decisions(struct uw *w)
 				first = it;
 				w->owner[k] = s;
 			} else if (it->size != first->size || it->mode != first->mode ||
-				   memcmp(it->sha256, first->sha256, 32) != 0)
+				   memcmp(it->sha256, first->sha256, 32) != 0 ||
+				   strcmp(it->link ? it->link : "", first->link ? first->link : "") != 0) {
 				same = false;
+				same_mode = same_mode && it->mode == first->mode;
+			}
 			all_elf = all_elf && it->elf;
 			if (it->type == FATELF_ENTRY_FILE && it->fat)
 				return entry_error(w, -FATELF_E_INVALID, x->path,
@@ -282,13 +361,16 @@ static int check_decisions(struct uw *w)
 						   "has the setuid or setgid bit (mode %04o) in %s; it is bundled only with --allow-setid",
 						   it->mode, src_name(w, s));
 		}
-		if (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same) {
-			if (!all_elf)
-				return entry_error(w, -FATELF_E_MANIFEST_FORMAT, x->path,
-						   "differs between the sources under --per-arch; bundle format %d holds one entry a path and no per-architecture entries yet",
-						   FATELF_BUNDLE_FORMAT);
-		}
-		if (x->kind == FATELF_UNIFY_GLUE || (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same)) {
+		/* Per-arch ELF files of one mode are glued, a record each;
+		 * anything else that differs is an entry per distinct item. */
+		if (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same && !(all_elf && same_mode)) {
+			w->grouped[k] = true;
+			w->owner[k] = FATELF_UNIFY_NONE;
+			if (first->type == FATELF_ENTRY_FILE) {
+				w->grp_of[k] = w->ngrp;
+				w->grp[w->ngrp++].dec = k;
+			}
+		} else if (x->kind == FATELF_UNIFY_GLUE || (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same)) {
 			w->glue_of[k] = w->nglued;
 			w->glued[w->nglued++].dec = k;
 			w->owner[k] = FATELF_UNIFY_NONE;
@@ -371,10 +453,10 @@ static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item 
 	return 0;
 }
 
-/* Step 5: the glued sources' ELF files into the spool. */
+/* Step 5: the glued sources' ELF files and the grouped files into the spool. */
 static int spool_sources(struct uw *w, int spool_dirfd)
 {
-	if (w->nglued == 0)
+	if (w->nglued == 0 && w->ngrp == 0)
 		return 0;
 	w->spool = openat(spool_dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (w->spool < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
@@ -404,14 +486,16 @@ static int spool_sources(struct uw *w, int spool_dirfd)
 		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &e, w->d)) > 0) {
 			size_t k = find_dec(w, path);
 			const fatelf_unify_item *it;
+			struct glued *g;
 
-			if (k == FATELF_UNIFY_NONE || w->glue_of[k] == FATELF_UNIFY_NONE ||
-			    archive_entry_filetype(e) != AE_IFREG)
+			if (k == FATELF_UNIFY_NONE || archive_entry_filetype(e) != AE_IFREG)
 				continue;
+			g = w->glue_of[k] != FATELF_UNIFY_NONE ? &w->glued[w->glue_of[k]] :
+			    w->grp_of[k] != FATELF_UNIFY_NONE ? &w->grp[w->grp_of[k]] : NULL;
 			it = item_at(w, k, s);
-			if (!it)
+			if (!g || !it)
 				continue;
-			r = spool_entry(w, fatelf_unify_stream_archive(st), it, s, &w->glued[w->glue_of[k]].at[s]);
+			r = spool_entry(w, fatelf_unify_stream_archive(st), it, s, &g->at[s]);
 		}
 		fatelf_unify_stream_free(st);
 		if (r < 0) {
@@ -551,25 +635,160 @@ static int build_manifest(struct uw *w, fatelf_manifest **ret)
 	return 0;
 }
 
+/* Two items of a path that one entry can stand for. */
+static bool item_same(const fatelf_unify_item *a, const fatelf_unify_item *b)
+{
+	return a->type == b->type && a->mode == b->mode && a->size == b->size &&
+	       memcmp(a->sha256, b->sha256, 32) == 0 &&
+	       strcmp(a->link ? a->link : "", b->link ? b->link : "") == 0;
+}
+
+/* The sources of decision k's entry that stands for source s's item. */
+static uint32_t group_of(const struct uw *w, size_t k, size_t s)
+{
+	const fatelf_unify_item *it = item_at(w, k, s);
+	uint32_t mask = 0;
+
+	for (size_t t = 0; t < w->n; t++) {
+		const fatelf_unify_item *o = item_at(w, k, t);
+
+		if (o && (!w->grouped[k] || item_same(o, it)))
+			mask |= 1u << t;
+	}
+	return mask;
+}
+
+/* Sets a per-arch entry's targets: its sources' targets, sorted. */
+static int entry_targets(struct uw *w, fatelf_bundle_entry *e, uint32_t srcs)
+{
+	unsigned n = 0;
+	int r;
+
+	e->targets = calloc(w->n, sizeof(*e->targets));
+	if (!e->targets)
+		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+	for (size_t s = 0; s < w->n; s++) {
+		unsigned at;
+
+		if (!(srcs & (1u << s)))
+			continue;
+		r = source_target(w, s);
+		if (r < 0)
+			return r;
+		for (at = n; at > 0 && fatelf_manifest_target_cmp(&e->targets[at - 1], &w->target[s]) > 0; at--)
+			;
+		if (at > 0 && fatelf_target_equal(&e->targets[at - 1], &w->target[s]))
+			continue;
+		memmove(&e->targets[at + 1], &e->targets[at], (n - at) * sizeof(*e->targets));
+		e->targets[at] = w->target[s];
+		n++;
+	}
+	e->ntargets = n;
+	return 0;
+}
+
+/* Adds the entries of decision k: one, or (grouped) one per distinct
+ * item, ordered by first target. */
+static int plan_entries(struct uw *w, size_t k)
+{
+	uint32_t full = w->n >= 32 ? UINT32_MAX : (1u << w->n) - 1, present = 0, left;
+	size_t first = w->nwent;
+
+	for (size_t s = 0; s < w->n; s++)
+		if (item_at(w, k, s))
+			present |= 1u << s;
+	w->went_of[k] = first;
+	for (left = present; left; ) {
+		size_t s = (size_t)__builtin_ctz(left);
+		uint32_t g = group_of(w, k, s);
+
+		left &= ~g;
+		w->went[w->nwent++] = (struct went) {
+			.dec = k,
+			.src = w->glue_of[k] != FATELF_UNIFY_NONE ? FATELF_UNIFY_NONE : s,
+			.srcs = g == full ? 0 : g,
+		};
+	}
+	/* Sources of one target in two entries would overlap. */
+	for (size_t i = first; i < w->nwent; i++)
+		for (size_t j = i + 1; j < w->nwent; j++)
+			for (size_t s = 0; s < w->n; s++)
+				for (size_t t = 0; t < w->n; t++) {
+					int r;
+
+					if (!(w->went[i].srcs & (1u << s)) || !(w->went[j].srcs & (1u << t)))
+						continue;
+					if ((r = source_target(w, s)) < 0 || (r = source_target(w, t)) < 0)
+						return r;
+					if (fatelf_target_equal(&w->target[s], &w->target[t])) {
+						char tn[FATELF_TARGET_NAME_MAX];
+
+						fatelf_target_format(&w->target[s], tn);
+						return entry_error(w, -FATELF_E_UNIFY_TARGET, w->dec[k].path,
+								   "differs between %s and %s, which are both %s (one per-arch entry a target)",
+								   w->o->from[s].arch, w->o->from[t].arch, tn);
+					}
+				}
+	/* By first target: the order of entries that share a path. */
+	for (size_t i = first + 1; i < w->nwent; i++)
+		for (size_t j = i; j > first; j--) {
+			struct went tmp;
+			size_t a = (size_t)__builtin_ctz(w->went[j - 1].srcs), b = (size_t)__builtin_ctz(w->went[j].srcs);
+			fatelf_target ta = w->target[a], tb = w->target[b];
+
+			for (size_t s = a; s < w->n; s++)
+				if ((w->went[j - 1].srcs & (1u << s)) && fatelf_manifest_target_cmp(&w->target[s], &ta) < 0)
+					ta = w->target[s];
+			for (size_t s = b; s < w->n; s++)
+				if ((w->went[j].srcs & (1u << s)) && fatelf_manifest_target_cmp(&w->target[s], &tb) < 0)
+					tb = w->target[s];
+			if (fatelf_manifest_target_cmp(&ta, &tb) <= 0)
+				break;
+			tmp = w->went[j - 1];
+			w->went[j - 1] = w->went[j];
+			w->went[j] = tmp;
+		}
+	return 0;
+}
+
 static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 {
 	uint64_t total = 0;
+	int r;
 
 	if (!m || set_str(&m->name, w->bo.name) < 0 || set_str(&m->version, w->bo.version) < 0 ||
 	    set_str(&m->summary, w->bo.summary) < 0 || set_str(&m->vendor, w->bo.vendor) < 0 ||
 	    set_str(&m->license, w->bo.license) < 0 || set_str(&m->homepage, w->bo.homepage) < 0)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	m->format = FATELF_BUNDLE_FORMAT;
+	/* At most one entry a source a decision. */
+	w->went = calloc(w->ndec ? w->ndec * w->n : 1, sizeof(*w->went));
+	if (!w->went)
+		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	for (size_t k = 0; k < w->ndec; k++) {
+		r = plan_entries(w, k);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < w->nwent; i++) {
+		const struct went *we = &w->went[i];
+		size_t k = we->dec;
 		const fatelf_unify_decision *x = &w->dec[k];
 		const fatelf_unify_item *it = NULL;
 		fatelf_bundle_entry *e;
 
+		if (we->src != FATELF_UNIFY_NONE)
+			it = item_at(w, k, we->src);
 		for (size_t s = 0; s < w->n && !it; s++)
 			it = item_at(w, k, s);
 		e = fatelf_manifest_add(m, x->path, it->type);
 		if (!e)
 			return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		if (we->srcs) {
+			r = entry_targets(w, e, we->srcs);
+			if (r < 0)
+				return r;
+		}
 		e->mode = it->mode;
 		e->setid = it->type != FATELF_ENTRY_SYMLINK && (it->mode & 06000);
 		if (it->type == FATELF_ENTRY_SYMLINK) {
@@ -584,8 +803,8 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 		e->config = is_conffile(w, x->path);
 		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
 			struct glued *g = &w->glued[w->glue_of[k]];
-			int r = glued_bytes(w, g, hash_fn, NULL);
 
+			r = glued_bytes(w, g, hash_fn, NULL);
 			if (r < 0)
 				return r;
 			fatelf_sha256_final(w->sha, e->sha256);
@@ -596,11 +815,11 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 			e->records = calloc(g->nrec, sizeof(*e->records));
 			if (!e->records)
 				return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
-			for (unsigned i = 0; i < g->nrec; i++) {
-				e->records[i].target = g->hdr.records[i].target;
-				e->records[i].offset = g->hdr.records[i].offset;
-				e->records[i].size = g->hdr.records[i].size;
-				memcpy(e->records[i].sha256, item_at(w, k, g->src_of[i])->sha256, 32);
+			for (unsigned j = 0; j < g->nrec; j++) {
+				e->records[j].target = g->hdr.records[j].target;
+				e->records[j].offset = g->hdr.records[j].offset;
+				e->records[j].size = g->hdr.records[j].size;
+				memcpy(e->records[j].sha256, item_at(w, k, g->src_of[j])->sha256, 32);
 			}
 		} else {
 			e->size = it->size;
@@ -627,6 +846,27 @@ static int put_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 	struct put *p = ctx;
 
 	return fatelf_bundle_archive_data(p->a, p->e, buf, len, w->d);
+}
+
+/* A grouped file, from the spool. */
+static int put_spooled(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, uint64_t at)
+{
+	uint64_t done = 0;
+	int r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+
+	while (r == 0 && done < e->size) {
+		size_t k = (size_t)MIN((uint64_t)IO_CHUNK, e->size - done);
+		ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
+					       got < 0 ? fatelf_strerror(-errno) : "short");
+		r = fatelf_bundle_archive_data(a, e, w->buf, (size_t)got, w->d);
+		done += (uint64_t)got;
+	}
+	return r;
 }
 
 /* A file of a directory source, opened beneath it without following a symlink. */
@@ -710,30 +950,35 @@ static int put_stream_file(struct uw *w, struct archive *a, struct archive *in, 
 	return 0;
 }
 
-/* Step 8: the members. */
+/* Step 8: the members, an entry each, in the manifest's order but for
+ * the files of tar and .deb sources, which come in their source's. */
 static int write_members(struct uw *w, struct archive *a, const fatelf_manifest *m)
 {
-	bool *done = calloc(w->ndec ? w->ndec : 1, sizeof(*done));
+	bool *done = calloc(w->nwent ? w->nwent : 1, sizeof(*done));
 	int r = 0;
 
 	if (!done)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
-	for (size_t k = 0; r == 0 && k < w->ndec; k++) {
-		const fatelf_bundle_entry *e = &m->entries[k];
+	for (size_t i = 0; r == 0 && i < w->nwent; i++) {
+		const fatelf_bundle_entry *e = &m->entries[i];
+		size_t k = w->went[i].dec;
 
 		if (e->type != FATELF_ENTRY_FILE) {
 			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
-			done[k] = true;
+			done[i] = true;
 		} else if (w->glue_of[k] != FATELF_UNIFY_NONE) {
 			struct put p = { .a = a, .e = e };
 
 			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
 			if (r == 0)
 				r = glued_bytes(w, &w->glued[w->glue_of[k]], put_fn, &p);
-			done[k] = true;
-		} else if (w->is_dir[w->owner[k]]) {
-			r = put_dir_file(w, a, e, w->owner[k]);
-			done[k] = true;
+			done[i] = true;
+		} else if (w->grp_of[k] != FATELF_UNIFY_NONE) {
+			r = put_spooled(w, a, e, w->grp[w->grp_of[k]].at[w->went[i].src]);
+			done[i] = true;
+		} else if (w->is_dir[w->went[i].src]) {
+			r = put_dir_file(w, a, e, w->went[i].src);
+			done[i] = true;
 		}
 	}
 	for (size_t s = 0; r == 0 && s < w->n; s++) {
@@ -742,24 +987,29 @@ static int write_members(struct uw *w, struct archive *a, const fatelf_manifest 
 		const char *path;
 		bool any = false;
 
-		for (size_t k = 0; k < w->ndec && !any; k++)
-			any = !done[k] && w->owner[k] == s;
+		for (size_t i = 0; i < w->nwent && !any; i++)
+			any = !done[i] && w->went[i].src == s;
 		if (!any)
 			continue;
 		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
 		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &ae, w->d)) > 0) {
-			size_t k = find_dec(w, path);
+			size_t k = find_dec(w, path), i;
 
-			if (k == FATELF_UNIFY_NONE || done[k] || w->owner[k] != s ||
-			    archive_entry_filetype(ae) != AE_IFREG)
+			if (k == FATELF_UNIFY_NONE || archive_entry_filetype(ae) != AE_IFREG)
 				continue;
-			r = put_stream_file(w, a, fatelf_unify_stream_archive(st), &m->entries[k], s);
-			done[k] = true;
+			for (i = w->went_of[k]; i < w->nwent && w->went[i].dec == k; i++)
+				if (!done[i] && w->went[i].src == s)
+					break;
+			if (i >= w->nwent || w->went[i].dec != k)
+				continue;
+			r = put_stream_file(w, a, fatelf_unify_stream_archive(st), &m->entries[i], s);
+			done[i] = true;
 		}
 		fatelf_unify_stream_free(st);
-		for (size_t k = 0; r == 0 && k < w->ndec; k++)
-			if (!done[k] && w->owner[k] == s)
-				r = entry_error(w, -EIO, w->dec[k].path, "gone from %s since it was read", src_name(w, s));
+		for (size_t i = 0; r == 0 && i < w->nwent; i++)
+			if (!done[i] && w->went[i].src == s)
+				r = entry_error(w, -EIO, w->dec[w->went[i].dec].path, "gone from %s since it was read",
+						src_name(w, s));
 	}
 	free(done);
 	return r;
@@ -772,6 +1022,11 @@ static void uw_done(struct uw *w)
 	free(w->dec);
 	free(w->owner);
 	free(w->glue_of);
+	free(w->grouped);
+	free(w->grp_of);
+	free(w->grp);
+	free(w->went);
+	free(w->went_of);
 	free(w->glued);
 	free(w->buf);
 	fatelf_sha256_free(w->sha);
@@ -860,12 +1115,14 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 			r = q;
 	}
 	if (r == 0) {
-		for (size_t k = 0; k < w.ndec; k++) {
-			if (m->entries[k].type == FATELF_ENTRY_DIR)
+		for (size_t i = 0; i < w.nwent; i++) {
+			size_t k = w.went[i].dec;
+
+			if (m->entries[i].type == FATELF_ENTRY_DIR)
 				res.dirs++;
 			else if (w.glue_of[k] != FATELF_UNIFY_NONE)
 				res.glued++;
-			else if (w.dec[k].kind == FATELF_UNIFY_PER_ARCH)
+			else if (w.dec[k].kind == FATELF_UNIFY_PER_ARCH || w.went[i].srcs)
 				res.per_arch++;
 			else
 				res.shared++;

@@ -81,6 +81,15 @@ struct install {
 	 * handed over (kept) and freed with the install. */
 	const fatelf_manifest *m;
 	fatelf_manifest *kept_m;
+	/* What this install takes of the reader's manifest (rm): every entry
+	 * but the per-arch ones its policy does not select, in the same
+	 * order, as a manifest of its own (the entries are shallow copies);
+	 * m points at it. view_of maps rm's entries to it (SIZE_MAX: not
+	 * taken, its member is skipped). */
+	const fatelf_manifest *rm;
+	fatelf_manifest view;
+	size_t *view_of;
+	bool skipping;
 	char *paths;                    /* every ient path, one after another */
 	uint64_t written;               /* totals(), for the result */
 	int64_t saved;
@@ -994,13 +1003,81 @@ static int plan_tx(struct install *x, fatelf_diag *d)
 	return 0;
 }
 
+/*
+ * The per-arch entries the policy selects: it picks among the bundle's
+ * per-arch targets as among a fat file's records, once for the bundle.
+ * Policy keep takes every per-arch entry with a path of its own and, where
+ * several share a path, the one this host runs best. A policy that takes
+ * no per-arch target takes no per-arch entry.
+ */
+static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
+{
+	_cleanup_free_ bool *take = NULL;
+	fatelf_header pa;
+	fatelf_keepset keep;
+	int form = 0, q;
+
+	x->rm = m;
+	x->view = *m;
+	x->view.entries = NULL;
+	x->view.nentries = x->view.entries_cap = 0;
+	x->view_of = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view_of));
+	x->view.entries = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view.entries));
+	if (!x->view_of || !x->view.entries)
+		return -ENOMEM;
+	q = fatelf_manifest_per_arch_header(m, &x->e->host, &pa, d);
+	if (q < 0)
+		return q;
+	fatelf_keep_clear(&keep);
+	if (pa.nrecords > 0) {
+		fatelf_diag tmp;
+
+		fatelf_diag_clear(&tmp);
+		q = engine_policy_select(x->policy, NULL, 0, &x->e->host, "", &pa, &keep, &form, &tmp);
+		if (q == 0) {
+			for (unsigned i = 0; i < pa.nrecords; i++)
+				fatelf_keep_add(&keep, i);
+		} else if (q < 0 && q != -FATELF_E_NO_HOST_RECORD && q != -FATELF_E_NO_MATCH) {
+			*d = tmp;
+			return q;
+		}
+	}
+	take = calloc(m->nentries ? m->nentries : 1, sizeof(*take));
+	if (!take)
+		return -ENOMEM;
+	q = fatelf_manifest_select(m, &pa, &keep, take);
+	if (q < 0)
+		return q;
+	for (size_t i = 0; i < m->nentries; i++) {
+		x->view_of[i] = SIZE_MAX;
+		if (take[i]) {
+			x->view_of[i] = x->view.nentries;
+			x->view.entries[x->view.nentries++] = m->entries[i];
+		}
+	}
+	x->view.entries_cap = m->nentries;
+	x->m = &x->view;
+	return 0;
+}
+
+/* The plan of the reader's entry be, or NULL when the install skips it. */
+static struct ient *ient_of(struct install *x, const fatelf_bundle_entry *be)
+{
+	size_t k = x->view_of[be - x->rm->entries];
+
+	return k == SIZE_MAX ? NULL : &x->ents[k];
+}
+
 static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 			 fatelf_diag *d)
 {
 	struct install *x = ctx;
 	int q;
 
-	x->m = m;
+	q = make_view(x, m, d);
+	if (q < 0)
+		return q;
+	m = x->m;
 	x->name = strdup(m->name);
 	x->version = strdup(m->version);
 	x->summary = strdup(m->summary ? m->summary : "");
@@ -1153,9 +1230,9 @@ static int inst_select(void *ctx, const fatelf_bundle_entry *be, const fatelf_he
 		       fatelf_keepset *ret_keep, int *ret_form, fatelf_diag *d)
 {
 	struct install *x = ctx;
-	struct ient *ie = &x->ents[be - x->m->entries];
+	struct ient *ie = ient_of(x, be);
 
-	if (ie->thinned) {
+	if (ie && ie->thinned) {
 		*ret_keep = ie->keep;
 		*ret_form = ie->form;
 	}
@@ -1165,9 +1242,14 @@ static int inst_select(void *ctx, const fatelf_bundle_entry *be, const fatelf_he
 static int inst_begin(void *ctx, const fatelf_bundle_entry *be, fatelf_diag *d)
 {
 	struct install *x = ctx;
-	struct ient *ie = &x->ents[be - x->m->entries];
+	struct ient *ie = ient_of(x, be);
 	int q;
 
+	/* A per-arch entry of a target the install does not take. */
+	x->skipping = !ie;
+	if (!ie)
+		return FATELF_BUNDLE_SKIP;
+	be = ent_of(x, ie);
 	if (be->type == FATELF_ENTRY_SYMLINK) {
 		q = eng_tx_stage_symlink(&x->tx, (size_t)ie->op, be->link_target, d);
 		if (q < 0)
@@ -1358,9 +1440,15 @@ static int settle_fat(struct install *x, struct ient *ie, const fatelf_bundle_en
 static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf_diag *d)
 {
 	struct install *x = ctx;
-	struct ient *ie = &x->ents[be - x->m->entries];
+	struct ient *ie;
 	int q = 0;
 
+	if (x->skipping) {
+		x->skipping = false;
+		return 0;
+	}
+	ie = ient_of(x, be);
+	be = ent_of(x, ie);
 	if (x->fd >= 0) {
 		int fd = TAKE_FD(x->fd);
 		uint8_t md[32];
@@ -1733,6 +1821,8 @@ static void install_free(struct install *x)
 	fatelf_sha256_free(x->h);
 	free(x->ents);
 	free(x->paths);
+	free(x->view.entries);
+	free(x->view_of);
 	fatelf_manifest_free(x->kept_m);
 }
 
@@ -1775,7 +1865,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 
 	q = fatelf_bundle_read(src, &ro, &ops, d);
 	store_read_end(e->st);  /* a preflight that failed */
-	x.m = x.kept_m;         /* NULL unless the read succeeded */
+	x.m = x.kept_m ? &x.view : NULL;        /* NULL unless the read succeeded */
 	if (x.dry_done) {
 		fatelf_diag_clear(d);
 		q = finish_result(&x, ret);

@@ -79,6 +79,8 @@ if command -v bsdtar >/dev/null; then
 	done
 	find "$work/seeds-manifest" -empty -delete
 fi
+# Format-2 manifests (per-arch entries), a valid one and two refused.
+cp "$top"/tests/fuzz/seeds/manifest-*.json "$work/seeds-manifest/"
 echo "# $(ls "$work/seeds-bundle" | wc -l) bundle seeds, $(ls "$work/seeds-manifest" | wc -l) manifest seeds"
 
 # Seeds for fuzz_varlink: byte streams of NUL-terminated messages (the

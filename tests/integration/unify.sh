@@ -232,8 +232,20 @@ check_cmp "... extracted byte for byte" sp-amd64/usr/share/doc/hello/sparse.bin 
 cp -a tree-arm64 t-data && printf 'another README\n' >t-data/usr/share/doc/hello/README
 refused "a data file that differs" FATELF_E_UNIFY_DIFFERS "usr/share/doc/hello/README.*amd64.*arm64" bad.fatbundle \
 	--name hello --version 1 --from amd64=tree-amd64 --from arm64=t-data
-refused "... under --per-arch (format 1 has no per-arch entries)" FATELF_E_MANIFEST_FORMAT "usr/share/doc/hello/README.*per-arch" \
-	bad.fatbundle --name hello --version 1 --per-arch 'usr/share/doc/*' --from amd64=tree-amd64 --from arm64=t-data
+check "... under --per-arch: an entry each, format 2" "$FATELF" bundle create -o pa.fatbundle --name hello --version 1 \
+	--per-arch 'usr/share/doc/*' --from amd64=tree-amd64 --from arm64=t-data
+"$FATELF" bundle inspect --json pa.fatbundle >pa.json
+check_eq "... the manifest is format 2" 2 "$(jq -r .format pa.json)"
+check_eq "... README has a per-arch entry for each source, by first target" "x86_64 aarch64" \
+	"$(json pa.json '[.entries[] | select(.path == "usr/share/doc/hello/README") | .for[]] | join(" ")')"
+check_eq "... a triplet directory is per-arch too" "aarch64" \
+	"$(json pa.json '.entries[] | select(.path == "usr/lib/aarch64-linux-gnu") | .for | join(" ")')"
+for t in x86_64:tree-amd64 aarch64:t-data; do
+	rm -rf "pa-${t%%:*}"
+	"$FATELF" bundle extract --target "${t%%:*}" pa.fatbundle "pa-${t%%:*}" >/dev/null
+	check_eq "... extract --target ${t%%:*} gives that source's README" "$(cat "${t#*:}/usr/share/doc/hello/README")" \
+		"$(cat "pa-${t%%:*}/usr/share/doc/hello/README")"
+done
 cp -a tree-arm64 t-miss && rm t-miss/etc/hello/hello.conf
 refused "a file missing in one source" FATELF_E_UNIFY_MISSING "etc/hello/hello.conf.*in amd64, missing in arm64" bad.fatbundle \
 	--name hello --version 1 --from amd64=tree-amd64 --from arm64=t-miss

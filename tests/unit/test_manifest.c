@@ -148,6 +148,104 @@ static const char canonical[] =
 	"  ]\n"
 	"}\n";
 
+/* A format-2 manifest: per-arch entries, two of them sharing a path. */
+static const char canonical2[] =
+	"{\n"
+	"  \"format\": 2,\n"
+	"  \"package\": {\n"
+	"    \"name\": \"libx\",\n"
+	"    \"version\": \"1.0-1\"\n"
+	"  },\n"
+	"  \"targets\": [\n"
+	"    \"" T_X86 "\",\n"
+	"    \"" T_ARM "\"\n"
+	"  ],\n"
+	"  \"entries\": [\n"
+	"    {\n"
+	"      \"path\": \"usr\",\n"
+	"      \"type\": \"dir\",\n"
+	"      \"mode\": \"0755\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/include\",\n"
+	"      \"type\": \"dir\",\n"
+	"      \"mode\": \"0755\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/include/cfg.h\",\n"
+	"      \"type\": \"file\",\n"
+	"      \"targets\": [\n"
+	"        \"" T_X86 "\"\n"
+	"      ],\n"
+	"      \"mode\": \"0644\",\n"
+	"      \"size\": 3,\n"
+	"      \"sha256\": \"" H1 "\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/include/cfg.h\",\n"
+	"      \"type\": \"file\",\n"
+	"      \"targets\": [\n"
+	"        \"" T_ARM "\"\n"
+	"      ],\n"
+	"      \"mode\": \"0644\",\n"
+	"      \"size\": 4,\n"
+	"      \"sha256\": \"" H2 "\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/lib\",\n"
+	"      \"type\": \"dir\",\n"
+	"      \"mode\": \"0755\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/lib/aarch64-linux-gnu\",\n"
+	"      \"type\": \"dir\",\n"
+	"      \"targets\": [\n"
+	"        \"" T_ARM "\"\n"
+	"      ],\n"
+	"      \"mode\": \"0755\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/lib/aarch64-linux-gnu/libx.so\",\n"
+	"      \"type\": \"symlink\",\n"
+	"      \"targets\": [\n"
+	"        \"" T_ARM "\"\n"
+	"      ],\n"
+	"      \"target\": \"libx.so.1\"\n"
+	"    },\n"
+	"    {\n"
+	"      \"path\": \"usr/lib/aarch64-linux-gnu/libx.so.1\",\n"
+	"      \"type\": \"file\",\n"
+	"      \"targets\": [\n"
+	"        \"" T_ARM "\"\n"
+	"      ],\n"
+	"      \"mode\": \"0644\",\n"
+	"      \"size\": 100,\n"
+	"      \"sha256\": \"" H3 "\",\n"
+	"      \"elf\": {\n"
+	"        \"kind\": \"elf\",\n"
+	"        \"target\": \"" T_ARM "\"\n"
+	"      }\n"
+	"    }\n"
+	"  ]\n"
+	"}\n";
+
+/* text with the first occurrence of from replaced by to. */
+static char *mutate_text(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	size_t pre, flen = strlen(from), tlen = strlen(to), len = strlen(text);
+	char *s;
+
+	ck_assert_msg(at != NULL, "'%s' is not in the manifest", from);
+	pre = (size_t)(at - text);
+	s = malloc(len - flen + tlen + 1);
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, text, pre);
+	memcpy(s + pre, to, tlen);
+	memcpy(s + pre + tlen, at + flen, len - pre - flen + 1);
+	return s;
+}
+
 /* canonical with the first occurrence of from replaced by to. */
 static char *mutate(const char *from, const char *to)
 {
@@ -203,6 +301,16 @@ static int parse_text(const char *text)
 		ck_assert_msg(strstr(last.msg, want) != NULL, "message '%s' lacks '%s'", last.msg, want); \
 	} while (0)
 
+/* The same over canonical2. */
+#define REJECT2(from, to, code, want) do { \
+		char *_s = mutate_text(canonical2, from, to); \
+		int _r = parse_text(_s); \
+		ck_assert_msg(_r == (code), "%s -> %s: got %s (%s), want %s", from, to, \
+			      fatelf_error_name(_r), last.msg, fatelf_error_name(code)); \
+		ck_assert_msg(strstr(last.msg, want) != NULL, "message '%s' lacks '%s'", last.msg, want); \
+		free(_s); \
+	} while (0)
+
 static void entries_equal(const fatelf_bundle_entry *a, const fatelf_bundle_entry *b)
 {
 	ck_assert_str_eq(a->path, b->path);
@@ -217,6 +325,9 @@ static void entries_equal(const fatelf_bundle_entry *a, const fatelf_bundle_entr
 	ck_assert_int_eq(a->kind, b->kind);
 	if (a->kind == FATELF_KIND_ELF)
 		ck_assert(fatelf_target_equal(&a->target, &b->target));
+	ck_assert_uint_eq(a->ntargets, b->ntargets);
+	for (unsigned i = 0; i < a->ntargets; i++)
+		ck_assert(fatelf_target_equal(&a->targets[i], &b->targets[i]));
 	ck_assert_uint_eq(a->header_size, b->header_size);
 	ck_assert_uint_eq(a->nrecords, b->nrecords);
 	for (unsigned i = 0; i < a->nrecords; i++) {
@@ -654,10 +765,197 @@ END_TEST
 
 START_TEST(test_reject_format)
 {
-	REJECT_MSG("\"format\": 1,", "\"format\": 2,", -FATELF_E_MANIFEST_FORMAT, "format 2");
+	REJECT_MSG("\"format\": 1,", "\"format\": 3,", -FATELF_E_MANIFEST_FORMAT, "format 3");
 	REJECT("\"format\": 1,", "\"format\": 0,", -FATELF_E_MANIFEST_FORMAT);
 	/* A later format may add fields: its version is what gets reported. */
-	REJECT("\"format\": 1,", "\"format\": 2, \"new_field\": {},", -FATELF_E_MANIFEST_FORMAT);
+	REJECT("\"format\": 1,", "\"format\": 3, \"new_field\": {},", -FATELF_E_MANIFEST_FORMAT);
+	/* Format 2 is only for per-arch entries: one canonical form each. */
+	REJECT_MSG("\"format\": 1,", "\"format\": 2,", -FATELF_E_MANIFEST_FORMAT, "without a per-arch entry");
+}
+END_TEST
+
+/* Format 2: per-arch entries parse, and serialize back to the same bytes. */
+START_TEST(test_per_arch_canonical)
+{
+	fatelf_manifest *m = NULL, *m2 = NULL;
+	char *json = NULL;
+	size_t len = 0;
+	fatelf_diag d = { 0 };
+	const fatelf_bundle_entry *e;
+	fatelf_pattern p;
+
+	ck_assert_int_eq(fatelf_manifest_parse(canonical2, strlen(canonical2), NULL, &m, &d), 0);
+	ck_assert_uint_eq(m->format, 2);
+	ck_assert_uint_eq(m->nentries, 8);
+	e = fatelf_manifest_find(m, "usr/include/cfg.h");
+	ck_assert_ptr_eq(e, &m->entries[2]);
+	ck_assert_uint_eq(fatelf_manifest_path_count(m, e), 2);
+	ck_assert_uint_eq(e[0].ntargets, 1);
+	ck_assert_uint_eq(e[0].targets[0].machine, 62);
+	ck_assert_uint_eq(e[1].targets[0].machine, 183);
+	ck_assert_uint_eq(e[1].size, 4);
+	ck_assert(!fatelf_entry_for_target(&e[0], &e[1].targets[0]));
+	ck_assert(fatelf_entry_for_target(&e[1], &e[1].targets[0]));
+	ck_assert(fatelf_entry_for_target(&m->entries[0], &e[1].targets[0]));
+	ck_assert_int_eq(fatelf_pattern_parse("arm64", &p, &d), 0);
+	ck_assert(fatelf_entry_for_pattern(&e[1], &p));
+	ck_assert(!fatelf_entry_for_pattern(&e[0], &p));
+	ck_assert_uint_eq(fatelf_manifest_path_count(m, &m->entries[0]), 1);
+	ck_assert_int_eq(fatelf_manifest_serialize(m, &json, &len, &d), 0);
+	ck_assert_uint_eq(len, strlen(canonical2));
+	ck_assert_mem_eq(json, canonical2, len);
+	ck_assert_int_eq(fatelf_manifest_parse(json, len, NULL, &m2, &d), 0);
+	manifests_equal(m, m2);
+	/* Without its per-arch entries the same model is format 1 again. */
+	for (size_t i = 0; i < m->nentries; i++) {
+		free(m->entries[i].targets);
+		m->entries[i].targets = NULL;
+		m->entries[i].ntargets = 0;
+	}
+	free(json);
+	json = NULL;
+	ck_assert_int_eq(fatelf_manifest_serialize(m, &json, &len, &d), 0);
+	ck_assert(strncmp(json, "{\n  \"format\": 1,\n", 17) == 0);
+	free(json);
+	fatelf_manifest_free(m);
+	fatelf_manifest_free(m2);
+}
+END_TEST
+
+/* Which per-arch entries a rule over the bundle's per-arch targets takes. */
+static bool selected(const fatelf_manifest *m, const fatelf_header *h, const fatelf_keepset *k,
+		     const fatelf_bundle_entry *e)
+{
+	bool take[16];
+
+	ck_assert_uint_le(m->nentries, 16);
+	ck_assert_int_eq(fatelf_manifest_select(m, h, k, take), 0);
+	return take[e - m->entries];
+}
+#define SEL(e) selected(m, &h, &k, (e))
+START_TEST(test_per_arch_select)
+{
+	fatelf_manifest *m = NULL;
+	fatelf_diag d = { 0 };
+	fatelf_header h;
+	fatelf_keepset k;
+	fatelf_host arm;
+	const fatelf_bundle_entry *cfg, *dir;
+
+	ck_assert_int_eq(fatelf_manifest_parse(canonical2, strlen(canonical2), NULL, &m, &d), 0);
+	cfg = fatelf_manifest_find(m, "usr/include/cfg.h");
+	dir = fatelf_manifest_find(m, "usr/lib/aarch64-linux-gnu");
+	ck_assert_int_eq(fatelf_manifest_per_arch_header(m, NULL, &h, &d), 0);
+	ck_assert_uint_eq(h.nrecords, 2);
+	ck_assert_uint_eq(h.records[0].target.machine, 62);
+	ck_assert_uint_eq(h.records[1].target.machine, 183);
+	/* aarch64 only */
+	fatelf_keep_clear(&k);
+	fatelf_keep_add(&k, 1);
+	ck_assert(SEL(&m->entries[0]));
+	ck_assert(!SEL(&cfg[0]));
+	ck_assert(SEL(&cfg[1]));
+	ck_assert(SEL(dir));
+	/* x86_64 only: no aarch64 directory */
+	fatelf_keep_clear(&k);
+	fatelf_keep_add(&k, 0);
+	ck_assert(SEL(&cfg[0]));
+	ck_assert(!SEL(&cfg[1]));
+	ck_assert(!SEL(dir));
+	/* both: a path of its own is taken, a shared path once (the first) */
+	fatelf_keep_add(&k, 1);
+	ck_assert(SEL(&cfg[0]));
+	ck_assert(!SEL(&cfg[1]));
+	ck_assert(SEL(dir));
+	/* an aarch64 host's order puts its own target first */
+	ck_assert_int_eq(fatelf_host_from_uname("aarch64", 0, &arm), 0);
+	ck_assert_int_eq(fatelf_manifest_per_arch_header(m, &arm, &h, &d), 0);
+	ck_assert_uint_eq(h.nrecords, 2);
+	ck_assert_uint_eq(h.records[0].target.machine, 183);
+	ck_assert(!SEL(&cfg[0]));
+	ck_assert(SEL(&cfg[1]));
+	/* nothing kept: no per-arch entry, every plain one */
+	fatelf_keep_clear(&k);
+	ck_assert(!SEL(&cfg[0]));
+	ck_assert(!SEL(&cfg[1]));
+	ck_assert(!SEL(dir));
+	ck_assert(SEL(&m->entries[1]));
+	fatelf_manifest_free(m);
+}
+END_TEST
+
+START_TEST(test_per_arch_format1_reader)
+{
+	fatelf_bundle_limits lim = { 0 };
+	char *s;
+
+	/* A reader of format 1 only refuses format 2 as a format. */
+	fatelf_bundle_limits_default(&lim);
+	lim.max_format = 1;
+	ck_assert_int_eq(parse_lim(canonical2, strlen(canonical2), &lim), -FATELF_E_MANIFEST_FORMAT);
+	ck_assert(strstr(last.msg, "format 2") != NULL);
+	/* "targets" on an entry of a format-1 manifest. */
+	s = mutate_text(canonical2, "\"format\": 2", "\"format\": 1");
+	ck_assert_int_eq(parse_text(s), -FATELF_E_MANIFEST_FORMAT);
+	ck_assert_msg(strstr(last.msg, "entry 'usr/include/cfg.h'") && strstr(last.msg, "needs format 2"),
+		      "%s", last.msg);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_per_arch_rules)
+{
+	/* Known, canonical target names, sorted, each once, at least one. */
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\n        \"bogus\"\n      ]",
+		-FATELF_E_MANIFEST_SCHEMA, "entry 'usr/include/cfg.h': targets entry 'bogus' is not a target name");
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\"amd64\"]",
+		-FATELF_E_MANIFEST_SCHEMA, "does not fix");
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": []",
+		-FATELF_E_MANIFEST_SCHEMA, "entry 'usr/include/cfg.h': field 'targets' is empty");
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\"" T_X86 "\", \"" T_X86 "\"]",
+		-FATELF_E_MANIFEST_SCHEMA, "listed twice");
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\"" T_ARM "\", \"" T_X86 "\"]",
+		-FATELF_E_MANIFEST_SCHEMA, "out of order");
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [1]",
+		-FATELF_E_MANIFEST_SCHEMA, "targets[0] must be a string");
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": \"" T_X86 "\"",
+		-FATELF_E_MANIFEST_SCHEMA, "field 'targets' must be an array");
+	/* Entries that share a path: disjoint targets, all per-arch, one type. */
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\"" T_X86 "\", \"" T_ARM "\"]",
+		-FATELF_E_PATH_DUPLICATE, "entry 'usr/include/cfg.h': target '" T_ARM "' is in two of its per-arch entries");
+	REJECT2("\"type\": \"file\",\n      \"targets\": [\n        \"" T_X86 "\"\n      ],",
+		"\"type\": \"file\",", -FATELF_E_PATH_DUPLICATE, "entry 'usr/include/cfg.h': listed twice");
+	REJECT2("\"type\": \"file\",\n      \"targets\": [\n        \"" T_X86 "\"\n      ],\n      \"mode\": \"0644\",\n      \"size\": 3,\n      \"sha256\": \"" H1 "\"",
+		"\"type\": \"symlink\", \"targets\": [\"" T_X86 "\"], \"target\": \"x\"",
+		-FATELF_E_PATH_DUPLICATE, "is a symlink in one per-arch entry and a file in another");
+	/* Sorted by first target where they share a path. */
+	REJECT2("\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\"" T_ARM "\"]",
+		-FATELF_E_PATH_DUPLICATE, "in two of its per-arch entries");
+	{
+		char *a = mutate_text(canonical2, "\"size\": 3,\n      \"sha256\": \"" H1 "\"",
+				      "\"size\": 3,\n      \"sha256\": \"" H4 "\"");
+		char *b = mutate_text(a, "\"targets\": [\n        \"" T_X86 "\"\n      ]", "\"targets\": [\"ARMTMP\"]");
+		char *c = mutate_text(b, "\"targets\": [\n        \"" T_ARM "\"\n      ],\n      \"mode\": \"0644\",\n      \"size\": 4",
+				      "\"targets\": [\"" T_X86 "\"],\n      \"mode\": \"0644\",\n      \"size\": 4");
+		char *e = mutate_text(c, "ARMTMP", T_ARM);
+
+		ck_assert_int_eq(parse_text(e), -FATELF_E_MANIFEST_SCHEMA);
+		ck_assert_msg(strstr(last.msg, "sorted by their first target"), "%s", last.msg);
+		free(a);
+		free(b);
+		free(c);
+		free(e);
+	}
+	/* A per-arch dir's children are for its targets only. */
+	REJECT2("\"path\": \"usr/lib/aarch64-linux-gnu/libx.so\",\n      \"type\": \"symlink\",\n      \"targets\": [\n        \"" T_ARM "\"\n      ],",
+		"\"path\": \"usr/lib/aarch64-linux-gnu/libx.so\",\n      \"type\": \"symlink\",",
+		-FATELF_E_PATH_PARENT, "entry 'usr/lib/aarch64-linux-gnu/libx.so': parent 'usr/lib/aarch64-linux-gnu' is per-arch and has no entry for every target");
+	REJECT2("\"path\": \"usr/lib/aarch64-linux-gnu/libx.so\",\n      \"type\": \"symlink\",\n      \"targets\": [\n        \"" T_ARM "\"\n      ],",
+		"\"path\": \"usr/lib/aarch64-linux-gnu/libx.so\",\n      \"type\": \"symlink\",\n      \"targets\": [\"" T_X86 "\"],",
+		-FATELF_E_PATH_PARENT, "has no entry for " T_X86);
+	/* "targets" at the top is the union, entries' targets included. */
+	REJECT2("\"targets\": [\n    \"" T_X86 "\",\n    \"" T_ARM "\"\n  ]", "\"targets\": [\n    \"" T_ARM "\"\n  ]",
+		-FATELF_E_RECORDS, "does not list '" T_X86 "', a target of entry 'usr/include/cfg.h'");
 }
 END_TEST
 
@@ -1317,6 +1615,10 @@ static Suite *manifest_suite(void)
 	tcase_add_test(tc, test_reject_too_big);
 	tcase_add_test(tc, test_reject_schema);
 	tcase_add_test(tc, test_reject_format);
+	tcase_add_test(tc, test_per_arch_canonical);
+	tcase_add_test(tc, test_per_arch_format1_reader);
+	tcase_add_test(tc, test_per_arch_select);
+	tcase_add_test(tc, test_per_arch_rules);
 	tcase_add_test(tc, test_reject_pkg_name);
 	tcase_add_test(tc, test_reject_pkg_version);
 	tcase_add_test(tc, test_reject_path_absolute);
