@@ -458,6 +458,15 @@ static int set_str(char **field, const char *v)
 	return 0;
 }
 
+int fatelf_bundle_manifest_package(fatelf_manifest *m, const fatelf_bundle_create_opts *o)
+{
+	if (set_str(&m->name, o->name) < 0 || set_str(&m->version, o->version) < 0 ||
+	    set_str(&m->summary, o->summary) < 0 || set_str(&m->vendor, o->vendor) < 0 ||
+	    set_str(&m->license, o->license) < 0 || set_str(&m->homepage, o->homepage) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 /*
  * Step 2 runs on every CPU (up to SCAN_THREADS): hashing is the one cost
  * a plain tar does not have, and the files are independent. Workers take
@@ -557,9 +566,7 @@ static int build_manifest(struct creator *c, fatelf_manifest **ret)
 	if (!m)
 		return -ENOMEM;
 	m->format = FATELF_BUNDLE_FORMAT;
-	if (set_str(&m->name, o->name) < 0 || set_str(&m->version, o->version) < 0 ||
-	    set_str(&m->summary, o->summary) < 0 || set_str(&m->vendor, o->vendor) < 0 ||
-	    set_str(&m->license, o->license) < 0 || set_str(&m->homepage, o->homepage) < 0)
+	if (fatelf_bundle_manifest_package(m, o) < 0)
 		goto out;
 	for (size_t i = 0; i < c->nitems; i++)
 		if (!fatelf_manifest_add(m, c->items[i].path, c->items[i].type))

@@ -34,6 +34,9 @@ size_t fatelf_manifest_entry_min_len(int type, size_t path_len, size_t target_le
  * and the archive written member by member. */
 struct archive;
 int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d);
+/* The package's fields of m (name, version, summary, vendor, license,
+ * homepage) from o; -ENOMEM. */
+int fatelf_bundle_manifest_package(fatelf_manifest *m, const fatelf_bundle_create_opts *o);
 void fatelf_bundle_limits_fill(fatelf_bundle_limits *lim, const fatelf_bundle_limits *given);
 int fatelf_bundle_manifest_finish(fatelf_manifest *m, const fatelf_bundle_create_opts *o,
 				  const fatelf_bundle_limits *lim, char **ret_json, size_t *ret_len,

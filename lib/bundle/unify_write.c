@@ -607,17 +607,6 @@ static int hash_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 	return 0;
 }
 
-static int set_str(char **field, const char *v)
-{
-	char *s = strdup(v ? v : "");
-
-	if (!s)
-		return -ENOMEM;
-	free(*field);
-	*field = s;
-	return 0;
-}
-
 static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io);
 
 /* Step 7: the manifest, an entry a decision, in path order. */
@@ -756,9 +745,7 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 	uint64_t total = 0;
 	int r;
 
-	if (!m || set_str(&m->name, w->bo.name) < 0 || set_str(&m->version, w->bo.version) < 0 ||
-	    set_str(&m->summary, w->bo.summary) < 0 || set_str(&m->vendor, w->bo.vendor) < 0 ||
-	    set_str(&m->license, w->bo.license) < 0 || set_str(&m->homepage, w->bo.homepage) < 0)
+	if (!m || fatelf_bundle_manifest_package(m, &w->bo) < 0)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	m->format = FATELF_BUNDLE_FORMAT;
 	/* At most one entry a source a decision. */
