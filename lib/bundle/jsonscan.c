@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "array.h"
 #include "hex.h"
 #include "jsonscan.h"
 #include "macro.h"
@@ -408,6 +409,7 @@ struct gram {
 	size_t nkeys, keys_cap;
 	char *tmp;
 	size_t tmp_cap;
+	fatelf_json_doc *doc;           /* where the spans go, or NULL */
 };
 
 static int keyref_cmp(const void *pa, const void *pb)
@@ -488,18 +490,20 @@ static int gram_value(struct gram *g, unsigned depth);
 /* The members of the object (key ':' value, each key pushed for
  * keys_check) or array whose opening byte is at g->i, through its
  * closing byte. */
-static int gram_members(struct gram *g, unsigned depth, bool object)
+static int gram_members(struct gram *g, unsigned depth, bool object, size_t *ret_count)
 {
 	const char *s = g->s;
 	char close = object ? '}' : ']';
 	int r;
 
+	*ret_count = 0;
 	g->i = skip_ws(s, g->len, g->i + 1);
 	if (g->i < g->len && s[g->i] == close) {
 		g->i++;
 		return 0;
 	}
 	for (;;) {
+		(*ret_count)++;
 		if (object) {
 			g->i = skip_ws(s, g->len, g->i);
 			if (g->i >= g->len || s[g->i] != '"')
@@ -530,10 +534,35 @@ static int gram_members(struct gram *g, unsigned depth, bool object)
 	return 0;
 }
 
+/* A slot for the span of the container that starts at g->i, when it is
+ * indexed; SIZE_MAX when not. */
+static int span_open(struct gram *g, unsigned depth, size_t *ret_slot)
+{
+	fatelf_json_doc *doc = g->doc;
+
+	*ret_slot = SIZE_MAX;
+	if (!doc || depth >= FATELF_JSON_INDEX_DEPTH || g->len > UINT32_MAX)
+		return 0;
+	if (GROW_ARRAY(doc->spans, doc->spans_cap, doc->nspans + 1) < 0)
+		return -ENOMEM;
+	doc->spans[doc->nspans] = (fatelf_json_span) { .start = (uint32_t)g->i };
+	*ret_slot = doc->nspans++;
+	return 0;
+}
+
+static void span_close(struct gram *g, size_t slot, size_t count)
+{
+	if (slot == SIZE_MAX)
+		return;
+	g->doc->spans[slot].end = (uint32_t)g->i;
+	g->doc->spans[slot].count = (uint32_t)MIN(count, (size_t)UINT32_MAX);
+}
+
 /* The value at g->i, at depth (the top value is at 0) */
 static int gram_value(struct gram *g, unsigned depth)
 {
 	const char *s = g->s;
+	size_t slot, count;
 	int r;
 
 	g->i = skip_ws(s, g->len, g->i);
@@ -543,16 +572,27 @@ static int gram_value(struct gram *g, unsigned depth)
 	case '{': {
 		size_t start = g->i, mark = g->nkeys, amark = g->arena_len;
 
-		r = gram_members(g, depth, true);
+		r = span_open(g, depth, &slot);
 		if (r < 0)
 			return r;
+		r = gram_members(g, depth, true, &count);
+		if (r < 0)
+			return r;
+		span_close(g, slot, count);
 		r = keys_check(g, mark, start);
 		g->nkeys = mark;
 		g->arena_len = amark;
 		return r;
 	}
 	case '[':
-		return gram_members(g, depth, false);
+		r = span_open(g, depth, &slot);
+		if (r < 0)
+			return r;
+		r = gram_members(g, depth, false, &count);
+		if (r < 0)
+			return r;
+		span_close(g, slot, count);
+		return 0;
 	case '"':
 		g->i = string_end(s, g->len, g->i);
 		return 0;
@@ -589,9 +629,11 @@ static int gram_value(struct gram *g, unsigned depth)
 	}
 }
 
-int fatelf_json_validate(const char *s, size_t len, fatelf_json_type *ret_top, fatelf_diag *d)
+int fatelf_json_validate(fatelf_json_doc *doc, fatelf_json_type *ret_top, fatelf_diag *d)
 {
-	struct gram g = { .s = s, .len = len, .d = d };
+	const char *s = doc->s;
+	size_t len = doc->len;
+	struct gram g = { .s = s, .len = len, .d = d, .doc = doc };
 	size_t top, top_end;
 	char c;
 	int r;
@@ -632,8 +674,29 @@ void fatelf_json_doc_done(fatelf_json_doc *doc)
 {
 	free(doc->kbuf);
 	free(doc->vbuf);
+	free(doc->spans);
 	doc->kbuf = doc->vbuf = NULL;
 	doc->kcap = doc->vcap = 0;
+	doc->spans = NULL;
+	doc->nspans = doc->spans_cap = 0;
+}
+
+/* The indexed object or array that starts at offset i, or NULL. */
+static const fatelf_json_span *span_at(const fatelf_json_doc *doc, size_t i)
+{
+	size_t lo = 0, hi = doc->nspans;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (doc->spans[mid].start == i)
+			return &doc->spans[mid];
+		if (doc->spans[mid].start < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 size_t fatelf_json_skip(const fatelf_json_doc *doc, size_t at)
@@ -645,7 +708,11 @@ size_t fatelf_json_skip(const fatelf_json_doc *doc, size_t at)
 	if (i >= len)
 		return len;
 	switch (s[i]) {
-	case '{': case '[':
+	case '{': case '[': {
+		const fatelf_json_span *sp = span_at(doc, i);
+
+		if (sp)
+			return sp->end;
 		for (; i < len; i++) {
 			if (s[i] == '"') {
 				i = string_end(s, len, i) - 1;
@@ -657,6 +724,7 @@ size_t fatelf_json_skip(const fatelf_json_doc *doc, size_t at)
 			}
 		}
 		return len;
+	}
 	case '"':
 		return string_end(s, len, i);
 	case 't': case 'n':
@@ -742,6 +810,9 @@ size_t fatelf_json_count(const fatelf_json_doc *doc, size_t at)
 
 	if (i >= len || (s[i] != '[' && s[i] != '{'))
 		return 0;
+	const fatelf_json_span *sp = span_at(doc, i);
+	if (sp)
+		return sp->count;
 	for (;;) {
 		i = skip_ws(s, len, i + 1);
 		if (i >= len || s[i] == ']' || s[i] == '}')

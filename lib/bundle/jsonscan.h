@@ -49,17 +49,31 @@ typedef enum fatelf_json_type {
  * zero on a positive integer, a fraction or exponent with digits), and
  * no object with the same key twice (after escapes are decoded). 0 with
  * the type of the top value, or -FATELF_E_MANIFEST_JSON with d naming the
- * byte; -ENOMEM.
+ * byte; -ENOMEM. Its pass also notes, in doc, where each object and array
+ * of the top FATELF_JSON_INDEX_DEPTH levels ends and how many members it
+ * has, so that the pull reader skips and counts them without a scan.
  */
-int fatelf_json_validate(const char *s, size_t len, fatelf_json_type *ret_top, fatelf_diag *d);
+typedef struct fatelf_json_doc fatelf_json_doc;
+int fatelf_json_validate(fatelf_json_doc *doc, fatelf_json_type *ret_top, fatelf_diag *d);
+
+/* The levels indexed: the manifest, its "entries" array and each entry. */
+#define FATELF_JSON_INDEX_DEPTH 3
+
+/* An indexed object or array: offsets of its first byte and just past its
+ * last, and its number of members. */
+typedef struct fatelf_json_span {
+	uint32_t start, end, count;
+} fatelf_json_span;
 
 /* The pull reader over validated text. */
-typedef struct fatelf_json_doc {
+struct fatelf_json_doc {
 	const char *s;
 	size_t len;
 	char *kbuf, *vbuf;      /* the decoded key and string value */
 	size_t kcap, vcap;
-} fatelf_json_doc;
+	fatelf_json_span *spans;        /* by start; none for text over 4 GiB */
+	size_t nspans, spans_cap;
+};
 
 typedef struct fatelf_json_value {
 	fatelf_json_type type;

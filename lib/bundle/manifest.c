@@ -1228,7 +1228,13 @@ static int entries_check(struct pctx *c)
 		return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_FORMAT, -1,
 				       "format %u without a per-arch entry (such a manifest is format %d)",
 				       m->format, FATELF_BUNDLE_FORMAT);
-	qsort(sorted, m->nentries, sizeof(*sorted), entry_ptr_cmp);
+	/* In the order the format asks for (the rule checked below), the
+	 * entries of one path are already next to each other. */
+	for (size_t i = 1; i < m->nentries; i++)
+		if (entry_order(&m->entries[i - 1], &m->entries[i]) > 0) {
+			qsort(sorted, m->nentries, sizeof(*sorted), entry_ptr_cmp);
+			break;
+		}
 	for (size_t i = 0; i < m->nentries; ) {
 		size_t k = i + 1;
 
@@ -1381,12 +1387,12 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 				       sc.entries, lim->max_entries);
 	/* The grammar and duplicate keys over the whole text first, so that
 	 * a broken document is named as such whatever its fields say. */
-	r = fatelf_json_validate(json, len, &top, d);
+	fatelf_json_doc_init(&doc, json, len);
+	r = fatelf_json_validate(&doc, &top, d);
 	if (r < 0)
 		return r;
 	if (top != FATELF_JSON_OBJECT)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "the manifest is not an object");
-	fatelf_json_doc_init(&doc, json, len);
 	at = 0;
 	/* The format first: a later format may change everything else. */
 	r = fatelf_json_find(&doc, 0, "format", &at);

@@ -112,8 +112,7 @@ struct install {
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
 	eng_parent_cache preflight_dir; /* the preflight's last directory */
-	struct prestat *pre;            /* the lstat of entries pre..pre_end */
-	size_t pre_lo, pre_hi;
+	struct prestat_pipe *pre;       /* the lstat thread, while the preflight plans */
 	struct strv old_rows;           /* the old version's rows the new one does not ship */
 	/* The old version's file rows by path, read in one query before the
 	 * preflight looks at each entry, until plan_stale is done. */
@@ -742,12 +741,15 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 
 /*
  * The preflight's lstat of each file, beneath the root, costs more than
- * the rest of its plan: it is done ahead, PRESTAT_BLOCK entries at a time,
- * half of each block on a second thread, each half through its own cache
- * of the last directory. A result that is an error other than -ENOENT is
- * not kept: plan_file asks again, for its message.
+ * the rest of its plan. A second thread takes them ahead, in the
+ * manifest's order, through its own cache of the last directory, while
+ * this one reads the old version's rows and then plans each entry: a
+ * ring of PRESTAT_RING results, handed over PRESTAT_CHUNK at a time. A
+ * result that is an error other than -ENOENT is not kept: plan_file
+ * asks again, for its message.
  */
-#define PRESTAT_BLOCK 1024
+#define PRESTAT_RING 4096
+#define PRESTAT_CHUNK 256
 #define PRESTAT_MIN 256
 
 struct prestat {
@@ -756,48 +758,116 @@ struct prestat {
 	bool done;
 };
 
-struct prestat_half {
+struct prestat_pipe {
 	struct install *x;
-	size_t lo, hi;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t produced;                /* entries [0, produced) have results */
+	size_t consumed;                /* ... and [0, consumed) are planned */
+	bool stop;
+	struct prestat ring[PRESTAT_RING];
 	eng_parent_cache dir;
 };
 
 static void *prestat_run(void *userdata)
 {
-	struct prestat_half *h = userdata;
-	struct install *x = h->x;
+	struct prestat_pipe *p = userdata;
+	struct install *x = p->x;
+	size_t n = x->m->nentries;
 
-	for (size_t i = h->lo; i < h->hi; i++) {
-		struct prestat *p = &x->pre[i - x->pre_lo];
+	for (size_t lo = 0; lo < n; lo += PRESTAT_CHUNK) {
+		size_t hi = MIN(lo + PRESTAT_CHUNK, n);
 
-		if (x->m->entries[i].type == FATELF_ENTRY_DIR)
-			continue;
-		p->q = eng_lstat_in(x->e, &h->dir, x->ents[i].path, &p->st, NULL);
-		p->done = p->q == 0 || p->q == -ENOENT;
+		pthread_mutex_lock(&p->lock);
+		while (!p->stop && hi - p->consumed > PRESTAT_RING)
+			pthread_cond_wait(&p->cond, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+		if (p->stop)
+			break;
+		for (size_t i = lo; i < hi; i++) {
+			struct prestat *r = &p->ring[i % PRESTAT_RING];
+
+			r->done = false;
+			if (x->m->entries[i].type == FATELF_ENTRY_DIR)
+				continue;
+			r->q = eng_lstat_in(x->e, &p->dir, x->ents[i].path, &r->st, NULL);
+			r->done = r->q == 0 || r->q == -ENOENT;
+		}
+		pthread_mutex_lock(&p->lock);
+		__atomic_store_n(&p->produced, hi, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
 	}
-	eng_parent_cache_clear(&h->dir);
+	eng_parent_cache_clear(&p->dir);
 	return NULL;
 }
 
-/* The lstat of entries lo..hi, ahead of their plan. */
-static void prestat_block(struct install *x, size_t lo, size_t hi)
+/* Starts the lstat thread when there are two cores and entries enough
+ * (otherwise plan_file takes each lstat itself). */
+static int prestat_start(struct install *x)
 {
-	struct prestat_half a, b;
-	pthread_t thread;
-	bool started;
-	size_t mid = lo + (hi - lo) / 2;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct prestat_pipe *p;
 
-	x->pre_lo = lo;
-	x->pre_hi = hi;
-	memset(x->pre, 0, (hi - lo) * sizeof(*x->pre));
-	a = (struct prestat_half) { .x = x, .lo = lo, .hi = mid, .dir = { .fd = -1 } };
-	b = (struct prestat_half) { .x = x, .lo = mid, .hi = hi, .dir = { .fd = -1 } };
-	started = pthread_create(&thread, NULL, prestat_run, &b) == 0;
-	prestat_run(&a);
-	if (started)
-		pthread_join(thread, NULL);
-	else
-		prestat_run(&b);
+	if (ncpu < 2 || x->m->nentries < PRESTAT_MIN)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->x = x;
+	p->dir.fd = -1;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (pthread_create(&p->thread, NULL, prestat_run, p) != 0) {
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->cond);
+		free(p);
+		return 0;
+	}
+	x->pre = p;
+	return 0;
+}
+
+/* The lstat of entry i taken ahead, or NULL (then plan_file takes it). */
+static const struct prestat *prestat_get(struct install *x, size_t i)
+{
+	struct prestat_pipe *p = x->pre;
+	const struct prestat *r;
+
+	if (!p)
+		return NULL;
+	/* consumed is this thread's own; produced is read without the lock
+	 * only to skip it while results are ready. */
+	if (i >= p->consumed + PRESTAT_CHUNK || i >= __atomic_load_n(&p->produced, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&p->lock);
+		if (i > p->consumed) {
+			p->consumed = i;
+			pthread_cond_broadcast(&p->cond);
+		}
+		while (i >= p->produced)
+			pthread_cond_wait(&p->cond, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+	}
+	r = &p->ring[i % PRESTAT_RING];
+	return r->done ? r : NULL;
+}
+
+static void prestat_stop(struct install *x)
+{
+	struct prestat_pipe *p = x->pre;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+	x->pre = NULL;
 }
 
 static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
@@ -810,10 +880,10 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	bool on_disk, owned_here = false;
 	int q;
 
-	size_t at = (size_t)(be - x->m->entries);
-	if (x->pre && at >= x->pre_lo && at < x->pre_hi && x->pre[at - x->pre_lo].done) {
-		q = x->pre[at - x->pre_lo].q;
-		st = x->pre[at - x->pre_lo].st;
+	const struct prestat *pre = prestat_get(x, (size_t)(be - x->m->entries));
+	if (pre) {
+		q = pre->q;
+		st = pre->st;
 	} else {
 		q = eng_lstat_in(x->e, &x->preflight_dir, ie->path, &st, d);
 	}
@@ -1133,11 +1203,6 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	if (!x->ents)
 		return -ENOMEM;
 	x->nents = m->nentries;
-	if (x->have_old) {
-		q = load_old_rows(x, d);
-		if (q < 0)
-			return q;
-	}
 	/* Every path once, "/" + the entry's, in one block. */
 	size_t plen = 1;
 	for (size_t i = 0; i < m->nentries; i++)
@@ -1158,18 +1223,18 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		memcpy(pp, be->path, len + 1);
 		pp += len + 1;
 	}
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpu > 1 && m->nentries >= PRESTAT_MIN) {
-		x->pre = malloc(PRESTAT_BLOCK * sizeof(*x->pre));
-		if (!x->pre)
-			return -ENOMEM;
+	q = prestat_start(x);
+	if (q < 0)
+		return q;
+	if (x->have_old) {
+		q = load_old_rows(x, d);
+		if (q < 0)
+			return q;
 	}
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *be = &m->entries[i];
 		struct ient *ie = &x->ents[i];
 
-		if (x->pre && i % PRESTAT_BLOCK == 0)
-			prestat_block(x, i, MIN(i + PRESTAT_BLOCK, m->nentries));
 		if (fatelf_stage_reserved(ie->path))
 			return path_fail(d, -ENGINE_E_NAME_RESERVED, be->path,
 					 "%s: names starting with \"" ENGINE_TEMP_PREFIX "\" are reserved "
@@ -1182,8 +1247,7 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		if (q < 0)
 			return q;
 	}
-	free(x->pre);
-	x->pre = NULL;
+	prestat_stop(x);
 	if (x->have_old) {
 		q = plan_stale(x, d);
 		if (q < 0)
@@ -1799,8 +1863,7 @@ static void install_free(struct install *x)
 	free(x->summary);
 	free(x->vendor);
 	eng_parent_cache_clear(&x->preflight_dir);
-	free(x->pre);
-	x->pre = NULL;
+	prestat_stop(x);
 	strv_free(&x->taken);
 	strv_free(&x->forced);
 	strv_free(&x->forced_from);
