@@ -440,6 +440,12 @@ static int dispatch(struct pctx *c, size_t obj, const struct field *fields, size
 		if (i == n)
 			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "unknown field '%s'",
 				    fatelf_text_quote(key, q));
+		/* A string read already (an entry's path and type): its type
+		 * is its first byte, with no need to decode it again. */
+		if (!fields[i].parse && fields[i].type == FATELF_JSON_STRING && c->doc->s[at] == '"') {
+			seen[i] = true;
+			continue;
+		}
 		r = fatelf_json_read(c->doc, at, &val);
 		if (r < 0)
 			return r;
