@@ -23,6 +23,17 @@ enum {
 	EXIT_INVALID = 1,       /* invalid input, target not found, verify false */
 	EXIT_USAGE = 2,         /* bad command line */
 	EXIT_SYSTEM = 3,        /* an errno from the system: ENOENT, EACCES, ENOSPC... */
+	/* bundle create --from: a status per unify rule, in the order of
+	 * FATELF_E_UNIFY_* (lib/basic/diag.h); only that command meets them */
+	EXIT_UNIFY_TYPE = 10,    /* entry types differ across sources */
+	EXIT_UNIFY_MISSING = 11, /* a path missing in some sources, not per-arch */
+	EXIT_UNIFY_MODE = 12,    /* modes differ */
+	EXIT_UNIFY_SYMLINK = 13, /* symlink targets differ */
+	EXIT_UNIFY_DIFFERS = 14, /* different bytes, not all ELF, not per-arch */
+	EXIT_UNIFY_TARGET = 15,  /* two sources give one target */
+	EXIT_UNIFY_ARCH = 16,    /* an ELF file's target is not its source's ARCH */
+	EXIT_UNIFY_FIELD = 17,   /* .debs disagree on a control field */
+	EXIT_UNIFY_SCRIPTS = 18, /* a .deb has maintainer scripts or triggers */
 };
 
 /* One subcommand: a line of the table in fatelf.c. */
@@ -70,7 +81,8 @@ int compat_main(const char *name, int argc, char **argv);
 /* What errors are prefixed with: "fatelf" or the historical name used. */
 extern const char *program_name;
 
-/* The exit status for a library return value. */
+/* The exit status for a library return value: EXIT_UNIFY_* for a unify
+ * rule's code, else EXIT_USAGE, EXIT_SYSTEM or EXIT_INVALID. */
 int cmd_exit_code(int r);
 /*
  * Prints "PROGRAM: SUBJECT: MESSAGE" on stderr, where SUBJECT is

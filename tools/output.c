@@ -22,10 +22,29 @@
 
 const char *program_name = "fatelf";
 
+/* The unify rules' own exit statuses (fatelf(1), EXIT STATUS). */
+static const struct {
+	int code;
+	int status;
+} rule_exit[] = {
+	{ FATELF_E_UNIFY_TYPE, EXIT_UNIFY_TYPE },
+	{ FATELF_E_UNIFY_MISSING, EXIT_UNIFY_MISSING },
+	{ FATELF_E_UNIFY_MODE, EXIT_UNIFY_MODE },
+	{ FATELF_E_UNIFY_SYMLINK, EXIT_UNIFY_SYMLINK },
+	{ FATELF_E_UNIFY_DIFFERS, EXIT_UNIFY_DIFFERS },
+	{ FATELF_E_UNIFY_TARGET, EXIT_UNIFY_TARGET },
+	{ FATELF_E_UNIFY_ARCH, EXIT_UNIFY_ARCH },
+	{ FATELF_E_UNIFY_FIELD, EXIT_UNIFY_FIELD },
+	{ FATELF_E_UNIFY_SCRIPTS, EXIT_UNIFY_SCRIPTS },
+};
+
 int cmd_exit_code(int r)
 {
 	if (r >= 0)
 		return EXIT_OK;
+	for (size_t i = 0; i < ARRAY_SIZE(rule_exit); i++)
+		if (-r == rule_exit[i].code)
+			return rule_exit[i].status;
 	/* The library's "bad option value" is the user's command line. */
 	if (r == -FATELF_E_INVALID)
 		return EXIT_USAGE;

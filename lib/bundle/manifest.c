@@ -810,14 +810,60 @@ static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value 
 	return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be \"elf\" or \"fatelf\"");
 }
 
+/*
+ * A "targets" array of n target names into *ret (calloc'd), *ret_n
+ * counting those read; sorted: each must come after the one before it (a
+ * per-arch entry's canonical list).
+ */
+static int read_targets(struct pctx *c, const fatelf_json_value *v, size_t n, bool sorted,
+			fatelf_target **ret, size_t *ret_n)
+{
+	size_t pos = v->at, at;
+	char name[FATELF_TARGET_NAME_MAX];
+	fatelf_target *t;
+	int r;
+
+	t = calloc(n ? n : 1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*ret = t;
+	for (size_t i = 0; i < n; i++) {
+		fatelf_json_value s;
+
+		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		if (r <= 0)
+			return r < 0 ? r : -EINVAL;
+		r = fatelf_json_read(c->doc, at, &s);
+		if (r < 0)
+			return r;
+		if (s.type != FATELF_JSON_STRING)
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
+		r = target_from_name(c, &s, "targets entry", &t[i]);
+		if (r < 0)
+			return r;
+		(*ret_n)++;
+		if (sorted && i > 0) {
+			int cmp = target_cmp(&t[i - 1], &t[i]);
+
+			fatelf_target_format(&t[i], name);
+			if (cmp == 0)
+				return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets: '%s' is listed twice", name);
+			if (cmp > 0)
+				return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+					    "targets: '%s' is out of order (sorted by machine, word size, byte order, osabi, osabi version)",
+					    name);
+		}
+	}
+	return 0;
+}
+
 /* A per-arch entry's "targets" (format 2): canonical target names,
  * sorted, each once, at least one. */
 static int p_entry_targets(struct pctx *c, const struct field *f, const fatelf_json_value *v,
 			   void *dst)
 {
 	fatelf_bundle_entry *e = dst;
-	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
-	char name[FATELF_TARGET_NAME_MAX];
+	size_t n = fatelf_json_count(c->doc, v->at), k = 0;
 	int r;
 
 	(void)f;
@@ -831,37 +877,9 @@ static int p_entry_targets(struct pctx *c, const struct field *f, const fatelf_j
 	if (n > FATELF_MAX_RECORDS)
 		return fail(c, -FATELF_E_LIMIT, -1, "field 'targets' lists %zu targets, the limit is %d", n,
 			    FATELF_MAX_RECORDS);
-	e->targets = calloc(n, sizeof(*e->targets));
-	if (!e->targets)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		fatelf_json_value t;
-
-		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
-		if (r <= 0)
-			return r < 0 ? r : -EINVAL;
-		r = fatelf_json_read(c->doc, at, &t);
-		if (r < 0)
-			return r;
-		if (t.type != FATELF_JSON_STRING)
-			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
-		r = target_from_name(c, &t, "targets entry", &e->targets[i]);
-		if (r < 0)
-			return r;
-		e->ntargets++;
-		if (i > 0) {
-			int cmp = target_cmp(&e->targets[i - 1], &e->targets[i]);
-
-			fatelf_target_format(&e->targets[i], name);
-			if (cmp == 0)
-				return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets: '%s' is listed twice", name);
-			if (cmp > 0)
-				return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
-					    "targets: '%s' is out of order (sorted by machine, word size, byte order, osabi, osabi version)",
-					    name);
-		}
-	}
-	return 0;
+	r = read_targets(c, v, n, true, &e->targets, &k);
+	e->ntargets = (unsigned)k;
+	return r;
 }
 
 #define EF(n, t, m, p, field) { n, t, m, p, offsetof(fatelf_bundle_entry, field), INT64_MAX }
@@ -1070,32 +1088,10 @@ static int p_entries(struct pctx *c, const struct field *f, const fatelf_json_va
 static int p_targets(struct pctx *c, const struct field *f, const fatelf_json_value *v,
 		   void *dst)
 {
-	fatelf_manifest *m = c->m;
-	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
-	int r;
-
 	(void)f;
 	(void)dst;
-	m->targets = calloc(n ? n : 1, sizeof(*m->targets));
-	if (!m->targets)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		fatelf_json_value t;
-
-		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
-		if (r <= 0)
-			return r < 0 ? r : -EINVAL;
-		r = fatelf_json_read(c->doc, at, &t);
-		if (r < 0)
-			return r;
-		if (t.type != FATELF_JSON_STRING)
-			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
-		r = target_from_name(c, &t, "targets entry", &m->targets[i]);
-		if (r < 0)
-			return r;
-		m->ntargets++;
-	}
-	return 0;
+	return read_targets(c, v, fatelf_json_count(c->doc, v->at), false, &c->m->targets,
+			    &c->m->ntargets);
 }
 
 #define PF(n, m, p, field) { n, FATELF_JSON_STRING, m, p, offsetof(fatelf_manifest, field), 0 }

@@ -559,6 +559,28 @@ static int layout_glued(struct uw *w, struct glued *g)
 	return 0;
 }
 
+/* Hands len bytes of the spool, from at, to fn a chunk at a time. */
+static int spool_bytes(struct uw *w, uint64_t at, uint64_t len,
+		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
+{
+	uint64_t done = 0;
+	int r = 0;
+
+	while (r == 0 && done < len) {
+		size_t k = (size_t)MIN((uint64_t)IO_CHUNK, len - done);
+		ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
+					       got < 0 ? fatelf_strerror(-errno) : "short");
+		r = fn(w, w->buf, (size_t)got, ctx);
+		done += (uint64_t)got;
+	}
+	return r;
+}
+
 /* Hands each byte range of glued file g to fn, in file order. */
 static int glued_bytes(struct uw *w, const struct glued *g,
 		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
@@ -574,7 +596,6 @@ static int glued_bytes(struct uw *w, const struct glued *g,
 	pos = (uint64_t)tl;
 	for (unsigned i = 0; r == 0 && i < g->nrec; i++) {
 		const fatelf_record *rec = &g->hdr.records[i];
-		uint64_t at = g->at[g->src_of[i]], done = 0;
 
 		memset(w->buf, 0, IO_CHUNK);
 		while (r == 0 && pos < rec->offset) {
@@ -583,19 +604,9 @@ static int glued_bytes(struct uw *w, const struct glued *g,
 			r = fn(w, w->buf, k, ctx);
 			pos += k;
 		}
-		while (r == 0 && done < rec->size) {
-			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->size - done);
-			ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
-
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0)
-				return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
-						       got < 0 ? fatelf_strerror(-errno) : "short");
-			r = fn(w, w->buf, (size_t)got, ctx);
-			done += (uint64_t)got;
-			pos += (uint64_t)got;
-		}
+		if (r == 0)
+			r = spool_bytes(w, g->at[g->src_of[i]], rec->size, fn, ctx);
+		pos += rec->size;
 	}
 	return r;
 }
@@ -838,21 +849,11 @@ static int put_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 /* A grouped file, from the spool. */
 static int put_spooled(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, uint64_t at)
 {
-	uint64_t done = 0;
+	struct put p = { a, e };
 	int r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
 
-	while (r == 0 && done < e->size) {
-		size_t k = (size_t)MIN((uint64_t)IO_CHUNK, e->size - done);
-		ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
-					       got < 0 ? fatelf_strerror(-errno) : "short");
-		r = fatelf_bundle_archive_data(a, e, w->buf, (size_t)got, w->d);
-		done += (uint64_t)got;
-	}
+	if (r == 0)
+		r = spool_bytes(w, at, e->size, put_fn, &p);
 	return r;
 }
 

@@ -7,7 +7,8 @@
  * tampered with after install is never blessed with a new hash. The store
  * keeps the records' offsets as shipped; only their kept flags, and the
  * file's installed form, size and hash, change. All files of one call
- * share one transaction (one history row, one commit).
+ * share one transaction (one history row, one commit). A file with no
+ * record the policy takes is left as it is.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -283,6 +284,7 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	_cleanup_close_ int fd = -1;
 	struct recs_acc acc = { 0 };
 	struct thin_file f = { 0 };
+	fatelf_diag none;
 	fatelf_plan plan;
 	struct stat st;
 	int r;
@@ -321,8 +323,18 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 
 	fatelf_keep_clear(&f.keep);
 	f.form = FATELF_FORM_AUTO;
+	fatelf_diag_clear(&none);
 	r = engine_policy_select(spec, (const char *const *)e->cfg.keep_fat, e->cfg.nkeep_fat,
-				 &e->host, path, hdr, &f.keep, &f.form, d);
+				 &e->host, path, hdr, &f.keep, &f.form, &none);
+	/* A file with no record the policy takes stays as installed: thinning
+	 * drops records, never a file's every one. Policy keep installs such
+	 * files: a per-arch entry of other architectures (which a native
+	 * install does not take at all), a program for machines that share
+	 * the tree. Refusing it would leave the package's other files fat. */
+	if (r == -FATELF_E_NO_HOST_RECORD || r == -FATELF_E_NO_MATCH)
+		r = 0;
+	else if (r < 0 && d)
+		*d = none;
 	if (r <= 0)
 		goto fail;
 	/* As an install does: no dynamic linker loads a fat shared library,

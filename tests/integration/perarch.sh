@@ -9,7 +9,12 @@
 # fatelfd install with --targets A into an empty root each give exactly
 # A's own tree (every path, its type, mode, symlink target and bytes; the
 # ELF files byte for byte A's; nothing else), and the program runs with
-# the library it came with (natively or under qemu-user).
+# the library it came with (natively or under qemu-user). Installed with
+# policy keep (every per-arch entry with a path of its own) and then
+# thinned, the per-arch entries are entries like any other: thin leaves
+# their bytes alone (a helper program two other architectures ship stays
+# the FatELF of their records), thins the glued program to this host, and
+# verify, files and owner know every per-arch path.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
@@ -76,6 +81,10 @@ run_prog() {
 	fi
 }
 
+# A helper program that two architectures ship, neither of them this
+# host's: under --per-arch, one FatELF entry of their two records.
+HELPER=$(awk '$3 { print $2, $3 }' <<<"$ARCHES")
+
 # ---- a .deb for each architecture
 for a in $ARCHES; do
 	d=pkg-$a t=${TRIPLET[$a]}
@@ -91,6 +100,12 @@ for a in $ARCHES; do
 		pass "build the library and the program for $a"
 	else
 		fail "build the library and the program for $a" "$(cat "build-$a/cc.err")"
+	fi
+	if [[ " $HELPER " == *" $a "* ]]; then
+		mkdir -p "$d/usr/libexec/x"
+		printf 'int main(void) { return 0; }\n' >"build-$a/xhelper.c"
+		"${CC[$a]}" -O2 -o "$d/usr/libexec/x/xhelper" "build-$a/xhelper.c" 2>>"build-$a/cc.err" ||
+			fail "build the helper for $a" "$(cat "build-$a/cc.err")"
 	fi
 	printf '#define X_ARCH "%s"\n#define X_TRIPLET "%s"\n' "$a" "$t" >"$d/usr/include/$t/x/config.h"
 	printf 'x: a library and a program\n' >"$d/usr/share/doc/x/README"
@@ -111,8 +126,8 @@ FROM=()
 for a in $ARCHES; do
 	FROM+=(--from "$a=x-$a.deb")
 done
-run "$FATELF" bundle create --json -o x.fatbundle --per-arch 'usr/share/x/*' "${FROM[@]}"
-check_eq "unify the .debs with --per-arch usr/share/x/*: exit 0" 0 "$RC"
+run "$FATELF" bundle create --json -o x.fatbundle --per-arch 'usr/share/x/*' --per-arch 'usr/libexec/x/*' "${FROM[@]}"
+check_eq "unify the .debs with --per-arch usr/share/x/* usr/libexec/x/*: exit 0" 0 "$RC"
 "$FATELF" bundle inspect --json x.fatbundle >x.json
 check_eq "... the bundle is format 2" 2 "$(json x.json .format)"
 n=$(wc -w <<<"$ARCHES")
@@ -124,9 +139,13 @@ check_eq "... the docs are stored once, for every target" "1 null" \
 	"$(json x.json '[.entries[] | select(.path == "usr/share/doc/x/README")] | "\(length) \(.[0].targets)"')"
 check_eq "... usr/lib/aarch64-linux-gnu/libx.so.1 is arm64's alone" "aarch64" \
 	"$(json x.json '.entries[] | select(.path == "usr/lib/aarch64-linux-gnu/libx.so.1") | .for | join(",")')"
+if [ -n "$HELPER" ]; then
+	check_eq "... usr/libexec/x/xhelper ($HELPER's) is one FatELF entry of their 2 records, for them alone" "1 2 2" \
+		"$(json x.json '[.entries[] | select(.path == "usr/libexec/x/xhelper")] | "\(length) \(.[0].records | length) \(.[0].for | length)"')"
+fi
 check "... and verifies" "$FATELF" bundle verify x.fatbundle
 # The same sources give the same bytes.
-"$FATELF" bundle create -o x2.fatbundle --per-arch 'usr/share/x/*' "${FROM[@]}" >/dev/null 2>&1
+"$FATELF" bundle create -o x2.fatbundle --per-arch 'usr/share/x/*' --per-arch 'usr/libexec/x/*' "${FROM[@]}" >/dev/null 2>&1
 check_cmp "... reproducibly" x.fatbundle x2.fatbundle
 
 # ---- the reader takes the members of a shared path in manifest order,
@@ -228,6 +247,52 @@ if daemon_start inst-keep; then
 	check_cmp "... its program is the FatELF as shipped, as extract without --target gives it" ex-all/usr/bin/xprog "$ROOT/usr/bin/xprog"
 	run ctl verify libx
 	check_eq "... and it verifies" 0 "$RC"
+	# What extract without --target gives, as files lists it
+	files_all=$(cd ex-all && find . -mindepth 1 \( -type f -printf '/%P\n' \) -o \( -type l -printf '/%P -> %l\n' \) | sort)
+	run ctl files libx
+	check_eq "... files lists every per-arch entry it installed, as extract gives them" "$files_all" "$(sort <<<"$RUN_OUT")"
+
+	# ---- thin the keep install: per-arch entries are entries like any other
+	before=$(tree_list "$ROOT")
+	run ctl --json thin libx
+	check_eq "thin libx after install --policy keep: exit 0" 0 "$RC"
+	check_eq "... one file thinned (the glued program)" 1 \
+		"$(jq -s 'map(.result // empty, (.results // [])[]) | map(.files) | add' <<<"$RUN_OUT")"
+	check_cmp "... the glued program is now this host's build, byte for byte" orig-amd64/usr/bin/xprog "$ROOT/usr/bin/xprog"
+	out=$(run_prog amd64 "$ROOT" 2>&1)
+	check_eq "... and runs with amd64's library" "xprog on amd64" "$out"
+	check_eq "... every other path (every per-arch entry) is as it was: type, mode, link, bytes" \
+		"$(grep -v '^usr/bin/xprog	' <<<"$before")" "$(tree_list "$ROOT" | grep -v '^usr/bin/xprog	')"
+	if [ -n "$HELPER" ]; then
+		check_cmp "... the helper for $HELPER, whose records this host runs none of, is the FatELF as shipped" \
+			ex-all/usr/libexec/x/xhelper "$ROOT/usr/libexec/x/xhelper"
+	fi
+	run ctl verify libx
+	check_eq "... verify after thin: exit 0" 0 "$RC"
+	check_eq "... and says nothing is wrong" "" "$RUN_ERR"
+	run ctl files libx
+	check_eq "... files still lists every per-arch entry" "$files_all" "$(sort <<<"$RUN_OUT")"
+	owners=
+	want=
+	for a in $ARCHES; do
+		for f in "/usr/lib/${TRIPLET[$a]}/libx.so.1" "/usr/lib/${TRIPLET[$a]}/libx.so" \
+			"/usr/include/${TRIPLET[$a]}/x/config.h"; do
+			owners="$owners$(ctl owner "$f" 2>&1)
+"
+			want="${want}libx: $f
+"
+		done
+	done
+	for f in /usr/share/x/arch.txt ${HELPER:+/usr/libexec/x/xhelper}; do
+		owners="$owners$(ctl owner "$f" 2>&1)
+"
+		want="${want}libx: $f
+"
+	done
+	check_eq "... owner of every per-arch path names libx" "$want" "$owners"
+	run ctl --json thin libx
+	check_eq "... a second thin thins nothing" "0 0" \
+		"$RC $(jq -s 'map(.result // empty, (.results // [])[]) | map(.files) | add // 0' <<<"$RUN_OUT")"
 	daemon_stop
 else
 	fail "a private fatelfd starts for policy keep"

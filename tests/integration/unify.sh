@@ -56,15 +56,30 @@ no_output() {
 	check_eq "$1" "" "$left"
 }
 
-# refused DESC CODE ERE OUT ARGS...: create --json fails with exit 1,
-# error CODE, a message matching ERE, and leaves no OUT.
+# Each rule's own exit status of bundle create (fatelf(1), EXIT STATUS)
+declare -A RULE_EXIT=([FATELF_E_UNIFY_TYPE]=10 [FATELF_E_UNIFY_MISSING]=11 [FATELF_E_UNIFY_MODE]=12
+	[FATELF_E_UNIFY_SYMLINK]=13 [FATELF_E_UNIFY_DIFFERS]=14 [FATELF_E_UNIFY_TARGET]=15
+	[FATELF_E_UNIFY_ARCH]=16 [FATELF_E_UNIFY_FIELD]=17 [FATELF_E_UNIFY_SCRIPTS]=18)
+declare -A REFUSED_SEEN
+
+# refused DESC CODE ERE OUT ARGS...: create --json fails with the rule's
+# own exit status, error CODE and a message matching ERE; without --json
+# the same status and the message as one line on stderr; neither leaves
+# OUT or a temp file.
 refused() {
-	local desc=$1 code=$2 ere=$3 out=$4
+	local desc=$1 code=$2 ere=$3 out=$4 want
 	shift 4
+	want=${RULE_EXIT[$code]}
+	REFUSED_SEEN[$code]=1
 	run "$FATELF" bundle create --json -o "$out" "$@"
-	check_eq "$desc: exit 1" 1 "$RC"
+	check_eq "$desc: exit $want" "$want" "$RC"
 	check_eq "... $code" "$code" "$(jq -r .error.code <<<"$RUN_OUT")"
 	check_match "... naming the path and the sources" "$ere" "$(jq -r '"\(.error.subject): \(.error.message)"' <<<"$RUN_OUT")"
+	no_output "... and no $out is left" "$out"
+	run "$FATELF" bundle create -o "$out" "$@"
+	check_eq "... without --json: exit $want too" "$want" "$RC"
+	check_match "... and one line on stderr naming the path and the sources" "^fatelf: .*$ere" "$RUN_ERR"
+	check_eq "... on stdout nothing" "" "$RUN_OUT"
 	no_output "... and no $out is left" "$out"
 }
 
@@ -267,6 +282,17 @@ refused "a .deb with triggers" FATELF_E_UNIFY_SCRIPTS "deb-arm64-1.0-1-triggers.
 	--from amd64=deb-amd64-1.0-1.deb --from arm64=deb-arm64-1.0-1-triggers.deb
 refused ".debs whose Version disagrees" FATELF_E_UNIFY_FIELD "Version: '1.0-1' in deb-amd64-1.0-1.deb \(amd64\), '1.0-2' in deb-arm64-1.0-2.deb" \
 	bad.fatbundle --from amd64=deb-amd64-1.0-1.deb --from arm64=deb-arm64-1.0-2.deb
+cp -a tree-arm64 t-type && rm t-type/usr/share/doc/hello/README && mkdir t-type/usr/share/doc/hello/README
+refused "a file in one source, a directory in the other" FATELF_E_UNIFY_TYPE \
+	"usr/share/doc/hello/README.*a file in amd64, a directory in arm64" bad.fatbundle \
+	--name hello --version 1 --from amd64=tree-amd64 --from arm64=t-type
+cp -a tree-arm64 t-type2 && ln -sfn ../../../../etc/hello/hello.conf t-type2/usr/share/doc/hello/README
+refused "a file in one source, a symlink in the other" FATELF_E_UNIFY_TYPE \
+	"usr/share/doc/hello/README.*a file in amd64, a symlink in arm64" bad.fatbundle \
+	--name hello --version 1 --from amd64=tree-amd64 --from arm64=t-type2
+check_eq "every rule was refused once at least, each with its own exit status" \
+	"$(printf '%s\n' "${!RULE_EXIT[@]}" | sort)" "$(printf '%s\n' "${!REFUSED_SEEN[@]}" | sort)"
+check_eq "... nine statuses, all different" 9 "$(printf '%s\n' "${RULE_EXIT[@]}" | sort -u | wc -l)"
 run "$FATELF" bundle create -o bad.fatbundle --name hello --version 1 --from amd64=tree-amd64 tree-arm64
 check_eq "a TREE and --from together is a usage error (exit 2)" 2 "$RC"
 run "$FATELF" bundle create -o bad.fatbundle --name hello --version 1 --from tree-amd64

@@ -470,6 +470,73 @@ START_TEST(test_thin_again_saves_nothing)
 }
 END_TEST
 
+/* A package installed with policy keep whose program has no record this
+ * host runs (aarch64 and riscv64; a per-arch entry of other architectures
+ * is such a file): thinning the packages leaves it as it is, with its
+ * rows, and thins the others' files; targets that name none of its
+ * records leave it alone too. */
+START_TEST(test_thin_no_record_left_as_installed)
+{
+	engine *e = setup(NULL);
+	const char *in[] = { "fa.elf", "fr.elf" };
+	const char *dirs[] = { "foreign", "foreign/opt", "foreign/opt/foreign",
+			       "foreign/opt/foreign/bin" };
+	char *targets[] = { "i386" };
+	engine_policy_spec i386_spec = { .policy = ENGINE_POLICY_TARGETS, .ntargets = 1 };
+	const char *pkgs[] = { "foreign", NULL };
+	engine_thin_opts o = { .policy = &i386_spec, .packages = pkgs };
+	engine_result res = { 0 };
+	struct stat before, after;
+	struct kept k;
+	fatelf_diag d;
+	uint8_t *tool;
+	size_t len;
+	int r;
+
+	make_elf("fa.elf", EM_AARCH64, FATELF_CLASS64, 12000, 11);
+	make_elf("fr.elf", EM_RISCV, FATELF_CLASS64, 13000, 12);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		ck_assert_int_eq(mkdir(dirs[i], 0755), 0);
+	glue("foreign/opt/foreign/bin/tool", in, 2);
+	ck_assert_int_eq(chmod("foreign/opt/foreign/bin/tool", 0755), 0);
+	make_bundle("foreign", "foreign", "foreign.fatbundle");
+	install(e, "foreign.fatbundle");
+	tool = tu_read_file("foreign/opt/foreign/bin/tool", &len);
+	ck_assert_ptr_nonnull(tool);
+	ck_assert_int_eq(lstat(in_root("/opt/foreign/bin/tool"), &before), 0);
+	int rows = history_rows(e);
+
+	i386_spec.targets[0] = targets[0];
+	fatelf_diag_clear(&d);
+	r = engine_thin(e, &o, &res, &d);
+	ck_assert_msg(r == 0, "%s: %s: %s", fatelf_error_name(r), d.subject, d.msg);
+	ck_assert_uint_eq(res.files, 0);
+	ck_assert_int_eq(res.txid, 0);
+	engine_result_done(&res);
+	ck_assert_int_eq(history_rows(e), rows);
+
+	memset(&res, 0, sizeof(res));
+	o = (engine_thin_opts) { .policy = &native_spec };
+	fatelf_diag_clear(&d);
+	r = engine_thin(e, &o, &res, &d);
+	ck_assert_msg(r == 0, "%s: %s: %s", fatelf_error_name(r), d.subject, d.msg);
+	ck_assert_uint_eq(res.files, 3);
+	engine_result_done(&res);
+
+	ck_assert(tu_file_equals(in_root("/opt/foreign/bin/tool"), tool, len));
+	ck_assert_int_eq(lstat(in_root("/opt/foreign/bin/tool"), &after), 0);
+	ck_assert_uint_eq(after.st_ino, before.st_ino);
+	free(tool);
+	records_of(e, "/opt/foreign/bin/tool", &k);
+	ck_assert_uint_eq(k.n, 2);
+	ck_assert_int_eq(k.kept[0] + k.kept[1], 2);
+	uint64_t problems = 99;
+	ck_assert_int_eq(engine_verify(e, NULL, NULL, NULL, &problems, &d), 7);
+	ck_assert_uint_eq(problems, 0);
+	teardown(e);
+}
+END_TEST
+
 START_TEST(test_thin_targets_one_package)
 {
 	engine *e = setup(NULL);
@@ -784,6 +851,7 @@ static Suite *engine_thin_suite(void)
 	tcase_add_test(tc, test_thin_native);
 	tcase_add_test(tc, test_thin_again_saves_nothing);
 	tcase_add_test(tc, test_thin_targets_one_package);
+	tcase_add_test(tc, test_thin_no_record_left_as_installed);
 	tcase_add_test(tc, test_thin_keep_fat);
 	tcase_add_test(tc, test_thin_tampered_record);
 	tcase_add_test(tc, test_thin_cancelled);
