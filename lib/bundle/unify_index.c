@@ -133,7 +133,7 @@ static void hash_zeros(fatelf_sha256 *sha, uint64_t *at, uint64_t end)
 	}
 }
 
-static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e, const char *path)
+static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e, const char *path, bool disk)
 {
 	fatelf_unify_item it = { 0 };
 	int r;
@@ -168,6 +168,16 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		int ar;
 
 		it.type = FATELF_ENTRY_FILE;
+		if (disk && archive_entry_ino_is_set(e) && archive_entry_dev_is_set(e) &&
+		    archive_entry_mtime_is_set(e) && archive_entry_ctime_is_set(e)) {
+			it.has_stat = true;
+			it.dev = (uint64_t)archive_entry_dev(e);
+			it.ino = (uint64_t)archive_entry_ino64(e);
+			it.mtime = (int64_t)archive_entry_mtime(e);
+			it.mtime_nsec = archive_entry_mtime_nsec(e);
+			it.ctime = (int64_t)archive_entry_ctime(e);
+			it.ctime_nsec = archive_entry_ctime_nsec(e);
+		}
 		while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 			if (nhead < sizeof(head) && (uint64_t)off == it.size) {
 				size_t k = MIN(sizeof(head) - nhead, len);
@@ -207,6 +217,8 @@ static int item_cmp(const void *a, const void *b)
 	return strcmp(((const fatelf_unify_item *)a)->path, ((const fatelf_unify_item *)b)->path);
 }
 
+static bool stream_is_disk(const fatelf_unify_stream *s);
+
 static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 {
 	for (;;) {
@@ -218,7 +230,7 @@ static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 			return r;
 		if (r == 0)
 			break;
-		r = add_entry(ix, fatelf_unify_stream_archive(s), e, path);
+		r = add_entry(ix, fatelf_unify_stream_archive(s), e, path, stream_is_disk(s));
 		if (r < 0)
 			return r;
 	}
@@ -337,6 +349,11 @@ fail:
 		s->a = NULL;
 	fatelf_unify_stream_free(s);
 	return r;
+}
+
+static bool stream_is_disk(const fatelf_unify_stream *s)
+{
+	return s->disk;
 }
 
 struct archive *fatelf_unify_stream_archive(fatelf_unify_stream *s)
