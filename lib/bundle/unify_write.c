@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashq.h"
 #include "io.h"
 #include "macro.h"
 #include "manifest_private.h"
@@ -96,7 +97,13 @@ struct uw {
 	uint64_t spool_end;
 	uint8_t *buf;
 	fatelf_sha256 *sha;
-	fatelf_sha256 *msha;                    /* a directory source's image, checked as it is read */
+	fatelf_sha256 *msha;                    /* a directory source's image, checked as it is written */
+	/* The glued files' digests (the file's for the manifest, each
+	 * image's against the index) on a second thread: the manifest's
+	 * entries waiting for theirs, oldest first. */
+	fatelf_hashq *q;
+	size_t qwait[FATELF_HASHQ_PENDING];
+	unsigned nqwait, qfirst;
 	fatelf_unify_result *res;
 	fatelf_diag *d;
 };
@@ -658,9 +665,10 @@ static int layout_glued(struct uw *w, struct glued *g)
 /*
  * Hands each byte range of glued file g to fn, in file order: its table,
  * the zeros before each image, and the images, from the spool or from a
- * directory source's files, whose bytes are checked against the index.
+ * directory source's files, whose bytes are checked against the index
+ * here with check (else the caller checks its images' digests).
  */
-static int glued_bytes(struct uw *w, const struct glued *g,
+static int glued_bytes(struct uw *w, const struct glued *g, bool check,
 		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
 {
 	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
@@ -705,13 +713,13 @@ static int glued_bytes(struct uw *w, const struct glued *g,
 			if (got <= 0)
 				return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
 						       got < 0 ? fatelf_strerror(-errno) : "short");
-			if (own >= 0)
+			if (own >= 0 && check)
 				fatelf_sha256_update(w->msha, w->buf, (size_t)got);
 			r = fn(w, w->buf, (size_t)got, ctx);
 			done += (uint64_t)got;
 			pos += (uint64_t)got;
 		}
-		if (r == 0 && own >= 0) {
+		if (r == 0 && own >= 0 && check) {
 			fatelf_sha256_final(w->msha, sha);
 			if (memcmp(sha, it->sha256, 32) != 0)
 				return entry_error(w, -EIO, it->path, "changed in %s since it was read (its bytes)",
@@ -721,11 +729,43 @@ static int glued_bytes(struct uw *w, const struct glued *g,
 	return r;
 }
 
-static int hash_fn(struct uw *w, const void *buf, size_t len, void *ctx)
+static int feed_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 {
+	int r = fatelf_hashq_feed(w->q, buf, len);
+
 	(void)ctx;
-	fatelf_sha256_update(w->sha, buf, len);
-	return 0;
+	return r < 0 ? fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
+}
+
+/* The oldest glued entry's digests: the file's into the manifest, each
+ * image's checked against the index (the bytes the manifest hashed are
+ * the bytes the index read). 1, or 0 when none is ready (with wait:
+ * none is pending). */
+static int collect_glued(struct uw *w, fatelf_manifest *m, bool wait)
+{
+	fatelf_hash_result res;
+	fatelf_bundle_entry *e;
+	const struct glued *g;
+	int r;
+
+	if (w->nqwait == 0)
+		return 0;
+	r = fatelf_hashq_collect(w->q, wait, &res);
+	if (r <= 0)
+		return r < 0 ? fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
+	e = &m->entries[w->qwait[w->qfirst]];
+	g = &w->glued[w->glue_of[w->went[w->qwait[w->qfirst]].dec]];
+	w->qfirst = (w->qfirst + 1) % FATELF_HASHQ_PENDING;
+	w->nqwait--;
+	memcpy(e->sha256, res.file, 32);
+	for (unsigned j = 0; j < g->nrec; j++) {
+		size_t s = g->src_of[j];
+
+		if (memcmp(res.ranges[j], item_at(w, g->dec, s)->sha256, 32) != 0)
+			return entry_error(w, -EIO, e->path, "changed in %s since it was read (its bytes)",
+					   src_name(w, s));
+	}
+	return 1;
 }
 
 static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io);
@@ -911,11 +951,22 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 		e->config = is_conffile(w, x->path);
 		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
 			struct glued *g = &w->glued[w->glue_of[k]];
+			fatelf_hash_range rg[FATELF_MAX_RECORDS];
 
-			r = glued_bytes(w, g, hash_fn, NULL);
+			do
+				r = collect_glued(w, m, w->nqwait >= FATELF_HASHQ_PENDING);
+			while (r > 0);
+			for (unsigned j = 0; r == 0 && j < g->nrec; j++)
+				rg[j] = (fatelf_hash_range) { g->hdr.records[j].offset, g->hdr.records[j].size };
+			if (r == 0 && (r = fatelf_hashq_begin(w->q, rg, g->nrec)) < 0)
+				r = fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r));
+			if (r == 0)
+				r = glued_bytes(w, g, false, feed_fn, NULL);
+			if (r == 0 && (r = fatelf_hashq_end(w->q)) < 0)
+				r = fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r));
 			if (r < 0)
 				return r;
-			fatelf_sha256_final(w->sha, e->sha256);
+			w->qwait[(w->qfirst + w->nqwait++) % FATELF_HASHQ_PENDING] = i;
 			e->size = g->size;
 			e->kind = FATELF_KIND_FATELF;
 			e->nrecords = g->nrec;
@@ -939,6 +990,11 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 		if (total > w->lim.max_total)
 			return entry_error(w, -FATELF_E_LIMIT, x->path, "files add up to more than %llu bytes",
 					   (unsigned long long)w->lim.max_total);
+	}
+	while (w->nqwait > 0) {
+		r = collect_glued(w, m, true);
+		if (r < 0)
+			return r;
 	}
 	*total_io = total;
 	return 0;
@@ -1070,7 +1126,7 @@ static int write_members(struct uw *w, struct archive *a, const fatelf_manifest 
 
 			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
 			if (r == 0)
-				r = glued_bytes(w, &w->glued[w->glue_of[k]], put_fn, &p);
+				r = glued_bytes(w, &w->glued[w->glue_of[k]], true, put_fn, &p);
 			done[i] = true;
 		} else if (w->is_dir[w->went[i].src]) {
 			r = put_dir_file(w, a, e, w->went[i].src, item_at(w, k, w->went[i].src));
@@ -1130,6 +1186,7 @@ static void uw_done(struct uw *w)
 	free(w->buf);
 	fatelf_sha256_free(w->sha);
 	fatelf_sha256_free(w->msha);
+	fatelf_hashq_free(w->q);
 	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
 		if (w->root[s] >= 0)
 			close(w->root[s]);
@@ -1185,6 +1242,8 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 		r = spool_sources(&w, o->spool_dirfd);
 	for (size_t i = 0; r == 0 && i < w.nglued; i++)
 		r = layout_glued(&w, &w.glued[i]);
+	if (r == 0 && w.nglued > 0 && (r = fatelf_hashq_new(&w.q)) < 0)
+		r = fatelf_diag_set(d, r, -1, "hashing: %s", fatelf_strerror(r));
 	if (r == 0)
 		r = build_manifest(&w, &m);
 	if (r == 0)
