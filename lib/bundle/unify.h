@@ -34,6 +34,13 @@ typedef struct fatelf_unify_item {
 	bool elf;               /* a plain ELF file (not FatELF): target is its own */
 	bool fat;               /* a FatELF file */
 	fatelf_target target;
+	/* A file of a directory source: the identity and times its stat
+	 * gave when the index read it, which the writer checks when it opens
+	 * the file again (its bytes it checks by SHA-256). */
+	bool has_stat;
+	uint64_t dev, ino;
+	int64_t mtime, ctime;
+	long mtime_nsec, ctime_nsec;
 } fatelf_unify_item;
 
 typedef struct fatelf_unify_source {
@@ -148,7 +155,7 @@ typedef struct fatelf_unify_opts {
 	const char *const *per_arch;
 	size_t nper_arch;
 	bool ignore_scripts;
-	int spool_dirfd;        /* where the unlinked spool of glued ELF files is made */
+	int spool_dirfd;        /* where the unlinked spool of a tar's or .deb's glued ELF files is made */
 	/* name, version, summary, vendor, homepage: NULL takes the .deb
 	 * sources' Package, Version, Description, Maintainer, Homepage.
 	 * config_globs add to the .debs' conffiles (without .debs and

@@ -2,7 +2,9 @@
  * A unify source read into its index (unify.h), through libarchive for
  * all three kinds: archive_read_disk for a directory (symlinks not
  * followed), a tar reader for an archive, and the .deb reader's data
- * archive for a package. One pass, streaming: nothing is unpacked.
+ * archive for a package. One pass, streaming: nothing is unpacked. The
+ * files' bytes are hashed on a second thread (hashq.h) while the next
+ * ones are read; their digests are collected in file order.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -13,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashq.h"
 #include "macro.h"
 #include "text.h"
 #include "unify.h"
@@ -24,7 +27,10 @@ struct indexer {
 	const fatelf_bundle_limits *lim;
 	const char *source;
 	size_t cap;
-	fatelf_sha256 *sha;
+	fatelf_hashq *q;
+	/* the items of the files ended and not yet collected, oldest first */
+	size_t pending[FATELF_HASHQ_PENDING];
+	unsigned npending, first;
 	fatelf_diag *d;
 };
 
@@ -121,19 +127,40 @@ static int grow_items(struct indexer *ix)
 }
 
 /* Hashes the zeros of a hole from *at up to end. */
-static void hash_zeros(fatelf_sha256 *sha, uint64_t *at, uint64_t end)
+static int hash_zeros(fatelf_hashq *q, uint64_t *at, uint64_t end)
 {
 	static const uint8_t zeros[4096];
 
 	while (*at < end) {
 		size_t k = (size_t)MIN((uint64_t)sizeof(zeros), end - *at);
+		int r = fatelf_hashq_feed(q, zeros, k);
 
-		fatelf_sha256_update(sha, zeros, k);
+		if (r < 0)
+			return r;
 		*at += k;
 	}
+	return 0;
 }
 
-static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e, const char *path)
+/* The oldest pending file's digest into its item, 1; with wait, waits
+ * for it; 0 when none is ready. */
+static int collect_one(struct indexer *ix, bool wait)
+{
+	fatelf_hash_result res;
+	int r;
+
+	if (ix->npending == 0)
+		return 0;
+	r = fatelf_hashq_collect(ix->q, wait, &res);
+	if (r <= 0)
+		return r < 0 ? fatelf_diag_set(ix->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
+	memcpy(ix->x->items[ix->pending[ix->first]].sha256, res.file, 32);
+	ix->first = (ix->first + 1) % FATELF_HASHQ_PENDING;
+	ix->npending--;
+	return 1;
+}
+
+static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry *e, const char *path, bool disk)
 {
 	fatelf_unify_item it = { 0 };
 	int r;
@@ -168,6 +195,25 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		int ar;
 
 		it.type = FATELF_ENTRY_FILE;
+		/* Room for one more pending file; ready digests on the way. */
+		do
+			r = collect_one(ix, ix->npending >= FATELF_HASHQ_PENDING);
+		while (r > 0);
+		if (r < 0)
+			return r;
+		r = fatelf_hashq_begin(ix->q, NULL, 0);
+		if (r < 0)
+			return fatelf_diag_set(ix->d, r, -1, "hashing: %s", fatelf_strerror(r));
+		if (disk && archive_entry_ino_is_set(e) && archive_entry_dev_is_set(e) &&
+		    archive_entry_mtime_is_set(e) && archive_entry_ctime_is_set(e)) {
+			it.has_stat = true;
+			it.dev = (uint64_t)archive_entry_dev(e);
+			it.ino = (uint64_t)archive_entry_ino64(e);
+			it.mtime = (int64_t)archive_entry_mtime(e);
+			it.mtime_nsec = archive_entry_mtime_nsec(e);
+			it.ctime = (int64_t)archive_entry_ctime(e);
+			it.ctime_nsec = archive_entry_ctime_nsec(e);
+		}
 		while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 			if (nhead < sizeof(head) && (uint64_t)off == it.size) {
 				size_t k = MIN(sizeof(head) - nhead, len);
@@ -175,15 +221,21 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 				memcpy(head + nhead, buf, k);
 				nhead += k;
 			}
-			hash_zeros(ix->sha, &it.size, (uint64_t)off);       /* a hole */
-			fatelf_sha256_update(ix->sha, buf, len);
+			r = hash_zeros(ix->q, &it.size, (uint64_t)off);       /* a hole */
+			if (r == 0)
+				r = fatelf_hashq_feed(ix->q, buf, len);
+			if (r < 0)
+				break;
 			it.size = (uint64_t)off + len;
 		}
+		if (r == 0 && ar == ARCHIVE_EOF && archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
+			r = hash_zeros(ix->q, &it.size, (uint64_t)archive_entry_size(e));
+		if (r == 0)
+			r = fatelf_hashq_end(ix->q);
+		if (r < 0)
+			return fatelf_diag_set(ix->d, r, -1, "hashing: %s", fatelf_strerror(r));
 		if (ar != ARCHIVE_EOF)
 			return archive_fail(ix, a);
-		if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
-			hash_zeros(ix->sha, &it.size, (uint64_t)archive_entry_size(e));
-		fatelf_sha256_final(ix->sha, it.sha256);
 		it.elf = elf_target(head, nhead, &it.target);
 		it.fat = fatelf_is_fatelf(head, nhead);
 		break;
@@ -198,6 +250,10 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		free((char *)it.link);
 		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
 	}
+	if (it.type == FATELF_ENTRY_FILE) {
+		ix->pending[(ix->first + ix->npending) % FATELF_HASHQ_PENDING] = ix->x->nitems;
+		ix->npending++;
+	}
 	ix->x->items[ix->x->nitems++] = it;
 	return 0;
 }
@@ -206,6 +262,8 @@ static int item_cmp(const void *a, const void *b)
 {
 	return strcmp(((const fatelf_unify_item *)a)->path, ((const fatelf_unify_item *)b)->path);
 }
+
+static bool stream_is_disk(const fatelf_unify_stream *s);
 
 static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 {
@@ -218,7 +276,13 @@ static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 			return r;
 		if (r == 0)
 			break;
-		r = add_entry(ix, fatelf_unify_stream_archive(s), e, path);
+		r = add_entry(ix, fatelf_unify_stream_archive(s), e, path, stream_is_disk(s));
+		if (r < 0)
+			return r;
+	}
+	while (ix->npending > 0) {
+		int r = collect_one(ix, true);
+
 		if (r < 0)
 			return r;
 	}
@@ -339,6 +403,11 @@ fail:
 	return r;
 }
 
+static bool stream_is_disk(const fatelf_unify_stream *s)
+{
+	return s->disk;
+}
+
 struct archive *fatelf_unify_stream_archive(fatelf_unify_stream *s)
 {
 	return s->a;
@@ -381,16 +450,16 @@ int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim,
 		fatelf_bundle_limits_default(&def);
 		ix.lim = &def;
 	}
-	ix.sha = fatelf_sha256_new();
-	if (!ix.sha)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	r = fatelf_hashq_new(&ix.q);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "hashing: %s", fatelf_strerror(r));
 	r = fatelf_unify_stream_open(source, &s, &ret->deb, d);
 	if (r == 0) {
 		ret->is_deb = ret->deb.package != NULL;
 		r = read_entries(&ix, s);
 	}
 	fatelf_unify_stream_free(s);
-	fatelf_sha256_free(ix.sha);
+	fatelf_hashq_free(ix.q);
 	if (r < 0)
 		fatelf_unify_index_free(ret);
 	return r;

@@ -3,13 +3,29 @@
  * builds. The sources are indexed (one streaming read each), the plan
  * decides every path, and the bundle is written with its manifest first,
  * which pins every file's SHA-256, so a glued FatELF's bytes must be
- * known before the first member goes out. The ELF members that get glued
- * are therefore spooled, in a second streaming read of each source, into
- * one unlinked O_TMPFILE in the output's directory; nothing else of a
- * source is copied. The write pass then takes directories, symlinks,
- * glued files and the files of directory sources in path order, and the
- * files of a tar or .deb source in a third read of that source, in its
- * own order (readers match members by name, doc/fatbundle.md).
+ * known before the first member goes out: they are read once to hash
+ * them for the manifest and once to write them.
+ *
+ * A directory source is never copied: its files (the images of glued
+ * files, grouped files, every other file it owns) are read where they
+ * are, opened beneath the source's directory descriptor without
+ * following a symlink, each open checked to be the regular file the
+ * index read (size, device, inode, mtime, ctime) and every read of its
+ * bytes checked against the index's SHA-256, so a file that changes
+ * between the passes fails the bundle, naming the source and the path,
+ * and never yields one whose manifest does not match its bytes.
+ *
+ * Only the members of a tar or .deb source that a glued file takes (its
+ * ELF files) and its members of grouped (--per-arch) files are spooled,
+ * in a second streaming read of that source, as their streams cannot be
+ * read again by offset: into one unlinked O_TMPFILE in the output's
+ * directory (on a file system without O_TMPFILE a hidden name unlinked
+ * as soon as it is made), never a named unpacked copy. Nothing else of
+ * a source is copied, and a bundle of directories makes no spool. The
+ * write pass then takes directories, symlinks, glued files and the files
+ * of directory sources in path order, and the other files of a tar or
+ * .deb source in a third read of that source, in its own order (readers
+ * match members by name, doc/fatbundle.md).
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -23,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashq.h"
 #include "io.h"
 #include "macro.h"
 #include "manifest_private.h"
@@ -31,10 +48,11 @@
 
 #define IO_CHUNK (64u << 10)
 
-/* A path written as a FatELF: where each source's image sits in the spool. */
+/* A path written as a FatELF: where each source's image sits in the
+ * spool (a tar or .deb source's; a directory source's is its file). */
 struct glued {
 	size_t dec;                             /* its decision */
-	uint64_t at[FATELF_UNIFY_MAX_SOURCES];  /* spool offset of each present source's image */
+	uint64_t at[FATELF_UNIFY_MAX_SOURCES];  /* spool offset of each present archive source's image */
 	unsigned nrec;
 	uint8_t src_of[FATELF_MAX_RECORDS];     /* record i comes from source src_of[i] */
 	fatelf_header hdr;
@@ -49,13 +67,15 @@ struct uw {
 	fatelf_unify_index ix[FATELF_UNIFY_MAX_SOURCES];
 	fatelf_unify_source src[FATELF_UNIFY_MAX_SOURCES];
 	bool is_dir[FATELF_UNIFY_MAX_SOURCES];
+	int root[FATELF_UNIFY_MAX_SOURCES];     /* a directory source's, open; else -1 */
 	fatelf_unify_decision *dec;
 	size_t ndec;
 	size_t *owner;                          /* per decision: the source whose bytes are stored, or NONE */
 	size_t *glue_of;                        /* per decision: its index in glued, or NONE */
 	bool *grouped;                          /* per decision: an entry per distinct item (--per-arch) */
-	/* Grouped files are spooled too, so that their members go out in
-	 * the manifest's order, which readers match them by. */
+	/* Grouped files of tar and .deb sources are spooled too, so that
+	 * their members go out in the manifest's order, which readers match
+	 * them by. */
 	size_t *grp_of;                         /* per decision: its index in grp, or NONE */
 	struct glued *grp;                      /* (only dec and at[] are used) */
 	size_t ngrp;
@@ -77,6 +97,13 @@ struct uw {
 	uint64_t spool_end;
 	uint8_t *buf;
 	fatelf_sha256 *sha;
+	fatelf_sha256 *msha;                    /* a directory source's image, checked as it is written */
+	/* The glued files' digests (the file's for the manifest, each
+	 * image's against the index) on a second thread: the manifest's
+	 * entries waiting for theirs, oldest first. */
+	fatelf_hashq *q;
+	size_t qwait[FATELF_HASHQ_PENDING];
+	unsigned nqwait, qfirst;
 	fatelf_unify_result *res;
 	fatelf_diag *d;
 };
@@ -143,11 +170,21 @@ static int index_sources(struct uw *w)
 			.items = w->ix[s].items,
 			.nitems = w->ix[s].nitems,
 		};
-		w->is_dir[s] = stat(src_name(w, s), &st) == 0 && S_ISDIR(st.st_mode);
+		/* The index read it by name; the writer reads a directory's
+		 * files again beneath this descriptor, each checked against
+		 * the index. */
+		w->root[s] = open(src_name(w, s), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (w->root[s] < 0 || fstat(w->root[s], &st) < 0)
+			return fatelf_diag_set(w->d, -errno, -1, "%s: %s", src_name(w, s), fatelf_strerror(-errno));
+		w->is_dir[s] = S_ISDIR(st.st_mode);
+		if (!w->is_dir[s]) {
+			close(w->root[s]);
+			w->root[s] = -1;
+		}
 		if (w->is_dir[s]) {
 			for (size_t i = 0; i < w->ix[s].nitems; i++)
 				w->res->sources_size += w->ix[s].items[i].size;
-		} else if (stat(src_name(w, s), &st) == 0)
+		} else
 			w->res->sources_size += (uint64_t)st.st_size;
 	}
 	return 0;
@@ -416,6 +453,43 @@ static uint64_t hash_hole(struct uw *w, uint64_t size, uint64_t end, struct arch
 	return size;
 }
 
+/*
+ * Source s's file of item it (a directory source's), opened beneath the
+ * source's directory without following a symlink, and still the file
+ * the index read: a regular file of its size, device, inode, mtime and
+ * ctime. Its bytes are the caller's to check, by SHA-256 as it reads
+ * them. Returns the descriptor.
+ */
+static int open_dir_item(struct uw *w, size_t s, const fatelf_unify_item *it)
+{
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	fatelf_diag inner;
+	const char *base, *what = NULL;
+	struct stat st;
+
+	fatelf_diag_clear(&inner);
+	dirfd = fatelf_root_open_parent(w->root[s], it->path, false, &base, &inner);
+	if (dirfd < 0)
+		return entry_error(w, dirfd, it->path, "in %s: %s", src_name(w, s), inner.msg);
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return entry_error(w, -errno, it->path, "in %s: cannot open it: %s", src_name(w, s),
+				   fatelf_strerror(-errno));
+	if (!S_ISREG(st.st_mode))
+		what = "no longer a regular file";
+	else if ((uint64_t)st.st_size != it->size)
+		what = "its size";
+	else if (it->has_stat && ((uint64_t)st.st_dev != it->dev || (uint64_t)st.st_ino != it->ino))
+		what = "another file (device or inode)";
+	else if (it->has_stat && ((int64_t)st.st_mtim.tv_sec != it->mtime || st.st_mtim.tv_nsec != it->mtime_nsec))
+		what = "its mtime";
+	else if (it->has_stat && ((int64_t)st.st_ctim.tv_sec != it->ctime || st.st_ctim.tv_nsec != it->ctime_nsec))
+		what = "its ctime";
+	if (what)
+		return entry_error(w, -EIO, it->path, "changed in %s since it was read (%s)", src_name(w, s), what);
+	return TAKE_FD(fd);
+}
+
 /* Copies the entry's data into the spool, checking it against the index. */
 static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item *it, size_t s, uint64_t *ret_at)
 {
@@ -453,10 +527,31 @@ static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item 
 	return 0;
 }
 
-/* Step 5: the glued sources' ELF files and the grouped files into the spool. */
+/* Whether a tar or .deb source has an item of a glued or grouped file. */
+static bool spool_needed(const struct uw *w)
+{
+	for (size_t s = 0; s < w->n; s++) {
+		if (w->is_dir[s])
+			continue;
+		for (size_t i = 0; i < w->nglued; i++)
+			if (item_at(w, w->glued[i].dec, s))
+				return true;
+		for (size_t i = 0; i < w->ngrp; i++)
+			if (item_at(w, w->grp[i].dec, s))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Step 5: the ELF files of glued files and the grouped files of tar and
+ * .deb sources into the spool, one unlinked file (their members cannot
+ * be read again by offset). A directory source's are read from its files
+ * when they are needed, so a bundle of directories spools nothing.
+ */
 static int spool_sources(struct uw *w, int spool_dirfd)
 {
-	if (w->nglued == 0 && w->ngrp == 0)
+	if (!spool_needed(w))
 		return 0;
 	w->spool = openat(spool_dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (w->spool < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
@@ -482,6 +577,8 @@ static int spool_sources(struct uw *w, int spool_dirfd)
 		const char *path;
 		int r;
 
+		if (w->is_dir[s])
+			continue;
 		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
 		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &e, w->d)) > 0) {
 			size_t k = find_dec(w, path);
@@ -513,24 +610,30 @@ static int layout_glued(struct uw *w, struct glued *g)
 	const fatelf_unify_decision *x = &w->dec[g->dec];
 	fatelf_target targets[FATELF_MAX_RECORDS];
 	uint64_t sizes[FATELF_MAX_RECORDS], aligns[FATELF_MAX_RECORDS];
-	fatelf_reader src;
 	fatelf_diag inner;
 	int r;
 
-	r = fatelf_reader_seekable_fd(&src, w->spool);
-	if (r < 0)
-		return fatelf_diag_set(w->d, r, -1, "the spool: %s", fatelf_strerror(r));
 	g->nrec = 0;
 	for (size_t s = 0; s < w->n; s++) {
 		const fatelf_unify_item *it = item_at(w, g->dec, s);
+		_cleanup_close_ int own = -1;
+		fatelf_reader src;
 		fatelf_elfinfo info;
 
 		if (!it)
 			continue;
 		if (g->nrec >= FATELF_MAX_RECORDS)
 			return entry_error(w, -FATELF_E_TOO_MANY, x->path, "more than %d records", FATELF_MAX_RECORDS);
+		if (w->is_dir[s]) {
+			own = open_dir_item(w, s, it);
+			if (own < 0)
+				return own;
+		}
+		r = fatelf_reader_seekable_fd(&src, own >= 0 ? own : w->spool);
+		if (r < 0)
+			return entry_error(w, r, x->path, "in %s: %s", src_name(w, s), fatelf_strerror(r));
 		fatelf_diag_clear(&inner);
-		r = fatelf_elf_inspect(&src, g->at[s], it->size, -1, &info, &inner);
+		r = fatelf_elf_inspect(&src, own >= 0 ? 0 : g->at[s], it->size, -1, &info, &inner);
 		if (r < 0) {
 			snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
 			return entry_error(w, r, x->path, "in %s (%s): %s", src_name(w, s), w->o->from[s].arch,
@@ -581,8 +684,13 @@ static int spool_bytes(struct uw *w, uint64_t at, uint64_t len,
 	return r;
 }
 
-/* Hands each byte range of glued file g to fn, in file order. */
-static int glued_bytes(struct uw *w, const struct glued *g,
+/*
+ * Hands each byte range of glued file g to fn, in file order: its table,
+ * the zeros before each image, and the images, from the spool or from a
+ * directory source's files, whose bytes are checked against the index
+ * here with check (else the caller checks its images' digests).
+ */
+static int glued_bytes(struct uw *w, const struct glued *g, bool check,
 		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
 {
 	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
@@ -596,7 +704,18 @@ static int glued_bytes(struct uw *w, const struct glued *g,
 	pos = (uint64_t)tl;
 	for (unsigned i = 0; r == 0 && i < g->nrec; i++) {
 		const fatelf_record *rec = &g->hdr.records[i];
+		size_t s = g->src_of[i];
+		const fatelf_unify_item *it = item_at(w, g->dec, s);
+		uint64_t at = g->at[s], done = 0;
+		_cleanup_close_ int own = -1;
+		uint8_t sha[32];
 
+		if (w->is_dir[s]) {
+			own = open_dir_item(w, s, it);
+			if (own < 0)
+				return own;
+			at = 0;
+		}
 		memset(w->buf, 0, IO_CHUNK);
 		while (r == 0 && pos < rec->offset) {
 			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->offset - pos);
@@ -604,18 +723,71 @@ static int glued_bytes(struct uw *w, const struct glued *g,
 			r = fn(w, w->buf, k, ctx);
 			pos += k;
 		}
-		if (r == 0)
-			r = spool_bytes(w, g->at[g->src_of[i]], rec->size, fn, ctx);
-		pos += rec->size;
+		while (r == 0 && done < rec->size) {
+			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->size - done);
+			ssize_t got = pread(own >= 0 ? own : w->spool, w->buf, k, (off_t)(at + done));
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0 && own >= 0)
+				return entry_error(w, got < 0 ? -errno : -EIO, it->path, "in %s: %s", src_name(w, s),
+						   got < 0 ? fatelf_strerror(-errno) : "shorter than when it was read");
+			if (got <= 0)
+				return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
+						       got < 0 ? fatelf_strerror(-errno) : "short");
+			if (own >= 0 && check)
+				fatelf_sha256_update(w->msha, w->buf, (size_t)got);
+			r = fn(w, w->buf, (size_t)got, ctx);
+			done += (uint64_t)got;
+			pos += (uint64_t)got;
+		}
+		if (r == 0 && own >= 0 && check) {
+			fatelf_sha256_final(w->msha, sha);
+			if (memcmp(sha, it->sha256, 32) != 0)
+				return entry_error(w, -EIO, it->path, "changed in %s since it was read (its bytes)",
+						   src_name(w, s));
+		}
 	}
 	return r;
 }
 
-static int hash_fn(struct uw *w, const void *buf, size_t len, void *ctx)
+static int feed_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 {
+	int r = fatelf_hashq_feed(w->q, buf, len);
+
 	(void)ctx;
-	fatelf_sha256_update(w->sha, buf, len);
-	return 0;
+	return r < 0 ? fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
+}
+
+/* The oldest glued entry's digests: the file's into the manifest, each
+ * image's checked against the index (the bytes the manifest hashed are
+ * the bytes the index read). 1, or 0 when none is ready (with wait:
+ * none is pending). */
+static int collect_glued(struct uw *w, fatelf_manifest *m, bool wait)
+{
+	fatelf_hash_result res;
+	fatelf_bundle_entry *e;
+	const struct glued *g;
+	int r;
+
+	if (w->nqwait == 0)
+		return 0;
+	r = fatelf_hashq_collect(w->q, wait, &res);
+	if (r <= 0)
+		return r < 0 ? fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
+	e = &m->entries[w->qwait[w->qfirst]];
+	g = &w->glued[w->glue_of[w->went[w->qwait[w->qfirst]].dec]];
+	w->qfirst = (w->qfirst + 1) % FATELF_HASHQ_PENDING;
+	w->nqwait--;
+	memcpy(e->sha256, res.file, 32);
+	for (unsigned j = 0; j < g->nrec; j++) {
+		size_t s = g->src_of[j];
+
+		if (memcmp(res.ranges[j], item_at(w, g->dec, s)->sha256, 32) != 0)
+			return entry_error(w, -EIO, e->path, "changed in %s since it was read (its bytes)",
+					   src_name(w, s));
+	}
+	return 1;
 }
 
 static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io);
@@ -801,11 +973,22 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 		e->config = is_conffile(w, x->path);
 		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
 			struct glued *g = &w->glued[w->glue_of[k]];
+			fatelf_hash_range rg[FATELF_MAX_RECORDS];
 
-			r = glued_bytes(w, g, hash_fn, NULL);
+			do
+				r = collect_glued(w, m, w->nqwait >= FATELF_HASHQ_PENDING);
+			while (r > 0);
+			for (unsigned j = 0; r == 0 && j < g->nrec; j++)
+				rg[j] = (fatelf_hash_range) { g->hdr.records[j].offset, g->hdr.records[j].size };
+			if (r == 0 && (r = fatelf_hashq_begin(w->q, rg, g->nrec)) < 0)
+				r = fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r));
+			if (r == 0)
+				r = glued_bytes(w, g, false, feed_fn, NULL);
+			if (r == 0 && (r = fatelf_hashq_end(w->q)) < 0)
+				r = fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r));
 			if (r < 0)
 				return r;
-			fatelf_sha256_final(w->sha, e->sha256);
+			w->qwait[(w->qfirst + w->nqwait++) % FATELF_HASHQ_PENDING] = i;
 			e->size = g->size;
 			e->kind = FATELF_KIND_FATELF;
 			e->nrecords = g->nrec;
@@ -829,6 +1012,11 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 		if (total > w->lim.max_total)
 			return entry_error(w, -FATELF_E_LIMIT, x->path, "files add up to more than %llu bytes",
 					   (unsigned long long)w->lim.max_total);
+	}
+	while (w->nqwait > 0) {
+		r = collect_glued(w, m, true);
+		if (r < 0)
+			return r;
 	}
 	*total_io = total;
 	return 0;
@@ -857,27 +1045,18 @@ static int put_spooled(struct uw *w, struct archive *a, const fatelf_bundle_entr
 	return r;
 }
 
-/* A file of a directory source, opened beneath it without following a symlink. */
-static int put_dir_file(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, size_t s)
+/* A file of a directory source (its item it), checked against the index. */
+static int put_dir_file(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, size_t s,
+			const fatelf_unify_item *it)
 {
-	_cleanup_close_ int root = -1, dirfd = -1, fd = -1;
-	fatelf_diag inner;
-	const char *base;
+	_cleanup_close_ int fd = -1;
 	uint64_t pos = 0;
 	uint8_t sha[32];
 	int r;
 
-	fatelf_diag_clear(&inner);
-	root = open(src_name(w, s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return fatelf_diag_set(w->d, -errno, -1, "%s: %s", src_name(w, s), fatelf_strerror(-errno));
-	dirfd = fatelf_root_open_parent(root, e->path, false, &base, &inner);
-	if (dirfd < 0)
-		return entry_error(w, dirfd, e->path, "in %s: %s", src_name(w, s), inner.msg);
-	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = open_dir_item(w, s, it);
 	if (fd < 0)
-		return entry_error(w, -errno, e->path, "in %s: cannot open it: %s", src_name(w, s),
-				   fatelf_strerror(-errno));
+		return fd;
 	r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
 	while (r == 0 && pos < e->size) {
 		ssize_t got = pread(fd, w->buf, (size_t)MIN((uint64_t)IO_CHUNK, e->size - pos), (off_t)pos);
@@ -959,13 +1138,13 @@ static int write_members(struct uw *w, struct archive *a, const fatelf_manifest 
 
 			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
 			if (r == 0)
-				r = glued_bytes(w, &w->glued[w->glue_of[k]], put_fn, &p);
+				r = glued_bytes(w, &w->glued[w->glue_of[k]], true, put_fn, &p);
+			done[i] = true;
+		} else if (w->is_dir[w->went[i].src]) {
+			r = put_dir_file(w, a, e, w->went[i].src, item_at(w, k, w->went[i].src));
 			done[i] = true;
 		} else if (w->grp_of[k] != FATELF_UNIFY_NONE) {
 			r = put_spooled(w, a, e, w->grp[w->grp_of[k]].at[w->went[i].src]);
-			done[i] = true;
-		} else if (w->is_dir[w->went[i].src]) {
-			r = put_dir_file(w, a, e, w->went[i].src);
 			done[i] = true;
 		}
 	}
@@ -1018,6 +1197,11 @@ static void uw_done(struct uw *w)
 	free(w->glued);
 	free(w->buf);
 	fatelf_sha256_free(w->sha);
+	fatelf_sha256_free(w->msha);
+	fatelf_hashq_free(w->q);
+	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
+		if (w->root[s] >= 0)
+			close(w->root[s]);
 	if (w->spool >= 0)
 		close(w->spool);
 }
@@ -1042,9 +1226,12 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 	w.bo = o->bundle;
 	w.res = &res;
 	fatelf_bundle_limits_fill(&w.lim, &o->bundle.limits);
+	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
+		w.root[s] = -1;
 	w.buf = malloc(IO_CHUNK);
 	w.sha = fatelf_sha256_new();
-	if (!w.buf || !w.sha) {
+	w.msha = fatelf_sha256_new();
+	if (!w.buf || !w.sha || !w.msha) {
 		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto out;
 	}
@@ -1067,6 +1254,8 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 		r = spool_sources(&w, o->spool_dirfd);
 	for (size_t i = 0; r == 0 && i < w.nglued; i++)
 		r = layout_glued(&w, &w.glued[i]);
+	if (r == 0 && w.nglued > 0 && (r = fatelf_hashq_new(&w.q)) < 0)
+		r = fatelf_diag_set(d, r, -1, "hashing: %s", fatelf_strerror(r));
 	if (r == 0)
 		r = build_manifest(&w, &m);
 	if (r == 0)

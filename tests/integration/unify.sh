@@ -184,6 +184,31 @@ check_eq "... and its members, in another order (the tar's)" "$(zstd -dc two-dir
 	"$(zstd -dc two-tar.fatbundle | tar -tf - | sort)"
 check_eq "no spool or temp file is left beside the output" "" "$(find . -maxdepth 1 -name '.*' ! -name . ! -name .run.out ! -name .run.err)"
 
+# ---- what is spooled: a directory source's files are read where they
+# are; only a tar's ELF files that get glued go to the one unlinked
+# O_TMPFILE (the same check over the .tar.zst source finds it)
+if command -v strace >/dev/null 2>&1; then
+	# tmpfiles TRACE: the temp files the traced opens made
+	tmpfiles() { grep -c -e O_TMPFILE -e '\.fatelf\.spool' "$1"; }
+	# (a sanitizer build: LeakSanitizer stops the process with ptrace,
+	# which strace holds, so leaks are not checked under it)
+	no_leak_check=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	ASAN_OPTIONS=$no_leak_check strace -f -qq -e trace=open,openat,openat2,creat -o dirs.strace "$FATELF" bundle create -o st-dir.fatbundle \
+		--name hello --version 1.0-1 --from amd64=tree-amd64 --from arm64=tree-arm64 >/dev/null 2>&1
+	rc=$?
+	check_eq "from two directories: exit 0, no temp file made" "0 0" "$rc $(tmpfiles dirs.strace)"
+	check_eq "... and it opened tree-amd64's usr/bin/hello" 1 "$(grep -c '"hello", O_RDONLY' dirs.strace | awk '{ print ($1 > 0) }')"
+	ASAN_OPTIONS=$no_leak_check strace -f -qq -e trace=open,openat,openat2,creat -o tar.strace "$FATELF" bundle create -o st-tar.fatbundle \
+		--name hello --version 1.0-1 --from amd64=tree-amd64 --from arm64=arm64.tar.zst >/dev/null 2>&1
+	rc=$?
+	check_eq "from a directory and a .tar.zst: exit 0, one unlinked temp file (O_TMPFILE)" "0 1" \
+		"$rc $(grep -c O_TMPFILE tar.strace)"
+	zstd -dc st-dir.fatbundle | tar -xOf - fatbundle.json >st-dir.json
+	check_cmp "... the bundle from directories is the same as before" two-dir.json st-dir.json
+else
+	echo "# strace is not installed: the temp file check is left out"
+fi
+
 # ---- .debs
 mkdeb() { # ARCH VERSION [SCRIPT]
 	local a=$1 d=deb-$1-$2${3:+-$3}

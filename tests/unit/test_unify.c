@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bundle.h"
+#include "elfgen.h"
 #include "macro.h"
 #include "testutil.h"
 #include "unify.h"
@@ -417,6 +419,120 @@ START_TEST(test_create_from_dirs)
 }
 END_TEST
 
+/* What open_out does before it hands out the output: after the writer
+ * hashed every file for the manifest, before it writes the first. */
+struct change {
+	struct out o;
+	const char *path;       /* the file to change */
+	bool same_size;         /* rewrite a byte, keeping size and mtime; else append one */
+};
+
+static int change_then_open(void *userdata, fatelf_diag *d)
+{
+	struct change *c = userdata;
+	struct stat st;
+	struct timespec t[2];
+	int fd = open(c->path, O_WRONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	if (c->same_size)
+		ck_assert_int_eq(pwrite(fd, "#", 1, st.st_size - 1), 1);
+	else
+		ck_assert_int_eq(pwrite(fd, "#", 1, st.st_size), 1);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	ck_assert_int_eq(futimens(fd, t), 0);
+	close(fd);
+	return open_out(&c->o, d);
+}
+
+static void make_elf(const char *path, uint16_t machine, uint64_t size, uint32_t seed)
+{
+	elfgen_opts o;
+	uint8_t *buf;
+	size_t len;
+
+	elfgen_defaults(&o, machine, FATELF_CLASS64, FATELF_DATA2LSB);
+	o.size = size;
+	o.seed = seed;
+	buf = elfgen_make(&o, &len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(elfgen_write_file(path, buf, len), 0);
+	free(buf);
+}
+
+/* Directory sources are read in place, twice: a glued file's image or a
+ * shared file that changes between the hash for the manifest and the
+ * write fails the bundle, naming the path and the source (the callback
+ * that opens the output runs between the two). */
+START_TEST(test_create_dirs_changed)
+{
+	char cmd[4096], t[256], a[300], b[300], out[300], elf[400], data[400];
+	fatelf_unify_from from[2] = { { .arch = "x86_64", .path = a }, { .arch = "aarch64", .path = b } };
+	struct change c = { .o = { .fd = -1 }, .path = elf, .same_size = true };
+	fatelf_unify_result res;
+	fatelf_unify_opts uo = {
+		.from = from,
+		.nfrom = 2,
+		.bundle = { .name = "xx", .version = "1.0", .open_output = open_out, .userdata = &c.o },
+	};
+	fatelf_diag d;
+
+	snprintf(t, sizeof(t), "%s/changed", tu_tmpdir());
+	snprintf(a, sizeof(a), "%s/a", t);
+	snprintf(b, sizeof(b), "%s/b", t);
+	snprintf(out, sizeof(out), "%s/out.fatbundle", t);
+	snprintf(cmd, sizeof(cmd), "set -e; rm -rf %1$s; mkdir -p %1$s/a/usr/bin %1$s/b/usr/bin %1$s/a/usr/share/x; "
+		 "head -c 20000 /dev/urandom >%1$s/a/usr/share/x/data; cp -a %1$s/a/usr/share %1$s/b/usr/", t);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(elf, sizeof(elf), "%s/usr/bin/prog", a);
+	make_elf(elf, M_X86, 30000, 1);
+	snprintf(elf, sizeof(elf), "%s/usr/bin/prog", b);
+	make_elf(elf, M_ARM, 20000, 2);
+	snprintf(elf, sizeof(elf), "%s/usr/bin/prog", a);
+	snprintf(data, sizeof(data), "%s/usr/share/x/data", a);
+	uo.spool_dirfd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(uo.spool_dirfd, 0);
+
+	/* unchanged: one glued file, one shared, a bundle that reads back */
+	c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(c.o.fd, 0);
+	ck_assert_msg(fatelf_unify_create(&uo, &res, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(res.glued, 1);
+	ck_assert_uint_eq(res.shared, 1);
+	ck_assert_int_eq(lseek(c.o.fd, 0, SEEK_SET), 0);
+	ck_assert_msg(fatelf_bundle_read_fd(c.o.fd, &(fatelf_bundle_read_opts) { 0 }, &(fatelf_bundle_reader_ops) { 0 }, &d) == 0,
+		      "%s", d.msg);
+	close(c.o.fd);
+
+	/* the glued file's x86_64 image: its last byte, size and mtime kept */
+	uo.bundle.open_output = change_then_open;
+	uo.bundle.userdata = &c;
+	c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(c.o.fd, 0);
+	c.o.calls = 0;
+	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -EIO);
+	ck_assert_uint_eq(c.o.calls, 1);
+	ck_assert_ptr_nonnull(strstr(d.msg, "entry 'usr/bin/prog'"));
+	ck_assert_msg(strstr(d.msg, "changed in ") && strstr(d.msg, a), "%s", d.msg);
+	close(c.o.fd);
+
+	/* the shared file, whose bytes the first source gives: one byte longer */
+	c.path = data;
+	c.same_size = false;
+	c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(c.o.fd, 0);
+	c.o.calls = 0;
+	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -EIO);
+	ck_assert_uint_eq(c.o.calls, 1);
+	ck_assert_ptr_nonnull(strstr(d.msg, "entry 'usr/share/x/data'"));
+	ck_assert_msg(strstr(d.msg, "changed in ") && strstr(d.msg, "its size"), "%s", d.msg);
+	close(c.o.fd);
+	close(uo.spool_dirfd);
+}
+END_TEST
+
 static Suite *unify_suite(void)
 {
 	Suite *s = suite_create("unify");
@@ -429,6 +545,7 @@ static Suite *unify_suite(void)
 	tcase_add_test(tc, test_index_three_kinds);
 	tcase_add_test(tc, test_glue_table);
 	tcase_add_test(tc, test_create_from_dirs);
+	tcase_add_test(tc, test_create_dirs_changed);
 	suite_add_tcase(s, tc);
 	return s;
 }
