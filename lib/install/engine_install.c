@@ -741,15 +741,16 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 
 /*
  * The preflight's lstat of each file, beneath the root, costs more than
- * the rest of its plan. A second thread takes them ahead, in the
- * manifest's order, through its own cache of the last directory, while
- * this one reads the old version's rows and then plans each entry: a
- * ring of PRESTAT_RING results, handed over PRESTAT_CHUNK at a time. A
- * result that is an error other than -ENOENT is not kept: plan_file
- * asks again, for its message.
+ * the rest of its plan. Two threads take them ahead, in chunks of
+ * PRESTAT_CHUNK entries in the manifest's order (thread k the chunks
+ * k, k + 2, ...), each through its own cache of the last directory,
+ * while this one reads the old version's rows and then plans each entry:
+ * a ring of PRESTAT_SLOTS chunks of results. A result that is an error
+ * other than -ENOENT is not kept: plan_file asks again, for its message.
  */
-#define PRESTAT_RING 4096
 #define PRESTAT_CHUNK 256
+#define PRESTAT_SLOTS 16
+#define PRESTAT_THREADS 2
 #define PRESTAT_MIN 256
 
 struct prestat {
@@ -760,50 +761,62 @@ struct prestat {
 
 struct prestat_pipe {
 	struct install *x;
-	pthread_t thread;
+	pthread_t thread[PRESTAT_THREADS];
+	unsigned nthreads;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	size_t produced;                /* entries [0, produced) have results */
-	size_t consumed;                /* ... and [0, consumed) are planned */
+	size_t ready[PRESTAT_SLOTS];    /* the chunk each slot holds, or SIZE_MAX */
+	size_t consumed;                /* entries [0, consumed) are planned */
 	bool stop;
-	struct prestat ring[PRESTAT_RING];
-	eng_parent_cache dir;
+	struct prestat ring[PRESTAT_SLOTS][PRESTAT_CHUNK];
+};
+
+struct prestat_worker {
+	struct prestat_pipe *p;
+	unsigned k;
 };
 
 static void *prestat_run(void *userdata)
 {
-	struct prestat_pipe *p = userdata;
+	struct prestat_worker *wk = userdata;
+	struct prestat_pipe *p = wk->p;
 	struct install *x = p->x;
 	size_t n = x->m->nentries;
+	eng_parent_cache dir = { .fd = -1 };
 
-	for (size_t lo = 0; lo < n; lo += PRESTAT_CHUNK) {
-		size_t hi = MIN(lo + PRESTAT_CHUNK, n);
+	for (size_t c = wk->k; c * PRESTAT_CHUNK < n; c += PRESTAT_THREADS) {
+		size_t lo = c * PRESTAT_CHUNK, hi = MIN(lo + PRESTAT_CHUNK, n);
+		struct prestat *slot = p->ring[c % PRESTAT_SLOTS];
 
+		/* The slot is free once the chunk it held is planned. */
 		pthread_mutex_lock(&p->lock);
-		while (!p->stop && hi - p->consumed > PRESTAT_RING)
+		while (!p->stop && (c + 1) * PRESTAT_CHUNK > p->consumed + PRESTAT_SLOTS * PRESTAT_CHUNK)
 			pthread_cond_wait(&p->cond, &p->lock);
 		pthread_mutex_unlock(&p->lock);
 		if (p->stop)
 			break;
 		for (size_t i = lo; i < hi; i++) {
-			struct prestat *r = &p->ring[i % PRESTAT_RING];
+			struct prestat *r = &slot[i - lo];
 
 			r->done = false;
 			if (x->m->entries[i].type == FATELF_ENTRY_DIR)
 				continue;
-			r->q = eng_lstat_in(x->e, &p->dir, x->ents[i].path, &r->st, NULL);
+			r->q = eng_lstat_in(x->e, &dir, x->ents[i].path, &r->st, NULL);
 			r->done = r->q == 0 || r->q == -ENOENT;
 		}
 		pthread_mutex_lock(&p->lock);
-		__atomic_store_n(&p->produced, hi, __ATOMIC_RELEASE);
+		__atomic_store_n(&p->ready[c % PRESTAT_SLOTS], c, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 	}
-	eng_parent_cache_clear(&p->dir);
+	eng_parent_cache_clear(&dir);
+	free(wk);
 	return NULL;
 }
 
-/* Starts the lstat thread when there are two cores and entries enough
+static void prestat_stop(struct install *x);
+
+/* Starts the lstat threads when there are two cores and entries enough
  * (otherwise plan_file takes each lstat itself). */
 static int prestat_start(struct install *x)
 {
@@ -816,40 +829,54 @@ static int prestat_start(struct install *x)
 	if (!p)
 		return -ENOMEM;
 	p->x = x;
-	p->dir.fd = -1;
+	for (size_t i = 0; i < PRESTAT_SLOTS; i++)
+		p->ready[i] = SIZE_MAX;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (pthread_create(&p->thread, NULL, prestat_run, p) != 0) {
-		pthread_mutex_destroy(&p->lock);
-		pthread_cond_destroy(&p->cond);
-		free(p);
+	x->pre = p;
+	for (unsigned k = 0; k < PRESTAT_THREADS; k++) {
+		struct prestat_worker *wk = malloc(sizeof(*wk));
+
+		if (wk)
+			*wk = (struct prestat_worker) { .p = p, .k = k };
+		if (!wk || pthread_create(&p->thread[k], NULL, prestat_run, wk) != 0) {
+			free(wk);
+			break;
+		}
+		p->nthreads++;
+	}
+	/* Every chunk has its thread, or none is taken ahead. */
+	if (p->nthreads < PRESTAT_THREADS) {
+		prestat_stop(x);
 		return 0;
 	}
-	x->pre = p;
 	return 0;
 }
 
-/* The lstat of entry i taken ahead, or NULL (then plan_file takes it). */
+/* The lstat of entry i taken ahead, or NULL (then plan_file takes it).
+ * Entries are asked for in order. */
 static const struct prestat *prestat_get(struct install *x, size_t i)
 {
 	struct prestat_pipe *p = x->pre;
+	size_t c = i / PRESTAT_CHUNK;
 	const struct prestat *r;
 
 	if (!p)
 		return NULL;
-	/* consumed is this thread's own; produced is read without the lock
-	 * only to skip it while results are ready. */
-	if (i >= p->consumed + PRESTAT_CHUNK || i >= __atomic_load_n(&p->produced, __ATOMIC_ACQUIRE)) {
+	/* consumed is this thread's own; ready[] is read without the lock
+	 * only to skip it while a chunk is there. */
+	if (c * PRESTAT_CHUNK > p->consumed ||
+	    __atomic_load_n(&p->ready[c % PRESTAT_SLOTS], __ATOMIC_ACQUIRE) != c) {
 		pthread_mutex_lock(&p->lock);
-		if (i > p->consumed) {
-			p->consumed = i;
+		if (c * PRESTAT_CHUNK > p->consumed) {
+			p->consumed = c * PRESTAT_CHUNK;
 			pthread_cond_broadcast(&p->cond);
 		}
-		while (i >= p->produced)
+		while (p->ready[c % PRESTAT_SLOTS] != c)
 			pthread_cond_wait(&p->cond, &p->lock);
 		pthread_mutex_unlock(&p->lock);
 	}
-	r = &p->ring[i % PRESTAT_RING];
+	r = &p->ring[c % PRESTAT_SLOTS][i % PRESTAT_CHUNK];
 	return r->done ? r : NULL;
 }
 
@@ -863,7 +890,8 @@ static void prestat_stop(struct install *x)
 	p->stop = true;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	for (unsigned k = 0; k < p->nthreads; k++)
+		pthread_join(p->thread[k], NULL);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
