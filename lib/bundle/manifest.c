@@ -1259,11 +1259,27 @@ static int entries_check(struct pctx *c)
 					       ? (fatelf_target_format(&m->entries[i - 1].targets[0], name), name)
 					       : fatelf_text_quote(m->entries[i - 1].path, q2));
 
+	/* The last entry's parent: entries in order come a directory at a
+	 * time, and the ancestors an entry shares with the one before it
+	 * were checked for that one. */
+	const char *prev_dir = NULL;
+	size_t prev_n = 0;
+	const fatelf_bundle_entry *prev_parent = NULL;
+
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *e = &m->entries[i];
 		const char *path = e->path;
 		const char *last = strrchr(path, '/');
 
+		if (last && prev_parent && (size_t)(last - path) == prev_n &&
+		    memcmp(path, prev_dir, prev_n) == 0) {
+			if (!parent_covers(m, prev_parent, e, name))
+				return entry_list_fail(c, -FATELF_E_PATH_PARENT, path,
+						       "parent '%s' is per-arch and has no entry for %s",
+						       fatelf_text_quote(prev_parent->path, q2), name);
+			continue;
+		}
+		prev_parent = NULL;
 		/* Every ancestor from the top down, so that the first symlink
 		 * on the way is the one named. */
 		for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
@@ -1287,6 +1303,11 @@ static int entries_check(struct pctx *c)
 				return entry_list_fail(c, -FATELF_E_PATH_PARENT, path,
 						       "parent '%s' is per-arch and has no entry for %s",
 						       fatelf_text_quote(p->path, q2), name);
+			if (slash == last) {
+				prev_dir = path;
+				prev_n = n;
+				prev_parent = p;
+			}
 		}
 	}
 	return 0;
