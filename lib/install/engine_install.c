@@ -301,7 +301,11 @@ static int old_row_add(const store_file *f, void *userdata)
 	c->path = old_text(x, f->path, &q);
 	c->sha256 = old_text(x, f->sha256, &q);
 	c->link_target = old_text(x, f->link_target, &q);
-	c->installed_sha256 = old_text(x, f->installed_sha256, &q);
+	/* Most files are installed as shipped: one copy of the hash. */
+	if (f->installed_sha256 && f->sha256 && c->sha256 && strcmp(f->installed_sha256, f->sha256) == 0)
+		c->installed_sha256 = c->sha256;
+	else
+		c->installed_sha256 = old_text(x, f->installed_sha256, &q);
 	if (q < 0)
 		return q;
 	x->nold_files++;
