@@ -558,11 +558,26 @@ static void span_close(struct gram *g, size_t slot, size_t count)
 	g->doc->spans[slot].count = (uint32_t)MIN(count, (size_t)UINT32_MAX);
 }
 
+/* The object or array at g->i through its closing byte, its span noted. */
+static int gram_container(struct gram *g, unsigned depth, bool object)
+{
+	size_t slot, count;
+	int r;
+
+	r = span_open(g, depth, &slot);
+	if (r < 0)
+		return r;
+	r = gram_members(g, depth, object, &count);
+	if (r < 0)
+		return r;
+	span_close(g, slot, count);
+	return 0;
+}
+
 /* The value at g->i, at depth (the top value is at 0) */
 static int gram_value(struct gram *g, unsigned depth)
 {
 	const char *s = g->s;
-	size_t slot, count;
 	int r;
 
 	g->i = skip_ws(s, g->len, g->i);
@@ -572,27 +587,16 @@ static int gram_value(struct gram *g, unsigned depth)
 	case '{': {
 		size_t start = g->i, mark = g->nkeys, amark = g->arena_len;
 
-		r = span_open(g, depth, &slot);
+		r = gram_container(g, depth, true);
 		if (r < 0)
 			return r;
-		r = gram_members(g, depth, true, &count);
-		if (r < 0)
-			return r;
-		span_close(g, slot, count);
 		r = keys_check(g, mark, start);
 		g->nkeys = mark;
 		g->arena_len = amark;
 		return r;
 	}
 	case '[':
-		r = span_open(g, depth, &slot);
-		if (r < 0)
-			return r;
-		r = gram_members(g, depth, false, &count);
-		if (r < 0)
-			return r;
-		span_close(g, slot, count);
-		return 0;
+		return gram_container(g, depth, false);
 	case '"':
 		g->i = string_end(s, g->len, g->i);
 		return 0;

@@ -447,6 +447,24 @@ static int change_then_open(void *userdata, fatelf_diag *d)
 	return open_out(&c->o, d);
 }
 
+/* A unify into out whose source c changes before the write: -EIO, with
+ * a message that names the entry (what) and the change (how). */
+static void expect_changed(const fatelf_unify_opts *uo, struct change *c, const char *out, const char *what,
+			   const char *how)
+{
+	fatelf_unify_result res;
+	fatelf_diag d;
+
+	c->o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(c->o.fd, 0);
+	c->o.calls = 0;
+	ck_assert_int_eq(fatelf_unify_create(uo, &res, &d), -EIO);
+	ck_assert_uint_eq(c->o.calls, 1);
+	ck_assert_ptr_nonnull(strstr(d.msg, what));
+	ck_assert_msg(strstr(d.msg, "changed in ") && strstr(d.msg, how), "%s", d.msg);
+	close(c->o.fd);
+}
+
 static void make_elf(const char *path, uint16_t machine, uint64_t size, uint32_t seed)
 {
 	elfgen_opts o;
@@ -509,26 +527,12 @@ START_TEST(test_create_dirs_changed)
 	/* the glued file's x86_64 image: its last byte, size and mtime kept */
 	uo.bundle.open_output = change_then_open;
 	uo.bundle.userdata = &c;
-	c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ck_assert_int_ge(c.o.fd, 0);
-	c.o.calls = 0;
-	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -EIO);
-	ck_assert_uint_eq(c.o.calls, 1);
-	ck_assert_ptr_nonnull(strstr(d.msg, "entry 'usr/bin/prog'"));
-	ck_assert_msg(strstr(d.msg, "changed in ") && strstr(d.msg, a), "%s", d.msg);
-	close(c.o.fd);
+	expect_changed(&uo, &c, out, "entry 'usr/bin/prog'", a);
 
 	/* the shared file, whose bytes the first source gives: one byte longer */
 	c.path = data;
 	c.same_size = false;
-	c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ck_assert_int_ge(c.o.fd, 0);
-	c.o.calls = 0;
-	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -EIO);
-	ck_assert_uint_eq(c.o.calls, 1);
-	ck_assert_ptr_nonnull(strstr(d.msg, "entry 'usr/share/x/data'"));
-	ck_assert_msg(strstr(d.msg, "changed in ") && strstr(d.msg, "its size"), "%s", d.msg);
-	close(c.o.fd);
+	expect_changed(&uo, &c, out, "entry 'usr/share/x/data'", "its size");
 	close(uo.spool_dirfd);
 }
 END_TEST
