@@ -123,6 +123,38 @@ cp hello tree2/opt/hello-shared/bin/hello
 "$fatelf" bundle create -o hello-shared-1.0.fatbundle --name hello-shared --version 1.0 \
 	--summary "hello, shared tree" --sign demo.key tree2
 
+say "One bundle from each architecture's own build: four .deb packages unified"
+# What a vendor already ships: one .deb per architecture, each with its
+# own build of hello, the same documentation, and a file under its own
+# multiarch directory.
+declare -A debarch=([x86_64]=amd64 [aarch64]=arm64 [riscv64]=riscv64 [i686]=i386)
+declare -A triplet=([x86_64]=x86_64-linux-gnu [aarch64]=aarch64-linux-gnu
+	[riscv64]=riscv64-linux-gnu [i686]=i386-linux-gnu)
+from=()
+for a in x86_64 aarch64 riscv64 i686; do
+	d=deb-${debarch[$a]}
+	rm -rf "$d" && mkdir -p "$d/DEBIAN" "$d/usr/bin" "$d/usr/share/doc/hello-multi" \
+		"$d/usr/lib/${triplet[$a]}/hello-multi"
+	cp "hello-$a" "$d/usr/bin/hello-multi"
+	printf 'hello, the documentation\n' > "$d/usr/share/doc/hello-multi/README"
+	printf '%s\n' "$a" > "$d/usr/lib/${triplet[$a]}/hello-multi/arch"
+	printf 'Package: hello-multi\nVersion: 1.0-1\nArchitecture: %s\nMaintainer: Demo <demo@example.org>\nDescription: hello, built per architecture\n' \
+		"${debarch[$a]}" > "$d/DEBIAN/control"
+	dpkg-deb --root-owner-group -Zxz --build "$d" "hello-multi_1.0-1_${debarch[$a]}.deb" >/dev/null
+	from+=(--from "${debarch[$a]}=hello-multi_1.0-1_${debarch[$a]}.deb")
+done
+ls -l hello-multi_*.deb
+# The ELF files are glued in --from order, the identical README is kept
+# once, each multiarch file becomes a per-arch entry; name and version
+# come from the packages' control files.
+show "$fatelf" bundle create -o hello-multi.fatbundle --sign demo.key "${from[@]}"
+show "$fatelf" bundle inspect hello-multi.fatbundle
+echo "# A README that differs between two builds is refused, with its own exit status:"
+printf 'different\n' > deb-arm64/usr/share/doc/hello-multi/README
+dpkg-deb --root-owner-group -Zxz --build deb-arm64 bad_arm64.deb >/dev/null
+show "$fatelf" bundle create -o bad.fatbundle --from amd64=hello-multi_1.0-1_amd64.deb \
+	--from arm64=bad_arm64.deb || echo "(exit $?)"
+
 say "A private fatelfd in a temporary directory"
 state=$(mktemp -d /tmp/fatelf-demo.XXXXXX)
 mkdir -p "$state/root" "$state/keys"
@@ -166,6 +198,11 @@ ctl status
 ctl list
 ctl files hello
 ctl owner /opt/hello/bin/hello
+
+say "Install the unified bundle: this machine's record and its own per-arch file"
+ctl install hello-multi.fatbundle
+show "$state/root/usr/bin/hello-multi"
+show find "$state/root/usr/lib" -path '*hello-multi*' -type f
 
 say "Install fat (policy keep), then thin it later"
 ctl install --policy keep hello-shared-1.0.fatbundle

@@ -86,7 +86,10 @@ static int fail(const struct plan *p, int code, const char *path, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return fatelf_diag_at(p->d, code, -1, path, "entry '%s': %s", fatelf_text_quote(path, q), msg);
+	/* The entry is the subject; the message names it too, once. */
+	fatelf_diag_set(p->d, code, -1, "entry '%s': %s", fatelf_text_quote(path, q), msg);
+	fatelf_diag_names(p->d, path);
+	return code;
 }
 
 static bool per_arch_glob(const struct plan *p, const char *path)

@@ -51,7 +51,10 @@ static int entry_fail(struct indexer *ix, int code, const char *path, const char
 {
 	char q[FATELF_TEXT_QUOTE_BUF];
 
-	return fatelf_diag_at(ix->d, code, -1, path, "entry '%s': %s", fatelf_text_quote(path, q), what);
+	/* The entry is the subject; the message names it too, once. */
+	fatelf_diag_set(ix->d, code, -1, "entry '%s': %s", fatelf_text_quote(path, q), what);
+	fatelf_diag_names(ix->d, path);
+	return code;
 }
 
 static int archive_fail(struct indexer *ix, struct archive *a)

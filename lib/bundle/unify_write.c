@@ -123,7 +123,10 @@ static int entry_error(struct uw *w, int code, const char *path, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return fatelf_diag_at(w->d, code, -1, path, "entry '%s': %s", fatelf_text_quote(path, q), msg);
+	/* The entry is the subject; the message names it too, once. */
+	fatelf_diag_set(w->d, code, -1, "entry '%s': %s", fatelf_text_quote(path, q), msg);
+	fatelf_diag_names(w->d, path);
+	return code;
 }
 
 static const fatelf_unify_item *item_at(const struct uw *w, size_t dec, size_t s)
