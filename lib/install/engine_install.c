@@ -85,7 +85,8 @@ struct install {
 	 * but the per-arch ones its policy does not select, in the same
 	 * order, as a manifest of its own (the entries are shallow copies);
 	 * m points at it. view_of maps rm's entries to it (SIZE_MAX: not
-	 * taken, its member is skipped). */
+	 * taken, its member is skipped). When every entry is taken there is
+	 * no copy: m is rm, and view_of NULL. */
 	const fatelf_manifest *rm;
 	fatelf_manifest view;
 	size_t *view_of;
@@ -1123,10 +1124,6 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 	x->view = *m;
 	x->view.entries = NULL;
 	x->view.nentries = x->view.entries_cap = 0;
-	x->view_of = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view_of));
-	x->view.entries = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view.entries));
-	if (!x->view_of || !x->view.entries)
-		return -ENOMEM;
 	q = fatelf_manifest_per_arch_header(m, &x->e->host, &pa, d);
 	if (q < 0)
 		return q;
@@ -1150,6 +1147,23 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 	q = fatelf_manifest_select(m, &pa, &keep, take);
 	if (q < 0)
 		return q;
+	x->view_of = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view_of));
+	if (!x->view_of)
+		return -ENOMEM;
+	size_t ntake = 0;
+	for (size_t i = 0; i < m->nentries; i++)
+		ntake += take[i];
+	/* Every entry taken (no per-arch entry left out): the install works
+	 * on the reader's manifest itself, with no copy of its entries. */
+	if (ntake == m->nentries) {
+		free(x->view_of);
+		x->view_of = NULL;
+		x->m = m;
+		return 0;
+	}
+	x->view.entries = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view.entries));
+	if (!x->view.entries)
+		return -ENOMEM;
 	for (size_t i = 0; i < m->nentries; i++) {
 		x->view_of[i] = SIZE_MAX;
 		if (take[i]) {
@@ -1165,7 +1179,8 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 /* The plan of the reader's entry be, or NULL when the install skips it. */
 static struct ient *ient_of(struct install *x, const fatelf_bundle_entry *be)
 {
-	size_t k = x->view_of[be - x->rm->entries];
+	size_t i = (size_t)(be - x->rm->entries);
+	size_t k = x->view_of ? x->view_of[i] : i;
 
 	return k == SIZE_MAX ? NULL : &x->ents[k];
 }
@@ -1960,7 +1975,8 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 
 	q = fatelf_bundle_read(src, &ro, &ops, d);
 	store_read_end(e->st);  /* a preflight that failed */
-	x.m = x.kept_m ? &x.view : NULL;        /* NULL unless the read succeeded */
+	/* NULL unless the read succeeded */
+	x.m = !x.kept_m ? NULL : x.view_of ? &x.view : x.kept_m;
 	if (x.dry_done) {
 		fatelf_diag_clear(d);
 		q = finish_result(&x, ret);
