@@ -45,6 +45,13 @@ static void print_json(const char *out, const fatelf_unify_opts *uo, const fatel
 	json_object_object_add(entries, "per_arch", json_object_new_int64((int64_t)res->per_arch));
 	json_object_object_add(entries, "dirs", json_object_new_int64((int64_t)res->dirs));
 	json_object_object_add(j, "entries", entries);
+	{
+		uint64_t rereads = 0;
+
+		for (size_t s = 0; s < uo->nfrom; s++)
+			rereads += res->rereads[s];
+		json_object_object_add(j, "rereads", json_object_new_int64((int64_t)rereads));
+	}
 	for (size_t s = 0; s < uo->nfrom; s++) {
 		struct json_object *x;
 
@@ -63,23 +70,12 @@ static void print_json(const char *out, const fatelf_unify_opts *uo, const fatel
 int bundle_unify(const char *out, fatelf_unify_opts *uo, fatelf_atomic *a, const bool *open_failed, bool json,
 		 fatelf_diag *d)
 {
-	_cleanup_free_ char *dir = strdup(out);
-	_cleanup_close_ int dirfd = -1;
 	fatelf_unify_result res;
 	char size[32], in[32];
 	struct stat st;
 	uint64_t n = 0;
 	int r;
 
-	if (!dir)
-		return cmd_report(NULL, NULL, -ENOMEM);
-	dirfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		r = -errno;
-		fatelf_diag_set(d, r, -1, "cannot open the output's directory: %s", fatelf_strerror(r));
-		return json ? bundle_create_json_error(out, d, r) : cmd_report(out, d, r);
-	}
-	uo->spool_dirfd = dirfd;
 	r = fatelf_unify_create(uo, &res, d);
 	if (r == 0)
 		r = fatelf_atomic_commit(a, d);
@@ -93,6 +89,11 @@ int bundle_unify(const char *out, fatelf_unify_opts *uo, fatelf_atomic *a, const
 		if (res.scripts_ignored & (1u << s))
 			fprintf(stderr, "%s: %s: its maintainer scripts (%s) are not in the bundle; nothing will run them (--ignore-scripts)\n",
 				program_name, uo->from[s].path, res.scripts[s]);
+	for (size_t s = 0; s < uo->nfrom; s++)
+		if (res.rereads[s])
+			fprintf(stderr, "%s: %s: read %u more time%s from its start, as its members come in another order than %s's (tar --sort=name makes one read enough)\n",
+				program_name, uo->from[s].path, res.rereads[s], res.rereads[s] == 1 ? "" : "s",
+				uo->from[res.lead].path);
 	if (stat(out, &st) == 0)
 		n = (uint64_t)st.st_size;
 	if (json) {

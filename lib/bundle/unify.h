@@ -34,6 +34,15 @@ typedef struct fatelf_unify_item {
 	bool elf;               /* a plain ELF file (not FatELF): target is its own */
 	bool fat;               /* a FatELF file */
 	fatelf_target target;
+	/* An ELF file: what fatelf_elf_inspect found as the index read it
+	 * (its header and program header table, caught as they streamed
+	 * by), so that a glued file's table is laid out with no second
+	 * read: 0 and the largest PT_LOAD alignment, or the error's code
+	 * and its words (elf_msg, malloc'd). */
+	int elf_r;
+	uint64_t max_align;
+	char *elf_msg;
+	uint64_t ord;           /* its place in the source's stream (0: the first entry) */
 	/* A file of a directory source: the identity and times its stat
 	 * gave when the index read it, which the writer checks when it opens
 	 * the file again (its bytes it checks by SHA-256). */
@@ -155,7 +164,6 @@ typedef struct fatelf_unify_opts {
 	const char *const *per_arch;
 	size_t nper_arch;
 	bool ignore_scripts;
-	int spool_dirfd;        /* where the unlinked spool of a tar's or .deb's glued ELF files is made */
 	/* name, version, summary, vendor, homepage: NULL takes the .deb
 	 * sources' Package, Version, Description, Maintainer, Homepage.
 	 * config_globs add to the .debs' conffiles (without .debs and
@@ -170,6 +178,10 @@ typedef struct fatelf_unify_result {
 	unsigned scripts_ignored;       /* bit s: source s had scripts, ignored */
 	char scripts[FATELF_UNIFY_MAX_SOURCES][128];  /* their names, "postinst, prerm" */
 	char name[256], version[256];
+	/* per source: its reads from the start again, as its members come in
+	 * another order than the first tar or .deb source's (lead) */
+	unsigned rereads[FATELF_UNIFY_MAX_SOURCES];
+	size_t lead;
 } fatelf_unify_result;
 
 int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fatelf_diag *d);

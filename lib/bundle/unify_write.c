@@ -6,26 +6,20 @@
  * known before the first member goes out: they are read once to hash
  * them for the manifest and once to write them.
  *
- * A directory source is never copied: its files (the images of glued
- * files, grouped files, every other file it owns) are read where they
- * are, opened beneath the source's directory descriptor without
- * following a symlink, each open checked to be the regular file the
- * index read (size, device, inode, mtime, ctime) and every read of its
- * bytes checked against the index's SHA-256, so a file that changes
- * between the passes fails the bundle, naming the source and the path,
- * and never yields one whose manifest does not match its bytes.
- *
- * Only the members of a tar or .deb source that a glued file takes (its
- * ELF files) and its members of grouped (--per-arch) files are spooled,
- * in a second streaming read of that source, as their streams cannot be
- * read again by offset: into one unlinked O_TMPFILE in the output's
- * directory (on a file system without O_TMPFILE a hidden name unlinked
- * as soon as it is made), never a named unpacked copy. Nothing else of
- * a source is copied, and a bundle of directories makes no spool. The
- * write pass then takes directories, symlinks, glued files and the files
- * of directory sources in path order, and the other files of a tar or
- * .deb source in a third read of that source, in its own order (readers
- * match members by name, doc/fatbundle.md).
+ * No source is copied, nor any part of one. A directory source's files
+ * are read where they are, opened beneath the source's directory
+ * descriptor without following a symlink, each open checked to be the
+ * regular file the index read (size, device, inode, mtime, ctime). A tar
+ * or .deb source is read as a stream each time: the index caught each
+ * ELF file's header and program header table as they went by, which lays
+ * out the glued files' tables; one more read of each source in turn
+ * carries every glued file's SHA-256 on (its records follow the sources'
+ * order); and the write pass reads the sources side by side, each glued
+ * file going out when the first tar or .deb source reaches its image,
+ * the other streams moved on to theirs. Every read of a file's bytes is
+ * checked against the index's SHA-256, so a file that changes between
+ * the reads fails the bundle, naming the source and the path, and never
+ * yields one whose manifest does not match its bytes.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -39,7 +33,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hashq.h"
 #include "io.h"
 #include "macro.h"
 #include "manifest_private.h"
@@ -48,15 +41,25 @@
 
 #define IO_CHUNK (64u << 10)
 
-/* A path written as a FatELF: where each source's image sits in the
- * spool (a tar or .deb source's; a directory source's is its file). */
+/* A path written as a FatELF, a record per source that has it. */
 struct glued {
 	size_t dec;                             /* its decision */
-	uint64_t at[FATELF_UNIFY_MAX_SOURCES];  /* spool offset of each present archive source's image */
 	unsigned nrec;
 	uint8_t src_of[FATELF_MAX_RECORDS];     /* record i comes from source src_of[i] */
 	fatelf_header hdr;
 	uint64_t size;
+	uint8_t sha256[32];                     /* the file's */
+};
+
+/* A tar or .deb source's stream, as the write pass reads it. */
+struct cur {
+	fatelf_unify_stream *st;
+	uint64_t ord;                           /* the entry it stands on (UINT64_MAX: none yet) */
+	bool on;                                /* standing on it, its bytes unread */
+	bool eof;
+	const char *path;
+	struct archive_entry *ae;
+	unsigned reads;                         /* times the source was opened */
 };
 
 struct uw {
@@ -73,12 +76,6 @@ struct uw {
 	size_t *owner;                          /* per decision: the source whose bytes are stored, or NONE */
 	size_t *glue_of;                        /* per decision: its index in glued, or NONE */
 	bool *grouped;                          /* per decision: an entry per distinct item (--per-arch) */
-	/* Grouped files of tar and .deb sources are spooled too, so that
-	 * their members go out in the manifest's order, which readers match
-	 * them by. */
-	size_t *grp_of;                         /* per decision: its index in grp, or NONE */
-	struct glued *grp;                      /* (only dec and at[] are used) */
-	size_t ngrp;
 	/* The manifest's entries, one or more a decision, in its order:
 	 * the decision, the source whose item (and bytes) it is (NONE for a
 	 * glued file), the sources it is for (all: a plain entry). */
@@ -93,17 +90,13 @@ struct uw {
 	bool has_target[FATELF_UNIFY_MAX_SOURCES];
 	struct glued *glued;
 	size_t nglued;
-	int spool;
-	uint64_t spool_end;
 	uint8_t *buf;
-	fatelf_sha256 *sha;
-	fatelf_sha256 *msha;                    /* a directory source's image, checked as it is written */
-	/* The glued files' digests (the file's for the manifest, each
-	 * image's against the index) on a second thread: the manifest's
-	 * entries waiting for theirs, oldest first. */
-	fatelf_hashq *q;
-	size_t qwait[FATELF_HASHQ_PENDING];
-	unsigned nqwait, qfirst;
+	fatelf_sha256 *sha;                     /* the file being read, checked against the index */
+	/* the write pass */
+	struct cur cur[FATELF_UNIFY_MAX_SOURCES];
+	bool *done;                             /* per manifest entry: its member is out */
+	struct archive *out;
+	const fatelf_manifest *m;
 	fatelf_unify_result *res;
 	fatelf_diag *d;
 };
@@ -363,9 +356,7 @@ static int check_decisions(struct uw *w)
 	w->glued = calloc(w->ndec ? w->ndec : 1, sizeof(*w->glued));
 	w->grouped = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grouped));
 	w->went_of = calloc(w->ndec ? w->ndec : 1, sizeof(*w->went_of));
-	w->grp_of = malloc((w->ndec ? w->ndec : 1) * sizeof(*w->grp_of));
-	w->grp = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grp));
-	if (!w->owner || !w->glue_of || !w->glued || !w->grouped || !w->went_of || !w->grp_of || !w->grp)
+	if (!w->owner || !w->glue_of || !w->glued || !w->grouped || !w->went_of)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	for (size_t k = 0; k < w->ndec; k++) {
 		const fatelf_unify_decision *x = &w->dec[k];
@@ -375,7 +366,6 @@ static int check_decisions(struct uw *w)
 
 		w->owner[k] = FATELF_UNIFY_NONE;
 		w->glue_of[k] = FATELF_UNIFY_NONE;
-		w->grp_of[k] = FATELF_UNIFY_NONE;
 		for (size_t s = 0; s < w->n; s++) {
 			const fatelf_unify_item *it = item_at(w, k, s);
 
@@ -406,10 +396,6 @@ static int check_decisions(struct uw *w)
 		if (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same && !(all_elf && same_mode)) {
 			w->grouped[k] = true;
 			w->owner[k] = FATELF_UNIFY_NONE;
-			if (first->type == FATELF_ENTRY_FILE) {
-				w->grp_of[k] = w->ngrp;
-				w->grp[w->ngrp++].dec = k;
-			}
 		} else if (x->kind == FATELF_UNIFY_GLUE || (x->kind == FATELF_UNIFY_PER_ARCH && present > 1 && !same)) {
 			w->glue_of[k] = w->nglued;
 			w->glued[w->nglued++].dec = k;
@@ -435,26 +421,6 @@ static int check_decisions(struct uw *w)
 	return 0;
 }
 
-/*
- * The zeros of a hole of a sparse tar entry, from size up to end: hashed,
- * and handed to the archive when a is not NULL. Returns the new size. A
- * hole in the spool needs no bytes: the file reads back zeros there.
- */
-static uint64_t hash_hole(struct uw *w, uint64_t size, uint64_t end, struct archive *a,
-			  const fatelf_bundle_entry *e)
-{
-	static const uint8_t zeros[4096];
-
-	while (size < end) {
-		size_t k = (size_t)MIN((uint64_t)sizeof(zeros), end - size);
-
-		fatelf_sha256_update(w->sha, zeros, k);
-		if (a && fatelf_bundle_archive_data(a, e, zeros, k, w->d) < 0)
-			return UINT64_MAX;
-		size += k;
-	}
-	return size;
-}
 
 /*
  * Source s's file of item it (a directory source's), opened beneath the
@@ -493,121 +459,97 @@ static int open_dir_item(struct uw *w, size_t s, const fatelf_unify_item *it)
 	return TAKE_FD(fd);
 }
 
-/* Copies the entry's data into the spool, checking it against the index. */
-static int spool_entry(struct uw *w, struct archive *a, const fatelf_unify_item *it, size_t s, uint64_t *ret_at)
+
+typedef int (*bytes_fn)(struct uw *w, const void *buf, size_t len, void *ctx);
+
+/* Hands fn n zeros; with check, hashes them into the image's digest too. */
+static int zeros_to(struct uw *w, uint64_t n, bool check, bytes_fn fn, void *ctx)
 {
-	uint64_t base = w->spool_end, size = 0;
-	uint8_t sha[32];
-	const void *buf;
-	size_t len;
-	la_int64_t off;
-	int ar, r;
+	static const uint8_t zeros[4096];
+	int r = 0;
 
-	while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-		size = hash_hole(w, size, MIN((uint64_t)off, it->size), NULL, NULL);
-		if (len > it->size || size > it->size - len)
-			break;
-		r = pwrite_all(w->spool, buf, len, (off_t)(base + size));
-		if (r < 0)
-			return fatelf_diag_set(w->d, r, -1, "writing the spool: %s", fatelf_strerror(r));
-		fatelf_sha256_update(w->sha, buf, len);
-		size += len;
-	}
-	if (ar != ARCHIVE_OK && ar != ARCHIVE_EOF) {
-		const char *es = archive_error_string(a);
+	while (r == 0 && n > 0) {
+		size_t k = (size_t)MIN((uint64_t)sizeof(zeros), n);
 
-		return entry_error(w, -FATELF_E_ARCHIVE, it->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
+		if (check)
+			fatelf_sha256_update(w->sha, zeros, k);
+		r = fn(w, zeros, k, ctx);
+		n -= k;
 	}
-	size = hash_hole(w, size, ar == ARCHIVE_EOF ? it->size : size, NULL, NULL);
-	fatelf_sha256_final(w->sha, sha);
-	if (size != it->size || memcmp(sha, it->sha256, 32) != 0)
-		return entry_error(w, -EIO, it->path, "changed in %s between two reads of it", src_name(w, s));
-	if (ftruncate(w->spool, (off_t)(base + size)) < 0)
-		return fatelf_diag_set(w->d, -errno, -1, "the spool: %s", fatelf_strerror(-errno));
-	*ret_at = base;
-	/* The next image starts 16-aligned; only the table's offsets matter. */
-	w->spool_end = fatelf_align_up(base + size, 16);
-	return 0;
-}
-
-/* Whether a tar or .deb source has an item of a glued or grouped file. */
-static bool spool_needed(const struct uw *w)
-{
-	for (size_t s = 0; s < w->n; s++) {
-		if (w->is_dir[s])
-			continue;
-		for (size_t i = 0; i < w->nglued; i++)
-			if (item_at(w, w->glued[i].dec, s))
-				return true;
-		for (size_t i = 0; i < w->ngrp; i++)
-			if (item_at(w, w->grp[i].dec, s))
-				return true;
-	}
-	return false;
+	return r;
 }
 
 /*
- * Step 5: the ELF files of glued files and the grouped files of tar and
- * .deb sources into the spool, one unlinked file (their members cannot
- * be read again by offset). A directory source's are read from its files
- * when they are needed, so a bundle of directories spools nothing.
+ * Hands fn the bytes of source s's file of item it, a hole as its zeros:
+ * from in, a source's stream standing at its member, or (in NULL) from a
+ * directory source's file, opened again (open_dir_item). Its size and
+ * SHA-256 are checked against the index, so bytes that changed between
+ * two reads fail the bundle, naming the source and the path.
  */
-static int spool_sources(struct uw *w, int spool_dirfd)
+static int item_bytes(struct uw *w, size_t s, struct archive *in, const fatelf_unify_item *it, bytes_fn fn,
+		      void *ctx)
 {
-	if (!spool_needed(w))
-		return 0;
-	w->spool = openat(spool_dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (w->spool < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		/* A file system without O_TMPFILE: a hidden name, unlinked at once. */
-		char name[64];
+	uint64_t size = 0;
+	uint8_t sha[32];
+	int r = 0;
 
-		for (unsigned i = 0; i < 100 && w->spool < 0; i++) {
-			snprintf(name, sizeof(name), ".fatelf.spool.%ld.%u", (long)getpid(), i);
-			w->spool = openat(spool_dirfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
-			if (w->spool >= 0)
-				(void)unlinkat(spool_dirfd, name, 0);
-			else if (errno != EEXIST)
+	if (!in) {
+		_cleanup_close_ int fd = open_dir_item(w, s, it);
+
+		if (fd < 0)
+			return fd;
+		while (r == 0 && size < it->size) {
+			ssize_t got = pread(fd, w->buf, (size_t)MIN((uint64_t)IO_CHUNK, it->size - size), (off_t)size);
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0)
+				return entry_error(w, -errno, it->path, "in %s: cannot read it: %s", src_name(w, s),
+						   fatelf_strerror(-errno));
+			if (got == 0)
 				break;
+			fatelf_sha256_update(w->sha, w->buf, (size_t)got);
+			r = fn(w, w->buf, (size_t)got, ctx);
+			size += (uint64_t)got;
+		}
+	} else {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int ar;
+
+		while (r == 0 && (ar = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+			if (off < 0 || (uint64_t)off < size || (uint64_t)off > it->size || len > it->size - (uint64_t)off) {
+				size = UINT64_MAX;      /* more than the index read */
+				break;
+			}
+			r = zeros_to(w, (uint64_t)off - size, true, fn, ctx);
+			if (r == 0) {
+				fatelf_sha256_update(w->sha, buf, len);
+				r = fn(w, buf, len, ctx);
+			}
+			size = (uint64_t)off + len;
+		}
+		if (r == 0 && size != UINT64_MAX && ar != ARCHIVE_OK && ar != ARCHIVE_EOF) {
+			const char *es = archive_error_string(in);
+
+			return entry_error(w, -FATELF_E_ARCHIVE, it->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
+		}
+		if (r == 0 && size != UINT64_MAX && ar == ARCHIVE_EOF && size < it->size) {
+			r = zeros_to(w, it->size - size, true, fn, ctx);         /* a hole at the end */
+			size = it->size;
 		}
 	}
-	if (w->spool < 0)
-		return fatelf_diag_set(w->d, -errno, -1,
-				       "cannot make an unlinked temporary file (O_TMPFILE) beside the output: %s",
-				       fatelf_strerror(-errno));
-	for (size_t s = 0; s < w->n; s++) {
-		fatelf_unify_stream *st = NULL;
-		struct archive_entry *e;
-		const char *path;
-		int r;
-
-		if (w->is_dir[s])
-			continue;
-		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
-		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &e, w->d)) > 0) {
-			size_t k = find_dec(w, path);
-			const fatelf_unify_item *it;
-			struct glued *g;
-
-			if (k == FATELF_UNIFY_NONE || archive_entry_filetype(e) != AE_IFREG)
-				continue;
-			g = w->glue_of[k] != FATELF_UNIFY_NONE ? &w->glued[w->glue_of[k]] :
-			    w->grp_of[k] != FATELF_UNIFY_NONE ? &w->grp[w->grp_of[k]] : NULL;
-			it = item_at(w, k, s);
-			if (!g || !it)
-				continue;
-			r = spool_entry(w, fatelf_unify_stream_archive(st), it, s, &g->at[s]);
-		}
-		fatelf_unify_stream_free(st);
-		if (r < 0) {
-			if (!w->d->subject[0])
-				snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
-			return r;
-		}
-	}
+	if (r < 0)
+		return r;
+	fatelf_sha256_final(w->sha, sha);
+	if (size != it->size || memcmp(sha, it->sha256, 32) != 0)
+		return entry_error(w, -EIO, it->path, "changed in %s since it was read", src_name(w, s));
 	return 0;
 }
 
-/* Step 6: each glued file's table, checked like any glue's inputs. */
+/* Step 5: each glued file's table, checked like any glue's inputs, from
+ * what the index found of each image (no byte is read again here). */
 static int layout_glued(struct uw *w, struct glued *g)
 {
 	const fatelf_unify_decision *x = &w->dec[g->dec];
@@ -619,41 +561,28 @@ static int layout_glued(struct uw *w, struct glued *g)
 	g->nrec = 0;
 	for (size_t s = 0; s < w->n; s++) {
 		const fatelf_unify_item *it = item_at(w, g->dec, s);
-		_cleanup_close_ int own = -1;
-		fatelf_reader src;
-		fatelf_elfinfo info;
 
 		if (!it)
 			continue;
 		if (g->nrec >= FATELF_MAX_RECORDS)
 			return entry_error(w, -FATELF_E_TOO_MANY, x->path, "more than %d records", FATELF_MAX_RECORDS);
-		if (w->is_dir[s]) {
-			own = open_dir_item(w, s, it);
-			if (own < 0)
-				return own;
-		}
-		r = fatelf_reader_seekable_fd(&src, own >= 0 ? own : w->spool);
-		if (r < 0)
-			return entry_error(w, r, x->path, "in %s: %s", src_name(w, s), fatelf_strerror(r));
-		fatelf_diag_clear(&inner);
-		r = fatelf_elf_inspect(&src, own >= 0 ? 0 : g->at[s], it->size, -1, &info, &inner);
-		if (r < 0) {
+		if (it->elf_r < 0) {
 			snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
-			return entry_error(w, r, x->path, "in %s (%s): %s", src_name(w, s), w->o->from[s].arch,
-					   inner.msg);
+			return entry_error(w, it->elf_r, x->path, "in %s (%s): %s", src_name(w, s), w->o->from[s].arch,
+					   it->elf_msg ? it->elf_msg : fatelf_strerror(it->elf_r));
 		}
 		for (unsigned j = 0; j < g->nrec; j++)
-			if (fatelf_target_equal(&targets[j], &info.target)) {
+			if (fatelf_target_equal(&targets[j], &it->target)) {
 				char tn[FATELF_TARGET_NAME_MAX];
 
-				fatelf_target_format(&info.target, tn);
+				fatelf_target_format(&it->target, tn);
 				return entry_error(w, -FATELF_E_UNIFY_TARGET, x->path,
 						   "%s and %s both give an ELF file for %s (one record a target)",
 						   w->o->from[g->src_of[j]].arch, w->o->from[s].arch, tn);
 			}
-		targets[g->nrec] = info.target;
+		targets[g->nrec] = it->target;
 		sizes[g->nrec] = it->size;
-		aligns[g->nrec] = fatelf_glue_align(0, info.max_align);
+		aligns[g->nrec] = fatelf_glue_align(0, it->max_align);
 		g->src_of[g->nrec++] = (uint8_t)s;
 	}
 	fatelf_diag_clear(&inner);
@@ -665,132 +594,110 @@ static int layout_glued(struct uw *w, struct glued *g)
 	return 0;
 }
 
-/* Hands len bytes of the spool, from at, to fn a chunk at a time. */
-static int spool_bytes(struct uw *w, uint64_t at, uint64_t len,
-		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
+/* g's record of source s. */
+static const fatelf_record *record_of(const struct glued *g, size_t s)
 {
-	uint64_t done = 0;
-	int r = 0;
+	for (unsigned j = 0; j < g->nrec; j++)
+		if (g->src_of[j] == s)
+			return &g->hdr.records[j];
+	return NULL;
+}
 
-	while (r == 0 && done < len) {
-		size_t k = (size_t)MIN((uint64_t)IO_CHUNK, len - done);
-		ssize_t got = pread(w->spool, w->buf, k, (off_t)(at + done));
+static int sha_fn(struct uw *w, const void *buf, size_t len, void *ctx)
+{
+	(void)w;
+	fatelf_sha256_update(ctx, buf, len);
+	return 0;
+}
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
-					       got < 0 ? fatelf_strerror(-errno) : "short");
-		r = fn(w, w->buf, (size_t)got, ctx);
-		done += (uint64_t)got;
-	}
+/* Source s's image of glued file i into its digest h, after the zeros up
+ * to its record (*pos: how far h has come). */
+static int hash_image(struct uw *w, size_t i, size_t s, struct archive *in, fatelf_sha256 *h, uint64_t *pos)
+{
+	const struct glued *g = &w->glued[i];
+	const fatelf_record *rec = record_of(g, s);
+	int r;
+
+	if (!rec || rec->offset < *pos)
+		return entry_error(w, -EIO, w->dec[g->dec].path, "read twice from %s", src_name(w, s));
+	r = zeros_to(w, rec->offset - *pos, false, sha_fn, h);
+	if (r == 0)
+		r = item_bytes(w, s, in, item_at(w, g->dec, s), sha_fn, h);
+	*pos = rec->offset + rec->size;
 	return r;
 }
 
 /*
- * Hands each byte range of glued file g to fn, in file order: its table,
- * the zeros before each image, and the images, from the spool or from a
- * directory source's files, whose bytes are checked against the index
- * here with check (else the caller checks its images' digests).
+ * Step 6: each glued file's SHA-256, which the manifest (the bundle's
+ * first member) pins. A record's bytes come from its source, and the
+ * records follow the sources' order, so one read of each source in turn,
+ * in its own order, carries every glued file's digest on from the
+ * source before: a digest held open a glued file, and no image copied.
  */
-static int glued_bytes(struct uw *w, const struct glued *g, bool check,
-		       int (*fn)(struct uw *w, const void *buf, size_t len, void *ctx), void *ctx)
+static int hash_glued(struct uw *w)
 {
-	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
-	ssize_t tl = fatelf_header_encode(&g->hdr, table, sizeof(table));
-	uint64_t pos;
-	int r;
+	fatelf_sha256 **h = calloc(w->nglued ? w->nglued : 1, sizeof(*h));
+	uint64_t *pos = calloc(w->nglued ? w->nglued : 1, sizeof(*pos));
+	int r = 0;
 
-	if (tl < 0)
-		return fatelf_diag_set(w->d, (int)tl, -1, "encoding a FatELF table");
-	r = fn(w, table, (size_t)tl, ctx);
-	pos = (uint64_t)tl;
-	for (unsigned i = 0; r == 0 && i < g->nrec; i++) {
-		const fatelf_record *rec = &g->hdr.records[i];
-		size_t s = g->src_of[i];
-		const fatelf_unify_item *it = item_at(w, g->dec, s);
-		uint64_t at = g->at[s], done = 0;
-		_cleanup_close_ int own = -1;
-		uint8_t sha[32];
+	if (!h || !pos)
+		r = fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+	for (size_t i = 0; r == 0 && i < w->nglued; i++) {
+		uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+		ssize_t tl = fatelf_header_encode(&w->glued[i].hdr, table, sizeof(table));
+
+		h[i] = fatelf_sha256_new();
+		if (!h[i])
+			r = fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		else if (tl < 0)
+			r = fatelf_diag_set(w->d, (int)tl, -1, "encoding a FatELF table");
+		else {
+			fatelf_sha256_update(h[i], table, (size_t)tl);
+			pos[i] = (uint64_t)tl;
+		}
+	}
+	for (size_t s = 0; r == 0 && s < w->n; s++) {
+		fatelf_unify_stream *st = NULL;
+		struct archive_entry *e;
+		const char *path;
 
 		if (w->is_dir[s]) {
-			own = open_dir_item(w, s, it);
-			if (own < 0)
-				return own;
-			at = 0;
+			for (size_t i = 0; r == 0 && i < w->nglued; i++)
+				if (item_at(w, w->glued[i].dec, s))
+					r = hash_image(w, i, s, NULL, h[i], &pos[i]);
+			continue;
 		}
-		memset(w->buf, 0, IO_CHUNK);
-		while (r == 0 && pos < rec->offset) {
-			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->offset - pos);
+		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
+		for (uint64_t ord = 0; r >= 0 && (r = fatelf_unify_stream_next(st, &path, &e, w->d)) > 0; ord++) {
+			size_t k = find_dec(w, path);
+			const fatelf_unify_item *it;
 
-			r = fn(w, w->buf, k, ctx);
-			pos += k;
-		}
-		while (r == 0 && done < rec->size) {
-			size_t k = (size_t)MIN((uint64_t)IO_CHUNK, rec->size - done);
-			ssize_t got = pread(own >= 0 ? own : w->spool, w->buf, k, (off_t)(at + done));
-
-			if (got < 0 && errno == EINTR)
+			if (k == FATELF_UNIFY_NONE || w->glue_of[k] == FATELF_UNIFY_NONE ||
+			    archive_entry_filetype(e) != AE_IFREG || !(it = item_at(w, k, s)) || it->ord != ord)
 				continue;
-			if (got <= 0 && own >= 0)
-				return entry_error(w, got < 0 ? -errno : -EIO, it->path, "in %s: %s", src_name(w, s),
-						   got < 0 ? fatelf_strerror(-errno) : "shorter than when it was read");
-			if (got <= 0)
-				return fatelf_diag_set(w->d, got < 0 ? -errno : -EIO, -1, "reading the spool: %s",
-						       got < 0 ? fatelf_strerror(-errno) : "short");
-			if (own >= 0 && check)
-				fatelf_sha256_update(w->msha, w->buf, (size_t)got);
-			r = fn(w, w->buf, (size_t)got, ctx);
-			done += (uint64_t)got;
-			pos += (uint64_t)got;
+			r = hash_image(w, w->glue_of[k], s, fatelf_unify_stream_archive(st), h[w->glue_of[k]],
+				       &pos[w->glue_of[k]]);
 		}
-		if (r == 0 && own >= 0 && check) {
-			fatelf_sha256_final(w->msha, sha);
-			if (memcmp(sha, it->sha256, 32) != 0)
-				return entry_error(w, -EIO, it->path, "changed in %s since it was read (its bytes)",
-						   src_name(w, s));
+		fatelf_unify_stream_free(st);
+		for (size_t i = 0; r == 0 && i < w->nglued; i++) {
+			const fatelf_record *rec = record_of(&w->glued[i], s);
+
+			if (rec && pos[i] < rec->offset + rec->size)
+				r = entry_error(w, -EIO, w->dec[w->glued[i].dec].path, "gone from %s since it was read",
+						src_name(w, s));
 		}
+		if (r < 0 && !w->d->subject[0])
+			snprintf(w->d->subject, sizeof(w->d->subject), "%s", src_name(w, s));
 	}
+	for (size_t i = 0; r == 0 && i < w->nglued; i++) {
+		r = zeros_to(w, w->glued[i].size - pos[i], false, sha_fn, h[i]);
+		fatelf_sha256_final(h[i], w->glued[i].sha256);
+	}
+	for (size_t i = 0; h && i < w->nglued; i++)
+		fatelf_sha256_free(h[i]);
+	free(h);
+	free(pos);
 	return r;
-}
-
-static int feed_fn(struct uw *w, const void *buf, size_t len, void *ctx)
-{
-	int r = fatelf_hashq_feed(w->q, buf, len);
-
-	(void)ctx;
-	return r < 0 ? fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
-}
-
-/* The oldest glued entry's digests: the file's into the manifest, each
- * image's checked against the index (the bytes the manifest hashed are
- * the bytes the index read). 1, or 0 when none is ready (with wait:
- * none is pending). */
-static int collect_glued(struct uw *w, fatelf_manifest *m, bool wait)
-{
-	fatelf_hash_result res;
-	fatelf_bundle_entry *e;
-	const struct glued *g;
-	int r;
-
-	if (w->nqwait == 0)
-		return 0;
-	r = fatelf_hashq_collect(w->q, wait, &res);
-	if (r <= 0)
-		return r < 0 ? fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r)) : 0;
-	e = &m->entries[w->qwait[w->qfirst]];
-	g = &w->glued[w->glue_of[w->went[w->qwait[w->qfirst]].dec]];
-	w->qfirst = (w->qfirst + 1) % FATELF_HASHQ_PENDING;
-	w->nqwait--;
-	memcpy(e->sha256, res.file, 32);
-	for (unsigned j = 0; j < g->nrec; j++) {
-		size_t s = g->src_of[j];
-
-		if (memcmp(res.ranges[j], item_at(w, g->dec, s)->sha256, 32) != 0)
-			return entry_error(w, -EIO, e->path, "changed in %s since it was read (its bytes)",
-					   src_name(w, s));
-	}
-	return 1;
 }
 
 static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io);
@@ -975,23 +882,9 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 			continue;
 		e->config = is_conffile(w, x->path);
 		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
-			struct glued *g = &w->glued[w->glue_of[k]];
-			fatelf_hash_range rg[FATELF_MAX_RECORDS];
+			const struct glued *g = &w->glued[w->glue_of[k]];
 
-			do
-				r = collect_glued(w, m, w->nqwait >= FATELF_HASHQ_PENDING);
-			while (r > 0);
-			for (unsigned j = 0; r == 0 && j < g->nrec; j++)
-				rg[j] = (fatelf_hash_range) { g->hdr.records[j].offset, g->hdr.records[j].size };
-			if (r == 0 && (r = fatelf_hashq_begin(w->q, rg, g->nrec)) < 0)
-				r = fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r));
-			if (r == 0)
-				r = glued_bytes(w, g, false, feed_fn, NULL);
-			if (r == 0 && (r = fatelf_hashq_end(w->q)) < 0)
-				r = fatelf_diag_set(w->d, r, -1, "hashing: %s", fatelf_strerror(r));
-			if (r < 0)
-				return r;
-			w->qwait[(w->qfirst + w->nqwait++) % FATELF_HASHQ_PENDING] = i;
+			memcpy(e->sha256, g->sha256, 32);
 			e->size = g->size;
 			e->kind = FATELF_KIND_FATELF;
 			e->nrecords = g->nrec;
@@ -1016,11 +909,6 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 			return entry_error(w, -FATELF_E_LIMIT, x->path, "files add up to more than %llu bytes",
 					   (unsigned long long)w->lim.max_total);
 	}
-	while (w->nqwait > 0) {
-		r = collect_glued(w, m, true);
-		if (r < 0)
-			return r;
-	}
 	*total_io = total;
 	return 0;
 }
@@ -1037,151 +925,259 @@ static int put_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 	return fatelf_bundle_archive_data(p->a, p->e, buf, len, w->d);
 }
 
-/* A grouped file, from the spool. */
-static int put_spooled(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, uint64_t at)
+/* Source s's stream one entry on: 1, or 0 at its end. */
+static int cur_next(struct uw *w, size_t s)
 {
-	struct put p = { a, e };
-	int r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+	struct cur *c = &w->cur[s];
+	int r;
 
+	if (!c->st) {
+		r = fatelf_unify_stream_open(src_name(w, s), &c->st, NULL, w->d);
+		if (r < 0)
+			return r;
+		c->ord = UINT64_MAX;
+		c->eof = false;
+		c->reads++;
+	}
+	c->on = false;
+	if (c->eof)
+		return 0;
+	r = fatelf_unify_stream_next(c->st, &c->path, &c->ae, w->d);
+	c->eof = r <= 0;
+	if (r <= 0)
+		return r;
+	c->ord++;               /* from UINT64_MAX: 0, the first */
+	c->on = true;
+	return 1;
+}
+
+/* The manifest entry whose member source s's stream stands on, when it
+ * is that entry's turn (every entry of its path before it written),
+ * else NONE. Glued files are not one source's. */
+static size_t cur_entry(const struct uw *w, size_t s)
+{
+	const struct cur *c = &w->cur[s];
+	const fatelf_unify_item *it;
+	size_t k;
+
+	if (!c->on || archive_entry_filetype(c->ae) != AE_IFREG)
+		return FATELF_UNIFY_NONE;
+	k = find_dec(w, c->path);
+	if (k == FATELF_UNIFY_NONE || w->glue_of[k] != FATELF_UNIFY_NONE || !(it = item_at(w, k, s)) ||
+	    it->ord != c->ord)
+		return FATELF_UNIFY_NONE;
+	for (size_t i = w->went_of[k]; i < w->nwent && w->went[i].dec == k; i++)
+		if (!w->done[i])
+			return w->went[i].src == s ? i : FATELF_UNIFY_NONE;
+	return FATELF_UNIFY_NONE;
+}
+
+/* Writes the member source s's stream stands on when it is its turn. */
+static int cur_put(struct uw *w, size_t s)
+{
+	struct cur *c = &w->cur[s];
+	size_t i = cur_entry(w, s);
+	struct put p = { .a = w->out };
+	int r;
+
+	if (i == FATELF_UNIFY_NONE)
+		return 0;
+	p.e = &w->m->entries[i];
+	r = fatelf_bundle_archive_header(w->out, &w->bo, p.e, w->d);
 	if (r == 0)
-		r = spool_bytes(w, at, e->size, put_fn, &p);
+		r = item_bytes(w, s, fatelf_unify_stream_archive(c->st), item_at(w, w->went[i].dec, s), put_fn, &p);
+	c->on = false;
+	w->done[i] = true;
 	return r;
 }
 
-/* A file of a directory source (its item it), checked against the index. */
-static int put_dir_file(struct uw *w, struct archive *a, const fatelf_bundle_entry *e, size_t s,
-			const fatelf_unify_item *it)
+/*
+ * Moves source s's stream to its member of item it (at its header, its
+ * bytes unread), writing on the way each member whose turn it is. A
+ * member it has passed is found by reading the source again from its
+ * start: a source that gives its members in another order than the
+ * first costs a read each time it goes back (doc/design.md).
+ */
+static int cur_seek(struct uw *w, size_t s, const fatelf_unify_item *it)
 {
-	_cleanup_close_ int fd = -1;
-	uint64_t pos = 0;
-	uint8_t sha[32];
+	struct cur *c = &w->cur[s];
 	int r;
 
-	fd = open_dir_item(w, s, it);
-	if (fd < 0)
-		return fd;
-	r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
-	while (r == 0 && pos < e->size) {
-		ssize_t got = pread(fd, w->buf, (size_t)MIN((uint64_t)IO_CHUNK, e->size - pos), (off_t)pos);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		fatelf_sha256_update(w->sha, w->buf, (size_t)got);
-		r = fatelf_bundle_archive_data(a, e, w->buf, (size_t)got, w->d);
-		pos += (uint64_t)got;
+	if (c->st && c->ord != UINT64_MAX && (c->ord > it->ord || (c->ord == it->ord && !c->on) || c->eof)) {
+		fatelf_unify_stream_free(c->st);
+		c->st = NULL;
+		c->on = false;
 	}
-	if (r < 0)
-		return r;
-	fatelf_sha256_final(w->sha, sha);
-	if (pos != e->size || memcmp(sha, e->sha256, 32) != 0)
-		return entry_error(w, -EIO, e->path, "changed in %s since it was read", src_name(w, s));
+	for (;;) {
+		if (c->on && c->ord == it->ord)
+			break;
+		if (c->on && (r = cur_put(w, s)) < 0)
+			return r;
+		r = cur_next(w, s);
+		if (r < 0)
+			return r;
+		if (r == 0 || c->ord > it->ord)
+			return entry_error(w, -EIO, it->path, "gone from %s since it was read", src_name(w, s));
+	}
+	if (strcmp(c->path, it->path) != 0 || archive_entry_filetype(c->ae) != AE_IFREG)
+		return entry_error(w, -EIO, it->path, "gone from %s since it was read", src_name(w, s));
 	return 0;
 }
 
-/* A file of a tar or .deb source, as its stream comes to it. */
-static int put_stream_file(struct uw *w, struct archive *a, struct archive *in, const fatelf_bundle_entry *e,
-			   size_t s)
+/* The rest of source s's stream, writing each member whose turn it is. */
+static int cur_drain(struct uw *w, size_t s)
 {
-	uint64_t size = 0;
-	uint8_t sha[32];
-	const void *buf;
-	size_t len;
-	la_int64_t off;
-	int ar = ARCHIVE_OK, r;
+	struct cur *c = &w->cur[s];
+	int r;
 
-	r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
-	while (r == 0 && (ar = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
-		size = hash_hole(w, size, MIN((uint64_t)off, e->size), a, e);
-		if (size == UINT64_MAX)
-			return w->d->code;
-		if (len > e->size || size > e->size - len)
-			break;
-		fatelf_sha256_update(w->sha, buf, len);
-		r = fatelf_bundle_archive_data(a, e, buf, len, w->d);
-		size += len;
+	for (;;) {
+		if (c->on && (r = cur_put(w, s)) < 0)
+			return r;
+		r = cur_next(w, s);
+		if (r <= 0)
+			return r;
 	}
-	if (r < 0)
-		return r;
-	if (ar != ARCHIVE_OK && ar != ARCHIVE_EOF) {
-		const char *es = archive_error_string(in);
-
-		return entry_error(w, -FATELF_E_ARCHIVE, e->path, "%s: %s", src_name(w, s), es ? es : "unreadable");
-	}
-	if (ar == ARCHIVE_EOF) {
-		size = hash_hole(w, size, e->size, a, e);
-		if (size == UINT64_MAX)
-			return w->d->code;
-	}
-	fatelf_sha256_final(w->sha, sha);
-	if (size != e->size || memcmp(sha, e->sha256, 32) != 0)
-		return entry_error(w, -EIO, e->path, "changed in %s between two reads of it", src_name(w, s));
-	return 0;
 }
 
-/* Step 8: the members, an entry each, in the manifest's order but for
- * the files of tar and .deb sources, which come in their source's. */
-static int write_members(struct uw *w, struct archive *a, const fatelf_manifest *m)
+/* Glued file entry i: each archive source's stream is moved to its image
+ * first, then the file goes out, its table, zeros and images in order,
+ * each image checked against the index. */
+static int put_glued(struct uw *w, size_t i)
 {
-	bool *done = calloc(w->nwent ? w->nwent : 1, sizeof(*done));
+	const struct glued *g = &w->glued[w->glue_of[w->went[i].dec]];
+	uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
+	struct put p = { .a = w->out, .e = &w->m->entries[i] };
+	ssize_t tl = fatelf_header_encode(&g->hdr, table, sizeof(table));
+	uint64_t pos;
 	int r = 0;
 
-	if (!done)
+	if (tl < 0)
+		return fatelf_diag_set(w->d, (int)tl, -1, "encoding a FatELF table");
+	for (unsigned j = 0; r == 0 && j < g->nrec; j++)
+		if (!w->is_dir[g->src_of[j]])
+			r = cur_seek(w, g->src_of[j], item_at(w, g->dec, g->src_of[j]));
+	if (r == 0)
+		r = fatelf_bundle_archive_header(w->out, &w->bo, p.e, w->d);
+	if (r == 0)
+		r = put_fn(w, table, (size_t)tl, &p);
+	pos = (uint64_t)tl;
+	for (unsigned j = 0; r == 0 && j < g->nrec; j++) {
+		const fatelf_record *rec = &g->hdr.records[j];
+		size_t s = g->src_of[j];
+
+		r = zeros_to(w, rec->offset - pos, false, put_fn, &p);
+		if (r == 0)
+			r = item_bytes(w, s, w->is_dir[s] ? NULL : fatelf_unify_stream_archive(w->cur[s].st),
+				       item_at(w, g->dec, s), put_fn, &p);
+		w->cur[s].on = false;
+		pos = rec->offset + rec->size;
+	}
+	w->done[i] = true;
+	return r;
+}
+
+/* Whether an entry of path k that comes before entry i is still unwritten. */
+static bool waits(const struct uw *w, size_t i)
+{
+	for (size_t j = w->went_of[w->went[i].dec]; j < i; j++)
+		if (!w->done[j])
+			return true;
+	return false;
+}
+
+/*
+ * Step 8: the members, an entry each. Directories, symlinks and what
+ * directory sources give go out in the manifest's order. The members of
+ * tar and .deb sources are read as they stream, with no copy: the first
+ * such source leads, and each glued file goes out when it reaches its
+ * image, the other sources' streams moved on to theirs (each writes the
+ * members it passes); the rest of each stream follows, then anything
+ * still left, in the manifest's order. Readers match members by name;
+ * the entries that share a path go out in the manifest's order.
+ */
+static int write_members(struct uw *w)
+{
+	size_t lead = FATELF_UNIFY_NONE;
+	int r = 0;
+
+	w->done = calloc(w->nwent ? w->nwent : 1, sizeof(*w->done));
+	if (!w->done)
 		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
 	for (size_t i = 0; r == 0 && i < w->nwent; i++) {
-		const fatelf_bundle_entry *e = &m->entries[i];
-		size_t k = w->went[i].dec;
+		const fatelf_bundle_entry *e = &w->m->entries[i];
+		size_t k = w->went[i].dec, s = w->went[i].src;
+		bool dirs_only = true;
 
 		if (e->type != FATELF_ENTRY_FILE) {
-			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
-			done[i] = true;
+			r = fatelf_bundle_archive_header(w->out, &w->bo, e, w->d);
+			w->done[i] = true;
 		} else if (w->glue_of[k] != FATELF_UNIFY_NONE) {
-			struct put p = { .a = a, .e = e };
+			const struct glued *g = &w->glued[w->glue_of[k]];
 
-			r = fatelf_bundle_archive_header(a, &w->bo, e, w->d);
+			for (unsigned j = 0; j < g->nrec; j++)
+				dirs_only = dirs_only && w->is_dir[g->src_of[j]];
+			if (dirs_only)
+				r = put_glued(w, i);
+		} else if (w->is_dir[s] && !waits(w, i)) {
+			struct put p = { .a = w->out, .e = e };
+
+			r = fatelf_bundle_archive_header(w->out, &w->bo, e, w->d);
 			if (r == 0)
-				r = glued_bytes(w, &w->glued[w->glue_of[k]], true, put_fn, &p);
-			done[i] = true;
-		} else if (w->is_dir[w->went[i].src]) {
-			r = put_dir_file(w, a, e, w->went[i].src, item_at(w, k, w->went[i].src));
-			done[i] = true;
-		} else if (w->grp_of[k] != FATELF_UNIFY_NONE) {
-			r = put_spooled(w, a, e, w->grp[w->grp_of[k]].at[w->went[i].src]);
-			done[i] = true;
+				r = item_bytes(w, s, NULL, item_at(w, k, s), put_fn, &p);
+			w->done[i] = true;
 		}
+	}
+	for (size_t s = 0; s < w->n && lead == FATELF_UNIFY_NONE; s++)
+		if (!w->is_dir[s])
+			lead = s;
+	while (r == 0 && lead != FATELF_UNIFY_NONE && (r = cur_next(w, lead)) > 0) {
+		struct cur *c = &w->cur[lead];
+		size_t k = archive_entry_filetype(c->ae) == AE_IFREG ? find_dec(w, c->path) : FATELF_UNIFY_NONE;
+		const fatelf_unify_item *it;
+
+		if (k != FATELF_UNIFY_NONE && w->glue_of[k] != FATELF_UNIFY_NONE && (it = item_at(w, k, lead)) &&
+		    it->ord == c->ord && !w->done[w->went_of[k]])
+			r = put_glued(w, w->went_of[k]);
+		else
+			r = cur_put(w, lead);
 	}
 	for (size_t s = 0; r == 0 && s < w->n; s++) {
-		fatelf_unify_stream *st = NULL;
-		struct archive_entry *ae;
-		const char *path;
-		bool any = false;
+		bool left = false;
 
-		for (size_t i = 0; i < w->nwent && !any; i++)
-			any = !done[i] && w->went[i].src == s;
-		if (!any)
-			continue;
-		r = fatelf_unify_stream_open(src_name(w, s), &st, NULL, w->d);
-		while (r >= 0 && (r = fatelf_unify_stream_next(st, &path, &ae, w->d)) > 0) {
-			size_t k = find_dec(w, path), i;
-
-			if (k == FATELF_UNIFY_NONE || archive_entry_filetype(ae) != AE_IFREG)
-				continue;
-			for (i = w->went_of[k]; i < w->nwent && w->went[i].dec == k; i++)
-				if (!done[i] && w->went[i].src == s)
-					break;
-			if (i >= w->nwent || w->went[i].dec != k)
-				continue;
-			r = put_stream_file(w, a, fatelf_unify_stream_archive(st), &m->entries[i], s);
-			done[i] = true;
-		}
-		fatelf_unify_stream_free(st);
-		for (size_t i = 0; r == 0 && i < w->nwent; i++)
-			if (!done[i] && w->went[i].src == s)
-				r = entry_error(w, -EIO, w->dec[w->went[i].dec].path, "gone from %s since it was read",
-						src_name(w, s));
+		for (size_t i = 0; i < w->nwent && !left && !w->is_dir[s]; i++)
+			left = !w->done[i] && w->went[i].src == s;
+		if (left)
+			r = cur_drain(w, s);
 	}
-	free(done);
+	for (size_t i = 0; r == 0 && i < w->nwent; i++) {
+		size_t k = w->went[i].dec, s = w->went[i].src;
+
+		if (w->done[i])
+			continue;
+		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
+			r = put_glued(w, i);
+		} else if (w->is_dir[s]) {
+			struct put p = { .a = w->out, .e = &w->m->entries[i] };
+
+			r = fatelf_bundle_archive_header(w->out, &w->bo, p.e, w->d);
+			if (r == 0)
+				r = item_bytes(w, s, NULL, item_at(w, k, s), put_fn, &p);
+			w->done[i] = true;
+		} else {
+			r = cur_seek(w, s, item_at(w, k, s));
+			if (r == 0)
+				r = cur_put(w, s);
+			if (r == 0 && !w->done[i])
+				r = entry_error(w, -EIO, w->dec[k].path, "gone from %s since it was read", src_name(w, s));
+		}
+	}
+	w->res->lead = lead;
+	for (size_t s = 0; s < w->n; s++) {
+		if (w->cur[s].reads > 1)
+			w->res->rereads[s] = w->cur[s].reads - 1;
+		fatelf_unify_stream_free(w->cur[s].st);
+		w->cur[s].st = NULL;
+	}
 	return r;
 }
 
@@ -1193,25 +1189,22 @@ static void uw_done(struct uw *w)
 	free(w->owner);
 	free(w->glue_of);
 	free(w->grouped);
-	free(w->grp_of);
-	free(w->grp);
 	free(w->went);
 	free(w->went_of);
 	free(w->glued);
 	free(w->buf);
 	fatelf_sha256_free(w->sha);
-	fatelf_sha256_free(w->msha);
-	fatelf_hashq_free(w->q);
+	free(w->done);
+	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
+		fatelf_unify_stream_free(w->cur[s].st);
 	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
 		if (w->root[s] >= 0)
 			close(w->root[s]);
-	if (w->spool >= 0)
-		close(w->spool);
 }
 
 int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fatelf_diag *d)
 {
-	struct uw w = { .o = o, .spool = -1, .d = d };
+	struct uw w = { .o = o, .d = d };
 	fatelf_unify_result res = { 0 };
 	fatelf_manifest *m = NULL;
 	_cleanup_free_ char *json = NULL, *sig = NULL;
@@ -1233,8 +1226,7 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 		w.root[s] = -1;
 	w.buf = malloc(IO_CHUNK);
 	w.sha = fatelf_sha256_new();
-	w.msha = fatelf_sha256_new();
-	if (!w.buf || !w.sha || !w.msha) {
+	if (!w.buf || !w.sha) {
 		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto out;
 	}
@@ -1253,12 +1245,10 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 	}
 	if (r == 0)
 		r = check_decisions(&w);
-	if (r == 0)
-		r = spool_sources(&w, o->spool_dirfd);
 	for (size_t i = 0; r == 0 && i < w.nglued; i++)
 		r = layout_glued(&w, &w.glued[i]);
-	if (r == 0 && w.nglued > 0 && (r = fatelf_hashq_new(&w.q)) < 0)
-		r = fatelf_diag_set(d, r, -1, "hashing: %s", fatelf_strerror(r));
+	if (r == 0)
+		r = hash_glued(&w);
 	if (r == 0)
 		r = build_manifest(&w, &m);
 	if (r == 0)
@@ -1286,8 +1276,11 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 				non_ascii = (unsigned char)*p >= 0x80;
 		r = fatelf_bundle_archive_open(&w.bo, non_ascii, out_fd, json, json_len, sig, &a, d);
 	}
-	if (r == 0)
-		r = write_members(&w, a, m);
+	if (r == 0) {
+		w.out = a;
+		w.m = m;
+		r = write_members(&w);
+	}
 	if (a) {
 		int q = fatelf_bundle_archive_close(a, d);
 

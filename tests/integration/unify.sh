@@ -184,9 +184,8 @@ check_eq "... and its members, in another order (the tar's)" "$(zstd -dc two-dir
 	"$(zstd -dc two-tar.fatbundle | tar -tf - | sort)"
 check_eq "no spool or temp file is left beside the output" "" "$(find . -maxdepth 1 -name '.*' ! -name . ! -name .run.out ! -name .run.err)"
 
-# ---- what is spooled: a directory source's files are read where they
-# are; only a tar's ELF files that get glued go to the one unlinked
-# O_TMPFILE (the same check over the .tar.zst source finds it)
+# ---- nothing is copied: a directory source's files are read where they
+# are, a tar's as it streams, with no temp file (the output's own aside)
 if command -v strace >/dev/null 2>&1; then
 	# tmpfiles TRACE: the temp files the traced opens made
 	tmpfiles() { grep -c -e O_TMPFILE -e '\.fatelf\.spool' "$1"; }
@@ -201,13 +200,59 @@ if command -v strace >/dev/null 2>&1; then
 	ASAN_OPTIONS=$no_leak_check strace -f -qq -e trace=open,openat,openat2,creat -o tar.strace "$FATELF" bundle create -o st-tar.fatbundle \
 		--name hello --version 1.0-1 --from amd64=tree-amd64 --from arm64=arm64.tar.zst >/dev/null 2>&1
 	rc=$?
-	check_eq "from a directory and a .tar.zst: exit 0, one unlinked temp file (O_TMPFILE)" "0 1" \
-		"$rc $(grep -c O_TMPFILE tar.strace)"
+	check_eq "from a directory and a .tar.zst: exit 0, no temp file" "0 0" "$rc $(tmpfiles tar.strace)"
+	check_eq "... nothing created but the output's own temp name" ".fatelf.st-tar.fatbundle." \
+		"$(grep -E 'O_CREAT|O_TMPFILE' tar.strace | grep -o '"[^"]*"' | tr -d '"' | sed 's/[0-9a-f]*$//' | sort -u | tr '\n' ' ' | sed 's/ $//')"
+	check_eq "... the .tar.zst opened 4 times: to stat it, to index it, to hash the glued file, to write" 4 \
+		"$(grep -c '"arm64.tar.zst"' tar.strace)"
 	zstd -dc st-dir.fatbundle | tar -xOf - fatbundle.json >st-dir.json
 	check_cmp "... the bundle from directories is the same as before" two-dir.json st-dir.json
 else
 	echo "# strace is not installed: the temp file check is left out"
 fi
+
+# ---- .tar.zst sources whose members come in other orders: glued files
+# (several), a per-arch file of each, the rest shared; the same bundle
+# as from directories, each source re-read from its start only when it
+# has to go back
+for a in amd64 arm64; do
+	rm -rf "o-$a" && cp -a "tree-$a" "o-$a"
+	for i in 1 2 3; do cp "tree-$a/usr/bin/hello" "o-$a/usr/bin/h$i"; done
+	printf '%s only\n' "$a" >"o-$a/usr/share/doc/hello/ARCH"
+done
+tar -C o-amd64 --sort=name -cf - . | zstd -q >o-amd64.tar.zst
+(cd o-arm64 && find . | sort -r | tar --no-recursion -cf - -T -) | zstd -q >o-arm64.tar.zst
+(cd o-amd64 && find . | sort -r | tar --no-recursion -cf - -T -) | zstd -q >o-amd64-rev.tar.zst
+"$FATELF" bundle create -o o-dirs.fatbundle --name hello --version 1.0-1 --per-arch usr/share/doc/hello/ARCH \
+	--from amd64=o-amd64 --from arm64=o-arm64 >/dev/null
+run "$FATELF" bundle create --json -o o-tars.fatbundle --name hello --version 1.0-1 --per-arch usr/share/doc/hello/ARCH \
+	--from amd64=o-amd64.tar.zst --from arm64=o-arm64.tar.zst
+check_eq "sorted and reversed .tar.zst sources: exit 0, 4 glued, 4 per-arch" "0 4 4" \
+	"$RC $(jq -r '"\(.entries.glued) \(.entries.per_arch)"' <<<"$RUN_OUT")"
+# (3 for the glued files it has to go back to; 1 for its ARCH, which it
+# passes before the first source's ARCH, whose entry comes first, is out)
+check_eq "... the reversed one read again from its start 4 times" 4 "$(jq -r .rereads <<<"$RUN_OUT")"
+zstd -dc o-dirs.fatbundle | tar -xOf - fatbundle.json >o-dirs.json
+zstd -dc o-tars.fatbundle | tar -xOf - fatbundle.json >o-tars.json
+check_cmp "... the same manifest as from the directories" o-dirs.json o-tars.json
+run "$FATELF" bundle create -o o-tars2.fatbundle --name hello --version 1.0-1 --per-arch usr/share/doc/hello/ARCH \
+	--from amd64=o-amd64.tar.zst --from arm64=o-arm64.tar.zst
+check_match "... without --json a note names the source and says why" \
+	"o-arm64.tar.zst: read 4 more times from its start, as its members come in another order than o-amd64.tar.zst's" "$RUN_ERR"
+check_cmp "... and the same sources give the same bytes" o-tars.fatbundle o-tars2.fatbundle
+run "$FATELF" bundle create --json -o o-revs.fatbundle --name hello --version 1.0-1 --per-arch usr/share/doc/hello/ARCH \
+	--from amd64=o-amd64-rev.tar.zst --from arm64=o-arm64.tar.zst
+check_eq "two sources in the same (reversed) order: exit 0, no source read again" "0 0" "$RC $(jq -r .rereads <<<"$RUN_OUT")"
+check "... and it verifies" "$FATELF" bundle verify o-revs.fatbundle
+for b in o-tars o-revs; do
+	for a in amd64 arm64; do
+		rm -rf "ox-$a"
+		"$FATELF" bundle extract --target "${WORD[$a]}" "$b.fatbundle" "ox-$a" >/dev/null 2>&1
+		check "$b.fatbundle extracted for $a is o-$a: every path, byte and mode" diff -r "o-$a" "ox-$a"
+		check_eq "... the same modes and types" "$(cd "o-$a" && find . -printf '%p %M %l\n' | sort)" \
+			"$(cd "ox-$a" && find . -printf '%p %M %l\n' | sort)"
+	done
+done
 
 # ---- .debs
 mkdeb() { # ARCH VERSION [SCRIPT]

@@ -387,8 +387,6 @@ START_TEST(test_create_from_dirs)
 	snprintf(a, sizeof(a), "%s/amd64", t);
 	snprintf(b, sizeof(b), "%s/arm64", t);
 	snprintf(c, sizeof(c), "%s/out.fatbundle", t);
-	uo.spool_dirfd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(uo.spool_dirfd, 0);
 	o.fd = open(c, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ck_assert_int_ge(o.fd, 0);
 	ck_assert_msg(fatelf_unify_create(&uo, &res, &d) == 0, "%s", d.msg);
@@ -415,7 +413,6 @@ START_TEST(test_create_from_dirs)
 	uo.bundle.name = NULL;
 	ck_assert_int_eq(fatelf_unify_create(&uo, &res, &d), -FATELF_E_INVALID);
 	ck_assert_uint_eq(o.calls, 0);
-	close(uo.spool_dirfd);
 }
 END_TEST
 
@@ -425,6 +422,7 @@ struct change {
 	struct out o;
 	const char *path;       /* the file to change */
 	bool same_size;         /* rewrite a byte, keeping size and mtime; else append one */
+	const char *swap_from;  /* instead: rename this file over path */
 };
 
 static int change_then_open(void *userdata, fatelf_diag *d)
@@ -432,7 +430,13 @@ static int change_then_open(void *userdata, fatelf_diag *d)
 	struct change *c = userdata;
 	struct stat st;
 	struct timespec t[2];
-	int fd = open(c->path, O_WRONLY | O_CLOEXEC);
+	int fd;
+
+	if (c->swap_from) {
+		ck_assert_int_eq(rename(c->swap_from, c->path), 0);
+		return open_out(&c->o, d);
+	}
+	fd = open(c->path, O_WRONLY | O_CLOEXEC);
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fstat(fd, &st), 0);
@@ -510,8 +514,6 @@ START_TEST(test_create_dirs_changed)
 	make_elf(elf, M_ARM, 20000, 2);
 	snprintf(elf, sizeof(elf), "%s/usr/bin/prog", a);
 	snprintf(data, sizeof(data), "%s/usr/share/x/data", a);
-	uo.spool_dirfd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(uo.spool_dirfd, 0);
 
 	/* unchanged: one glued file, one shared, a bundle that reads back */
 	c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -533,7 +535,156 @@ START_TEST(test_create_dirs_changed)
 	c.path = data;
 	c.same_size = false;
 	expect_changed(&uo, &c, out, "entry 'usr/share/x/data'", "its size");
-	close(uo.spool_dirfd);
+}
+END_TEST
+
+/* An ELF image of o written to path, its program header table moved to
+ * the end of the file when at_end (e_phoff patched; 64-bit LSB only). */
+static void make_elf_at(const char *path, const elfgen_opts *o, bool at_end)
+{
+	uint64_t phoff = elfgen_phoff(o), newoff;
+	size_t len, tab;
+	uint8_t *buf = elfgen_make(o, &len), *big;
+
+	ck_assert_ptr_nonnull(buf);
+	tab = (size_t)(buf[56] | buf[57] << 8) * 56;
+	if (at_end) {
+		big = realloc(buf, len + tab);
+		ck_assert_ptr_nonnull(big);
+		buf = big;
+		memcpy(buf + len, buf + phoff, tab);
+		newoff = len;
+		for (unsigned i = 0; i < 8; i++)
+			buf[32 + i] = (uint8_t)(newoff >> (8 * i));
+		len += tab;
+	}
+	ck_assert_int_eq(elfgen_write_file(path, buf, len), 0);
+	free(buf);
+}
+
+/* Unifies a and b into out; the manifest goes to json. Returns the code. */
+static int unify_to(const char *a, const char *b, const char *out, const char *json, fatelf_diag *d)
+{
+	fatelf_unify_from from[2] = { { .arch = "x86_64", .path = a }, { .arch = "i386", .path = b } };
+	struct out o = { .fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) };
+	fatelf_unify_opts uo = {
+		.from = from,
+		.nfrom = 2,
+		.bundle = { .name = "xx", .version = "1.0", .open_output = open_out, .userdata = &o },
+	};
+	fatelf_unify_result res;
+	char cmd[1024];
+	int r;
+
+	ck_assert_int_ge(o.fd, 0);
+	r = fatelf_unify_create(&uo, &res, d);
+	close(o.fd);
+	if (r == 0) {
+		snprintf(cmd, sizeof(cmd), "bsdtar -xOf %s fatbundle.json >%s", out, json);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	return r;
+}
+
+/* A tar source's glued images are laid out from what the index caught
+ * of them as they streamed by (no second read, no copy): the same
+ * manifest (record offsets follow each image's largest p_align) as from
+ * directories, for a 32-bit table that starts inside the first 64
+ * bytes, a table at the very end of the file, and p_align of 2 MiB; and
+ * the same refusal, with the same words, for a table outside its file. */
+START_TEST(test_create_tar_layout)
+{
+	char cmd[4096], t[256], a[300], b[300], ta[300], tb[300], p[400];
+	elfgen_opts o64, o32;
+	fatelf_diag d1, d2;
+	int r1, r2;
+
+	snprintf(t, sizeof(t), "%s/layout", tu_tmpdir());
+	snprintf(a, sizeof(a), "%s/a", t);
+	snprintf(b, sizeof(b), "%s/b", t);
+	snprintf(ta, sizeof(ta), "%s/a.tar", t);
+	snprintf(tb, sizeof(tb), "%s/b.tar.zst", t);
+	snprintf(cmd, sizeof(cmd), "set -e; rm -rf %1$s; mkdir -p %1$s/a/usr/bin %1$s/b/usr/bin", t);
+	ck_assert_int_eq(system(cmd), 0);
+	elfgen_defaults(&o64, M_X86, FATELF_CLASS64, FATELF_DATA2LSB);
+	o64.nload = 3;
+	o64.p_align = 2u << 20;
+	o64.size = 50000;
+	elfgen_defaults(&o32, 3, FATELF_CLASS32, FATELF_DATA2LSB);
+	o32.p_align = 65536;
+	o32.size = 30000;
+	ck_assert_uint_eq(elfgen_phoff(&o32), 52);
+	snprintf(p, sizeof(p), "%s/usr/bin/end", a);
+	make_elf_at(p, &o64, true);
+	snprintf(p, sizeof(p), "%s/usr/bin/end", b);
+	make_elf_at(p, &o32, false);
+	snprintf(p, sizeof(p), "%s/usr/bin/plain", a);
+	o64.seed = 7;
+	make_elf_at(p, &o64, false);
+	snprintf(p, sizeof(p), "%s/usr/bin/plain", b);
+	o32.seed = 8;
+	make_elf_at(p, &o32, false);
+	snprintf(cmd, sizeof(cmd), "set -e; cd %1$s; tar -C a -cf a.tar .; tar -C b -cf - . | zstd -q >b.tar.zst", t);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/dirs.fatbundle", t);
+	snprintf(p, sizeof(p), "%s/dirs.json", t);
+	r1 = unify_to(a, b, cmd, p, &d1);
+	ck_assert_msg(r1 == 0, "%s", d1.msg);
+	snprintf(cmd, sizeof(cmd), "%s/tars.fatbundle", t);
+	snprintf(p, sizeof(p), "%s/tars.json", t);
+	r2 = unify_to(ta, tb, cmd, p, &d2);
+	ck_assert_msg(r2 == 0, "%s", d2.msg);
+	snprintf(cmd, sizeof(cmd), "cd %1$s && cmp dirs.json tars.json && grep -q '\"offset\": 2097152' tars.json", t);
+	ck_assert_int_eq(system(cmd), 0);
+
+	/* a program header table past the end of the file */
+	snprintf(p, sizeof(p), "%s/usr/bin/end", b);
+	snprintf(cmd, sizeof(cmd), "set -e; cd %1$s; printf '\\377\\377' | dd of=%2$s bs=1 seek=28 conv=notrunc status=none; "
+		 "tar -C b -cf - . | zstd -q >b.tar.zst", t, p);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/dirs.fatbundle", t);
+	snprintf(p, sizeof(p), "%s/dirs.json", t);
+	r1 = unify_to(a, b, cmd, p, &d1);
+	snprintf(cmd, sizeof(cmd), "%s/tars.fatbundle", t);
+	r2 = unify_to(ta, tb, cmd, p, &d2);
+	ck_assert_int_eq(r1, -FATELF_E_PH_TABLE);
+	ck_assert_int_eq(r2, -FATELF_E_PH_TABLE);
+	ck_assert_ptr_nonnull(strstr(d1.msg, "program header table"));
+	ck_assert_ptr_nonnull(strstr(d2.msg, "b.tar.zst (i386): "));
+	ck_assert_str_eq(strstr(d1.msg, " (i386): "), strstr(d2.msg, " (i386): "));
+}
+END_TEST
+
+/* A tar source that changes between the read that hashes a glued file
+ * for the manifest and the write (the callback that opens the output
+ * runs between them): -EIO, naming the entry and the source. */
+START_TEST(test_create_tar_changed)
+{
+	char cmd[4096], t[256], a[300], tb[300], tb2[300], out[300], elf[400];
+	fatelf_unify_from from[2] = { { .arch = "x86_64", .path = a }, { .arch = "aarch64", .path = tb } };
+	struct change c = { .o = { .fd = -1 }, .path = tb, .swap_from = tb2 };
+	fatelf_unify_opts uo = {
+		.from = from,
+		.nfrom = 2,
+		.bundle = { .name = "xx", .version = "1.0", .open_output = change_then_open, .userdata = &c },
+	};
+
+	snprintf(t, sizeof(t), "%s/tarchanged", tu_tmpdir());
+	snprintf(a, sizeof(a), "%s/a", t);
+	snprintf(tb, sizeof(tb), "%s/b.tar", t);
+	snprintf(tb2, sizeof(tb2), "%s/b2.tar", t);
+	snprintf(out, sizeof(out), "%s/out.fatbundle", t);
+	snprintf(cmd, sizeof(cmd), "set -e; rm -rf %1$s; mkdir -p %1$s/a/usr/bin %1$s/b/usr/bin", t);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(elf, sizeof(elf), "%s/usr/bin/prog", a);
+	make_elf(elf, M_X86, 30000, 1);
+	snprintf(elf, sizeof(elf), "%s/b/usr/bin/prog", t);
+	make_elf(elf, M_ARM, 20000, 2);
+	/* b2.tar: the same member, its last byte another */
+	snprintf(cmd, sizeof(cmd), "set -e; cd %1$s; tar -C b -cf b.tar .; printf '#' | dd of=%2$s bs=1 seek=19999 conv=notrunc status=none; "
+		 "tar -C b -cf b2.tar .", t, elf);
+	ck_assert_int_eq(system(cmd), 0);
+	expect_changed(&uo, &c, out, "entry 'usr/bin/prog'", tb);
 }
 END_TEST
 
@@ -550,6 +701,8 @@ static Suite *unify_suite(void)
 	tcase_add_test(tc, test_glue_table);
 	tcase_add_test(tc, test_create_from_dirs);
 	tcase_add_test(tc, test_create_dirs_changed);
+	tcase_add_test(tc, test_create_tar_layout);
+	tcase_add_test(tc, test_create_tar_changed);
 	suite_add_tcase(s, tc);
 	return s;
 }
