@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elfcatch.h"
 #include "hashq.h"
 #include "macro.h"
 #include "text.h"
@@ -164,105 +165,18 @@ static int collect_one(struct indexer *ix, bool wait)
 	return 1;
 }
 
-/*
- * The bytes of an ELF file that fatelf_elf_inspect reads (its header and
- * program header table), caught from the stream as they go by, so that
- * the writer can lay out a glued file without reading its images again.
- */
-struct elfcatch {
-	uint8_t head[64];
-	bool placed;            /* the head is whole and the table placed */
-	uint64_t tab_off, tab_len;
-	uint8_t *tab;           /* NULL: no table to catch */
-};
-
-/* Copies what [off, off + len) of the file has of [doff, doff + dlen) into dst. */
-static void catch_range(uint8_t *dst, uint64_t doff, uint64_t dlen, const void *buf, uint64_t off, size_t len)
-{
-	uint64_t lo = MAX(doff, off), hi = MIN(doff + dlen, off + (uint64_t)len);
-
-	if (lo < hi)
-		memcpy(dst + (lo - doff), (const uint8_t *)buf + (lo - off), (size_t)(hi - lo));
-}
-
-static uint64_t get_n(const uint8_t *p, unsigned n, bool msb)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[msb ? n - 1 - i : i] << (8 * i);
-	return v;
-}
-
-/* Places the program header table from the whole head (an ELF header). */
-static int catch_place(struct elfcatch *c)
-{
-	const uint8_t *h = c->head;
-	bool is64 = h[4] == FATELF_CLASS64, msb = h[5] == FATELF_DATA2MSB;
-	uint64_t phoff = is64 ? get_n(h + 32, 8, msb) : get_n(h + 28, 4, msb);
-	unsigned entsize = (unsigned)get_n(h + (is64 ? 54 : 42), 2, msb);
-	unsigned phnum = (unsigned)get_n(h + (is64 ? 56 : 44), 2, msb);
-
-	c->placed = true;
-	/* A table inspect refuses before it reads one is not caught. */
-	if (!fatelf_is_elf(h, sizeof(c->head)) || phnum == 0 || phnum == 0xffff || entsize != (is64 ? 56u : 32u) ||
-	    phoff > UINT64_MAX - (uint64_t)phnum * entsize)
-		return 0;
-	c->tab_off = phoff;
-	c->tab_len = (uint64_t)phnum * entsize;
-	c->tab = calloc(1, (size_t)c->tab_len);
-	if (!c->tab)
-		return -ENOMEM;
-	/* A 32-bit table may start inside the 64 bytes of the head. */
-	catch_range(c->tab, c->tab_off, c->tab_len, c->head, 0, sizeof(c->head));
-	return 0;
-}
-
-static int catch_block(struct elfcatch *c, const void *buf, uint64_t off, size_t len)
-{
-	catch_range(c->head, 0, sizeof(c->head), buf, off, len);
-	if (!c->placed && off + len >= sizeof(c->head)) {
-		int r = catch_place(c);
-
-		if (r < 0)
-			return r;
-	}
-	if (c->tab)
-		catch_range(c->tab, c->tab_off, c->tab_len, buf, off, len);
-	return 0;
-}
-
-/* Random access over what was caught; anything else is not there. */
-static ssize_t catch_pread(const fatelf_reader *r, void *buf, size_t len, uint64_t off)
-{
-	const struct elfcatch *c = r->ctx;
-
-	if (off <= sizeof(c->head) && len <= sizeof(c->head) - off) {
-		memcpy(buf, c->head + off, len);
-		return (ssize_t)len;
-	}
-	if (c->tab && off >= c->tab_off && off - c->tab_off <= c->tab_len && len <= c->tab_len - (off - c->tab_off)) {
-		memcpy(buf, c->tab + (off - c->tab_off), len);
-		return (ssize_t)len;
-	}
-	return -EIO;
-}
-
 /* it's ELF checks, as glue makes them, over what was caught of it. */
-static int catch_inspect(struct indexer *ix, struct elfcatch *c, fatelf_unify_item *it)
+static int catch_inspect(struct indexer *ix, fatelf_elfcatch *c, fatelf_unify_item *it)
 {
-	fatelf_reader rd = { .pread = catch_pread, .size = it->size, .ctx = c, .fd = -1 };
 	fatelf_elfinfo info = { 0 };
 	fatelf_diag inner;
+	int r;
 
-	if (!c->placed) {
-		int r = catch_place(c);
-
-		if (r < 0)
-			return fatelf_diag_set(ix->d, r, -1, "out of memory");
-	}
 	fatelf_diag_clear(&inner);
-	it->elf_r = fatelf_elf_inspect(&rd, 0, it->size, -1, &info, &inner);
+	r = fatelf_elfcatch_inspect(c, it->size, &info, &inner);
+	if (r == -ENOMEM)
+		return fatelf_diag_set(ix->d, r, -1, "out of memory");
+	it->elf_r = r;
 	it->max_align = info.max_align;
 	if (it->elf_r < 0 && !(it->elf_msg = strdup(inner.msg)))
 		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
@@ -297,7 +211,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 			return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
 		break;
 	case AE_IFREG: {
-		struct elfcatch c = { 0 };
+		fatelf_elfcatch c = { 0 };
 		const void *buf;
 		size_t len;
 		la_int64_t off;
@@ -324,9 +238,9 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 			it.ctime_nsec = archive_entry_ctime_nsec(e);
 		}
 		while ((ar = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-			r = catch_block(&c, buf, (uint64_t)off, len);
+			r = fatelf_elfcatch_block(&c, buf, (uint64_t)off, len);
 			if (r < 0) {
-				free(c.tab);
+				fatelf_elfcatch_done(&c);
 				return fatelf_diag_set(ix->d, r, -1, "out of memory");
 			}
 			r = hash_zeros(ix->q, &it.size, (uint64_t)off);       /* a hole */
@@ -341,13 +255,13 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		if (r == 0)
 			r = fatelf_hashq_end(ix->q);
 		if (r < 0 || ar != ARCHIVE_EOF) {
-			free(c.tab);
+			fatelf_elfcatch_done(&c);
 			return r < 0 ? fatelf_diag_set(ix->d, r, -1, "hashing: %s", fatelf_strerror(r)) : archive_fail(ix, a);
 		}
 		it.elf = elf_target(c.head, (size_t)MIN(it.size, (uint64_t)sizeof(c.head)), &it.target);
 		it.fat = fatelf_is_fatelf(c.head, (size_t)MIN(it.size, (uint64_t)sizeof(c.head)));
 		r = it.elf ? catch_inspect(ix, &c, &it) : 0;
-		free(c.tab);
+		fatelf_elfcatch_done(&c);
 		if (r < 0) {
 			free(it.elf_msg);
 			return r;

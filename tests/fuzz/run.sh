@@ -18,7 +18,8 @@
 # fuzz_binfmt with entry texts in the kernel's /proc/sys/fs/binfmt_misc
 # format; fuzz_elfdyn with real ELF files built here by gcc and the cross
 # compilers that are installed ($ORIGIN RUNPATH and RPATH, static, 32-bit,
-# big endian). It prints "ok N - TARGET ..." or "not ok N - TARGET ..."
+# big endian), and fuzz_elfcatch with the same files. It prints
+# "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
 # sanitizer or is missing. Work files go to the build tree's fuzz/
 # directory; crash inputs are kept in its artifacts/ directory.
@@ -186,7 +187,7 @@ run_one() {
 	fuzz_varlink) seeds=seeds-varlink ;;
 	fuzz_dispatch) seeds=seeds-dispatch ;;
 	fuzz_binfmt) seeds=seeds-binfmt ;;
-	fuzz_elfdyn) seeds=seeds-elfdyn ;;
+	fuzz_elfdyn | fuzz_elfcatch) seeds=seeds-elfdyn ;;
 	fuzz_deb) seeds=seeds-deb ;;
 	*) seeds=seeds ;;
 	esac
