@@ -100,6 +100,7 @@ struct install {
 	char unverified[17];            /* signed by this key, not trusted: read as unsigned */
 	store_package old;
 	bool have_old;
+	int64_t pkg_id;                 /* the package's row, once the commit wrote it */
 	const char *kind;
 	struct ient *ents;
 	size_t nents;
@@ -381,10 +382,15 @@ static bool disk_settled(const struct stat *st)
 	return clock_gettime(CLOCK_REALTIME_COARSE, &now) == 0 && ns_of(&st->st_ctim) < ns_of(&now);
 }
 
-static bool disk_matches(const store_disk *k, const struct stat *st)
+/* Whether st is still the file of row k: its lstat as recorded, or (by
+ * its package) as staged, changed last no later than settled, when every
+ * rename of the transaction that put it there was done. */
+static bool disk_matches(const store_disk *k, const struct stat *st, int64_t settled)
 {
-	return k->known && k->size == (uint64_t)st->st_size && k->ino == (uint64_t)st->st_ino &&
-	       k->mtime_ns == ns_of(&st->st_mtim) && k->ctime_ns == ns_of(&st->st_ctim);
+	if (!k->known || k->size != (uint64_t)st->st_size || k->ino != (uint64_t)st->st_ino ||
+	    k->mtime_ns != ns_of(&st->st_mtim))
+		return false;
+	return k->by_package ? settled > 0 && ns_of(&st->st_ctim) <= settled : k->ctime_ns == ns_of(&st->st_ctim);
 }
 
 /*
@@ -428,7 +434,7 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 	/* As the engine leaves a file it writes: its mode, its owner. */
 	if ((st->st_mode & 07777) != mode || st->st_uid != x->euid)
 		return 0;
-	if (disk_matches(&row->disk, st)) {
+	if (disk_matches(&row->disk, st, x->old.disk_settled_ns)) {
 		ie->disk = row->disk;
 	} else {
 		if (eng_hash_file_stat(x->e, ie->path, hex, &size, &hst, NULL) < 0)
@@ -1576,7 +1582,7 @@ static int inst_end(void *ctx, const fatelf_bundle_entry *be, int status, fatelf
 		if (status == 0) {
 			struct stat st;
 
-			/* to tell the file after its rename (record_disk) */
+			/* to tell the file after its rename (by_package rows) */
 			if (fstat(fd, &st) == 0) {
 				ie->staged_ino = (uint64_t)st.st_ino;
 				ie->staged_size = (uint64_t)st.st_size;
@@ -1654,6 +1660,16 @@ static int add_file_row(struct install *x, int64_t id, const fatelf_bundle_entry
 		f.installed_size = ie->rare->old_installed_size;
 		f.installed_sha256 = ie->rare->old_installed_sha256;
 	}
+	else if (ie->staged && ie->staged_ino)
+		/* as staged: its rename changes only its ctime, which the
+		 * package's disk_settled_ns bounds (record_settled) */
+		f.disk = (store_disk) {
+			.known = true,
+			.by_package = true,
+			.size = ie->staged_size,
+			.ino = ie->staged_ino,
+			.mtime_ns = ie->staged_mtime_ns,
+		};
 	if (row_op == ROW_REPLACE_RECORDS && (q = store_records_delete(x->e->st, ie->path, d)) < 0)
 		return q;
 	q = row_op == ROW_ADD ? store_file_add(x->e->st, &f, d) : store_file_replace(x->e->st, &f, d);
@@ -1713,6 +1729,7 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	}
 	if (q < 0)
 		return q;
+	x->pkg_id = id;
 	for (size_t i = 0; i < x->taken.n; i++) {
 		q = store_file_delete(e->st, x->taken.v[i], d);
 		if (q < 0 && q != -ENOENT)
@@ -1808,31 +1825,30 @@ static int finish_result(struct install *x, engine_result *ret)
 }
 
 /*
- * After the commit: what each file written looks like on disk now that it
- * is renamed into place (the rename changed its ctime), when it is still
- * the file staged. Best effort, in one store transaction: a file without
- * a record is hashed by the next upgrade instead; so the transaction is
- * not synced.
+ * After the commit and every rename: the time before which they all
+ * happened, on the package row (disk_settled_ns), so that the files'
+ * rows, written at the commit with what each staged file looked like,
+ * tell the renamed files (store_disk.by_package): one row for the whole
+ * transaction, however many files it wrote. It waits (one clock tick at
+ * most) until the file system's clock has passed that time, so that any
+ * later change of a file gets a later change time. Best effort: a package
+ * whose time is not recorded has its files hashed by the next upgrade
+ * instead, so the transaction is not synced.
  */
-static void record_disk(struct install *x)
+static void record_settled(struct install *x)
 {
 	engine *e = x->e;
-	_cleanup_close_ int dirfd = -1;
-	const char *dir = NULL, *base;
-	size_t dirlen = 0;
-	struct timespec t0, now;
-	bool open = true;
+	struct timespec t0, now = { 0 };
 
-	/* Every rename is done: waits (one clock tick at most) until their
-	 * change times are older than the current tick, so that they may
-	 * be recorded (disk_settled). */
-	if (clock_gettime(CLOCK_REALTIME, &t0) < 0)
+	if (x->pkg_id <= 0 || clock_gettime(CLOCK_REALTIME, &t0) < 0)
 		return;
 	for (int i = 0; i < 100; i++) {
 		if (clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0 || ns_of(&now) > ns_of(&t0))
 			break;
 		(void)nanosleep(&(struct timespec) { .tv_nsec = 1000000 }, NULL);
 	}
+	if (ns_of(&now) <= ns_of(&t0))
+		return;
 	/* A cache: a power cut that loses it costs the next upgrade a hash
 	 * of each file, so its commit does not wait for the disk. */
 	if (store_set_durable(e->st, false, NULL) < 0)
@@ -1841,35 +1857,7 @@ static void record_disk(struct install *x)
 		(void)store_set_durable(e->st, true, NULL);
 		return;
 	}
-	for (size_t i = 0; i < x->nents; i++) {
-		const struct ient *ie = &x->ents[i];
-		size_t n = (size_t)(eng_base_of(ie->path) - ie->path);
-		struct stat st;
-		store_disk k;
-
-		if (ent_of(x, ie)->type != FATELF_ENTRY_FILE || !ie->staged || ie->keep_admin)
-			continue;
-		/* The manifest lists a directory's files together: one open each. */
-		if (!dir || n != dirlen || memcmp(dir, ie->path, n) != 0) {
-			closep(&dirfd);
-			dirfd = eng_open_parent(e, ie->path, &base, NULL);
-			dir = ie->path;
-			dirlen = n;
-		}
-		if (dirfd < 0 ||
-		    fstatat(dirfd, eng_base_of(ie->path), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != ie->staged_ino ||
-		    (uint64_t)st.st_size != ie->staged_size || ns_of(&st.st_mtim) != ie->staged_mtime_ns ||
-		    !disk_settled(&st))
-			continue;
-		k = disk_of(&st);
-		if (store_file_set_disk(e->st, ie->path, &k, NULL) < 0) {
-			store_rollback(e->st, NULL);
-			open = false;
-			break;
-		}
-	}
-	if (open && store_commit(e->st, NULL) < 0)
+	if (store_package_set_settled(e->st, x->pkg_id, ns_of(&t0), NULL) < 0 || store_commit(e->st, NULL) < 0)
 		store_rollback(e->st, NULL);
 	(void)store_set_durable(e->st, true, NULL);
 }
@@ -2021,7 +2009,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 	if (q < 0)
 		goto out;
 	eng_tx_failpoint(&x.tx, "before-disk-record");
-	record_disk(&x);
+	record_settled(&x);
 	eng_tx_failpoint(&x.tx, "after-disk-record");
 	q = finish_result(&x, ret);
 	if (q == 0) {

@@ -44,6 +44,7 @@ enum stmt_id {
 	STMT_FILES_DELETE_PACKAGE,
 	STMT_FILE_SET_INSTALLED,
 	STMT_FILE_SET_DISK,
+	STMT_PACKAGE_SET_SETTLED,
 	STMT_FILES_ALL,
 	STMT_RECORD_ADD,
 	STMT_RECORDS_OF,
@@ -77,7 +78,7 @@ enum stmt_id {
 	_STMT_MAX,
 };
 
-#define PACKAGE_COLUMNS "id, name, version, summary, vendor, signer_keyid, installed_at, policy"
+#define PACKAGE_COLUMNS "id, name, version, summary, vendor, signer_keyid, installed_at, policy, disk_settled_ns"
 #define FILE_COLUMNS \
 	"f.path, f.package_id, f.type, f.mode, f.size, f.sha256, f.link_target, f.config, " \
 	"f.kind, f.installed_form, f.installed_size, f.installed_sha256, " \
@@ -151,6 +152,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_FILE_SET_INSTALLED] =
 		"UPDATE files SET installed_form = ?2, installed_size = ?3, installed_sha256 = ?4 "
 		"WHERE path = ?1",
+	[STMT_PACKAGE_SET_SETTLED] = "UPDATE packages SET disk_settled_ns = ?2 WHERE id = ?1",
 	[STMT_FILE_SET_DISK] =
 		"UPDATE files SET disk_size = ?2, disk_ino = ?3, disk_mtime_ns = ?4, disk_ctime_ns = ?5 "
 		"WHERE path = ?1",
@@ -776,6 +778,7 @@ static void package_from_row(sqlite3_stmt *st, store_package *p)
 		.signer_keyid = column_text(st, 5),
 		.installed_at = sqlite3_column_int64(st, 6),
 		.policy = column_text(st, 7),
+		.disk_settled_ns = sqlite3_column_int64(st, 8),
 	};
 }
 
@@ -791,6 +794,7 @@ static int package_copy(const store_package *row, store_package *ret, fatelf_dia
 		.signer_keyid = strdup_or_null(row->signer_keyid),
 		.installed_at = row->installed_at,
 		.policy = strdup_or_null(row->policy),
+		.disk_settled_ns = row->disk_settled_ns,
 	};
 
 	if (!copy.name || !copy.version || !copy.summary || !copy.vendor || !copy.policy ||
@@ -993,7 +997,8 @@ static void bind_disk(sqlite3_stmt *st, int n, const store_disk *k)
 	sqlite3_bind_int64(st, n, (sqlite3_int64)k->size);
 	sqlite3_bind_int64(st, n + 1, (sqlite3_int64)k->ino);
 	sqlite3_bind_int64(st, n + 2, k->mtime_ns);
-	sqlite3_bind_int64(st, n + 3, k->ctime_ns);
+	if (!k->by_package)
+		sqlite3_bind_int64(st, n + 3, k->ctime_ns);
 }
 
 /* Binds the 16 columns of STMT_FILE_ADD and STMT_FILE_REPLACE. */
@@ -1118,10 +1123,12 @@ static int file_from_row(sqlite3_stmt *st, store_file *f, fatelf_diag *d)
 		.installed_size = (uint64_t)sqlite3_column_int64(st, 10),
 		.installed_sha256 = column_text(st, 11),
 	};
-	/* All four or nothing: a row with any of them NULL is not known. */
+	/* All four, or the first three (by_package): a row with any other
+	 * of them NULL is not known. */
 	if (sqlite3_column_type(st, 12) != SQLITE_NULL && sqlite3_column_type(st, 13) != SQLITE_NULL &&
-	    sqlite3_column_type(st, 14) != SQLITE_NULL && sqlite3_column_type(st, 15) != SQLITE_NULL) {
+	    sqlite3_column_type(st, 14) != SQLITE_NULL) {
 		f->disk.known = true;
+		f->disk.by_package = sqlite3_column_type(st, 15) == SQLITE_NULL;
 		f->disk.size = (uint64_t)sqlite3_column_int64(st, 12);
 		f->disk.ino = (uint64_t)sqlite3_column_int64(st, 13);
 		f->disk.mtime_ns = sqlite3_column_int64(st, 14);
@@ -1376,6 +1383,24 @@ int store_file_set_disk(store *s, const char *path, const store_disk *disk, fate
 		return r;
 	if (sqlite3_changes(s->db) == 0)
 		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
+	return 0;
+}
+
+int store_package_set_settled(store *s, int64_t package_id, int64_t ns, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_PACKAGE_SET_SETTLED, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	sqlite3_bind_int64(st, 2, ns);
+	r = stmt_done(s, st, "recording when the files settled", d);
+	if (r < 0)
+		return r;
+	if (sqlite3_changes(s->db) == 0)
+		return fatelf_diag_set(d, -ENOENT, -1, "no package has id %lld", (long long)package_id);
 	return 0;
 }
 

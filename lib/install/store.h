@@ -165,6 +165,7 @@ typedef struct store_package {
 	const char *signer_keyid; /* NULL when unsigned */
 	int64_t installed_at;   /* seconds since the epoch */
 	const char *policy;
+	int64_t disk_settled_ns; /* read only: 0 for NULL (store_disk.by_package) */
 } store_package;
 
 /* -EEXIST when a package of that name is installed. */
@@ -201,6 +202,9 @@ int store_package_count(store *s, uint64_t *ret, fatelf_diag *d);
  * (lstat): an upgrade leaves a file in place when it still looks so. */
 typedef struct store_disk {
 	bool known;             /* false: NULL columns, hash the file instead */
+	/* the file as staged, its ctime NULL: it still looks so while its
+	 * ctime is at most its package's disk_settled_ns */
+	bool by_package;
 	uint64_t size;
 	uint64_t ino;
 	int64_t mtime_ns;
@@ -256,6 +260,10 @@ int store_file_set_installed(store *s, const char *path, store_form installed_fo
 /* Sets (or, with disk->known false, clears) what the file looked like on
  * disk; -ENOENT when unowned. */
 int store_file_set_disk(store *s, const char *path, const store_disk *disk, fatelf_diag *d);
+/* Records that every file the package's last transaction renamed into
+ * place did so before ns (store_disk.by_package); -ENOENT when no
+ * package has that id. */
+int store_package_set_settled(store *s, int64_t package_id, int64_t ns, fatelf_diag *d);
 /* Calls cb for every file of every package, by path (verify all, thin
  * all); a negative return from cb stops the walk and is returned. A
  * stream rather than an array: a store may hold millions of files, and

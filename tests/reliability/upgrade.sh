@@ -77,6 +77,8 @@ daemon_start base || t_done
 check_exit 0 "install up 1.0" ctl install "$T_WORK/up-1.0.fatbundle"
 check_eq "every file of 1.0 has its lstat recorded after the install" 0 \
 	"$(db "SELECT count(*) FROM files WHERE type = 'file' AND disk_ino IS NULL")"
+check_eq "... as staged (no change time in a file row: no second write of each), and the package's settled time" "0 1" \
+	"$(db "SELECT count(*) FROM files WHERE disk_ctime_ns IS NOT NULL") $(db "SELECT count(*) FROM packages WHERE disk_settled_ns > 0")"
 daemon_stop
 cp -a "$T_WORK/base" "$T_WORK/base-v1"
 daemon_start base || t_done
