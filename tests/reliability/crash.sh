@@ -34,7 +34,7 @@
 #   after-final-sync      after it
 #   before-journal-clear  before the journal rows are dropped
 #   after-journal-clear   the transaction is done, the reply not yet sent
-#   before-disk-record    install and upgrade: before the written files' lstat is recorded
+#   before-disk-record    install and upgrade: before the package's settled time is recorded
 #   after-disk-record     after it
 #
 # Each also fires with the transaction's kind as a prefix (install.,

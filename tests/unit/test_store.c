@@ -977,6 +977,41 @@ START_TEST(test_lazy_commit_applies)
 }
 END_TEST
 
+/* A file's disk columns as staged (by_package: no change time) read back
+ * so, and the package's settled time is one row, 0 until it is set. */
+START_TEST(test_disk_by_package)
+{
+	fatelf_diag d = { 0 };
+	store_package p;
+	store_file f;
+
+	tu_tmpdir();
+	store *s = open_ok();
+	int64_t a = add_package(s, "a", "1");
+	add_file(s, a, "/a/one");
+	ck_assert_int_eq(store_package_get(s, "a", &p, &d), 0);
+	ck_assert_int_eq(p.disk_settled_ns, 0);
+	store_package_done(&p);
+	ck_assert_int_eq(store_file_set_disk(s, "/a/one", &(store_disk) { .known = true, .by_package = true,
+		.size = 10, .ino = 7, .mtime_ns = 1, .ctime_ns = 99 }, &d), 0);
+	ck_assert_int_eq(store_package_set_settled(s, a, 12345, &d), 0);
+	ck_assert_int_eq(store_package_set_settled(s, a + 100, 1, &d), -ENOENT);
+	ck_assert_int_eq(store_file_get(s, "/a/one", &f, NULL, &d), 0);
+	ck_assert(f.disk.known && f.disk.by_package);
+	ck_assert_uint_eq(f.disk.size, 10);
+	ck_assert_uint_eq(f.disk.ino, 7);
+	ck_assert_int_eq(f.disk.mtime_ns, 1);
+	store_file_done(&f);
+	ck_assert_int_eq(store_package_get(s, "a", &p, &d), 0);
+	ck_assert_int_eq(p.disk_settled_ns, 12345);
+	store_package_done(&p);
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files WHERE path = '/a/one' AND disk_ctime_ns IS NULL "
+				     "AND disk_ino = 7"), 1);
+	ck_assert_int_eq(sql_int(DB, "SELECT disk_settled_ns FROM packages WHERE name = 'a'"), 12345);
+}
+END_TEST
+
 static int stop_at_second(const store_file *f, void *userdata)
 {
 	int *seen = userdata;
@@ -1850,6 +1885,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_file_delete_cascades);
 	tcase_add_test(tc, test_file_replace);
 	tcase_add_test(tc, test_lazy_commit_applies);
+	tcase_add_test(tc, test_disk_by_package);
 	tcase_add_test(tc, test_files_all);
 	tcase_add_test(tc, test_dirs);
 	tcase_add_test(tc, test_dir_modes);
