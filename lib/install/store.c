@@ -611,6 +611,16 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 				       "database schema version %lld is newer than this program's %zu",
 				       (long long)v, store_migrations_count);
 
+	/* A new database gets pages of 1 KiB (SQLite's default is 4 KiB):
+	 * an upgrade rewrites the page of each file row it changes, and the
+	 * rows of the files that change are spread over the whole table, so
+	 * the log and its checkpoint write a page per changed file. Only
+	 * before the first table is made does this take effect. */
+	if (v == 0) {
+		r = db_exec(db, "PRAGMA page_size = " TEXT_OF(STORE_PAGE_SIZE), "setting the page size", d);
+		if (r < 0)
+			return r;
+	}
 	r = db_exec(db, "PRAGMA journal_mode = WAL", "setting WAL mode", d);
 	if (r < 0)
 		return r;

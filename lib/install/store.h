@@ -144,6 +144,11 @@ void store_read_end(store *s);
  */
 int store_set_durable(store *s, bool durable, fatelf_diag *d);
 
+/* The page size of a new database, and the log's size, in pages (64 MiB),
+ * past which a commit copies it into the database itself. */
+#define STORE_PAGE_SIZE 1024
+#define STORE_WAL_CHECKPOINT_PAGES 65536
+
 /*
  * Copies what the write-ahead log holds into the database, as far as no
  * reader holds it back. Commits do that themselves only once the log
@@ -152,7 +157,6 @@ int store_set_durable(store *s, bool durable, fatelf_diag *d);
  * last one's pages. Returns 0, or a negative code with nothing lost (the
  * log is still there).
  */
-#define STORE_WAL_CHECKPOINT_PAGES 16384
 int store_checkpoint(store *s, fatelf_diag *d);
 
 /* Packages */

@@ -254,6 +254,7 @@ START_TEST(test_fresh_database)
 	ck_assert_int_eq(store_migrations[0].version, 1);
 	ck_assert_str_eq(store_migrations[0].name, "0001-initial");
 	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA page_size"), STORE_PAGE_SIZE);
 	/* WAL is a property of the file, so a fresh connection sees it. */
 	{
 		sqlite3 *db = NULL;
@@ -285,6 +286,21 @@ START_TEST(test_foreign_keys_on)
 	ck_assert_ptr_nonnull(strstr(d.msg, "/usr/bin/x"));
 	store_close(s);
 	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM files"), 0);
+}
+END_TEST
+
+/* A database made before keeps its page size: the store's is set only
+ * on an empty file, and the schema is applied all the same. */
+START_TEST(test_older_page_size_kept)
+{
+	tu_tmpdir();
+	sql_exec(DB, "PRAGMA page_size = 4096; CREATE TABLE older (x); INSERT INTO older VALUES (1);");
+	store *s = open_ok();
+	add_package(s, "hello", "1.0");
+	store_close(s);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA page_size"), 4096);
+	ck_assert_int_eq(sql_int(DB, "PRAGMA user_version"), (int64_t)store_migrations_count);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM packages WHERE name = 'hello' AND disk_settled_ns IS NULL"), 1);
 }
 END_TEST
 
@@ -1886,6 +1902,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_file_replace);
 	tcase_add_test(tc, test_lazy_commit_applies);
 	tcase_add_test(tc, test_disk_by_package);
+	tcase_add_test(tc, test_older_page_size_kept);
 	tcase_add_test(tc, test_files_all);
 	tcase_add_test(tc, test_dirs);
 	tcase_add_test(tc, test_dir_modes);
