@@ -254,6 +254,39 @@ for b in o-tars o-revs; do
 	done
 done
 
+# ---- kill -9 while it writes: the output is the old file or the whole
+# new one, never part of one (the bundle goes to a hidden temp name
+# beside it, renamed over it at the end)
+for a in amd64 arm64; do
+	rm -rf "k-$a" && cp -a "o-$a" "k-$a"
+	head -c 40000000 /dev/urandom >"k-$a/usr/share/doc/hello/big.dat"
+done
+cp "k-amd64/usr/share/doc/hello/big.dat" "k-arm64/usr/share/doc/hello/big.dat"
+tar -C k-arm64 --sort=name -cf - . | zstd -q -1 >k-arm64.tar.zst
+cp o-tars.fatbundle k-out.fatbundle
+cp k-out.fatbundle k-old.fatbundle
+kills=0 olds=0 news=0
+for delay in 0.05 0.2 0.4 0.8 1.5; do
+	"$FATELF" bundle create -o k-out.fatbundle --name hello --version 1.0-1 --per-arch usr/share/doc/hello/ARCH \
+		--from amd64=k-amd64 --from arm64=k-arm64.tar.zst >/dev/null 2>&1 &
+	pid=$!
+	sleep "$delay"
+	kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
+	wait "$pid" 2>/dev/null
+	if cmp -s k-out.fatbundle k-old.fatbundle; then
+		olds=$((olds + 1))
+	elif "$FATELF" bundle verify k-out.fatbundle >/dev/null 2>&1; then
+		news=$((news + 1))
+		cp k-out.fatbundle k-old.fatbundle
+	else
+		fail "kill -9 after $delay s left k-out.fatbundle neither the old bundle nor a whole new one"
+	fi
+	find . -maxdepth 1 -name '.fatelf.k-out.fatbundle.*' -delete
+done
+echo "# kill -9 of create --from: $kills killed; the output was the old bundle $olds times, a whole new one $news times"
+check_eq "kill -9 at 5 points while it writes: the output is always the old bundle or a whole new one" 5 $((olds + news))
+check "... and at least one kill landed while it ran" test "$kills" -ge 1
+
 # ---- .debs
 mkdeb() { # ARCH VERSION [SCRIPT]
 	local a=$1 d=deb-$1-$2${3:+-$3}
