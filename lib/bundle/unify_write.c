@@ -925,6 +925,19 @@ static int put_fn(struct uw *w, const void *buf, size_t len, void *ctx)
 	return fatelf_bundle_archive_data(p->a, p->e, buf, len, w->d);
 }
 
+/* Entry i's member, the bytes of source s's item: from in, a stream
+ * standing at it, or (NULL) the directory source's file. */
+static int put_item(struct uw *w, size_t i, size_t s, struct archive *in)
+{
+	struct put p = { .a = w->out, .e = &w->m->entries[i] };
+	int r = fatelf_bundle_archive_header(w->out, &w->bo, p.e, w->d);
+
+	if (r == 0)
+		r = item_bytes(w, s, in, item_at(w, w->went[i].dec, s), put_fn, &p);
+	w->done[i] = true;
+	return r;
+}
+
 /* Source s's stream one entry on: 1, or 0 at its end. */
 static int cur_next(struct uw *w, size_t s)
 {
@@ -977,18 +990,11 @@ static int cur_put(struct uw *w, size_t s)
 {
 	struct cur *c = &w->cur[s];
 	size_t i = cur_entry(w, s);
-	struct put p = { .a = w->out };
-	int r;
 
 	if (i == FATELF_UNIFY_NONE)
 		return 0;
-	p.e = &w->m->entries[i];
-	r = fatelf_bundle_archive_header(w->out, &w->bo, p.e, w->d);
-	if (r == 0)
-		r = item_bytes(w, s, fatelf_unify_stream_archive(c->st), item_at(w, w->went[i].dec, s), put_fn, &p);
 	c->on = false;
-	w->done[i] = true;
-	return r;
+	return put_item(w, i, s, fatelf_unify_stream_archive(c->st));
 }
 
 /*
@@ -1119,12 +1125,7 @@ static int write_members(struct uw *w)
 			if (dirs_only)
 				r = put_glued(w, i);
 		} else if (w->is_dir[s] && !waits(w, i)) {
-			struct put p = { .a = w->out, .e = e };
-
-			r = fatelf_bundle_archive_header(w->out, &w->bo, e, w->d);
-			if (r == 0)
-				r = item_bytes(w, s, NULL, item_at(w, k, s), put_fn, &p);
-			w->done[i] = true;
+			r = put_item(w, i, s, NULL);
 		}
 	}
 	for (size_t s = 0; s < w->n && lead == FATELF_UNIFY_NONE; s++)
@@ -1157,12 +1158,7 @@ static int write_members(struct uw *w)
 		if (w->glue_of[k] != FATELF_UNIFY_NONE) {
 			r = put_glued(w, i);
 		} else if (w->is_dir[s]) {
-			struct put p = { .a = w->out, .e = &w->m->entries[i] };
-
-			r = fatelf_bundle_archive_header(w->out, &w->bo, p.e, w->d);
-			if (r == 0)
-				r = item_bytes(w, s, NULL, item_at(w, k, s), put_fn, &p);
-			w->done[i] = true;
+			r = put_item(w, i, s, NULL);
 		} else {
 			r = cur_seek(w, s, item_at(w, k, s));
 			if (r == 0)

@@ -685,6 +685,26 @@ START_TEST(test_create_tar_changed)
 		 "tar -C b -cf b2.tar .", t, elf);
 	ck_assert_int_eq(system(cmd), 0);
 	expect_changed(&uo, &c, out, "entry 'usr/bin/prog'", tb);
+
+	/* swapped for one cut short inside that image: refused, naming the
+	 * tar, and the output's callback ran (nothing else to clean up) */
+	snprintf(cmd, sizeof(cmd), "set -e; cd %1$s; tar -C b -cf b.tar .; tar -C b -cf b2.tar .; "
+		 "truncate -s $(( $(stat -c %%s b2.tar) / 2 )) b2.tar", t);
+	ck_assert_int_eq(system(cmd), 0);
+	{
+		fatelf_unify_result res;
+		fatelf_diag d;
+		int r;
+
+		c.o.fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		ck_assert_int_ge(c.o.fd, 0);
+		c.o.calls = 0;
+		r = fatelf_unify_create(&uo, &res, &d);
+		ck_assert_msg(r == -FATELF_E_ARCHIVE || r == -EIO, "%d: %s", r, d.msg);
+		ck_assert_uint_eq(c.o.calls, 1);
+		ck_assert_msg(strstr(d.msg, tb) || strstr(d.subject, tb), "%s | %s", d.subject, d.msg);
+		close(c.o.fd);
+	}
 }
 END_TEST
 
