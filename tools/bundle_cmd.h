@@ -34,6 +34,13 @@ int bundle_open(const char *path, fatelf_diag *d);
  * where the message names the entry. Returns the exit status. */
 int bundle_report(const char *path, const fatelf_diag *d, int r);
 
+/* A minisign secret key from path; an encrypted one is decrypted with
+ * password_file's first line, else a password asked on the terminal. */
+int bundle_load_seckey(const char *path, const char *password_file, fatelf_ms_seckey *ret, fatelf_diag *d);
+
+/* fatelf repo (cmd_repo.c): the repository verbs. */
+int cmd_repo(int argc, char **argv);
+
 /* Trusted public keys, one per --key option */
 #define BUNDLE_MAX_KEYS 16
 

@@ -72,6 +72,7 @@ extern const char cmd_thin_usage[];
 extern const char cmd_verify_usage[];
 extern const char cmd_targets_usage[];
 extern const char cmd_bundle_usage[];
+extern const char cmd_repo_usage[];
 
 /* Historical front ends (compat.c): true when name is one of them. */
 bool compat_is_name(const char *name);

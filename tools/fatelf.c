@@ -31,6 +31,7 @@ static const struct fatelf_cmd commands[] = {
 	{ "verify",   "Tell whether a file has a record for a target",     cmd_verify,   cmd_verify_usage },
 	{ "targets",  "Show this machine's targets and binfmt_misc state", cmd_targets,  cmd_targets_usage },
 	{ "bundle",   "Create, inspect, verify and extract fat bundles",   cmd_bundle_exec, cmd_bundle_usage },
+	{ "repo",     "Make and keep a repository of fat packages",        cmd_bundle_exec, cmd_repo_usage },
 	{ "help",     "Show help for a command",                           cmd_help_command, cmd_help_usage },
 };
 

@@ -109,6 +109,15 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	E(DIR_UNSAFE, "an existing directory is owned or writable by someone other than root"),
 	E(NAME_RESERVED, "an entry is named like the engine's temp files (.fatelf.*)"),
 #undef E
+#define C(id, t) [FATELF_E_##id - FATELF_E_BASE] = { "FATELF_E_" #id, t }
+	C(REPO_FORMAT, "not a fatelf repository"),
+	C(REPO_INDEX, "invalid repository index"),
+	C(REPO_ROLLBACK, "the repository index is older than one already accepted"),
+	C(REPO_EXPIRED, "the repository index has expired"),
+	C(REPO_PACK, "invalid pack list"),
+	C(REPO_OBJECT, "corrupt repository object"),
+	C(REPO_MISSING, "the repository has no such file"),
+#undef C
 };
 
 static const struct code_text *lookup(int code)

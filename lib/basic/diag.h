@@ -82,6 +82,14 @@ enum fatelf_error_more {
 	ENGINE_E_LOCKED,                /* another process holds the state directory */
 	ENGINE_E_DIR_UNSAFE,            /* an existing directory another uid owns or may write in */
 	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
+	/* repositories (lib/bundle/repo*.c, doc/repository.md) */
+	FATELF_E_REPO_FORMAT,           /* not a repository, or its pointer file is broken */
+	FATELF_E_REPO_INDEX,            /* the index breaks its syntax or schema */
+	FATELF_E_REPO_ROLLBACK,         /* the index is older than one already accepted */
+	FATELF_E_REPO_EXPIRED,          /* the index's expiry has passed */
+	FATELF_E_REPO_PACK,             /* a pack list breaks its syntax or misses an object */
+	FATELF_E_REPO_OBJECT,           /* an object is corrupt: not zstd, wrong size or hash */
+	FATELF_E_REPO_MISSING,          /* a file of the repository is not there */
 	FATELF_E_MAX
 };
 

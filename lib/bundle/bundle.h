@@ -379,6 +379,16 @@ typedef struct fatelf_bundle_read_opts {
  */
 int fatelf_bundle_read(const fatelf_reader *src, const fatelf_bundle_read_opts *o,
 		       const fatelf_bundle_reader_ops *ops, fatelf_diag *d);
+/*
+ * The reader's first step on its own, for a source that holds a
+ * manifest and its signature apart (a repository): the signature
+ * checked by o's rules (keys, require_signature, untrusted_keyid)
+ * before the manifest is parsed with o's limits. *ret_signer is the key
+ * that verified, or NULL.
+ */
+int fatelf_bundle_check_manifest(const fatelf_bundle_read_opts *o, const void *manifest, size_t mlen,
+				 const char *sig, size_t slen, fatelf_manifest **ret,
+				 const fatelf_ms_pubkey **ret_signer, fatelf_diag *d);
 /* The same over an fd (any kind: file, pipe, socket; a regular file at
  * offset 0 is mapped, see fatelf_reader_file). */
 int fatelf_bundle_read_fd(int fd, const fatelf_bundle_read_opts *o,

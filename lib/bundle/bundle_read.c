@@ -543,31 +543,56 @@ static int payload_member(struct reader *r, struct archive_entry *ae, const char
  * and the caller learns the key's id. A signature that a trusted key does
  * not verify is an attack on that vendor's name and is always refused.
  */
-static int check_signature(struct reader *r, const uint8_t *manifest, size_t mlen, const char *sig,
-			   size_t slen, const fatelf_ms_pubkey **ret_signer)
+static int check_signature(const fatelf_bundle_read_opts *o, const uint8_t *manifest, size_t mlen,
+			   const char *sig, size_t slen, const fatelf_ms_pubkey **ret_signer, fatelf_diag *d)
 {
 	char id[FATELF_MS_KEYID_SIZE * 2 + 1] = "";
 	fatelf_ms_signature s;
 	int q;
 
-	q = fatelf_ms_verify(r->o->keys, r->o->nkeys, manifest, mlen, sig, slen, ret_signer, r->d);
+	q = fatelf_ms_verify(o->keys, o->nkeys, manifest, mlen, sig, slen, ret_signer, d);
 	if (q != -FATELF_E_SIG_KEY)
 		return q;
 	/* verify parsed it already: this cannot fail. */
 	if (fatelf_ms_sig_parse(sig, slen, &s, NULL) == 0)
 		fatelf_ms_keyid_format(s.keyid, id);
-	if (r->o->untrusted_keyid)
-		memcpy(r->o->untrusted_keyid, id, sizeof(id));
-	if (r->o->require_signature) {
-		if (r->o->nkeys == 0)
-			return fatelf_diag_set(r->d, -FATELF_E_SIG_KEY, -1,
+	if (o->untrusted_keyid)
+		memcpy(o->untrusted_keyid, id, sizeof(id));
+	if (o->require_signature) {
+		if (o->nkeys == 0)
+			return fatelf_diag_set(d, -FATELF_E_SIG_KEY, -1,
 					       "signed by key %s, but no trusted key is configured", id);
 		return q;
 	}
-	if (!r->o->untrusted_keyid)
+	if (!o->untrusted_keyid)
 		return q;
-	fatelf_diag_clear(r->d);
+	fatelf_diag_clear(d);
 	return 0;
+}
+
+int fatelf_bundle_check_manifest(const fatelf_bundle_read_opts *o, const void *manifest, size_t mlen,
+				 const char *sig, size_t slen, fatelf_manifest **ret,
+				 const fatelf_ms_pubkey **ret_signer, fatelf_diag *d)
+{
+	fatelf_bundle_limits lim = o->limits;
+	int q;
+
+	*ret_signer = NULL;
+	if (lim.max_path == 0 && lim.max_entries == 0 && lim.max_total == 0)
+		fatelf_bundle_limits_default(&lim);
+	if (mlen > fatelf_bundle_manifest_max(&lim))
+		return fatelf_diag_set(d, -FATELF_E_MANIFEST_TOO_BIG, -1, "the manifest is %zu bytes, the limit is %zu",
+				       mlen, fatelf_bundle_manifest_max(&lim));
+	/* The signature is checked before the manifest is trusted. */
+	if (o->require_signature && !sig)
+		return fatelf_diag_set(d, -FATELF_E_SIG_MISSING, -1,
+				       "the bundle has no " FATELF_SIGNATURE_NAME " and a signature is required");
+	if (sig && (o->nkeys > 0 || o->require_signature || o->untrusted_keyid)) {
+		q = check_signature(o, manifest, mlen, sig, slen, ret_signer, d);
+		if (q < 0)
+			return q;
+	}
+	return fatelf_manifest_parse(manifest, mlen, &lim, ret, d);
 }
 
 static int read_all(struct reader *r)
@@ -619,16 +644,7 @@ static int read_all(struct reader *r)
 	}
 	pending = ar != ARCHIVE_EOF;
 
-	/* The signature is checked before the manifest is trusted. */
-	if (r->o->require_signature && !sig)
-		return fatelf_diag_set(r->d, -FATELF_E_SIG_MISSING, -1,
-				       "the bundle has no " FATELF_SIGNATURE_NAME " and a signature is required");
-	if (sig && (r->o->nkeys > 0 || r->o->require_signature || r->o->untrusted_keyid)) {
-		q = check_signature(r, manifest, mlen, (const char *)sig, slen, &signer);
-		if (q < 0)
-			return q;
-	}
-	q = fatelf_manifest_parse(manifest, mlen, &lim, &r->m, r->d);
+	q = fatelf_bundle_check_manifest(r->o, manifest, mlen, (const char *)sig, slen, &r->m, &signer, r->d);
 	if (q < 0)
 		return q;
 	/* The parsed form is all that is used from here on: the text (tens

@@ -234,6 +234,12 @@ typedef struct engine_install_opts {
 	 * its own error; it returns r to leave the read's error standing. */
 	int (*source_failed)(void *source_ctx, int r, fatelf_diag *d);
 	void *source_ctx;
+	/* Another source than a bundle (src is then unused): drives ops as
+	 * fatelf_bundle_read does, with ro's keys, limits and handover; a
+	 * repository's objects (fatelf_repo_read) are read this way. */
+	int (*drive)(void *drive_ctx, const fatelf_bundle_read_opts *ro, const fatelf_bundle_reader_ops *ops,
+		     fatelf_diag *d);
+	void *drive_ctx;
 } engine_install_opts;
 
 /*

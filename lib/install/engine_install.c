@@ -1961,7 +1961,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 	if (!x.h)
 		return -ENOMEM;
 
-	q = fatelf_bundle_read(src, &ro, &ops, d);
+	q = x.o->drive ? x.o->drive(x.o->drive_ctx, &ro, &ops, d) : fatelf_bundle_read(src, &ro, &ops, d);
 	store_read_end(e->st);  /* a preflight that failed */
 	/* NULL unless the read succeeded */
 	x.m = !x.kept_m ? NULL : x.view_of ? &x.view : x.kept_m;

@@ -1,0 +1,474 @@
+/*
+ * Unit tests for installs from a repository's objects (fatelf_repo_read
+ * driving the install engine): the installed tree equals a bundle
+ * install of the same package under each policy, a native install asks
+ * for one record of a two-record FatELF file and nothing else, an
+ * upgrade asks only for the objects that changed, and a corrupt object
+ * or a manifest signed by an untrusted key leaves nothing installed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfgen.h"
+#include "engine_private.h"
+#include "hex.h"
+#include "macro.h"
+#include "repo.h"
+#include "testutil.h"
+
+struct img {
+	uint8_t *buf;
+	size_t len;
+};
+
+static struct img x86, arm, fat;
+static fatelf_ms_seckey sk, other_sk;
+static fatelf_ms_pubkey pk, other_pk;
+static char top[PATH_MAX];
+
+static void key_from_seed(uint8_t seed_byte, uint8_t id_byte, fatelf_ms_seckey *ret_sk, fatelf_ms_pubkey *ret_pk)
+{
+	uint8_t seed[32], pub[32];
+	size_t len = sizeof(pub);
+	EVP_PKEY *k;
+
+	for (unsigned i = 0; i < 32; i++)
+		seed[i] = (uint8_t)(seed_byte + 13 * i);
+	k = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof(seed));
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(EVP_PKEY_get_raw_public_key(k, pub, &len), 1);
+	EVP_PKEY_free(k);
+	for (unsigned i = 0; i < FATELF_MS_KEYID_SIZE; i++)
+		ret_sk->keyid[i] = ret_pk->keyid[i] = (uint8_t)(id_byte + i);
+	memcpy(ret_sk->sk, seed, 32);
+	memcpy(ret_sk->sk + 32, pub, 32);
+	memcpy(ret_pk->pk, pub, 32);
+}
+
+static struct img make_img(uint16_t machine, size_t size, uint32_t seed)
+{
+	elfgen_opts o;
+	struct img im;
+
+	elfgen_defaults(&o, machine, FATELF_CLASS64, FATELF_DATA2LSB);
+	o.size = size;
+	o.seed = seed;
+	im.buf = elfgen_make(&o, &im.len);
+	ck_assert_ptr_nonnull(im.buf);
+	return im;
+}
+
+static void setup(void)
+{
+	elfgen_image imgs[2];
+
+	snprintf(top, sizeof(top), "%s", tu_tmpdir());
+	x86 = make_img(62, 9000, 1);
+	arm = make_img(183, 12000, 2);
+	imgs[0] = (elfgen_image){ .data = x86.buf, .len = x86.len };
+	imgs[1] = (elfgen_image){ .data = arm.buf, .len = arm.len };
+	fat.buf = elfgen_fat(imgs, 2, &fat.len, NULL);
+	ck_assert_ptr_nonnull(fat.buf);
+	key_from_seed(0x31, 0x50, &sk, &pk);
+	key_from_seed(0x66, 0xa0, &other_sk, &other_pk);
+}
+
+static void teardown(void)
+{
+	free(x86.buf);
+	free(arm.buf);
+	free(fat.buf);
+	x86.buf = arm.buf = fat.buf = NULL;
+}
+
+static void put(const char *tree, const char *rel, const void *buf, size_t len, mode_t mode)
+{
+	char path[PATH_MAX + 256];
+
+	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	tu_write_file(path, buf, len);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+static void dir(const char *tree, const char *rel)
+{
+	char path[PATH_MAX + 256];
+
+	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+/* Version v of "tool": a FatELF program, 40 data files (file 7 differs
+ * in version 2), a symlink and a config file. */
+static const char *tool_bundle(int v, const fatelf_ms_seckey *key)
+{
+	static char out[4][64];
+	char tree[64], name[160], text[128];
+	fatelf_bundle_create_opts o = { .name = "tool", .version = v == 1 ? "1.0" : "2.0", .summary = "a tool",
+					.sign_key = key };
+	fatelf_diag d;
+	int fd;
+
+	snprintf(tree, sizeof(tree), "tree-%d-%s", v, key == &sk ? "sk" : "other");
+	snprintf(out[v + (key == &sk ? 0 : 2) - 1], sizeof(out[0]), "tool-%d-%s.fatbundle", v,
+		 key == &sk ? "sk" : "other");
+	if (access(out[v + (key == &sk ? 0 : 2) - 1], F_OK) == 0)
+		return out[v + (key == &sk ? 0 : 2) - 1];
+	ck_assert_int_eq(mkdir(tree, 0755), 0);
+	dir(tree, "opt");
+	dir(tree, "opt/tool");
+	dir(tree, "opt/tool/bin");
+	dir(tree, "opt/tool/share");
+	dir(tree, "etc");
+	put(tree, "opt/tool/bin/tool", fat.buf, fat.len, 0755);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "opt/tool/share/f%02d", i);
+		snprintf(text, sizeof(text), "file %d of the tool, version %d\n", i, i == 7 ? v : 1);
+		put(tree, name, text, strlen(text), 0644);
+	}
+	put(tree, "etc/tool.conf", "a=1\n", 4, 0644);
+	snprintf(name, sizeof(name), "%s/opt/tool/bin/t", tree);
+	ck_assert_int_eq(symlink("tool", name), 0);
+	fd = open(out[v + (key == &sk ? 0 : 2) - 1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fatelf_bundle_create(tree, fd, &o, &d) == 0, "bundle: %s", d.msg);
+	close(fd);
+	return out[v + (key == &sk ? 0 : 2) - 1];
+}
+
+/* A repository "repo" holding the given bundles. */
+static fatelf_repo_dir *make_repo(const char *const *bundles, size_t n)
+{
+	fatelf_repo_dir *r = NULL;
+	fatelf_diag d;
+
+	if (access("repo/index", F_OK) != 0)
+		ck_assert_msg(fatelf_repo_init("repo", NULL, 1000, &d) == 0, "init: %s", d.msg);
+	ck_assert_msg(fatelf_repo_open("repo", true, NULL, 0, &r, &d) == 0, "open: %s", d.msg);
+	for (size_t i = 0; i < n; i++) {
+		fatelf_bundle_read_opts ro = { 0 };
+		fatelf_repo_add_result res;
+		int fd = open(bundles[i], O_RDONLY | O_CLOEXEC);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_msg(fatelf_repo_add_bundle(r, r->index, fd, &ro, &res, &d) == 0, "add: %s", d.msg);
+		close(fd);
+	}
+	ck_assert_msg(fatelf_repo_publish(r, r->index, NULL, 2000, 0, &d) == 0, "publish: %s", d.msg);
+	return r;
+}
+
+/* The object source over the repository, counting what it is asked. */
+struct counting {
+	const fatelf_repo_dir *r;
+	unsigned calls;
+	uint64_t bytes;
+	uint8_t asked[64][32];
+};
+
+static int count_object(void *ctx, const uint8_t sha[32], uint64_t size,
+			int (*data)(void *dctx, const void *buf, size_t len), void *dctx, fatelf_diag *d)
+{
+	struct counting *c = ctx;
+
+	if (c->calls < 64)
+		memcpy(c->asked[c->calls], sha, 32);
+	c->calls++;
+	c->bytes += size;
+	return fatelf_repo_read_object(c->r, sha, size, data, dctx, NULL, d);
+}
+
+struct drive {
+	const fatelf_repo_dir *r;
+	const char *name, *version;
+	struct counting *count;
+};
+
+static int drive_repo(void *ctx, const fatelf_bundle_read_opts *ro, const fatelf_bundle_reader_ops *ops,
+		      fatelf_diag *d)
+{
+	struct drive *dv = ctx;
+	const fatelf_repo_package *p = fatelf_repo_index_find(dv->r->index, dv->name);
+	const fatelf_repo_version *v = p ? fatelf_repo_package_version(p, dv->version) : NULL;
+	fatelf_repo_source src = { .object = count_object, .ctx = dv->count };
+	char rel[FATELF_REPO_MANIFEST_PATH_MAX];
+	char *json = NULL, *sig = NULL;
+	size_t jlen = 0, slen = 0;
+	fatelf_repo_pack *pack = NULL;
+	int q;
+
+	ck_assert_ptr_nonnull(v);
+	fatelf_repo_manifest_path(v->manifest, false, rel);
+	ck_assert_int_eq(fatelf_repo_read_file(dv->r, rel, FATELF_MANIFEST_MAX, &json, &jlen, d), 0);
+	if (v->signed_manifest) {
+		fatelf_repo_manifest_path(v->manifest, true, rel);
+		ck_assert_int_eq(fatelf_repo_read_file(dv->r, rel, FATELF_REPO_SIG_MAX, &sig, &slen, d), 0);
+	}
+	q = fatelf_repo_load_pack(dv->r, v, NULL, &pack, d);
+	ck_assert_msg(q == 0, "pack: %s", d->msg);
+	q = fatelf_repo_read(json, jlen, sig, slen, pack, &src, ro, ops, d);
+	fatelf_repo_pack_free(pack);
+	free(json);
+	free(sig);
+	return q;
+}
+
+static engine *open_engine(const char *name, const char *policy)
+{
+	engine_config c;
+	engine *e = NULL;
+	fatelf_diag d;
+	char path[PATH_MAX + 64];
+	int q;
+
+	engine_config_init(&c);
+	free(c.root);
+	free(c.state_dir);
+	free(c.trusted_keys);
+	c.trusted_keys = NULL;
+	snprintf(path, sizeof(path), "%s/%s-root", top, name);
+	ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+	c.root = strdup(path);
+	snprintf(path, sizeof(path), "%s/%s-state", top, name);
+	c.state_dir = strdup(path);
+	c.ldconfig = false;
+	c.durable = false;
+	c.require_signature = true;
+	if (policy) {
+		engine_policy_spec_done(&c.policy);
+		ck_assert_int_eq(engine_policy_spec_parse(policy, &c.policy, &d), 0);
+	}
+	q = engine_open(&c, &pk, 1, 0, &e, NULL, &d);
+	ck_assert_msg(q == 0, "engine_open: %s", d.msg);
+	engine_config_done(&c);
+	return e;
+}
+
+static int install_repo(engine *e, const fatelf_repo_dir *r, const char *version, struct counting *count,
+			fatelf_diag *d)
+{
+	struct drive dv = { .r = r, .name = "tool", .version = version, .count = count };
+	engine_install_opts o = { .drive = drive_repo, .drive_ctx = &dv };
+	engine_result res;
+	int q;
+
+	count->r = r;
+	q = engine_install(e, NULL, &o, &res, d);
+	if (q == 0)
+		engine_result_done(&res);
+	return q;
+}
+
+static void install_bundle(engine *e, const char *bundle)
+{
+	fatelf_reader src;
+	engine_result res;
+	fatelf_diag d;
+	int fd = open(bundle, O_RDONLY | O_CLOEXEC), q;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fatelf_reader_fd(&src, fd, NULL), 0);
+	q = engine_install(e, &src, NULL, &res, &d);
+	ck_assert_msg(q == 0, "install %s: %s", bundle, d.msg);
+	engine_result_done(&res);
+	fatelf_reader_close(&src);
+	close(fd);
+}
+
+/* Every path under a and b: same type, mode and bytes (the state dirs
+ * are elsewhere). */
+static void same_tree(const char *a, const char *b)
+{
+	char cmd[10 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/%s' && find . -printf '%%p %%y %%m %%l\\n' | sort > '%s/tree-a' && "
+		 "cd '%s/%s' && find . -printf '%%p %%y %%m %%l\\n' | sort > '%s/tree-b' && "
+		 "cmp -s '%s/tree-a' '%s/tree-b' && diff -r '%s/%s' '%s/%s' >/dev/null",
+		 top, a, top, top, b, top, top, top, top, a, top, b);
+	ck_assert_msg(system(cmd) == 0, "trees differ: %s %s", a, b);
+}
+
+static bool package_installed(engine *e, const char *name)
+{
+	store_package p;
+	fatelf_diag d;
+	int q = store_package_get(engine_store(e), name, &p, &d);
+
+	if (q == 0)
+		store_package_done(&p);
+	return q == 0;
+}
+
+static bool asked(const struct counting *c, const uint8_t sha[32])
+{
+	for (unsigned i = 0; i < c->calls && i < 64; i++)
+		if (memcmp(c->asked[i], sha, 32) == 0)
+			return true;
+	return false;
+}
+
+static void sha_of(const void *buf, size_t len, uint8_t out[32])
+{
+	fatelf_sha256 *h = fatelf_sha256_new();
+
+	fatelf_sha256_update(h, buf, len);
+	fatelf_sha256_final(h, out);
+	fatelf_sha256_free(h);
+}
+
+START_TEST(test_native_equals_bundle)
+{
+	const char *b1 = tool_bundle(1, &sk);
+	fatelf_repo_dir *r = make_repo(&b1, 1);
+	engine *viarepo = open_engine("repo", "native"), *viabundle = open_engine("bundle", "native");
+	struct counting c = { 0 };
+	uint8_t xs[32], as[32];
+	fatelf_diag d;
+	int q;
+
+	install_bundle(viabundle, b1);
+	q = install_repo(viarepo, r, "1.0", &c, &d);
+	ck_assert_msg(q == 0, "repo install: %s: %s", fatelf_error_name(q), d.msg);
+	same_tree("repo-root", "bundle-root");
+	/* 40 data files, the config, and one record of the FatELF: the x86_64 one */
+	ck_assert_uint_eq(c.calls, 42);
+	sha_of(x86.buf, x86.len, xs);
+	sha_of(arm.buf, arm.len, as);
+	ck_assert(asked(&c, xs) || c.calls > 64);
+	ck_assert(!asked(&c, as));
+	ck_assert(tu_file_equals("repo-root/opt/tool/bin/tool", x86.buf, x86.len));
+	engine_close(viarepo);
+	engine_close(viabundle);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+START_TEST(test_keep_rebuilds_fat)
+{
+	const char *b1 = tool_bundle(1, &sk);
+	fatelf_repo_dir *r = make_repo(&b1, 1);
+	engine *viarepo = open_engine("repo", "keep"), *viabundle = open_engine("bundle", "keep");
+	struct counting c = { 0 };
+	fatelf_diag d;
+	int q;
+
+	install_bundle(viabundle, b1);
+	q = install_repo(viarepo, r, "1.0", &c, &d);
+	ck_assert_msg(q == 0, "repo install: %s: %s", fatelf_error_name(q), d.msg);
+	same_tree("repo-root", "bundle-root");
+	ck_assert(tu_file_equals("repo-root/opt/tool/bin/tool", fat.buf, fat.len));
+	/* both records, 41 other files, the frame is canonical */
+	ck_assert_uint_eq(c.calls, 43);
+	engine_close(viarepo);
+	engine_close(viabundle);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+START_TEST(test_upgrade_asks_changed_only)
+{
+	const char *b[2] = { tool_bundle(1, &sk), tool_bundle(2, &sk) };
+	fatelf_repo_dir *r = make_repo(b, 2);
+	engine *e = open_engine("repo", "native");
+	struct counting c1 = { 0 }, c2 = { 0 };
+	fatelf_diag d;
+	int q;
+
+	q = install_repo(e, r, "1.0", &c1, &d);
+	ck_assert_msg(q == 0, "install: %s", d.msg);
+	q = install_repo(e, r, "2.0", &c2, &d);
+	ck_assert_msg(q == 0, "upgrade: %s: %s", fatelf_error_name(q), d.msg);
+	/* only opt/tool/share/f07 changed */
+	ck_assert_uint_eq(c2.calls, 1);
+	ck_assert(tu_file_equals("repo-root/opt/tool/share/f07", "file 7 of the tool, version 2\n", 30));
+	engine_close(e);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+static void flip_object(const uint8_t sha[32])
+{
+	char rel[FATELF_REPO_OBJECT_PATH_MAX], path[PATH_MAX + 128];
+	uint8_t *buf;
+	size_t len;
+
+	fatelf_repo_object_path(sha, rel);
+	snprintf(path, sizeof(path), "repo/%s", rel);
+	buf = tu_read_file(path, &len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_gt(len, 20);
+	buf[len / 2] ^= 0x40;
+	tu_write_file(path, buf, len);
+	free(buf);
+}
+
+START_TEST(test_corrupt_object_installs_nothing)
+{
+	const char *b1 = tool_bundle(1, &sk);
+	fatelf_repo_dir *r = make_repo(&b1, 1);
+	engine *e = open_engine("repo", "native");
+	struct counting c = { 0 };
+	uint8_t xs[32];
+	fatelf_diag d;
+	struct stat st;
+	int q;
+
+	sha_of(x86.buf, x86.len, xs);
+	flip_object(xs);
+	q = install_repo(e, r, "1.0", &c, &d);
+	ck_assert_int_eq(q, -FATELF_E_REPO_OBJECT);
+	ck_assert_ptr_nonnull(strstr(d.msg, "objects/"));
+	ck_assert_int_eq(lstat("repo-root/opt", &st), -1);
+	ck_assert(!package_installed(e, "tool"));
+	engine_close(e);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+START_TEST(test_untrusted_signer_refused)
+{
+	const char *b1 = tool_bundle(1, &other_sk);
+	fatelf_repo_dir *r = make_repo(&b1, 1);
+	engine *e = open_engine("repo", "native");
+	struct counting c = { 0 };
+	fatelf_diag d;
+	struct stat st;
+	int q;
+
+	q = install_repo(e, r, "1.0", &c, &d);
+	ck_assert_int_eq(q, -FATELF_E_SIG_KEY);
+	ck_assert_uint_eq(c.calls, 0);
+	ck_assert_int_eq(lstat("repo-root/opt", &st), -1);
+	engine_close(e);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("repo_install");
+	TCase *tc = tcase_create("install");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_native_equals_bundle);
+	tcase_add_test(tc, test_keep_rebuilds_fat);
+	tcase_add_test(tc, test_upgrade_asks_changed_only);
+	tcase_add_test(tc, test_corrupt_object_installs_nothing);
+	tcase_add_test(tc, test_untrusted_signer_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(suite());
+}
