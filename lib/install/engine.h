@@ -31,6 +31,7 @@
 #include "bundle.h"
 #include "fatelf.h"
 #include "netrange.h"
+#include "repo.h"
 
 /* ------------------------------------------------------------ policy */
 enum engine_policy {
@@ -240,7 +241,52 @@ typedef struct engine_install_opts {
 	int (*drive)(void *drive_ctx, const fatelf_bundle_read_opts *ro, const fatelf_bundle_reader_ops *ops,
 		     fatelf_diag *d);
 	void *drive_ctx;
+	/* Told, at the end of the preflight, of every object the staging
+	 * will read (dry runs too): a file's (e, its sha256, its size), each
+	 * record a thinned FatELF file keeps, or every record of one kept
+	 * whole and then (e, NULL, 0) for its frame; then once (NULL, NULL,
+	 * 0). m is the reader's manifest (e may be a copy of one of its
+	 * entries). A repository's source fetches them then. */
+	int (*needs)(void *needs_ctx, const fatelf_manifest *m, const fatelf_bundle_entry *e, const uint8_t *sha,
+		     uint64_t size, fatelf_diag *d);
+	void *needs_ctx;
 } engine_install_opts;
+
+/* A repository install (lib/install/engine_repo.c). */
+typedef struct engine_repo_version {
+	const void *manifest;           /* fatbundle.json's bytes */
+	size_t manifest_len;
+	const char *sig;                /* its signature's, or NULL */
+	size_t sig_len;
+	const fatelf_repo_pack *pack;
+} engine_repo_version;
+
+typedef struct engine_repo_fetch {
+	/* Fetches objs (none of which is on the machine) so that object
+	 * can read them; called once with all an install needs, before the
+	 * first file is staged, and again for one whose local copy changed. */
+	int (*fetch)(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_diag *d);
+	/* A fetched object's bytes, checked (fatelf_repo_source.object). */
+	int (*object)(void *ctx, const uint8_t sha[32], uint64_t size,
+		      int (*data)(void *dctx, const void *buf, size_t len), void *dctx, fatelf_diag *d);
+	void *ctx;
+} engine_repo_fetch;
+
+typedef struct engine_repo_stats {
+	uint64_t objects;               /* distinct objects the install reads */
+	uint64_t local;                 /* ... read from files already installed */
+	uint64_t fetched;               /* ... fetched */
+	uint64_t fetch_bytes;           /* their compressed bytes (a dry run: what it would fetch) */
+} engine_repo_stats;
+
+/*
+ * engine_install of the version v describes, its objects from files
+ * already installed with the same bytes, else from f. o's drive and
+ * needs are the function's own. stats is filled on success and on
+ * failure alike (a dry run: what the install would fetch).
+ */
+int engine_install_repo(engine *e, const engine_repo_version *v, const engine_repo_fetch *f,
+			const engine_install_opts *o, engine_repo_stats *stats, engine_result *ret, fatelf_diag *d);
 
 /*
  * Installs (or upgrades) the package in the bundle that src yields, in one

@@ -1191,6 +1191,37 @@ static struct ient *ient_of(struct install *x, const fatelf_bundle_entry *be)
 	return k == SIZE_MAX ? NULL : &x->ents[k];
 }
 
+/* The objects staging will read, for a source that fetches them first. */
+static int report_needs(struct install *x, fatelf_diag *d)
+{
+	int q;
+
+	for (size_t i = 0; i < x->nents; i++) {
+		const struct ient *ie = &x->ents[i];
+		const fatelf_bundle_entry *be = ent_of(x, ie);
+
+		if (be->type != FATELF_ENTRY_FILE || ie->unchanged)
+			continue;
+		if (be->kind != FATELF_KIND_FATELF) {
+			q = x->o->needs(x->o->needs_ctx, x->rm, be, be->sha256, be->size, d);
+		} else if (ie->thinned) {
+			q = 0;
+			for (unsigned k = 0; k < be->nrecords && q >= 0; k++)
+				if (fatelf_keep_has(&ie->keep, k))
+					q = x->o->needs(x->o->needs_ctx, x->rm, be, be->records[k].sha256, be->records[k].size, d);
+		} else {
+			q = 0;
+			for (unsigned k = 0; k < be->nrecords && q >= 0; k++)
+				q = x->o->needs(x->o->needs_ctx, x->rm, be, be->records[k].sha256, be->records[k].size, d);
+			if (q >= 0)
+				q = x->o->needs(x->o->needs_ctx, x->rm, be, NULL, 0, d);
+		}
+		if (q < 0)
+			return q;
+	}
+	return x->o->needs(x->o->needs_ctx, x->rm, NULL, NULL, 0, d);
+}
+
 static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 			 fatelf_diag *d)
 {
@@ -1317,6 +1348,11 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	if (q < 0)
 		return q;
 
+	if (x->o->needs) {
+		q = report_needs(x, d);
+		if (q < 0)
+			return q;
+	}
 	if (x->o->dry_run) {
 		/* The reader frees the manifest as it stops. */
 		totals(x, &x->written, &x->saved);

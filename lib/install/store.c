@@ -46,6 +46,7 @@ enum stmt_id {
 	STMT_FILE_SET_DISK,
 	STMT_PACKAGE_SET_SETTLED,
 	STMT_FILES_ALL,
+	STMT_FILES_HASHES,
 	STMT_RECORD_ADD,
 	STMT_RECORDS_OF,
 	STMT_RECORDS_OF_PACKAGE,
@@ -125,6 +126,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"kind, installed_form, installed_size, installed_sha256, disk_size, disk_ino, "
 		"disk_mtime_ns, disk_ctime_ns) "
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+	[STMT_FILES_HASHES] =
+		"SELECT path, COALESCE(installed_sha256, sha256) FROM files WHERE type = 'file' "
+		"AND COALESCE(installed_sha256, sha256) IS NOT NULL",
 	[STMT_FILE_OWNER] =
 		"SELECT p.name FROM files f JOIN packages p ON p.id = f.package_id WHERE f.path = ?1",
 	[STMT_FILES_OF] =
@@ -1258,6 +1262,25 @@ static int files_each(store *s, enum stmt_id id, int64_t package_id, store_file_
 	if (rc != SQLITE_DONE)
 		return sqlite_fail(s->db, rc, "listing files", d);
 	return n;
+}
+
+int store_files_hashes(store *s, int (*cb)(void *ctx, const char *path, const char *sha256), void *ctx,
+		       fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_FILES_HASHES, &st, d);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = cb(ctx, column_text(st, 0), column_text(st, 1));
+		if (r < 0)
+			return r;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "listing installed hashes", d);
+	return 0;
 }
 
 int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,

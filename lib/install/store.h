@@ -277,6 +277,10 @@ int store_files_all(store *s, store_file_cb cb, void *userdata, fatelf_diag *d);
  * sort: a large package's would spill to a temp file; none for an
  * unknown id); the row's strings last until cb returns. Returns the
  * number of rows, or cb's negative return, which stops the walk. */
+/* Every installed regular file's path and the SHA-256 of its bytes on
+ * disk, as recorded (the installed form's, else the manifest's). */
+int store_files_hashes(store *s, int (*cb)(void *ctx, const char *path, const char *sha256), void *ctx,
+		       fatelf_diag *d);
 int store_files_of_id(store *s, int64_t package_id, store_file_cb cb, void *userdata,
 		      fatelf_diag *d);
 

@@ -169,7 +169,7 @@ static fatelf_repo_dir *make_repo(const char *const *bundles, size_t n)
 /* The object source over the repository, counting what it is asked. */
 struct counting {
 	const fatelf_repo_dir *r;
-	unsigned calls;
+	unsigned calls, fetch_calls;
 	uint64_t bytes;
 	uint8_t asked[64][32];
 };
@@ -184,41 +184,6 @@ static int count_object(void *ctx, const uint8_t sha[32], uint64_t size,
 	c->calls++;
 	c->bytes += size;
 	return fatelf_repo_read_object(c->r, sha, size, data, dctx, NULL, d);
-}
-
-struct drive {
-	const fatelf_repo_dir *r;
-	const char *name, *version;
-	struct counting *count;
-};
-
-static int drive_repo(void *ctx, const fatelf_bundle_read_opts *ro, const fatelf_bundle_reader_ops *ops,
-		      fatelf_diag *d)
-{
-	struct drive *dv = ctx;
-	const fatelf_repo_package *p = fatelf_repo_index_find(dv->r->index, dv->name);
-	const fatelf_repo_version *v = p ? fatelf_repo_package_version(p, dv->version) : NULL;
-	fatelf_repo_source src = { .object = count_object, .ctx = dv->count };
-	char rel[FATELF_REPO_MANIFEST_PATH_MAX];
-	char *json = NULL, *sig = NULL;
-	size_t jlen = 0, slen = 0;
-	fatelf_repo_pack *pack = NULL;
-	int q;
-
-	ck_assert_ptr_nonnull(v);
-	fatelf_repo_manifest_path(v->manifest, false, rel);
-	ck_assert_int_eq(fatelf_repo_read_file(dv->r, rel, FATELF_MANIFEST_MAX, &json, &jlen, d), 0);
-	if (v->signed_manifest) {
-		fatelf_repo_manifest_path(v->manifest, true, rel);
-		ck_assert_int_eq(fatelf_repo_read_file(dv->r, rel, FATELF_REPO_SIG_MAX, &sig, &slen, d), 0);
-	}
-	q = fatelf_repo_load_pack(dv->r, v, NULL, &pack, d);
-	ck_assert_msg(q == 0, "pack: %s", d->msg);
-	q = fatelf_repo_read(json, jlen, sig, slen, pack, &src, ro, ops, d);
-	fatelf_repo_pack_free(pack);
-	free(json);
-	free(sig);
-	return q;
 }
 
 static engine *open_engine(const char *name, const char *policy)
@@ -252,19 +217,87 @@ static engine *open_engine(const char *name, const char *policy)
 	return e;
 }
 
-static int install_repo(engine *e, const fatelf_repo_dir *r, const char *version, struct counting *count,
-			fatelf_diag *d)
+/* The fetcher over the repository: fetch marks objects as downloaded,
+ * and object reads only those, so a plan that missed one fails. */
+struct fetcher {
+	const fatelf_repo_dir *r;
+	struct counting *count;
+	unsigned fetch_calls;
+	uint8_t (*got)[32];
+	size_t ngot;
+};
+
+static int f_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_diag *d)
 {
-	struct drive dv = { .r = r, .name = "tool", .version = version, .count = count };
-	engine_install_opts o = { .drive = drive_repo, .drive_ctx = &dv };
+	struct fetcher *f = ctx;
+
+	(void)d;
+	f->fetch_calls++;
+	f->got = realloc(f->got, (f->ngot + n) * 32);
+	ck_assert_ptr_nonnull(f->got);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(f->got[f->ngot++], objs[i].sha256, 32);
+		f->count->bytes += objs[i].csize;
+	}
+	return 0;
+}
+
+static int f_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data)(void *, const void *, size_t),
+		    void *dctx, fatelf_diag *d)
+{
+	struct fetcher *f = ctx;
+	bool got = false;
+
+	for (size_t i = 0; i < f->ngot && !got; i++)
+		got = memcmp(f->got[i], sha, 32) == 0;
+	ck_assert_msg(got, "an object was read that was not fetched");
+	return count_object(f->count, sha, size, data, dctx, d);
+}
+
+static int install_repo_opts(engine *e, const fatelf_repo_dir *r, const char *name, const char *version,
+			     struct counting *count, engine_repo_stats *stats, const engine_install_opts *o,
+			     fatelf_diag *d)
+{
+	const fatelf_repo_package *p = fatelf_repo_index_find(r->index, name);
+	const fatelf_repo_version *v = p ? fatelf_repo_package_version(p, version) : NULL;
+	struct fetcher f = { .r = r, .count = count };
+	engine_repo_fetch fe = { .fetch = f_fetch, .object = f_object, .ctx = &f };
+	engine_repo_version rv = { 0 };
+	char rel[FATELF_REPO_MANIFEST_PATH_MAX];
+	char *json = NULL, *sig = NULL;
+	fatelf_repo_pack *pack = NULL;
 	engine_result res;
 	int q;
 
+	ck_assert_ptr_nonnull(v);
 	count->r = r;
-	q = engine_install(e, NULL, &o, &res, d);
+	fatelf_repo_manifest_path(v->manifest, false, rel);
+	ck_assert_int_eq(fatelf_repo_read_file(r, rel, FATELF_MANIFEST_MAX, &json, &rv.manifest_len, d), 0);
+	if (v->signed_manifest) {
+		fatelf_repo_manifest_path(v->manifest, true, rel);
+		ck_assert_int_eq(fatelf_repo_read_file(r, rel, FATELF_REPO_SIG_MAX, &sig, &rv.sig_len, d), 0);
+	}
+	ck_assert_int_eq(fatelf_repo_load_pack(r, v, NULL, &pack, d), 0);
+	rv.manifest = json;
+	rv.sig = sig;
+	rv.pack = pack;
+	q = engine_install_repo(e, &rv, &fe, o, stats, &res, d);
 	if (q == 0)
 		engine_result_done(&res);
+	count->fetch_calls = f.fetch_calls;
+	free(f.got);
+	fatelf_repo_pack_free(pack);
+	free(json);
+	free(sig);
 	return q;
+}
+
+static int install_repo(engine *e, const fatelf_repo_dir *r, const char *version, struct counting *count,
+			fatelf_diag *d)
+{
+	engine_repo_stats stats;
+
+	return install_repo_opts(e, r, "tool", version, count, &stats, NULL, d);
 }
 
 static void install_bundle(engine *e, const char *bundle)
@@ -453,6 +486,92 @@ START_TEST(test_untrusted_signer_refused)
 }
 END_TEST
 
+START_TEST(test_local_copy_and_dry_run)
+{
+	const char *b1 = tool_bundle(1, &sk);
+	fatelf_bundle_create_opts o = { .name = "copy", .version = "1", .sign_key = &sk };
+	const char *bundles[2] = { b1, "copy.fatbundle" };
+	fatelf_repo_dir *r;
+	engine *e;
+	struct counting c = { 0 }, c2 = { 0 };
+	engine_repo_stats st, dry;
+	engine_install_opts dry_opts = { .dry_run = true };
+	fatelf_diag d;
+	int fd, q;
+
+	/* "copy" holds one file with the bytes of tool's f03, and one new */
+	ck_assert_int_eq(mkdir("tree-copy", 0755), 0);
+	dir("tree-copy", "srv");
+	put("tree-copy", "srv/same", "file 3 of the tool, version 1\n", 30, 0644);
+	put("tree-copy", "srv/new", "only here\n", 10, 0644);
+	fd = open("copy.fatbundle", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fatelf_bundle_create("tree-copy", fd, &o, &d) == 0, "bundle: %s", d.msg);
+	close(fd);
+	r = make_repo(bundles, 2);
+	e = open_engine("repo", "native");
+	q = install_repo(e, r, "1.0", &c, &d);
+	ck_assert_msg(q == 0, "install: %s", d.msg);
+	/* dry run: what it would fetch, and nothing fetched */
+	q = install_repo_opts(e, r, "copy", "1", &c2, &dry, &dry_opts, &d);
+	ck_assert_msg(q == 0, "dry run: %s", d.msg);
+	ck_assert_uint_eq(dry.objects, 2);
+	ck_assert_uint_eq(dry.local, 1);
+	ck_assert_uint_eq(dry.fetched, 1);
+	ck_assert_uint_gt(dry.fetch_bytes, 0);
+	ck_assert_uint_eq(c2.fetch_calls, 0);
+	ck_assert_uint_eq(c2.calls, 0);
+	ck_assert_int_eq(access("repo-root/srv", F_OK), -1);
+	/* the install: the same figures, one fetch of one object */
+	q = install_repo_opts(e, r, "copy", "1", &c2, &st, NULL, &d);
+	ck_assert_msg(q == 0, "install copy: %s", d.msg);
+	ck_assert_uint_eq(st.local, 1);
+	ck_assert_uint_eq(st.fetched, 1);
+	ck_assert_uint_eq(st.fetch_bytes, dry.fetch_bytes);
+	ck_assert_uint_eq(c2.fetch_calls, 1);
+	ck_assert_uint_eq(c2.bytes - 0, st.fetch_bytes + 10);
+	ck_assert(tu_file_equals("repo-root/srv/same", "file 3 of the tool, version 1\n", 30));
+	ck_assert(tu_file_equals("repo-root/srv/new", "only here\n", 10));
+	engine_close(e);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+START_TEST(test_changed_local_copy_is_fetched)
+{
+	const char *b1 = tool_bundle(1, &sk);
+	fatelf_bundle_create_opts o = { .name = "copy", .version = "1", .sign_key = &sk };
+	const char *bundles[2] = { b1, "copy.fatbundle" };
+	fatelf_repo_dir *r;
+	engine *e;
+	struct counting c = { 0 }, c2 = { 0 };
+	engine_repo_stats st;
+	fatelf_diag d;
+	int fd, q;
+
+	ck_assert_int_eq(mkdir("tree-copy", 0755), 0);
+	dir("tree-copy", "srv");
+	put("tree-copy", "srv/same", "file 3 of the tool, version 1\n", 30, 0644);
+	fd = open("copy.fatbundle", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fatelf_bundle_create("tree-copy", fd, &o, &d) == 0, "bundle: %s", d.msg);
+	close(fd);
+	r = make_repo(bundles, 2);
+	e = open_engine("repo", "native");
+	q = install_repo(e, r, "1.0", &c, &d);
+	ck_assert_msg(q == 0, "install: %s", d.msg);
+	/* the admin changed the installed copy (same size): it is not used */
+	tu_write_file("repo-root/opt/tool/share/f03", "FILE 3 of the tool, version 1\n", 30);
+	q = install_repo_opts(e, r, "copy", "1", &c2, &st, NULL, &d);
+	ck_assert_msg(q == 0, "install copy: %s", d.msg);
+	ck_assert_uint_eq(st.local, 0);
+	ck_assert_uint_eq(st.fetched, 1);
+	ck_assert(tu_file_equals("repo-root/srv/same", "file 3 of the tool, version 1\n", 30));
+	engine_close(e);
+	fatelf_repo_close(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("repo_install");
@@ -464,6 +583,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_upgrade_asks_changed_only);
 	tcase_add_test(tc, test_corrupt_object_installs_nothing);
 	tcase_add_test(tc, test_untrusted_signer_refused);
+	tcase_add_test(tc, test_local_copy_and_dry_run);
+	tcase_add_test(tc, test_changed_local_copy_is_fetched);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,310 @@
+/*
+ * An install from a repository (doc/repository.md): one package version's
+ * manifest, signature and pack list, and its objects from wherever they
+ * are cheapest. The engine's own preflight says which objects the staging
+ * will read (engine_install_opts.needs: nothing for a file an upgrade
+ * leaves in place, one record of a FatELF file thinned to it); of those,
+ * an object whose bytes a file already installed has is read from that
+ * file, and only the rest is fetched, all at once, before the first file
+ * is staged. Every object's bytes are checked against their hash, which
+ * the signed manifest pins, as they are staged; a local file whose bytes
+ * no longer match is fetched instead. The transaction is the engine's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "engine_private.h"
+#include "hex.h"
+#include "macro.h"
+#include "repo.h"
+
+struct need {
+	uint8_t sha[32];
+	uint64_t size;
+	char *local;            /* root path of an installed file with these bytes */
+	bool fetched;
+};
+
+struct rctx {
+	engine *e;
+	const engine_repo_version *v;
+	const engine_repo_fetch *f;
+	const engine_install_opts *o;
+	engine_repo_stats *stats;
+	const fatelf_manifest *m;       /* the reader's */
+	struct need *needs;
+	size_t nneeds, needs_cap;
+	uint32_t *set;                  /* index + 1 into needs, open addressing */
+	size_t set_cap;
+};
+
+static size_t slot_of(const uint8_t sha[32], size_t cap)
+{
+	uint64_t v;
+
+	memcpy(&v, sha, sizeof(v));
+	return (size_t)(v & (cap - 1));
+}
+
+static struct need *need_find(const struct rctx *c, const uint8_t sha[32])
+{
+	if (c->set_cap == 0)
+		return NULL;
+	for (size_t s = slot_of(sha, c->set_cap); c->set[s]; s = (s + 1) & (c->set_cap - 1))
+		if (memcmp(c->needs[c->set[s] - 1].sha, sha, 32) == 0)
+			return &c->needs[c->set[s] - 1];
+	return NULL;
+}
+
+static void set_put(struct rctx *c, size_t i)
+{
+	size_t s = slot_of(c->needs[i].sha, c->set_cap);
+
+	while (c->set[s])
+		s = (s + 1) & (c->set_cap - 1);
+	c->set[s] = (uint32_t)i + 1;
+}
+
+static int need_add(struct rctx *c, const uint8_t sha[32], uint64_t size)
+{
+	if (need_find(c, sha))
+		return 0;
+	if (GROW_ARRAY(c->needs, c->needs_cap, c->nneeds + 1) < 0)
+		return -ENOMEM;
+	if ((c->nneeds + 1) * 2 > c->set_cap) {
+		size_t cap = c->set_cap ? c->set_cap * 2 : 1024;
+		uint32_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		free(c->set);
+		c->set = v;
+		c->set_cap = cap;
+		for (size_t i = 0; i < c->nneeds; i++)
+			set_put(c, i);
+	}
+	memset(&c->needs[c->nneeds], 0, sizeof(*c->needs));
+	memcpy(c->needs[c->nneeds].sha, sha, 32);
+	c->needs[c->nneeds].size = size;
+	set_put(c, c->nneeds);
+	c->nneeds++;
+	return 0;
+}
+
+/* The index of the reader's entry that be is (be may be a copy in the
+ * install's view of the manifest). */
+static size_t entry_index(const struct rctx *c, const fatelf_bundle_entry *be)
+{
+	const fatelf_bundle_entry *first = fatelf_manifest_find(c->m, be->path);
+	size_t n;
+
+	if (!first)
+		return SIZE_MAX;
+	n = fatelf_manifest_path_count(c->m, first);
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(first[i].sha256, be->sha256, 32) == 0)
+			return (size_t)(first + i - c->m->entries);
+	return SIZE_MAX;
+}
+
+static int local_candidate(void *ctx, const char *path, const char *hex)
+{
+	struct rctx *c = ctx;
+	uint8_t sha[32];
+	struct need *n;
+
+	if (strlen(hex) != 64 || fatelf_unhex_lower(hex, sha, 32) < 0)
+		return 0;
+	n = need_find(c, sha);
+	if (n && !n->local) {
+		n->local = strdup(path);
+		if (!n->local)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Every need known: find local copies, then fetch the rest at once. */
+static int plan_done(struct rctx *c, fatelf_diag *d)
+{
+	_cleanup_free_ fatelf_repo_object *objs = NULL;
+	size_t nobjs = 0;
+	int q;
+
+	q = store_files_hashes(c->e->st, local_candidate, c, d);
+	if (q < 0)
+		return q;
+	objs = calloc(c->nneeds ? c->nneeds : 1, sizeof(*objs));
+	if (!objs)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	for (size_t i = 0; i < c->nneeds; i++) {
+		struct need *n = &c->needs[i];
+		const fatelf_repo_object *po;
+
+		c->stats->objects++;
+		if (n->local) {
+			c->stats->local++;
+			continue;
+		}
+		po = c->v->pack ? fatelf_repo_pack_object(c->v->pack, n->sha) : NULL;
+		if (!po) {
+			char hex[65];
+
+			fatelf_hex(n->sha, 32, hex);
+			return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "object %s is not in the pack list", hex);
+		}
+		objs[nobjs++] = *po;
+		c->stats->fetch_bytes += po->csize;
+		n->fetched = true;
+	}
+	c->stats->fetched = nobjs;
+	if (c->o->dry_run || nobjs == 0)
+		return 0;
+	return c->f->fetch(c->f->ctx, objs, nobjs, d);
+}
+
+static int on_needs(void *ctx, const fatelf_manifest *m, const fatelf_bundle_entry *be, const uint8_t *sha,
+		    uint64_t size, fatelf_diag *d)
+{
+	struct rctx *c = ctx;
+	int q;
+
+	c->m = m;
+
+	if (!be)
+		return plan_done(c, d);
+	if (!sha) {
+		/* the frame of a FatELF file kept whole, when it is stored */
+		size_t i = entry_index(c, be);
+		const fatelf_repo_frame *fr = i == SIZE_MAX || !c->v->pack ? NULL
+					       : fatelf_repo_pack_frame(c->v->pack, (uint32_t)i);
+
+		if (!fr)
+			return 0;
+		sha = fr->sha256;
+		size = fatelf_repo_frame_size(be);
+	}
+	q = need_add(c, sha, size);
+	return q < 0 ? fatelf_diag_set(d, q, -1, "out of memory") : 0;
+}
+
+/* Reads an installed file's bytes, checked against sha and size:
+ * -ESTALE when they are not (any more) those. */
+static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, const void *, size_t), void *dctx,
+		      fatelf_diag *d)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	const char *base;
+	uint8_t buf[128 << 10], out[32];
+	fatelf_sha256 *h = NULL;
+	struct stat st;
+	uint64_t got = 0;
+	int q;
+
+	dfd = fatelf_root_open_parent(c->e->rootfd, n->local + 1, false, &base, d);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != n->size)
+		return -ESTALE;
+	h = fatelf_sha256_new();
+	if (!h)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k = read(fd, buf, sizeof(buf));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			q = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		if ((uint64_t)k > n->size - got) {
+			q = -ESTALE;
+			goto out;
+		}
+		fatelf_sha256_update(h, buf, (size_t)k);
+		got += (uint64_t)k;
+		if (data && (q = data(dctx, buf, (size_t)k)) < 0)
+			goto out;
+	}
+	fatelf_sha256_final(h, out);
+	q = got == n->size && memcmp(out, n->sha, 32) == 0 ? 0 : -ESTALE;
+out:
+	fatelf_sha256_free(h);
+	return q;
+}
+
+static int src_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data)(void *, const void *, size_t),
+		      void *dctx, fatelf_diag *d)
+{
+	struct rctx *c = ctx;
+	struct need *n = need_find(c, sha);
+	int q;
+
+	if (n && n->local) {
+		/* A first pass proves the bytes before any is handed on. */
+		q = read_local(c, n, NULL, NULL, d);
+		if (q == 0)
+			q = read_local(c, n, data, dctx, d);
+		if (q == 0)
+			return 0;
+		if (q != -ESTALE)
+			return q;
+		fatelf_diag_clear(d);
+		/* changed since it was installed: fetch it after all */
+		free(n->local);
+		n->local = NULL;
+		{
+			const fatelf_repo_object *po = c->v->pack ? fatelf_repo_pack_object(c->v->pack, sha) : NULL;
+
+			if (!po)
+				return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "an object is not in the pack list");
+			q = c->f->fetch(c->f->ctx, po, 1, d);
+			if (q < 0)
+				return q;
+			c->stats->local--;
+			c->stats->fetched++;
+			c->stats->fetch_bytes += po->csize;
+		}
+	}
+	return c->f->object(c->f->ctx, sha, size, data, dctx, d);
+}
+
+static int drive(void *ctx, const fatelf_bundle_read_opts *ro, const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
+{
+	struct rctx *c = ctx;
+	fatelf_repo_source src = { .object = src_object, .ctx = c };
+
+	return fatelf_repo_read(c->v->manifest, c->v->manifest_len, c->v->sig, c->v->sig_len, c->v->pack, &src, ro,
+				ops, d);
+}
+
+int engine_install_repo(engine *e, const engine_repo_version *v, const engine_repo_fetch *f,
+			const engine_install_opts *o, engine_repo_stats *stats, engine_result *ret, fatelf_diag *d)
+{
+	struct rctx c = { .e = e, .v = v, .f = f, .stats = stats };
+	engine_install_opts io = o ? *o : (engine_install_opts){ 0 };
+	int q;
+
+	memset(stats, 0, sizeof(*stats));
+	c.o = &io;
+	io.drive = drive;
+	io.drive_ctx = &c;
+	io.needs = on_needs;
+	io.needs_ctx = &c;
+	q = engine_install(e, NULL, &io, ret, d);
+	for (size_t i = 0; i < c.nneeds; i++)
+		free(c.needs[i].local);
+	free(c.needs);
+	free(c.set);
+	return q;
+}
