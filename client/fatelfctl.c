@@ -24,7 +24,7 @@ static const char verb_help_usage[] =
 	"Show the list of verbs, or the options of one verb.\n";
 
 static const struct ctl_verb verbs[] = {
-	{ "install", verb_install, "Install or upgrade a package from a bundle",     verb_install_usage },
+	{ "install", verb_install, "Install or upgrade from a bundle or repository", verb_install_usage },
 	{ "remove",  verb_remove,  "Remove a package",                               verb_remove_usage },
 	{ "thin",    verb_thin,    "Thin installed fat files to the policy",         verb_thin_usage },
 	{ "cancel",  verb_cancel,  "Cancel the running transaction (rolled back)",   verb_cancel_usage },
@@ -36,6 +36,9 @@ static const struct ctl_verb verbs[] = {
 	{ "status",  verb_status,  "Show the daemon, the machine and what runs",     verb_status_usage },
 	{ "history", verb_history, "Show past transactions",                         verb_history_usage },
 	{ "policy",  verb_policy,  "Show the install policy in force",               verb_policy_usage },
+	{ "repo",    verb_repo,    "Add, remove or list the repositories",           verb_repo_usage },
+	{ "update",  verb_update,  "Fetch the repositories' indexes",                verb_update_usage },
+	{ "search",  verb_search,  "Search the packages the repositories offer",     verb_search_usage },
 	{ "help",    verb_help,    "Show help for a verb",                           verb_help_usage },
 };
 
@@ -51,7 +54,8 @@ static void main_usage(FILE *f)
 {
 	fputs("Usage: fatelfctl [--socket PATH] [--json] VERB [ARGS...]\n"
 	      "\n"
-	      "Install, remove and thin fat bundles through fatelfd, and ask what is installed.\n"
+	      "Install, remove and thin fat bundles through fatelfd, from files or from\n"
+	      "repositories, and ask what is installed.\n"
 	      "\n"
 	      "Verbs:\n", f);
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
@@ -73,6 +77,7 @@ static void main_usage(FILE *f)
 	      "  2  usage error\n"
 	      "  3  cannot reach the daemon, protocol or system error\n"
 	      "  4  permission denied\n"
+	      "  5  a repository's index, manifest or object was refused (RepositoryInvalid)\n"
 	      "  130 interrupted (Ctrl-C) while waiting; the transaction goes on\n"
 	      "\n"
 	      "With --json, every error is also a JSON object on stdout:\n"

@@ -26,6 +26,7 @@ enum {
 	EXIT_USAGE = 2,         /* bad command line */
 	EXIT_SYSTEM = 3,        /* cannot reach the daemon, protocol or system error */
 	EXIT_DENIED = 4,        /* permission denied */
+	EXIT_REPOSITORY = 5,    /* a repository's index, manifest or object was refused */
 	EXIT_SIGNAL = 128,      /* + the signal that interrupted a wait (130 for SIGINT) */
 };
 
@@ -61,6 +62,9 @@ int verb_verify(int argc, char **argv);
 int verb_status(int argc, char **argv);
 int verb_history(int argc, char **argv);
 int verb_policy(int argc, char **argv);
+int verb_repo(int argc, char **argv);
+int verb_update(int argc, char **argv);
+int verb_search(int argc, char **argv);
 
 extern const char verb_install_usage[];
 extern const char verb_remove_usage[];
@@ -74,6 +78,9 @@ extern const char verb_verify_usage[];
 extern const char verb_status_usage[];
 extern const char verb_history_usage[];
 extern const char verb_policy_usage[];
+extern const char verb_repo_usage[];
+extern const char verb_update_usage[];
+extern const char verb_search_usage[];
 
 /* Calling the daemon (conn.c) */
 
@@ -197,6 +204,28 @@ struct ctl_tx_state {
 	const char *what;       /* "install of FILE", for the queued line */
 };
 int ctl_tx_reply(json_object *params, bool continues, void *userdata);
+
+/*
+ * Whether an install's argument names a package of the repositories:
+ * "NAME" or "NAME=VERSION", NAME by the package name rule
+ * ([a-z0-9][a-z0-9+.-]*, 2 to 255 characters) and VERSION of a dpkg
+ * version's characters, starting with a digit (fatelfd checks the rest).
+ * The shape alone: whether a file of that name exists is the caller's.
+ */
+bool ctl_package_spec(const char *arg);
+
+/*
+ * A minisign public key as `repo add --key` takes it: the text of a .pub
+ * file (an optional "untrusted comment:" line, then the key line) or the
+ * key line alone. Points *ret_line at the key line ("RW" and 54 more
+ * base64 characters, blanks around it left out) inside text.
+ */
+enum ctl_key_kind {
+	CTL_KEY_PUBLIC,         /* a public key line */
+	CTL_KEY_SECRET,         /* minisign's secret key file, not its .pub */
+	CTL_KEY_INVALID,        /* anything else */
+};
+enum ctl_key_kind ctl_key_line(const char *text, size_t len, const char **ret_line, size_t *ret_len);
 
 /* Splits "a,b,c" into a new JSON array of strings (empty items refused). */
 int ctl_split_list(const char *s, json_object **ret);

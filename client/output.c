@@ -156,7 +156,8 @@ int ctl_help(const char *usage)
 	      CTL_DEFAULT_SOCKET "), --json.\n"
 	      "Exit status: 0 success; 1 refused or failed (verify: problems found);\n"
 	      "2 usage error; 3 cannot reach the daemon, protocol or system error;\n"
-	      "4 permission denied; 130 interrupted (Ctrl-C) while waiting.\n", stdout);
+	      "4 permission denied; 5 a repository's index, manifest or object was\n"
+	      "refused; 130 interrupted (Ctrl-C) while waiting.\n", stdout);
 	return EXIT_OK;
 }
 

@@ -1,6 +1,7 @@
 /*
  * Values for people and from replies: sizes, times and durations in
- * words, and a reply's fields read without trusting their types. Pure
+ * words, a reply's fields read without trusting their types, and the
+ * shapes of arguments (a repository package, a minisign key line). Pure
  * functions, no I/O, shared by every verb and by the error words.
  */
 #include <stdio.h>
@@ -101,3 +102,101 @@ const char *ctl_json_join(json_object *array, char *buf, size_t size)
 	return buf;
 }
 
+/* ------------------------------------------------------------ arguments */
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || fatelf_text_is_digit(c) || c == '+' || c == '.' || c == '-';
+}
+
+static bool version_char(char c)
+{
+	return fatelf_text_is_alpha(c) || fatelf_text_is_digit(c) || c == '.' || c == '+' ||
+	       c == '~' || c == '-' || c == ':';
+}
+
+bool ctl_package_spec(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	/* The first character also keeps "-" and options out. */
+	if (name_len < 2 || name_len > 255 || arg[0] == '+' || arg[0] == '.' || arg[0] == '-')
+		return false;
+	for (size_t i = 0; i < name_len; i++)
+		if (!name_char(arg[i]))
+			return false;
+	if (!eq)
+		return true;
+	eq++;
+	if (!fatelf_text_is_digit(eq[0]) || strlen(eq) > 255)
+		return false;
+	for (const char *q = eq; *q; q++)
+		if (!version_char(*q))
+			return false;
+	return true;
+}
+
+/* minisign's key and secret key files, as base64 lines: "Ed", the key id
+ * (8 bytes) and the Ed25519 key (32 bytes); the secret key's 158 bytes. */
+#define KEY_LINE_LEN 56
+#define SECRET_LINE_LEN 212
+
+static bool b64_char(char c)
+{
+	return fatelf_text_is_alpha(c) || fatelf_text_is_digit(c) || c == '+' || c == '/' || c == '=';
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The next line of [*p, end) without its newline and surrounding blanks;
+ * false at the end. */
+static bool next_line(const char **p, const char *end, const char **ret, size_t *ret_len)
+{
+	const char *s = *p, *e;
+
+	if (s >= end)
+		return false;
+	e = memchr(s, '\n', (size_t)(end - s));
+	*p = e ? e + 1 : end;
+	if (!e)
+		e = end;
+	while (s < e && blank(*s))
+		s++;
+	while (e > s && blank(e[-1]))
+		e--;
+	*ret = s;
+	*ret_len = (size_t)(e - s);
+	return true;
+}
+
+enum ctl_key_kind ctl_key_line(const char *text, size_t len, const char **ret_line, size_t *ret_len)
+{
+	static const char comment[] = "untrusted comment:";
+	const char *p = text, *end = text + len, *line, *rest;
+	size_t n, rest_len;
+
+	if (!next_line(&p, end, &line, &n))
+		return CTL_KEY_INVALID;
+	if (n >= sizeof(comment) - 1 && memcmp(line, comment, sizeof(comment) - 1) == 0 &&
+	    !next_line(&p, end, &line, &n))
+		return CTL_KEY_INVALID;
+	for (size_t i = 0; i < n; i++)
+		if (!b64_char(line[i]))
+			return CTL_KEY_INVALID;
+	/* Blank lines may follow (an editor's final newline), nothing else. */
+	while (next_line(&p, end, &rest, &rest_len))
+		if (rest_len)
+			return CTL_KEY_INVALID;
+	if (n == SECRET_LINE_LEN)
+		return CTL_KEY_SECRET;
+	/* "Ed" in base64 is "RW"; the key line has no padding. */
+	if (n != KEY_LINE_LEN || line[0] != 'R' || line[1] != 'W' || memchr(line, '=', n))
+		return CTL_KEY_INVALID;
+	*ret_line = line;
+	*ret_len = n;
+	return CTL_KEY_PUBLIC;
+}

@@ -2,7 +2,9 @@
  * fatelfctl install: install or upgrade a package from a fat bundle. A
  * local bundle is opened here, with the caller's own rights, and travels
  * to fatelfd as an open file descriptor, so the daemon never opens a path
- * an unprivileged user named; a URL is fetched by the daemon itself.
+ * an unprivileged user named; a URL is fetched by the daemon itself; a
+ * package name is looked up by the daemon in its repositories, one call
+ * per name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +21,23 @@
 
 const char verb_install_usage[] =
 	"Usage: fatelfctl install FILE|URL|- [OPTIONS]\n"
+	"       fatelfctl install NAME[=VERSION]... [OPTIONS]\n"
 	"\n"
 	"Install or upgrade the package in a fat bundle. FILE is opened by fatelfctl\n"
 	"with your rights and handed to fatelfd as an open file; '-' hands over\n"
 	"standard input; an http://, https:// or file:// URL is fetched by fatelfd.\n"
+	"\n"
+	"NAME installs the newest version of package NAME that the repositories offer\n"
+	"('fatelfctl search'), NAME=VERSION that version; fatelfd fetches only the\n"
+	"objects that no installed file already holds, and fatelfctl prints\n"
+	"\"fetch: N objects (SIZE), K from installed files\" after the result. An\n"
+	"argument is a NAME only when it has no '/', follows the package name rule\n"
+	"([a-z0-9][a-z0-9+.-]*) and no file of that name exists: an existing file\n"
+	"(anything but a directory) always wins, so write hello=VERSION or run from\n"
+	"another directory to install package hello beside a file named hello.\n"
+	"Several NAMEs install one after the other, each its own transaction, in\n"
+	"the order given, stopping at the first that fails; a FILE, URL or '-'\n"
+	"installs alone.\n"
 	"\n"
 	"Options:\n"
 	"  --policy P         native, compatible, keep or targets, for this install only\n"
@@ -33,7 +48,8 @@ const char verb_install_usage[] =
 	"  --force            take over paths that conflict with another package or\n"
 	"                     with files no package owns\n"
 	"  --allow-downgrade  install a version older than the installed one\n"
-	"  --dry-run          run every check and report what would change; write nothing\n"
+	"  --dry-run          run every check and report what would change (for a NAME,\n"
+	"                     what it would fetch); write nothing\n"
 	"  --no-wait          return once fatelfd has accepted the install; it goes on\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -94,6 +110,20 @@ static int source_check(int fd, const char *name)
 	return 0;
 }
 
+/*
+ * Whether an operand names a package of the repositories: the shape of
+ * one, and no file of that name (a directory is no bundle, so it does not
+ * count). A URL or a path never does.
+ */
+static bool source_is_package(const char *arg)
+{
+	struct stat st;
+
+	if (strchr(arg, '/') || !ctl_package_spec(arg))
+		return false;
+	return !(stat(arg, &st) == 0 && !S_ISDIR(st.st_mode));
+}
+
 /* Opens a local bundle with the caller's rights; 0 or an exit status. */
 static int source_open(const char *file, int *ret_fd)
 {
@@ -121,6 +151,75 @@ static int source_open(const char *file, int *ret_fd)
 	return 0;
 }
 
+/* The replies of one Install call: the shared transaction words, and what
+ * a repository install fetched (or would fetch) after its result. */
+struct install_state {
+	struct ctl_tx_state tx;
+	json_object *fetch;     /* the last "fetch" seen, until the result */
+	bool dry_run;
+};
+
+static void fetch_print(json_object *f, bool dry)
+{
+	int64_t fetched = ctl_json_int(f, "fetched");
+	char bytes[32];
+
+	printf("%s: %lld %s (%s), %lld from installed files\n", dry ? "would fetch" : "fetch",
+	       (long long)fetched, fetched == 1 ? "object" : "objects",
+	       fatelf_format_size((uint64_t)ctl_json_int(f, "bytes"), bytes),
+	       (long long)ctl_json_int(f, "local"));
+}
+
+static int on_reply(json_object *params, bool continues, void *userdata)
+{
+	struct install_state *st = userdata;
+	json_object *fetch = ctl_json_obj(params, "fetch");
+	json_object *result = ctl_json_obj(params, "result");
+	int r;
+
+	/* With --json the reply carries it as it came. */
+	if (fetch && !ctl_arg.json) {
+		json_object_put(st->fetch);
+		st->fetch = json_object_get(fetch);
+	}
+	r = ctl_tx_reply(params, continues, &st->tx);
+	if (st->fetch && result) {
+		fetch_print(st->fetch, st->dry_run || ctl_json_bool(result, "dry_run"));
+		json_object_put(st->fetch);
+		st->fetch = NULL;
+	}
+	return r;
+}
+
+/* One Install call with params (the source already set); an exit status. */
+static int install_one(json_object *params, const int *fd, const char *what, bool no_wait, bool dry_run)
+{
+	struct install_state st = { .tx = { .no_wait = no_wait, .what = what }, .dry_run = dry_run };
+	int status;
+
+	/* Always a stream: it carries the progress, the "waiting" turn and lets
+	 * --no-wait return on the first reply. */
+	status = ctl_call("Install", params, VL_CALL_MORE, fd, fd ? 1 : 0, on_reply, &st);
+	json_object_put(st.fetch);
+	return status;
+}
+
+/* Installs each package named, in order, until one fails. */
+static int install_packages(json_object *params, char **names, int n, bool no_wait, bool dry_run)
+{
+	for (int i = 0; i < n; i++) {
+		char what[600];     /* a NAME=VERSION is at most 511 bytes */
+		int status;
+
+		json_object_object_add(params, "package", json_object_new_string(names[i]));
+		snprintf(what, sizeof(what), "install of %s", names[i]);
+		status = install_one(params, NULL, what, no_wait, dry_run);
+		if (status != EXIT_OK)
+			return status;
+	}
+	return EXIT_OK;
+}
+
 int verb_install(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -138,7 +237,7 @@ int verb_install(int argc, char **argv)
 	const char *policy = NULL, *targets_arg = NULL, *source;
 	char *shown;
 	bool allow_unsigned = false, force = false, allow_downgrade = false, dry_run = false;
-	struct ctl_tx_state st = { 0 };
+	bool no_wait = false, packages = true;
 	char what[4200];
 	int fd = -1, status, c;
 
@@ -164,7 +263,7 @@ int verb_install(int argc, char **argv)
 			dry_run = true;
 			break;
 		case OPT_NO_WAIT:
-			st.no_wait = true;
+			no_wait = true;
 			break;
 		case 'h':
 			return ctl_help(verb_install_usage);
@@ -173,12 +272,18 @@ int verb_install(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return ctl_usage_error("missing FILE, URL or -");
-	if (optind + 1 < argc)
-		return ctl_usage_error("one bundle at a time ('%s' is extra)", argv[optind + 1]);
+		return ctl_usage_error("missing FILE, URL, - or NAME");
 	source = argv[optind];
-	if (!source[0])
-		return ctl_usage_error("empty FILE");
+	/* Several sources are package names, each its own call. */
+	for (int i = optind; i < argc; i++)
+		if (!argv[i][0]) {
+			return ctl_usage_error("empty FILE");
+		} else if (!source_is_package(argv[i])) {
+			if (optind + 1 < argc)
+				return ctl_usage_error("one bundle at a time: only package names go together "
+						       "('%s' is a file, a URL or -)", argv[i]);
+			packages = false;
+		}
 	if (policy && !policy_is_known(policy))
 		return ctl_usage_error("unknown policy '%s' (native, compatible, keep or targets)", policy);
 	if (targets_arg && policy && strcmp(policy, "targets") != 0)
@@ -195,9 +300,10 @@ int verb_install(int argc, char **argv)
 		json_object_put(targets);
 		return ctl_error(EXIT_SYSTEM, "out of memory");
 	}
-	if (strstr(source, "://")) {
+	/* A package is set per call (install_packages). */
+	if (!packages && strstr(source, "://")) {
 		json_object_object_add(params, "url", json_object_new_string(source));
-	} else {
+	} else if (!packages) {
 		status = source_open(source, &fd);
 		if (status != 0) {
 			json_object_put(targets);
@@ -216,17 +322,18 @@ int verb_install(int argc, char **argv)
 	add_bool(params, "allow_downgrade", allow_downgrade);
 	add_bool(params, "dry_run", dry_run);
 
+	if (packages) {
+		status = install_packages(params, argv + optind, argc - optind, no_wait, dry_run);
+		json_object_put(params);
+		return status;
+	}
 	/* The words quote the URL, and a terminal or a CI log is no place
 	 * for its credentials. */
 	shown = strstr(source, "://") ? fatelf_text_url_redact(source) : NULL;
 	snprintf(what, sizeof(what), "install of %s",
 		 strcmp(source, "-") == 0 ? "standard input" : shown ? shown : source);
 	free(shown);
-	st.what = what;
-	/* Always a stream: it carries the progress, the "waiting" turn and lets
-	 * --no-wait return on the first reply. */
-	status = ctl_call("Install", params, VL_CALL_MORE, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0,
-			  ctl_tx_reply, &st);
+	status = install_one(params, fd >= 0 ? &fd : NULL, what, no_wait, dry_run);
 	if (fd > STDIN_FILENO)
 		close(fd);
 	json_object_put(params);

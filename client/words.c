@@ -28,25 +28,55 @@ static const char *code_suffix(json_object *p, char buf[96])
 	return buf;
 }
 
-/* What a mutating verb is called in "permission denied: installing needs ...". */
-static const char *verb_gerund(const char *verb)
+/* What a mutating verb is called in "permission denied: installing needs
+ * ...", and who may run it. */
+static void verb_gerund(const char *verb, const char **ret_gerund, const char **ret_who)
 {
-	static const struct { const char *verb, *gerund; } g[] = {
-		{ "install", "installing" },
-		{ "remove", "removing" },
-		{ "thin", "thinning" },
-		{ "cancel", "cancelling" },
+	static const struct { const char *verb, *gerund, *who; } g[] = {
+		{ "install", "installing", "root or the admin group" },
+		{ "remove", "removing", "root or the admin group" },
+		{ "thin", "thinning", "root or the admin group" },
+		{ "cancel", "cancelling", "root or the admin group" },
+		{ "update", "updating the repositories", "root or the admin group" },
+		{ "repo add", "adding a repository", "root" },
+		{ "repo remove", "removing a repository", "root" },
 	};
 
+	*ret_gerund = verb ? verb : "this";
+	*ret_who = "root or the admin group";
 	for (size_t i = 0; i < ARRAY_SIZE(g); i++)
-		if (verb && strcmp(verb, g[i].verb) == 0)
-			return g[i].gerund;
-	return verb ? verb : "this";
+		if (verb && strcmp(verb, g[i].verb) == 0) {
+			*ret_gerund = g[i].gerund;
+			*ret_who = g[i].who;
+		}
 }
 
 static void w_package_not_found(const words_in *w, char *msg, size_t size)
 {
-	snprintf(msg, size, "package not installed: %s", ctl_json_str(w->p, "package", "?"));
+	const char *pkg = ctl_json_str(w->p, "package", "?");
+
+	/* An install that names a package asks the repositories for it
+	 * (fatelfctl sends a name only when no file of that name exists). */
+	if (w->verb && strcmp(w->verb, "install") == 0)
+		snprintf(msg, size, "no repository offers %s, and no file of that name exists "
+			 "('fatelfctl search' lists what the repositories offer)", pkg);
+	else
+		snprintf(msg, size, "package not installed: %s", pkg);
+}
+
+static void w_repository_not_found(const words_in *w, char *msg, size_t size)
+{
+	snprintf(msg, size, "no repository named %s (fatelfctl repo list)",
+		 ctl_json_str(w->p, "repository", "?"));
+}
+
+static void w_repository_invalid(const words_in *w, char *msg, size_t size)
+{
+	char code[96];
+
+	/* The message names the file of the repository it is about. */
+	snprintf(msg, size, "repository %s: %s%s", ctl_json_str(w->p, "repository", "?"),
+		 ctl_json_str(w->p, "message", "refused"), code_suffix(w->p, code));
 }
 
 static void w_path_not_owned(const words_in *w, char *msg, size_t size)
@@ -186,8 +216,16 @@ static void w_invalid_policy(const words_in *w, char *msg, size_t size)
 static void w_root_required(const words_in *w, char *msg, size_t size)
 {
 	const char *param = ctl_json_str(w->p, "parameter", "?");
+	const char *gerund, *who;
 	char opt[64];
 
+	/* A verb that is root's whole (repo add, repo remove): the admin
+	 * group may call its method but not name what it changes. */
+	verb_gerund(w->verb, &gerund, &who);
+	if (strcmp(who, "root") == 0) {
+		snprintf(msg, size, "permission denied: %s needs root", gerund);
+		return;
+	}
 	/* The parameters are the options' names with dashes, but for the two
 	 * sources fatelfctl cannot send itself. */
 	if (strcmp(param, "url") == 0)
@@ -213,7 +251,10 @@ static void w_failed(const words_in *w, char *msg, size_t size)
 
 static void w_permission_denied(const words_in *w, char *msg, size_t size)
 {
-	snprintf(msg, size, "permission denied: %s needs root or the admin group", verb_gerund(w->verb));
+	const char *gerund, *who;
+
+	verb_gerund(w->verb, &gerund, &who);
+	snprintf(msg, size, "permission denied: %s needs %s", gerund, who);
 }
 
 static void w_invalid_parameter(const words_in *w, char *msg, size_t size)
@@ -248,6 +289,8 @@ static const struct {
 	void (*say)(const words_in *w, char *msg, size_t size);
 } words[] = {
 	{ M("PackageNotFound"), EXIT_FAILED, w_package_not_found },
+	{ M("RepositoryNotFound"), EXIT_FAILED, w_repository_not_found },
+	{ M("RepositoryInvalid"), EXIT_REPOSITORY, w_repository_invalid },
 	{ M("PathNotOwned"), EXIT_FAILED, w_path_not_owned },
 	{ M("NoSuchTransaction"), EXIT_FAILED, w_no_such_transaction },
 	{ M("BundleInvalid"), EXIT_FAILED, w_bundle_invalid },

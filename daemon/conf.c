@@ -384,6 +384,7 @@ static int parse_proxy(conf_ctx *x, const conf_key *k, const char *value, void *
 static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "AdminGroup", parse_group, FIELD(admin_group), 0, 0 },
 	{ SECTION_DAEMON, "TrustedKeys", parse_abs_path, FIELD(trusted_keys), 0, 0 },
+	{ SECTION_DAEMON, "Repositories", parse_abs_path, FIELD(repos_dir), 0, 0 },
 	{ SECTION_DAEMON, "RequireSignature", parse_bool, FIELD(require_signature), 0, 0 },
 	{ SECTION_DAEMON, "Durable", parse_bool, FIELD(durable), 0, 0 },
 	{ SECTION_DAEMON, "RunLdconfig", parse_bool, FIELD(ldconfig), 0, 0 },

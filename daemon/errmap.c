@@ -33,6 +33,7 @@ enum fact {
 	F_MODE,         /* int */
 	F_ID,           /* int: 0, the worker knows the transaction */
 	F_URL,          /* string */
+	F_REPOSITORY,   /* string: the repository (ctx) */
 };
 
 /* Beyond the code, what a row needs of the failure. */
@@ -40,6 +41,7 @@ enum when {
 	W_ALWAYS,
 	W_DOWNLOAD,     /* the download failed (ctx->url) */
 	W_TARGETS,      /* the diag lists what the file offers */
+	W_REPOSITORY,   /* about a repository (ctx->repository) */
 };
 
 #define PARAMS_MAX 5
@@ -65,6 +67,10 @@ static const struct row rows[] = {
 	{ ONE(ENGINE_E_DOWNGRADE), W_ALWAYS, "Downgrade",
 	  { { "package", F_PACKAGE }, { "installed", F_INSTALLED }, { "offered", F_OFFERED } } },
 	{ ONE(ENGINE_E_NOT_INSTALLED), W_ALWAYS, "PackageNotFound", { { "package", F_PACKAGE } } },
+	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_MISSING, W_REPOSITORY, "RepositoryInvalid",
+	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
+	{ FATELF_E_KEY_FORMAT, FATELF_E_SIG_COMMENT, W_REPOSITORY, "RepositoryInvalid",
+	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
 	{ ONE(FATELF_E_NO_HOST_RECORD), W_ALWAYS, "NoHostRecord",
 	  { { "path", F_PATH }, { "targets", F_TARGETS }, { "host", F_HOST } } },
 	/* A target list that names no record of the file: the same refusal. */
@@ -100,6 +106,8 @@ static bool row_matches(const struct row *r, int code, const fatelf_diag *d, con
 		return ctx && ctx->url;
 	case W_TARGETS:
 		return d && d->ntargets > 0;
+	case W_REPOSITORY:
+		return ctx && ctx->repository;
 	default:
 		return true;
 	}
@@ -187,6 +195,8 @@ static json_object *fact_value(enum fact f, int code, const fatelf_diag *d, cons
 		return json_object_new_int64(0);
 	case F_URL:
 		return json_object_new_string(ctx && ctx->url ? ctx->url : "");
+	case F_REPOSITORY:
+		return json_object_new_string(ctx && ctx->repository ? ctx->repository : "");
 	case F_NONE:
 		break;
 	}

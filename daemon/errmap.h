@@ -19,6 +19,7 @@
 /* What the daemon adds to the diag's facts: its own state. */
 typedef struct errmap_ctx {
 	const char *url;                /* the download's URL as shown, when the download failed */
+	const char *repository;         /* the repository a failure is about */
 	const char *root;               /* the root, whose free space a write lacked */
 	const char *keys_dir;           /* TrustedKeys= */
 	int64_t keys;                   /* trusted keys loaded */

@@ -38,8 +38,7 @@
 #define FETCH_POLL_MS 150
 /* Chunk size of file:// reads (curl hands out at most CURL_MAX_WRITE_SIZE). */
 #define FETCH_FILE_CHUNK (64 * 1024)
-/* Longest piece of a URL quoted in a message (fatelf_diag.msg is 512). */
-#define FETCH_URL_SHOWN 300
+#define FETCH_URL_SHOWN FATELF_FETCH_URL_SHOWN
 
 struct fatelf_fetch {
 	CURLM *multi;
@@ -72,17 +71,11 @@ struct fatelf_fetch {
 
 	/* The deny list, and the ranges of it that the first URL's host is
 	 * in (the address that gave the first response, which can only be
-	 * that host's). */
+	 * that host's). The guard checks connections once a response came. */
 	fatelf_netranges deny;
 	uint64_t exempt;
-	bool responded;
+	fatelf_fetch_guard guard;
 	bool https;                 /* the first URL is https: so is every hop */
-	const char *cainfo;
-	const char *proxy;          /* as the caller gave it, like cainfo */
-	bool denied;                /* a connection was refused: why, below */
-	char denied_addr[INET6_ADDRSTRLEN + 16];
-	char denied_range[FATELF_NETRANGE_TEXT_MAX];
-	char *denied_url;           /* the hop, without credentials */
 };
 
 static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
@@ -93,6 +86,12 @@ static CURLcode fetch_global_result = CURLE_FAILED_INIT;
 static void fetch_global_init(void)
 {
 	fetch_global_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+CURLcode fatelf_fetch_curl_init(void)
+{
+	pthread_once(&fetch_once, fetch_global_init);
+	return fetch_global_result;
 }
 
 static uint64_t fetch_now_ms(void)
@@ -173,19 +172,30 @@ static size_t fetch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdat
 
 /* The ranges of the deny list that hold the address curl is connected
  * to (text, as CURLINFO_PRIMARY_IP gives it). */
-static uint64_t fetch_primary_hits(fatelf_fetch *f)
+uint64_t fatelf_fetch_guard_primary_hits(const fatelf_fetch_guard *g)
 {
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in a4 = { .sin_family = AF_INET };
 	char *ip = NULL;
 
-	if (curl_easy_getinfo(f->easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK || !ip)
+	if (!g->deny || !g->deny->n)
+		return 0;
+	if (curl_easy_getinfo(g->easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK || !ip)
 		return 0;
 	if (inet_pton(AF_INET, ip, &a4.sin_addr) == 1)
-		return fatelf_netranges_match(&f->deny, (const struct sockaddr *)&a4, sizeof(a4));
+		return fatelf_netranges_match(g->deny, (const struct sockaddr *)&a4, sizeof(a4));
 	if (inet_pton(AF_INET6, ip, &a6.sin6_addr) == 1)
-		return fatelf_netranges_match(&f->deny, (const struct sockaddr *)&a6, sizeof(a6));
+		return fatelf_netranges_match(g->deny, (const struct sockaddr *)&a6, sizeof(a6));
 	return 0;
+}
+
+void fatelf_fetch_guard_reset(fatelf_fetch_guard *g)
+{
+	g->check = false;
+	g->denied = false;
+	g->denied_addr[0] = g->denied_range[0] = '\0';
+	free(g->denied_url);
+	g->denied_url = NULL;
 }
 
 /* The first header line of a response: from now on, every connection is
@@ -198,33 +208,35 @@ static size_t fetch_header_cb(char *ptr, size_t size, size_t nmemb, void *userda
 	fatelf_fetch *f = userdata;
 
 	(void)ptr;
-	if (!f->responded && f->deny.n)
-		f->exempt = fetch_primary_hits(f);
-	f->responded = true;
+	if (!f->guard.check && f->deny.n)
+		f->exempt = fatelf_fetch_guard_primary_hits(&f->guard);
+	f->guard.check = true;
 	return size * nmemb;
 }
 
-static void fetch_note_denied(fatelf_fetch *f, const struct curl_sockaddr *a, uint64_t hits)
+static void fetch_note_denied(fatelf_fetch_guard *g, const struct curl_sockaddr *a, uint64_t hits)
 {
 	const void *addr = a->family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr
 						 : (const void *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
 	char *url = NULL;
 	unsigned i = 0;
 
-	if (f->denied)
+	if (g->denied)
 		return;
-	f->denied = true;
-	if (!inet_ntop(a->family, addr, f->denied_addr, sizeof(f->denied_addr)))
-		snprintf(f->denied_addr, sizeof(f->denied_addr), "?");
+	g->denied = true;
+	if (!inet_ntop(a->family, addr, g->denied_addr, sizeof(g->denied_addr)))
+		snprintf(g->denied_addr, sizeof(g->denied_addr), "?");
 	else if (fatelf_netrange_is_unspecified(&a->addr, a->addrlen))
-		snprintf(f->denied_addr, sizeof(f->denied_addr), "%s (this host)",
+		snprintf(g->denied_addr, sizeof(g->denied_addr), "%s (this host)",
 			 a->family == AF_INET6 ? "::" : "0.0.0.0");
 	while (i + 1 < FATELF_NETRANGES_MAX && !(hits & ((uint64_t)1 << i)))
 		i++;
-	fatelf_netrange_format(&f->deny.v[i], f->denied_range);
+	fatelf_netrange_format(&g->deny->v[i], g->denied_range);
 	/* curl has moved to the hop's URL before it connects. */
-	if (curl_easy_getinfo(f->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
-		f->denied_url = fatelf_text_url_redact(url);
+	free(g->denied_url);
+	g->denied_url = NULL;
+	if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
+		g->denied_url = fatelf_text_url_redact(url);
 }
 
 /* Every connection curl makes, to the address it resolved: the deny list
@@ -233,23 +245,31 @@ static void fetch_note_denied(fatelf_fetch *f, const struct curl_sockaddr *a, ui
  * nothing. */
 static curl_socket_t fetch_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
-	fatelf_fetch *f = clientp;
+	fatelf_fetch_guard *g = clientp;
 
 	/* Before the first response, every connection is to the first URL's
 	 * host, which the admin chose. */
-	if (purpose == CURLSOCKTYPE_IPCXN && f->deny.n && f->responded) {
-		uint64_t hits = fatelf_netranges_match(&f->deny, &a->addr, a->addrlen);
+	if (purpose == CURLSOCKTYPE_IPCXN && g->deny && g->deny->n && g->check) {
+		uint64_t exempt = g->exempt ? *g->exempt : 0;
+		uint64_t hits = fatelf_netranges_match(g->deny, &a->addr, a->addrlen);
 
-		if (hits & ~f->exempt) {
-			fetch_note_denied(f, a, hits & ~f->exempt);
+		if (hits & ~exempt) {
+			fetch_note_denied(g, a, hits & ~exempt);
 			return CURL_SOCKET_BAD;
 		}
 	}
 	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
-static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, char **ret_url,
-			   fatelf_diag *d)
+void fatelf_fetch_url_clear(fatelf_fetch_url *u)
+{
+	free(u->full);
+	free(u->shown);
+	free(u->path);
+	*u = (fatelf_fetch_url){ 0 };
+}
+
+static int fetch_url_parse(const char *url, bool allow_file, fatelf_fetch_url *ret, fatelf_diag *d)
 {
 	_cleanup_(curl_urlp) CURLU *u = curl_url();
 	_cleanup_(curl_freep) char *scheme = NULL, *full = NULL, *host = NULL, *path = NULL;
@@ -301,29 +321,102 @@ static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, ch
 		if (uc != CURLUE_OK || path[0] != '/')
 			return fatelf_diag_set(d, -EINVAL, -1, "%.*s: bad file URL path",
 					       FETCH_URL_SHOWN, shown);
-		f->is_file = true;
-		f->path = strdup(path);
-		if (!f->path)
+		ret->is_file = true;
+		ret->path = strdup(path);
+		if (!ret->path)
 			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	} else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
 		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, shown, accepted);
 	}
-	f->https = strcmp(scheme, "https") == 0;
+	ret->https = strcmp(scheme, "https") == 0;
 
-	f->shown = TAKE_PTR(shown);
-	*ret_url = strdup(full);
-	if (!f->shown || !*ret_url)
+	ret->shown = TAKE_PTR(shown);
+	ret->full = strdup(full);
+	if (!ret->full)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	return 0;
 }
 
-static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
+int fatelf_fetch_url_check(const char *url, bool allow_file, fatelf_fetch_url *ret, fatelf_diag *d)
+{
+	int r;
+
+	*ret = (fatelf_fetch_url){ 0 };
+	r = fetch_url_parse(url, allow_file, ret, d);
+	if (r < 0)
+		fatelf_fetch_url_clear(ret);
+	return r;
+}
+
+static int fetch_url_check(fatelf_fetch *f, const char *url, bool allow_file, char **ret_url,
+			   fatelf_diag *d)
+{
+	fatelf_fetch_url u = { 0 };
+	int r = fatelf_fetch_url_check(url, allow_file, &u, d);
+
+	f->is_file = u.is_file;
+	f->https = u.https;
+	f->path = TAKE_PTR(u.path);
+	f->shown = TAKE_PTR(u.shown);
+	*ret_url = TAKE_PTR(u.full);
+	fatelf_fetch_url_clear(&u);
+	return r;
+}
+
+CURLcode fatelf_fetch_setopt_common(CURL *easy, const fatelf_fetch_opts *o, bool https,
+				    fatelf_fetch_guard *g)
+{
+	unsigned timeout_sec = o->timeout_sec ? o->timeout_sec : 60;
+	unsigned low_speed_sec = o->low_speed_sec ? o->low_speed_sec : 30;
+	CURLcode c = CURLE_OK;
+
+#define SETOPT(opt, val) do { if (c == CURLE_OK) c = curl_easy_setopt(easy, opt, val); } while (0)
+	/* Never a redirect to file:// (that would read the daemon's files for a
+	 * remote server), and http/https only for the first URL too. */
+	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+	/* ... and no step down from https to http, where anyone on the way
+	 * could answer for the server. */
+	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
+	if (o->cainfo)
+		SETOPT(CURLOPT_CAINFO, o->cainfo);
+	/* Only the proxy the admin configured, never one from the
+	 * environment: the deny list would meet that proxy's address, and the
+	 * proxy would connect anywhere. */
+	SETOPT(CURLOPT_PROXY, o->proxy ? o->proxy : "");
+	SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
+	SETOPT(CURLOPT_MAXREDIRS, 5L);
+	SETOPT(CURLOPT_FAILONERROR, 1L);
+	/* A source that sends nothing for timeout_sec fails rather than hanging
+	 * the transaction forever. */
+	SETOPT(CURLOPT_CONNECTTIMEOUT, (long)timeout_sec);
+	if (o->min_rate) {
+		/* ... and one that drips bytes fails too: below the minimum
+		 * rate for low_speed_sec, or past the deadline whatever it sends. */
+		SETOPT(CURLOPT_LOW_SPEED_LIMIT, (long)MIN(o->min_rate, (uint64_t)LONG_MAX));
+		SETOPT(CURLOPT_LOW_SPEED_TIME, (long)low_speed_sec);
+	} else {
+		SETOPT(CURLOPT_LOW_SPEED_LIMIT, 1L);
+		SETOPT(CURLOPT_LOW_SPEED_TIME, (long)timeout_sec);
+	}
+	if (g && g->deny && g->deny->n) {
+		g->easy = easy;
+		SETOPT(CURLOPT_OPENSOCKETFUNCTION, fetch_open_socket);
+		SETOPT(CURLOPT_OPENSOCKETDATA, g);
+	}
+	/* The daemon is threaded; curl must not use signals for DNS timeouts. */
+	SETOPT(CURLOPT_NOSIGNAL, 1L);
+	SETOPT(CURLOPT_USERAGENT, "fatelf/" PACKAGE_VERSION);
+#undef SETOPT
+	return c;
+}
+
+static int fetch_curl_setup(fatelf_fetch *f, const fatelf_fetch_opts *o, const char *url,
+			    fatelf_diag *d)
 {
 	CURLcode c = CURLE_OK;
 	CURLMcode mc;
 
-	pthread_once(&fetch_once, fetch_global_init);
-	if (fetch_global_result != CURLE_OK)
+	if (fatelf_fetch_curl_init() != CURLE_OK)
 		return fatelf_diag_set(d, -ENOMEM, -1, "%.*s: cannot initialize curl: %s",
 				       FETCH_URL_SHOWN, f->shown,
 				       curl_easy_strerror(fetch_global_result));
@@ -332,48 +425,17 @@ static int fetch_curl_setup(fatelf_fetch *f, const char *url, fatelf_diag *d)
 	if (!f->multi || !f->easy)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 
+	f->guard.deny = &f->deny;
+	f->guard.exempt = &f->exempt;
+	c = fatelf_fetch_setopt_common(f->easy, o, f->https, &f->guard);
 #define SETOPT(opt, val) do { if (c == CURLE_OK) c = curl_easy_setopt(f->easy, opt, val); } while (0)
 	SETOPT(CURLOPT_URL, url);
-	/* Never a redirect to file:// (that would read the daemon's files for a
-	 * remote server), and http/https only for the first URL too. */
-	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-	/* ... and no step down from https to http, where anyone on the way
-	 * could answer for the server. */
-	SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, f->https ? "https" : "http,https");
-	if (f->cainfo)
-		SETOPT(CURLOPT_CAINFO, f->cainfo);
-	/* Only the proxy the admin configured, never one from the
-	 * environment: the deny list would meet that proxy's address, and the
-	 * proxy would connect anywhere. */
-	SETOPT(CURLOPT_PROXY, f->proxy ? f->proxy : "");
-	SETOPT(CURLOPT_FOLLOWLOCATION, 1L);
-	SETOPT(CURLOPT_MAXREDIRS, 5L);
-	SETOPT(CURLOPT_FAILONERROR, 1L);
-	/* A source that sends nothing for timeout_sec fails rather than hanging
-	 * the transaction forever. */
-	SETOPT(CURLOPT_CONNECTTIMEOUT, (long)f->timeout_sec);
-	if (f->min_rate) {
-		/* ... and one that drips bytes fails too: below the minimum
-		 * rate for low_speed_sec, or past the deadline whatever it sends. */
-		SETOPT(CURLOPT_LOW_SPEED_LIMIT, (long)MIN(f->min_rate, (uint64_t)LONG_MAX));
-		SETOPT(CURLOPT_LOW_SPEED_TIME, (long)f->low_speed_sec);
-	} else {
-		SETOPT(CURLOPT_LOW_SPEED_LIMIT, 1L);
-		SETOPT(CURLOPT_LOW_SPEED_TIME, (long)f->timeout_sec);
-	}
 	if (f->deadline_sec)
 		SETOPT(CURLOPT_TIMEOUT, (long)f->deadline_sec);
 	SETOPT(CURLOPT_HEADERFUNCTION, fetch_header_cb);
 	SETOPT(CURLOPT_HEADERDATA, f);
-	if (f->deny.n) {
-		SETOPT(CURLOPT_OPENSOCKETFUNCTION, fetch_open_socket);
-		SETOPT(CURLOPT_OPENSOCKETDATA, f);
-	}
-	/* The daemon is threaded; curl must not use signals for DNS timeouts. */
-	SETOPT(CURLOPT_NOSIGNAL, 1L);
 	if (f->max_bytes)
 		SETOPT(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MIN(f->max_bytes, (uint64_t)INT64_MAX));
-	SETOPT(CURLOPT_USERAGENT, "fatelf/" PACKAGE_VERSION);
 	SETOPT(CURLOPT_ERRORBUFFER, f->errbuf);
 	SETOPT(CURLOPT_WRITEFUNCTION, fetch_write_cb);
 	SETOPT(CURLOPT_WRITEDATA, f);
@@ -412,15 +474,13 @@ int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch 
 	f->low_speed_sec = o->low_speed_sec ? o->low_speed_sec : 30;
 	if (o->deny)
 		f->deny = *o->deny;
-	f->cainfo = o->cainfo;
-	f->proxy = o->proxy;
 	f->opened_ms = fetch_now_ms();
 	f->cancel = o->cancel;
 	fatelf_diag_clear(&f->diag);
 
 	r = fetch_url_check(f, url, o->allow_file, &full, d);
 	if (r == 0 && !f->is_file)
-		r = fetch_curl_setup(f, full, d);
+		r = fetch_curl_setup(f, o, full, d);
 	if (r < 0) {
 		fatelf_fetch_close(f);
 		return r;
@@ -446,7 +506,7 @@ static int fetch_fail_deadline(fatelf_fetch *f)
 }
 
 /* The reason phrase of the statuses a mirror commonly answers. */
-static const char *http_reason(long status)
+const char *fatelf_fetch_http_reason(long status)
 {
 	switch (status) {
 	case 400: return " Bad Request";
@@ -480,11 +540,13 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 	}
 	/* A refused socket is curl's "could not connect"; a hop that had
 	 * another address to go to ended for another reason. */
-	if (f->denied && res == CURLE_COULDNT_CONNECT) {
+	if (f->guard.denied && res == CURLE_COULDNT_CONNECT) {
+		const fatelf_fetch_guard *g = &f->guard;
+
 		fetch_fail(f, -EIO, "redirected to %.*s%s: %s is in a denied network (%s)",
-			   FETCH_URL_SHOWN / 2, f->denied_url ? f->denied_url : "?",
-			   f->denied_url && strlen(f->denied_url) > FETCH_URL_SHOWN / 2 ? "..." : "",
-			   f->denied_addr, f->denied_range);
+			   FETCH_URL_SHOWN / 2, g->denied_url ? g->denied_url : "?",
+			   g->denied_url && strlen(g->denied_url) > FETCH_URL_SHOWN / 2 ? "..." : "",
+			   g->denied_addr, g->denied_range);
 		return;
 	}
 	if (res == CURLE_OPERATION_TIMEDOUT && fetch_past_deadline(f, 1000)) {
@@ -513,7 +575,7 @@ static void fetch_finish(fatelf_fetch *f, CURLcode res)
 	/* curl's own text for this ("The requested URL returned error: 404")
 	 * only repeats the status. */
 	if (res == CURLE_HTTP_RETURNED_ERROR && http >= 400)
-		fetch_fail(f, -EIO, "the server answered HTTP %ld%s", http, http_reason(http));
+		fetch_fail(f, -EIO, "the server answered HTTP %ld%s", http, fatelf_fetch_http_reason(http));
 	else if (http >= 300)
 		fetch_fail(f, -EIO, "%s (HTTP %ld)", f->errbuf[0] ? f->errbuf : curl_easy_strerror(res),
 			   http);
@@ -690,7 +752,7 @@ fatelf_fetch *fatelf_fetch_close(fatelf_fetch *f)
 	free(f->buf);
 	free(f->shown);
 	free(f->path);
-	free(f->denied_url);
+	fatelf_fetch_guard_reset(&f->guard);
 	free(f);
 	return NULL;
 }

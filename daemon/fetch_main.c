@@ -14,6 +14,9 @@
  * 2 usage error; 3 system error. On failure exactly one line goes to
  * stderr (none when the reader went away): the message the fetch module
  * wrote, which names the URL.
+ *
+ * With --batch it fetches a repository's objects instead: mirrors and
+ * gets on stdin, frames on stdout (fetch_batch.h has the protocol).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #include "fetch.h"
+#include "fetch_batch.h"
 #include "io.h"
 #include "macro.h"
 
@@ -42,19 +46,41 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: fatelf-fetch [OPTION...] URL|-\n"
+		"       fatelf-fetch --batch [--parallel N] [OPTION...] <LINES\n"
 		"Fetch URL (http, https, or file with --allow-file) and write the body to stdout;\n"
 		"with -, read the URL from standard input.\n"
 		"\n"
+		"With --batch, fetch many objects from mirrors. Standard input holds lines,\n"
+		"read to its end before any transfer:\n"
+		"  mirror BASE-URL        1 to 16, first; tried in this order (no query)\n"
+		"  get ID PATH SIZE       at most 1000000: ID 0 to 2^31, each once; PATH\n"
+		"                         [a-zA-Z0-9._/-]+, relative, no \"..\"; SIZE in bytes,\n"
+		"                         0 when not known\n"
+		"Standard output holds frames, of different IDs interleaved:\n"
+		"  data ID OFFSET LEN\\n and LEN bytes of the object, to go at OFFSET\n"
+		"  done ID TOTAL\\n       the object is complete, TOTAL bytes\n"
+		"  fail ID CODE TEXT\\n   no mirror gave it: CODE the last HTTP status (or 0),\n"
+		"                         TEXT the last URL tried (no credentials) and why\n"
+		"A broken transfer is retried 3 times on its mirror from the bytes received\n"
+		"(Range); a 206 continues, a 200 starts again at offset 0. An HTTP error,\n"
+		"a mirror that cannot be reached and a body longer than SIZE go to the next\n"
+		"mirror. Exit 0 when every get is done, 1 when one failed, 2 on bad input.\n"
+		"\n"
+		"  --batch                fetch the objects that standard input lists\n"
+		"  --parallel N           with --batch: N transfers at a time, over one\n"
+		"                         connection pool (default 6, at most 64)\n"
 		"  --allow-file           accept file:// URLs\n"
 		"  --timeout SEC          fail when no byte arrives for SEC seconds (default 60)\n"
-		"  --max-bytes N          fail when the body is larger than N bytes (0: no limit)\n"
+		"  --max-bytes N          fail when the body is larger than N bytes (0: no limit;\n"
+		"                         with --batch, for objects of SIZE 0)\n"
 		"  --deadline SEC         fail when the download takes longer than SEC seconds\n"
-		"                         (default 0: no deadline)\n"
+		"                         (default 0: no deadline; with --batch, each object)\n"
 		"  --min-rate N           fail when fewer than N bytes a second arrive for\n"
 		"                         --low-speed-time seconds (default 0: no minimum)\n"
 		"  --low-speed-time SEC   the window of --min-rate (default 30)\n"
 		"  --deny-networks LIST   connect into none of these networks (CIDR, comma\n"
 		"                         separated), but into those the URL's own host is in\n"
+		"                         (with --batch: the first mirror's host)\n"
 		"  --proxy URL            go through this proxy (default: none, whatever\n"
 		"                         the environment says)\n"
 		"  --help                 print this help, exit\n");
@@ -118,6 +144,31 @@ static int fail(const fatelf_diag *d, int r)
 	return fetch_exit_status(r);
 }
 
+/* --batch: the whole input first, then the transfers. */
+static int run_batch(const fatelf_fetch_opts *o, unsigned parallel)
+{
+	fatelf_fetch_batch_input in;
+	fatelf_diag d = { 0 };
+	int r;
+
+	fatelf_fetch_batch_input_init(&in, o->allow_file);
+	r = fatelf_fetch_batch_input_read(&in, STDIN_FILENO, &d);
+	if (r < 0) {
+		fatelf_fetch_batch_input_free(&in);
+		fprintf(stderr, "fatelf-fetch: --batch: standard input: %s\n", d.msg[0] ? d.msg : strerror(-r));
+		return r == -EINVAL ? EXIT_USAGE : EXIT_SYSTEM;
+	}
+	r = fatelf_fetch_batch_run(&in, o, parallel, STDOUT_FILENO, &d);
+	fatelf_fetch_batch_input_free(&in);
+	if (r == -EPIPE)
+		return EXIT_FETCH;
+	if (r < 0) {
+		fprintf(stderr, "fatelf-fetch: --batch: %s\n", d.msg[0] ? d.msg : strerror(-r));
+		return EXIT_SYSTEM;
+	}
+	return r > 0 ? EXIT_FETCH : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -129,6 +180,8 @@ int main(int argc, char **argv)
 		{ "low-speed-time", required_argument, NULL, 'l' },
 		{ "deny-networks", required_argument, NULL, 'n' },
 		{ "proxy", required_argument, NULL, 'p' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "parallel", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -140,6 +193,8 @@ int main(int argc, char **argv)
 	fatelf_fetch *f = NULL;
 	fatelf_diag d = { 0 };
 	uint64_t v;
+	bool batch = false;
+	unsigned parallel = 0;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
@@ -193,6 +248,17 @@ int main(int argc, char **argv)
 		case 'p':
 			o.proxy = optarg;
 			break;
+		case 'b':
+			batch = true;
+			break;
+		case 'P':
+			if (parse_u64(optarg, FATELF_FETCH_BATCH_PARALLEL_MAX, &v) < 0 || v == 0) {
+				fprintf(stderr, "fatelf-fetch: bad --parallel: %s (1 to %d)\n", optarg,
+					FATELF_FETCH_BATCH_PARALLEL_MAX);
+				return EXIT_USAGE;
+			}
+			parallel = (unsigned)v;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -201,8 +267,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (batch ? optind != argc : optind != argc - 1) {
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (parallel && !batch) {
+		fprintf(stderr, "fatelf-fetch: --parallel goes with --batch\n");
 		return EXIT_USAGE;
 	}
 
@@ -214,6 +284,8 @@ int main(int argc, char **argv)
 	 * write fails with EPIPE and we leave quietly. */
 	signal(SIGPIPE, SIG_IGN);
 
+	if (batch)
+		return run_batch(&o, parallel);
 	url = argv[optind];
 	if (strcmp(url, "-") == 0) {
 		r = read_url(&stdin_url);

@@ -91,12 +91,6 @@ static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], i
 	_exit(3);
 }
 
-/* The helper's limits from the config: the deadline, the minimum rate
- * and the deny list, as options. The strings live in a. */
-struct fetch_limit_args {
-	char deadline[24], min_rate[24], low_speed[24];
-	char deny[FATELF_NETRANGES_MAX * FATELF_NETRANGE_TEXT_MAX];
-};
 
 static size_t fetch_limits(const engine_config *cfg, struct fetch_limit_args *a, char **argv)
 {
@@ -120,7 +114,7 @@ static size_t fetch_limits(const engine_config *cfg, struct fetch_limit_args *a,
 
 /* The URL in an anonymous file, at offset 0, for the helper's stdin: an
  * fd, or -errno. */
-static int fetch_url_memfd(const char *url)
+int fetch_text_memfd(const char *url)
 {
 	int fd = memfd_create("fatelf-fetch-url", MFD_CLOEXEC);
 	int r;
@@ -141,6 +135,47 @@ static int fetch_url_memfd(const char *url)
 	return fd;
 }
 
+int fetch_child_start(const char *helper, char *const argv[], int in, bool drop, const char *cannot,
+		      struct fetch_child *ret)
+{
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	sigset_t all, old;
+	pid_t parent = getpid(), pid;
+	int e;
+
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		e = errno;
+		goto fail;
+	}
+	/* No signal handler may run in the child before it resets them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	e = errno;
+	if (pid == 0)
+		fetch_child_exec(helper, argv, in, out[1], err[1], drop, parent, cannot);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		goto fail;
+	close(out[1]);
+	close(err[1]);
+	*ret = (struct fetch_child){ .pid = pid, .out = out[0], .err = err[0] };
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	return -e;
+}
+
+size_t fetch_limit_argv(const engine_config *cfg, struct fetch_limit_args *a, char **argv)
+{
+	return fetch_limits(cfg, a, argv);
+}
+
 int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
@@ -148,14 +183,13 @@ int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 	struct fetch_limit_args limits;
 	char *argv[20];
 	size_t argc = 0;
-	int in = -1, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	int in = -1;
 	/* file:// reads the daemon's files: only for root callers (checked by
 	 * the method), with the daemon's identity. Anything else runs as
 	 * nobody, so a hostile server meets a process that owns nothing. */
 	bool is_file = strncasecmp(j->url, "file:", 5) == 0;
 	bool drop = geteuid() == 0 && !(j->allow_file_url && is_file);
-	sigset_t all, old;
-	pid_t parent = getpid(), pid;
+	pid_t pid;
 	int e;
 
 	fetch_helper_path(helper, sizeof(helper));
@@ -179,43 +213,20 @@ int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 	argv[argc++] = (char *)"-";
 	argv[argc] = NULL;
 
-	in = fetch_url_memfd(j->url);
+	in = fetch_text_memfd(j->url);
 	if (in < 0) {
 		e = -in;
-		goto fail;
+		return fatelf_diag_set(d, -e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(e));
 	}
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		e = errno;
-		goto fail;
-	}
-	/* No signal handler may run in the child before it resets them. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	e = errno;
-	if (pid == 0)
-		fetch_child_exec(helper, argv, in, out[1], err[1], drop, parent, cannot);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (pid < 0)
-		goto fail;
+	e = fetch_child_start(helper, argv, in, drop, cannot, ret);
 	close(in);
-	close(out[1]);
-	close(err[1]);
-	*ret = (struct fetch_child){ .pid = pid, .out = out[0], .err = err[0] };
+	if (e < 0)
+		return fatelf_diag_set(d, e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(-e));
+	pid = ret->pid;
 	pthread_mutex_lock(&w->lock);
 	w->fetch_pid = pid;
 	pthread_mutex_unlock(&w->lock);
 	return 0;
-fail:
-	if (in >= 0)
-		close(in);
-	for (int i = 0; i < 2; i++) {
-		if (out[i] >= 0)
-			close(out[i]);
-		if (err[i] >= 0)
-			close(err[i]);
-	}
-	return fatelf_diag_set(d, -e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(e));
 }
 
 /* Main thread or worker, under the lock: stops the running download. */
@@ -231,7 +242,7 @@ void fetch_child_kill_locked(worker *w)
  * closes the pipe (it exits), killing it if it takes longer than
  * grace_ms. One line comes out, with anything unprintable replaced, since
  * the helper handled what a server sent. */
-static void fetch_collect(struct fetch_child *c, unsigned grace_ms, char *msg, size_t size)
+void fetch_collect(struct fetch_child *c, unsigned grace_ms, char *msg, size_t size)
 {
 	char buf[FETCH_STDERR_MAX];
 	size_t len = 0, k = 0;

@@ -16,6 +16,26 @@ struct fetch_child {
 	int err;                        /* the helper's message */
 };
 
+/* The helper's limits from the config: the deadline, the minimum rate
+ * and the deny list, as options. The strings live in a. */
+struct fetch_limit_args {
+	char deadline[24], min_rate[24], low_speed[24];
+	char deny[FATELF_NETRANGES_MAX * FATELF_NETRANGE_TEXT_MAX];
+};
+
+/* Starts helper with argv, stdin on in (the caller's to close), as the
+ * unprivileged download uid when drop; cannot prefixes the helper's
+ * message when exec fails. 0 or -errno. */
+int fetch_child_start(const char *helper, char *const argv[], int in, bool drop, const char *cannot,
+		      struct fetch_child *ret);
+/* text in an anonymous file at offset 0, for a helper's stdin: an fd or -errno. */
+int fetch_text_memfd(const char *text);
+/* The limit options of cfg into argv (at most 8); returns their count. */
+size_t fetch_limit_argv(const engine_config *cfg, struct fetch_limit_args *a, char **argv);
+/* The helper's one-line message from c->err, waiting up to grace_ms for
+ * it to end (then killing it). */
+void fetch_collect(struct fetch_child *c, unsigned grace_ms, char *msg, size_t size);
+
 /* The download of a job, as the engine's byte source sees it. */
 struct download {
 	worker *w;

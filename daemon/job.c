@@ -30,6 +30,8 @@ job *job_free(job *j)
 	free(j->url_shown);
 	free(j->path);
 	free(j->package);
+	free(j->repo_spec);
+	free(j->repo_name);
 	for (size_t i = 0; j->packages && j->packages[i]; i++)
 		free(j->packages[i]);
 	free(j->packages);
@@ -63,6 +65,8 @@ const char *job_kind_name(int kind)
 		return "verify";
 	case JOB_CANCEL:
 		return "cancel";
+	case JOB_UPDATE:
+		return "update";
 	}
 	return "?";
 }
@@ -85,6 +89,8 @@ const char *job_what(const job *j)
 		return j->url_shown;
 	if (j->path)
 		return j->path;
+	if (j->repo_spec)
+		return j->repo_spec;
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
 }
 

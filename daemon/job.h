@@ -13,6 +13,7 @@ enum job_kind {
 	JOB_THIN,
 	JOB_VERIFY,
 	JOB_CANCEL,             /* a Cancel waiting for the rollback it asked for */
+	JOB_UPDATE,             /* Update: a thread of its own, as Verify */
 };
 
 struct job {
@@ -35,7 +36,14 @@ struct job {
 	bool has_policy;
 	bool allow_unsigned, force, allow_downgrade, allow_setid;
 	bool allow_file_url;
-	/* Remove, Verify */
+	/* Install from a repository: "NAME[=VERSION]", and what it fetched */
+	char *repo_spec;
+	char *repo_name;        /* the repository it came from (replies, errors) */
+	bool has_fetch;
+	struct {
+		uint64_t objects, local, fetched, bytes, metadata;
+	} fetch;
+	/* Remove, Verify; Update: the repository (NULL: all) */
 	char *package;
 	/* Thin */
 	char **packages;        /* NULL-terminated, NULL: all */

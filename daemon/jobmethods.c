@@ -134,13 +134,23 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 	struct p_install *in = &p->install;
 	json_object *v = NULL;
 	bool has_fd = json_object_object_get_ex(call->parameters, "fd", &v) && v;
-	unsigned nsrc = has_fd + !!in->url + !!in->path;
+	unsigned nsrc = has_fd + !!in->url + !!in->path + !!in->package;
 	job *j;
 
 	if (nsrc != 1) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter",
-				nsrc == 0 ? "fd" : (has_fd ? (in->url ? "url" : "path") : "path"));
+				nsrc == 0 ? "fd" : in->package ? "package" : (has_fd ? (in->url ? "url" : "path") : "path"));
 		return;
+	}
+	if (in->package) {
+		const char *eq = strchr(in->package, '=');
+		char name[256];
+
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - in->package) : 255, in->package);
+		if (!fatelf_pkg_name_valid(name) || (eq && !fatelf_pkg_version_valid(eq + 1))) {
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "package");
+			return;
+		}
 	}
 	/* Only root names files on the daemon's machine, by path (refused by
 	 * the dispatch table) or file://. */
@@ -176,7 +186,8 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 		}
 	}
 	if ((in->url && (!(j->url = strdup(in->url)) || !(j->url_shown = fatelf_text_url_redact(in->url)))) ||
-	    (in->path && !(j->path = strdup(in->path)))) {
+	    (in->path && !(j->path = strdup(in->path))) ||
+	    (in->package && !(j->repo_spec = strdup(in->package)))) {
 		job_free(j);
 		reply_failed(c, -ENOMEM, NULL);
 		return;

@@ -30,6 +30,12 @@ method_handler method_remove;
 method_handler method_thin;
 method_handler method_verify;
 method_handler method_cancel;
+/* io.fatelf.Manager: repositories (daemon/repomethods.c) */
+method_handler method_repo_add;
+method_handler method_repo_remove;
+method_handler method_repo_list;
+method_handler method_update;
+method_handler method_search;
 
 /* The read-only store the read methods answer from. */
 static inline store *method_store(conn *c)

@@ -30,6 +30,11 @@
 	X("io.fatelf.Manager.Owner", method_owner, owner, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("io.fatelf.Manager.Verify", method_verify, package_opt, PARAMS_ANYONE, PARAMS_THREAD) \
 	X("io.fatelf.Manager.History", method_history, history, PARAMS_ANYONE, PARAMS_INLINE) \
-	X("io.fatelf.Manager.GetPolicy", method_get_policy, none, PARAMS_ANYONE, PARAMS_INLINE)
+	X("io.fatelf.Manager.GetPolicy", method_get_policy, none, PARAMS_ANYONE, PARAMS_INLINE) \
+	X("io.fatelf.Manager.RepoAdd", method_repo_add, repo_add, PARAMS_ADMIN, PARAMS_INLINE) \
+	X("io.fatelf.Manager.RepoRemove", method_repo_remove, repo_name, PARAMS_ADMIN, PARAMS_INLINE) \
+	X("io.fatelf.Manager.RepoList", method_repo_list, none, PARAMS_ANYONE, PARAMS_INLINE) \
+	X("io.fatelf.Manager.Update", method_update, update, PARAMS_ADMIN, PARAMS_THREAD) \
+	X("io.fatelf.Manager.Search", method_search, search, PARAMS_ANYONE, PARAMS_INLINE)
 
 #endif

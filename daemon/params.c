@@ -25,6 +25,7 @@ static const vl_field params_fields_install[] = {
 	F(struct p_install, force, VL_BOOL, PARAMS_ROOT_ONLY),
 	F(struct p_install, allow_downgrade, VL_BOOL, PARAMS_ROOT_ONLY),
 	F(struct p_install, dry_run, VL_BOOL, 0),
+	F(struct p_install, package, VL_STRING, 0),
 	{ NULL },
 };
 static const vl_field params_fields_remove[] = {
@@ -57,6 +58,25 @@ static const vl_field params_fields_owner[] = {
 static const vl_field params_fields_history[] = {
 	F(struct p_history, package, VL_STRING, 0),
 	{ "limit", VL_INT64, offsetof(struct p_history, limit), 0, 0, INT64_MAX, 0 },
+	{ NULL },
+};
+static const vl_field params_fields_repo_add[] = {
+	F(struct p_repo_add, name, VL_STRING, VL_MANDATORY | PARAMS_ROOT_ONLY),
+	F(struct p_repo_add, urls, VL_STRV, VL_MANDATORY | PARAMS_ROOT_ONLY),
+	F(struct p_repo_add, key, VL_STRING, VL_MANDATORY | PARAMS_ROOT_ONLY),
+	{ NULL },
+};
+static const vl_field params_fields_repo_name[] = {
+	F(struct p_repo_name, name, VL_STRING, VL_MANDATORY | PARAMS_ROOT_ONLY),
+	{ NULL },
+};
+static const vl_field params_fields_update[] = {
+	F(struct p_update, repository, VL_STRING, 0),
+	{ NULL },
+};
+static const vl_field params_fields_search[] = {
+	F(struct p_search, pattern, VL_STRING, 0),
+	F(struct p_search, upgradable, VL_BOOL, 0),
 	{ NULL },
 };
 static const vl_field params_fields_interface[] = {

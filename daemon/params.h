@@ -25,7 +25,7 @@
 
 struct p_install {
 	int64_t fd;
-	const char *url, *path, *policy;
+	const char *url, *path, *policy, *package;
 	const char **targets;
 	bool allow_unsigned, force, allow_downgrade, dry_run;
 };
@@ -53,6 +53,21 @@ struct p_history {
 struct p_interface {
 	const char *interface;
 };
+struct p_repo_add {
+	const char *name;
+	const char **urls;
+	const char *key;
+};
+struct p_repo_name {
+	const char *name;
+};
+struct p_update {
+	const char *repository;
+};
+struct p_search {
+	const char *pattern;
+	bool upgradable;
+};
 
 union method_params {
 	struct p_install install;
@@ -63,6 +78,10 @@ union method_params {
 	struct p_owner owner;
 	struct p_history history;
 	struct p_interface interface;
+	struct p_repo_add repo_add;
+	struct p_repo_name repo_name;
+	struct p_update update;
+	struct p_search search;
 };
 
 /* Who may call a method. */

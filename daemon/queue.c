@@ -98,7 +98,7 @@ static void job_answer(job *j)
 
 			j->reply = NULL;
 			reply_array_stream(c, o, "problems");
-		} else if (j->kind == JOB_VERIFY && j->r >= 0) {
+		} else if ((j->kind == JOB_VERIFY || j->kind == JOB_UPDATE) && j->r >= 0) {
 			conn_reply(c, j->reply, false);
 		} else if (j->r == -ECANCELED) {
 			_cleanup_json_ json_object *o = json_object_new_object();
@@ -108,13 +108,22 @@ static void job_answer(job *j)
 				conn_error(c, "io.fatelf.Manager.Cancelled", o);
 			}
 		} else if (j->r < 0) {
+			int code = j->r < 0 ? -j->r : j->r;
+			bool about_repo = j->repo_name &&
+					  (j->kind == JOB_UPDATE || (code >= FATELF_E_REPO_FORMAT && code <= FATELF_E_REPO_MISSING));
+
 			c->oneway = false;
-			reply_failure(c, j->r, &j->diag, j->fetch_failed ? j->url_shown : NULL);
+			reply_failure_repo(c, j->r, &j->diag, j->fetch_failed ? j->url_shown : NULL,
+					   about_repo ? j->repo_name : NULL);
 		} else {
 			_cleanup_json_ json_object *o = json_object_new_object();
 
-			if (o && json_object_object_add(o, "result", json_result(&j->result)) == 0)
+			if (o && json_object_object_add(o, "result", json_result(&j->result)) == 0) {
+				if (j->has_fetch)
+					json_object_object_add(o, "fetch", json_fetch(j->repo_name, j->fetch.objects, j->fetch.local,
+									     j->fetch.fetched, j->fetch.bytes, j->fetch.metadata));
 				conn_reply(c, o, false);
+			}
 		}
 	}
 	conn_call_done(c);

@@ -33,7 +33,8 @@ void reply_error_str(conn *c, const char *name, const char *key, const char *val
 		conn_error_str(c, name, key, value);
 }
 
-static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url);
+static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url,
+			 const char *repository);
 
 /* Failed {code, message}: an error the interface has no name for. */
 void reply_failed(conn *c, int r, const char *message)
@@ -43,7 +44,7 @@ void reply_failed(conn *c, int r, const char *message)
 	fatelf_diag_clear(&d);
 	if (message)
 		snprintf(d.msg, sizeof(d.msg), "%s", message);
-	reply_mapped(c, "Failed", r, &d, NULL);
+	reply_mapped(c, "Failed", r, &d, NULL, NULL);
 }
 
 /* The host's targets, native first: "x86_64:64bits:le", "i386:32bits:le". */
@@ -83,7 +84,8 @@ json_object *host_targets(const fatelf_host *h)
 /* The error of a failure and its parameters, through the one table; a
  * forced error name (Failed) skips the table's choice but not its
  * parameters. */
-static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url)
+static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url,
+			 const char *repository)
 {
 	server *s = c->srv;
 	struct host_names host;
@@ -97,6 +99,7 @@ static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *
 	host_names(engine_host(s->ro), &host);
 	ctx = (errmap_ctx){
 		.url = url,
+		.repository = repository,
 		.root = s->cfg.root,
 		.keys_dir = s->cfg.trusted_keys ? s->cfg.trusted_keys : "",
 		.keys = (int64_t)s->nkeys,
@@ -114,7 +117,12 @@ static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *
 
 void reply_failure(conn *c, int r, const fatelf_diag *d, const char *url)
 {
-	reply_mapped(c, NULL, r, d, url);
+	reply_mapped(c, NULL, r, d, url, NULL);
+}
+
+void reply_failure_repo(conn *c, int r, const fatelf_diag *d, const char *url, const char *repository)
+{
+	reply_mapped(c, NULL, r, d, url, repository);
 }
 
 struct array_stream {

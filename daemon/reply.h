@@ -16,6 +16,8 @@ void reply_failed(conn *c, int r, const char *message);
 /* Turns an engine failure into the interface's error reply on c. url is set
  * when the failure is the download of that URL (FetchFailed). */
 void reply_failure(conn *c, int r, const fatelf_diag *d, const char *url);
+/* The same for a failure about a repository (RepositoryInvalid names it). */
+void reply_failure_repo(conn *c, int r, const fatelf_diag *d, const char *url, const char *repository);
 /* Entries of one reply in a stream (a call with "more"). */
 #define REPLY_CHUNK 1000
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "repos.h"
 #include "worker_private.h"
 
 static int verify_problem(const char *package, const char *path, int problem, const char *detail,
@@ -46,8 +47,11 @@ static void *verify_main(void *arg)
 				pause();
 	}
 #endif
-	r = engine_open(&j->cfg, NULL, 0, ENGINE_OPEN_READONLY, &e, NULL, &j->diag);
-	if (r >= 0) {
+	if (j->kind == JOB_UPDATE)
+		r = repo_update_job(j);
+	else
+		r = engine_open(&j->cfg, NULL, 0, ENGINE_OPEN_READONLY, &e, NULL, &j->diag);
+	if (r >= 0 && j->kind == JOB_VERIFY) {
 		json_object *o = json_object_new_object();
 		json_object *a = json_object_new_array();
 		uint64_t nproblems = 0;

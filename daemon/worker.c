@@ -106,6 +106,10 @@ static int job_install(worker *w, job *j)
 	fatelf_reader src = { 0 };
 	int r;
 
+	if (j->repo_spec) {
+		job_phase(j, "fetching");
+		return job_install_repo(w, j, &o);
+	}
 	/* A passed descriptor is read, never mapped: its owner could shrink
 	 * the file under the mapping. */
 	if (j->url) {

@@ -48,4 +48,7 @@ struct worker {
 /* Wakes the main loop (its eventfd): progress or a finished job to send. */
 void worker_wake(worker *w);
 
+/* Install{package}: the version a repository offers (daemon/repomethods.c). */
+int job_install_repo(worker *w, job *j, const engine_install_opts *o);
+
 #endif

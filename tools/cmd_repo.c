@@ -165,6 +165,13 @@ static int repo_report(const char *what, const fatelf_diag *d, int r, bool json)
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	}
+	if (d->has & FATELF_DIAG_NAMED) {
+		/* the message names its file: the line names the repository */
+		fatelf_diag named = *d;
+
+		named.subject[0] = '\0';
+		return cmd_report(strcmp(what, d->subject) == 0 ? NULL : what, &named, r);
+	}
 	return cmd_report(what, d, r);
 }
 

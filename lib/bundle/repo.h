@@ -223,7 +223,9 @@ bool fatelf_repo_has_object(const fatelf_repo_dir *r, const uint8_t sha[32]);
 /* Publishes ix as the new index: its serial one above the current one,
  * created at now, expiring after expire_secs (0: never); written and
  * signed under its hash, then the pointer renamed over the old one, so
- * a reader sees the old index or the new one. key NULL: unsigned. */
+ * a reader sees the old index or the new one. key NULL: unsigned. On
+ * success ix becomes r->index (r frees the one it had, when ix is
+ * another), so the next publish counts on from it. */
 int fatelf_repo_publish(fatelf_repo_dir *r, fatelf_repo_index *ix, const fatelf_ms_seckey *key, int64_t now,
 			int64_t expire_secs, fatelf_diag *d);
 

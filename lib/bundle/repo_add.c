@@ -245,7 +245,7 @@ static int add_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 	if (e->kind != FATELF_KIND_FATELF) {
 		if (have(a, e->sha256)) {
 			a->counts->objects_shared++;
-			return FATELF_BUNDLE_SKIP;
+			return 0;       /* still read and hashed by the reader */
 		}
 		return owr_start(a, &a->obj, e->sha256);
 	}
@@ -411,7 +411,7 @@ static int object_csize(const fatelf_repo_dir *r, const uint8_t sha[32], uint64_
 
 	fatelf_repo_object_path(sha, rel);
 	if (fstatat(r->fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-		return fatelf_diag_at(d, -FATELF_E_REPO_MISSING, -1, rel, "%s: not in the repository", rel);
+		return fatelf_diag_at(d, -FATELF_E_REPO_MISSING, -1, rel, "not in the repository");
 	*ret = (uint64_t)st.st_size;
 	return 0;
 }
@@ -462,7 +462,8 @@ static int make_pack(const fatelf_repo_dir *r, const fatelf_manifest *m, const f
 				  d)) < 0)
 			return q;
 	/* the same bytes in several files are one object */
-	qsort(p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
+	if (p->nobjects > 1)
+		qsort(p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
 	for (size_t i = 0; i < p->nobjects; i++)
 		if (k == 0 || memcmp(p->objects[k - 1].sha256, p->objects[i].sha256, 32) != 0)
 			p->objects[k++] = p->objects[i];
@@ -583,7 +584,13 @@ int fatelf_repo_add_bundle(fatelf_repo_dir *r, fatelf_repo_index *ix, int fd, co
 	q = read_head(fd, &json, &jlen, &sig, &siglen, d);
 	if (q < 0)
 		goto out;
-	q = fatelf_manifest_parse(json, jlen, o.limits.max_entries ? &o.limits : NULL, &m, d);
+	{
+		const fatelf_ms_pubkey *signer;
+
+		/* The bytes stored are these: checked by the same rules as the
+		 * read that checks every payload byte after. */
+		q = fatelf_bundle_check_manifest(&o, json, jlen, sig, siglen, &m, &signer, d);
+	}
 	if (q < 0)
 		goto out;
 	snprintf(res->name, sizeof(res->name), "%s", m->name);

@@ -56,11 +56,11 @@ int fatelf_repo_read_file(const fatelf_repo_dir *r, const char *rel, size_t max,
 	int k = read_file_max(r->fd, rel, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, max, ret, ret_len);
 
 	if (k == -ENOENT)
-		return fatelf_diag_at(d, -FATELF_E_REPO_MISSING, -1, rel, "%s: not in the repository", rel);
+		return fatelf_diag_at(d, -FATELF_E_REPO_MISSING, -1, rel, "not in the repository");
 	if (k == -EFBIG)
-		return fatelf_diag_at(d, -FATELF_E_LIMIT, -1, rel, "%s: larger than %zu bytes", rel, max);
+		return fatelf_diag_at(d, -FATELF_E_LIMIT, -1, rel, "larger than %zu bytes", max);
 	if (k < 0)
-		return fatelf_diag_at(d, k, -1, rel, "%s: %s", rel, fatelf_strerror(k));
+		return fatelf_diag_at(d, k, -1, rel, "%s", fatelf_strerror(k));
 	return 0;
 }
 
@@ -82,10 +82,10 @@ static int open_folder(int top, const char *rel, const char **ret_base, fatelf_d
 	dir[slash - rel] = '\0';
 	k = mkdir_p(top, dir, 0755, 0755, 0);
 	if (k < 0)
-		return fatelf_diag_at(d, k, -1, rel, "%s: cannot make its folder: %s", rel, fatelf_strerror(k));
+		return fatelf_diag_at(d, k, -1, rel, "cannot make its folder: %s", fatelf_strerror(k));
 	fd = openat(top, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return fatelf_diag_at(d, -errno, -1, rel, "%s: %s", rel, fatelf_strerror(-errno));
+		return fatelf_diag_at(d, -errno, -1, rel, "%s", fatelf_strerror(-errno));
 	*ret_base = slash + 1;
 	return fd;
 }
@@ -110,7 +110,7 @@ int fatelf_repo_write_file(const fatelf_repo_dir *r, const char *rel, const void
 		k = fatelf_tmpfile_commit(&t, base, true);
 	if (k < 0) {
 		fatelf_tmpfile_abort(&t);
-		return fatelf_diag_at(d, k, -1, rel, "%s: cannot write: %s", rel, fatelf_strerror(k));
+		return fatelf_diag_at(d, k, -1, rel, "cannot write: %s", fatelf_strerror(k));
 	}
 	return 0;
 }
@@ -156,8 +156,7 @@ static int load_index(fatelf_repo_dir *r, const fatelf_ms_pubkey *keys, size_t n
 	fatelf_sha256_free(h);
 	size = jlen;
 	if (memcmp(sha, r->index_sha, 32) != 0 || size != r->index_size)
-		return fatelf_diag_at(d, -FATELF_E_REPO_INDEX, -1, rel, "%s: its SHA-256 or size is not the pointer's",
-				      rel);
+		return fatelf_diag_at(d, -FATELF_E_REPO_INDEX, -1, rel, "its SHA-256 or size is not the pointer's");
 	fatelf_repo_index_path(r->index_sha, true, rel);
 	k = fatelf_repo_read_file(r, rel, FATELF_REPO_SIG_MAX, &r->index_sig, &slen, d);
 	if (k == -FATELF_E_REPO_MISSING)
@@ -202,7 +201,7 @@ static int open_dir(const char *path, bool write, fatelf_repo_dir **ret, fatelf_
 		int k = -errno;
 
 		free(r);
-		return fatelf_diag_at(d, k, -1, path, "%s: %s", path, fatelf_strerror(k));
+		return fatelf_diag_at(d, k, -1, path, "%s", fatelf_strerror(k));
 	}
 	*ret = r;
 	return lock_repo(r, write, d);
@@ -280,10 +279,20 @@ int fatelf_repo_publish(fatelf_repo_dir *r, fatelf_repo_index *ix, const fatelf_
 {
 	uint64_t serial = r->index ? r->index->serial + 1 : 1;
 
+	int k;
+
 	ix->serial = serial;
 	ix->created = now;
 	ix->expires = expire_secs > 0 ? now + expire_secs : 0;
-	return publish_index(r, ix, key, d);
+	k = publish_index(r, ix, key, d);
+	if (k < 0)
+		return k;
+	/* The new index is the current one: the next serial, a gc. */
+	if (r->index != ix) {
+		fatelf_repo_index_free(r->index);
+		r->index = ix;
+	}
+	return 0;
 }
 
 int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now, fatelf_diag *d)
@@ -295,20 +304,23 @@ int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now,
 
 	k = mkdir_p(AT_FDCWD, path, 0755, 0755, MKDIR_FOLLOW);
 	if (k < 0)
-		return fatelf_diag_at(d, k, -1, path, "%s: cannot make the folder: %s", path, fatelf_strerror(k));
+		return fatelf_diag_at(d, k, -1, path, "cannot make the folder: %s", fatelf_strerror(k));
 	k = open_dir(path, true, &r, d);
 	if (k < 0)
 		return k;
 	if (fstatat(r->fd, FATELF_REPO_POINTER, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		return fatelf_diag_at(d, -FATELF_E_REPO_FORMAT, -1, path, "%s: already a repository", path);
+		return fatelf_diag_at(d, -FATELF_E_REPO_FORMAT, -1, path, "already a repository");
 	for (size_t i = 0; i < ARRAY_SIZE(folders); i++) {
 		k = mkdir_p(r->fd, folders[i], 0755, 0755, 0);
 		if (k < 0)
-			return fatelf_diag_at(d, k, -1, path, "%s/%s: cannot make it: %s", path, folders[i],
+			return fatelf_diag_at(d, k, -1, path, "%s: cannot make it: %s", folders[i],
 					      fatelf_strerror(k));
 	}
 	ix = fatelf_repo_index_new();
 	if (!ix)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	return fatelf_repo_publish(r, ix, key, now, 0, d);
+	k = fatelf_repo_publish(r, ix, key, now, 0, d);
+	if (k == 0)
+		ix = NULL;      /* r's now */
+	return k;
 }

@@ -237,7 +237,7 @@ static int get_uint(struct ictx *c, size_t at, const char *key, uint64_t max, ui
 
 	if (r < 0)
 		return r;
-	if (v.i64 < 0 || (uint64_t)v.i64 > max)
+	if (v.i64 < 0 || v.u64 > max)
 		return ifail(c, "field '%s' must be an integer from 0 to %" PRIu64, key, max);
 	*ret = (uint64_t)v.i64;
 	return 0;

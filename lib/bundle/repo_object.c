@@ -181,7 +181,7 @@ int fatelf_repo_object_read(const fatelf_reader *src, const uint8_t sha[32], uin
 	fatelf_sha256 *h = fatelf_sha256_new();
 	uint64_t got = 0;
 	uint8_t out[32];
-	int r;
+	int r, k0;
 
 	if (!a || !h) {
 		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -191,10 +191,15 @@ int fatelf_repo_object_read(const fatelf_reader *src, const uint8_t sha[32], uin
 		r = fatelf_diag_set(d, -EINVAL, -1, "object reader is not sequential");
 		goto out;
 	}
-	archive_read_support_filter_zstd(a);
-	archive_read_support_format_raw(a);
-	if (archive_read_open(a, &o, NULL, oread_cb, NULL) != ARCHIVE_OK ||
-	    archive_read_next_header(a, &e) != ARCHIVE_OK) {
+	/* Exactly one zstd filter, never bid for: an object whose own bytes
+	 * are zstd (a shipped .zst file) is one frame around them, and an
+	 * empty object is a frame with no bytes in it. */
+	if (archive_read_append_filter(a, ARCHIVE_FILTER_ZSTD) != ARCHIVE_OK ||
+	    archive_read_support_format_raw(a) != ARCHIVE_OK || archive_read_support_format_empty(a) != ARCHIVE_OK) {
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	if (archive_read_open(a, &o, NULL, oread_cb, NULL) != ARCHIVE_OK) {
 		if (o.src_err) {
 			r = fatelf_diag_at(d, o.src_err, -1, name, "%s", fatelf_strerror(o.src_err));
 			goto out;
@@ -203,12 +208,22 @@ int fatelf_repo_object_read(const fatelf_reader *src, const uint8_t sha[32], uin
 				archive_error_string(a) ? archive_error_string(a) : "empty");
 		goto out;
 	}
-	/* The raw format takes any bytes: only a zstd filter makes an object. */
-	if (archive_filter_count(a) != 2 || archive_filter_code(a, 0) != ARCHIVE_FILTER_ZSTD) {
+	k0 = archive_read_next_header(a, &e);
+	if (k0 != ARCHIVE_OK && k0 != ARCHIVE_EOF) {
+		if (o.src_err) {
+			r = fatelf_diag_at(d, o.src_err, -1, name, "%s", fatelf_strerror(o.src_err));
+			goto out;
+		}
+		r = object_fail(d, -FATELF_E_REPO_OBJECT, name, "not a zstd frame: %s",
+				archive_error_string(a) ? archive_error_string(a) : "empty");
+		goto out;
+	}
+	if (archive_filter_count(a) != 2 || archive_filter_code(a, 0) != ARCHIVE_FILTER_ZSTD ||
+	    archive_filter_bytes(a, -1) == 0) {
 		r = object_fail(d, -FATELF_E_REPO_OBJECT, name, "not a zstd frame");
 		goto out;
 	}
-	for (;;) {
+	for (; k0 == ARCHIVE_OK;) {
 		const void *buf;
 		size_t len;
 		la_int64_t off;
@@ -233,8 +248,11 @@ int fatelf_repo_object_read(const fatelf_reader *src, const uint8_t sha[32], uin
 		got += len;
 		if (data && len > 0) {
 			r = data(ctx, buf, len);
-			if (r < 0)
+			if (r < 0) {
+				if (d && !d->code)
+					fatelf_diag_at(d, r, -1, name, "%s", fatelf_strerror(r));
 				goto out;
+			}
 		}
 	}
 	if (got != size) {

@@ -47,14 +47,14 @@ fatelf_repo_pack *fatelf_repo_pack_free(fatelf_repo_pack *p)
 
 const fatelf_repo_object *fatelf_repo_pack_object(const fatelf_repo_pack *p, const uint8_t sha[32])
 {
-	return bsearch(sha, p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
+	return p->nobjects ? bsearch(sha, p->objects, p->nobjects, sizeof(*p->objects), sha_cmp) : NULL;
 }
 
 const fatelf_repo_frame *fatelf_repo_pack_frame(const fatelf_repo_pack *p, uint32_t entry)
 {
 	fatelf_repo_frame key = { .entry = entry };
 
-	return bsearch(&key, p->frames, p->nframes, sizeof(*p->frames), frame_cmp);
+	return p->nframes ? bsearch(&key, p->frames, p->nframes, sizeof(*p->frames), frame_cmp) : NULL;
 }
 
 static void pack_freep(fatelf_repo_pack **p)
@@ -146,6 +146,10 @@ int fatelf_repo_pack_parse(const void *text, size_t len, fatelf_repo_pack **ret,
 		return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "pack list does not start with '%.*s'",
 				       (int)strlen(PACK_MAGIC) - 1, PACK_MAGIC);
 	x.s += strlen(PACK_MAGIC);
+	/* Every line ends in a newline: a slot is taken only for a line that
+	 * is whole. */
+	if (((const char *)text)[len - 1] != '\n')
+		return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "pack list does not end with a newline");
 	for (const char *q = x.s; q < x.end; q++)
 		lines += *q == '\n';
 	p = calloc(1, sizeof(*p));
@@ -202,8 +206,20 @@ int fatelf_repo_pack_serialize(fatelf_repo_pack *p, char **ret, size_t *ret_len,
 
 	if (!s)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	qsort(p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
-	qsort(p->frames, p->nframes, sizeof(*p->frames), frame_cmp);
+	if (p->nobjects > 1)
+		qsort(p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
+	if (p->nframes > 1)
+		qsort(p->frames, p->nframes, sizeof(*p->frames), frame_cmp);
+	for (size_t i = 0; i < p->nobjects; i++)
+		if (p->objects[i].size > INT64_MAX || p->objects[i].csize > INT64_MAX) {
+			free(s);
+			return fatelf_diag_set(d, -EINVAL, -1, "pack list: a size past 2^63-1");
+		}
+	for (size_t i = 1; i < p->nframes; i++)
+		if (p->frames[i - 1].entry == p->frames[i].entry) {
+			free(s);
+			return fatelf_diag_set(d, -EINVAL, -1, "pack list: a frame listed twice");
+		}
 	len = (size_t)snprintf(s, cap, "%s", PACK_MAGIC);
 	for (size_t i = 0; i < p->nobjects; i++) {
 		if (i > 0 && memcmp(p->objects[i - 1].sha256, p->objects[i].sha256, 32) == 0) {
@@ -233,10 +249,12 @@ static int need(const fatelf_repo_pack *p, const fatelf_bundle_entry *e, const u
 	fatelf_hex(sha, 32, hex);
 	fatelf_text_quote(e->path, q);
 	if (record >= 0)
-		return fatelf_diag_at(d, -FATELF_E_REPO_PACK, record, q,
-				      "entry '%s': record %d's object %s is not in the pack list", q, record, hex);
-	return fatelf_diag_at(d, -FATELF_E_REPO_PACK, -1, q, "entry '%s': object %s is not in the pack list", q,
-			      hex);
+		fatelf_diag_set(d, -FATELF_E_REPO_PACK, record, "entry '%s': record %d's object %s is not in the pack list",
+				q, record, hex);
+	else
+		fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "entry '%s': object %s is not in the pack list", q, hex);
+	fatelf_diag_names(d, q);
+	return -FATELF_E_REPO_PACK;
 }
 
 int fatelf_repo_pack_check(const fatelf_repo_pack *p, const fatelf_manifest *m, fatelf_diag *d)

@@ -78,12 +78,12 @@ int fatelf_repo_read_object(const fatelf_repo_dir *r, const uint8_t sha[32], uin
 	if (fd < 0) {
 		k = -errno;
 		if (k == -ENOENT)
-			return fatelf_diag_at(d, -FATELF_E_REPO_MISSING, -1, rel, "%s: not in the repository", rel);
-		return fatelf_diag_at(d, k, -1, rel, "%s: %s", rel, fatelf_strerror(k));
+			return fatelf_diag_at(d, -FATELF_E_REPO_MISSING, -1, rel, "not in the repository");
+		return fatelf_diag_at(d, k, -1, rel, "%s", fatelf_strerror(k));
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fatelf_diag_at(d, -FATELF_E_REPO_OBJECT, -1, rel, "%s: not a regular file", rel);
+		return fatelf_diag_at(d, -FATELF_E_REPO_OBJECT, -1, rel, "not a regular file");
 	}
 	if (ret_csize)
 		*ret_csize = (uint64_t)st.st_size;
@@ -182,7 +182,7 @@ static int load_manifest(const fatelf_repo_dir *r, const fatelf_repo_version *v,
 	if (k < 0)
 		return k;
 	if (memcmp(sha, v->manifest, 32) != 0 || len != v->manifest_size)
-		return fatelf_diag_at(d, -FATELF_E_HASH, -1, rel, "%s: its SHA-256 or size is not the index's", rel);
+		return fatelf_diag_at(d, -FATELF_E_HASH, -1, rel, "its SHA-256 or size is not the index's");
 	return fatelf_manifest_parse(json, len, NULL, ret, d);
 }
 
@@ -238,7 +238,7 @@ int fatelf_repo_verify(const fatelf_repo_dir *r, const fatelf_ms_pubkey *vendor_
 				const fatelf_repo_object *ob = &pk->objects[o];
 				uint64_t csize;
 
-				if (bsearch(ob->sha256, seen, nseen, 32, sha_cmp))
+				if (nseen && bsearch(ob->sha256, seen, nseen, 32, sha_cmp))
 					continue;
 				k = fatelf_repo_read_object(r, ob->sha256, ob->size, NULL, NULL, &csize, d);
 				if (k == 0 && csize != ob->csize) {
@@ -246,7 +246,7 @@ int fatelf_repo_verify(const fatelf_repo_dir *r, const fatelf_ms_pubkey *vendor_
 
 					fatelf_repo_object_path(ob->sha256, rel);
 					k = fatelf_diag_at(d, -FATELF_E_REPO_PACK, -1, rel,
-							   "%s: %llu bytes, the pack list says %llu", rel,
+							   "%llu bytes, the pack list says %llu",
 							   (unsigned long long)csize, (unsigned long long)ob->csize);
 				}
 				if (k == 0) {
@@ -316,7 +316,7 @@ static int ref_add(struct refs *s, const uint8_t sha[32])
 
 static bool ref_has(const struct refs *s, const uint8_t sha[32])
 {
-	return bsearch(sha, s->v, s->n, 32, sha_cmp) != NULL;
+	return s->n && bsearch(sha, s->v, s->n, 32, sha_cmp) != NULL;
 }
 
 /* A name "<64 hex>" + suffix: its hash, or false. */
@@ -348,7 +348,7 @@ static int sweep(const fatelf_repo_dir *r, const char *rel, bool (*keep)(const c
 	int k = 0;
 
 	if (dfd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : fatelf_diag_at(d, -errno, -1, rel, "%s: %s", rel, fatelf_strerror(-errno));
+		return errno == ENOENT || errno == ENOTDIR ? 0 : fatelf_diag_at(d, -errno, -1, rel, "%s", fatelf_strerror(-errno));
 	dir = fdopendir(dfd);
 	if (!dir) {
 		close(dfd);
@@ -359,7 +359,7 @@ static int sweep(const fatelf_repo_dir *r, const char *rel, bool (*keep)(const c
 			continue;
 		k = drop(dirfd(dir), de->d_name, false, res);
 		if (k < 0) {
-			k = fatelf_diag_at(d, k, -1, rel, "%s/%s: %s", rel, de->d_name, fatelf_strerror(k));
+			k = fatelf_diag_at(d, k, -1, rel, "%s: %s", de->d_name, fatelf_strerror(k));
 			break;
 		}
 	}
@@ -393,6 +393,12 @@ static bool keep_manifest_file(const char *name, void *ctx)
 	return strcmp(name, FATELF_MANIFEST_NAME) == 0 || strcmp(name, FATELF_SIGNATURE_NAME) == 0;
 }
 
+static bool keep_not_temp(const char *name, void *ctx)
+{
+	(void)ctx;
+	return strncmp(name, FATELF_TEMP_PREFIX, strlen(FATELF_TEMP_PREFIX)) != 0;
+}
+
 static bool keep_none(const char *name, void *ctx)
 {
 	(void)name;
@@ -424,8 +430,10 @@ int fatelf_repo_gc(const fatelf_repo_dir *r, fatelf_repo_gc_result *res, fatelf_
 		}
 	if (k < 0)
 		goto out;
-	qsort(objs.v, objs.n, 32, sha_cmp);
-	qsort(mans.v, mans.n, 32, sha_cmp);
+	if (objs.n > 1)
+		qsort(objs.v, objs.n, 32, sha_cmp);
+	if (mans.n > 1)
+		qsort(mans.v, mans.n, 32, sha_cmp);
 	for (unsigned b = 0; b < 256 && k == 0; b++) {
 		char rel[32];
 
@@ -434,6 +442,8 @@ int fatelf_repo_gc(const fatelf_repo_dir *r, fatelf_repo_gc_result *res, fatelf_
 	}
 	if (k == 0)
 		k = sweep(r, FATELF_REPO_INDEXES, keep_index, &ki, res, d);
+	if (k == 0)
+		k = sweep(r, ".", keep_not_temp, NULL, res, d);
 	if (k < 0)
 		goto out;
 	dfd = openat(r->fd, FATELF_REPO_MANIFESTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -455,7 +465,7 @@ int fatelf_repo_gc(const fatelf_repo_dir *r, fatelf_repo_gc_result *res, fatelf_
 			if (k == -ENOTDIR)
 				k = drop(dirfd(dir), de->d_name, false, res);
 			if (k < 0)
-				k = fatelf_diag_at(d, k, -1, rel, "%s: %s", rel, fatelf_strerror(k));
+				k = fatelf_diag_at(d, k, -1, rel, "%s", fatelf_strerror(k));
 		}
 		if (k < 0)
 			break;

@@ -97,6 +97,7 @@ typedef struct engine_config {
 	size_t nkeep_fat;
 	bool require_signature;         /* RequireSignature=, default yes */
 	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default SYSCONFDIR/fatelf/keys.d */
+	char *repos_dir;                /* Repositories= directory of NAME.conf; default SYSCONFDIR/fatelf/repos.d */
 	char *admin_group;              /* AdminGroup=, default NULL (root only) */
 	bool durable;                   /* Durable=, default yes: fsync/syncfs before each commit */
 	bool ldconfig;                  /* RunLdconfig=, default yes */

@@ -18,7 +18,12 @@
 # fuzz_binfmt with entry texts in the kernel's /proc/sys/fs/binfmt_misc
 # format; fuzz_elfdyn with real ELF files built here by gcc and the cross
 # compilers that are installed ($ORIGIN RUNPATH and RPATH, static, 32-bit,
-# big endian), and fuzz_elfcatch with the same files. It prints
+# big endian), and fuzz_elfcatch with the same files; fuzz_repo with the
+# files of a repository made here by the built fatelf (fatelf repo init
+# and add, bundles of fatelf bundle create): its indexes, its pack lists,
+# its pointer and each object compressed, as its reader takes them (a
+# first byte that picks the reader; an object after its size and hash).
+# It prints
 # "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
 # sanitizer or is missing. Work files go to the build tree's fuzz/
@@ -176,6 +181,60 @@ fi
 { printf C; cat "$work/debpkg/DEBIAN/conffiles"; } >"$work/seeds-deb/conffiles"
 echo "# $(ls "$work/seeds-deb" | wc -l) deb seeds"
 
+# Seeds for fuzz_repo: a repository of two versions of a package made by
+# the built tools, one with a FatELF file whose gap is not zero (its pack
+# list names a frame), one expiring. Each seed starts with the byte that
+# picks the reader: 0 an index, 1 a pack list, 2 the pointer, 3 an object
+# (then its size, 8 bytes little-endian, and its SHA-256).
+mkdir -p "$work/seeds-repo"
+repo_seeds() {
+	local r=$work/repo f=$bin/tools/fatelf name size le i k
+	[ -x "$f" ] || { echo "# no $f: repo seeds from a repository skipped"; return 0; }
+	mkdir -p "$r/t1/opt/demo/bin" "$r/t1/opt/demo/share" || return 1
+	"$bin/tests/fixtures/mkfixture" -o "$r/x.elf" --machine x86_64 --size 6000 --seed 1 >/dev/null &&
+		"$bin/tests/fixtures/mkfixture" -o "$r/a.elf" --machine aarch64 --size 7000 --seed 2 >/dev/null &&
+		"$f" glue -o "$r/t1/opt/demo/bin/prog" "$r/x.elf" "$r/a.elf" >/dev/null || return 1
+	printf 'some data\n' >"$r/t1/opt/demo/share/data"
+	: >"$r/t1/opt/demo/share/empty"
+	cp -r "$r/t1" "$r/t2"
+	printf 'other data\n' >"$r/t2/opt/demo/share/data"
+	# a byte in the gap between the header table and the first record
+	printf '\132' | dd of="$r/t2/opt/demo/bin/prog" bs=1 seek=100 conv=notrunc 2>/dev/null
+	"$f" bundle create -o "$r/1.fatbundle" --name demo --version 1.0-1 --summary 'A "demo"' "$r/t1" >/dev/null &&
+		"$f" bundle create -o "$r/2.fatbundle" --name demo --version 2.0-1 "$r/t2" >/dev/null &&
+		"$f" repo init "$r/repo" >/dev/null &&
+		{ printf '\002'; cat "$r/repo/index"; } >"$work/seeds-repo/pointer-1" &&
+		"$f" repo add "$r/repo" "$r/1.fatbundle" >/dev/null &&
+		"$f" repo add --expires 30d "$r/repo" "$r/2.fatbundle" >/dev/null || return 1
+	{ printf '\002'; cat "$r/repo/index"; } >"$work/seeds-repo/pointer-3"
+	i=0
+	for name in "$r"/repo/indexes/*.json; do
+		i=$((i + 1))
+		{ printf '\000'; cat "$name"; } >"$work/seeds-repo/index-$i"
+	done
+	command -v zstd >/dev/null || { echo "# no zstd: pack list and object seeds skipped"; return 0; }
+	for name in "$r"/repo/objects/*/*.zst; do
+		i=$((i + 1))
+		size=$(zstd -qdc "$name" | wc -c)
+		le=
+		for k in 0 1 2 3 4 5 6 7; do
+			le+=$(printf '\\x%02x' $(((size >> (8 * k)) & 255)))
+		done
+		{ printf '\003'; printf "$le"; printf "$(basename "$name" .zst | sed 's/../\\x&/g')"; cat "$name"; } \
+			>"$work/seeds-repo/object-$i"
+		if [ "$(zstd -qdc "$name" | head -c 14 | tr -d '\000')" = "fatelf-pack 1" ]; then
+			{ printf '\001'; zstd -qdc "$name"; } >"$work/seeds-repo/pack-$i"
+		fi
+	done
+}
+repo_seeds || echo "# the repository for fuzz_repo's seeds could not be made"
+# Small ones that need no tools.
+printf '\000{"format": 1, "serial": 1, "created": 0, "packages": []}' >"$work/seeds-repo/index-empty"
+printf '\001fatelf-pack 1\nobject %s 3 12\nframe 0 %s\n' "$(printf 'ab%.0s' $(seq 32))" "$(printf 'ab%.0s' $(seq 32))" \
+	>"$work/seeds-repo/pack-small"
+printf '\002fatelf-repo 1 %s 51\n' "$(printf '0f%.0s' $(seq 32))" >"$work/seeds-repo/pointer-small"
+echo "# $(ls "$work/seeds-repo" | wc -l) repo seeds"
+
 # run_one N TARGET: fuzzes TARGET for $seconds s; its TAP line goes to
 # $work/TARGET.result. The targets run JOBS at a time (each is one
 # process on one core), and their lines are printed in order at the end.
@@ -189,6 +248,7 @@ run_one() {
 	fuzz_binfmt) seeds=seeds-binfmt ;;
 	fuzz_elfdyn | fuzz_elfcatch) seeds=seeds-elfdyn ;;
 	fuzz_deb) seeds=seeds-deb ;;
+	fuzz_repo) seeds=seeds-repo ;;
 	*) seeds=seeds ;;
 	esac
 	cp "$bin/tests/fuzz/$t" "$work/$t"

@@ -393,6 +393,11 @@ START_TEST(test_lookup_and_handlers)
 		{ IFACE ".Verify", method_verify },
 		{ IFACE ".History", method_history },
 		{ IFACE ".GetPolicy", method_get_policy },
+		{ IFACE ".RepoAdd", method_repo_add },
+		{ IFACE ".RepoRemove", method_repo_remove },
+		{ IFACE ".RepoList", method_repo_list },
+		{ IFACE ".Update", method_update },
+		{ IFACE ".Search", method_search },
 	};
 	size_t n = 0;
 	params_method other = { 0 };
@@ -423,7 +428,9 @@ START_TEST(test_who_and_how)
 		/* What changes the system is the admins'; the interface's
 		 * comment says which are read methods. */
 		bool admin = strstr(m->name, ".Install") || strstr(m->name, ".Remove") ||
-			     strstr(m->name, ".Thin") || strstr(m->name, ".Cancel");
+			     strstr(m->name, ".Thin") || strstr(m->name, ".Cancel") ||
+			     strstr(m->name, ".RepoAdd") || strstr(m->name, ".RepoRemove") ||
+			     strstr(m->name, ".Update");
 
 		ck_assert_msg((m->who == PARAMS_ADMIN) == admin, "%s", m->name);
 		if (m->runs == PARAMS_QUEUED)

@@ -13,8 +13,8 @@
 static char msg[2048];
 
 /* The words and status for error (short names are io.fatelf.Manager's)
- * with params given as JSON text. */
-static int say(const char *error, const char *params_json)
+ * with params given as JSON text, as verb reports it. */
+static int say_verb(const char *verb, const char *error, const char *params_json)
 {
 	char name[256];
 	json_object *p = params_json ? json_tokener_parse(params_json) : NULL;
@@ -23,9 +23,14 @@ static int say(const char *error, const char *params_json)
 	if (params_json)
 		ck_assert_ptr_nonnull(p);
 	snprintf(name, sizeof(name), "%s%s", strchr(error, '.') ? "" : CTL_INTERFACE ".", error);
-	status = ctl_error_words(name, p, "install", "/run/test.sock", msg, sizeof(msg));
+	status = ctl_error_words(name, p, verb, "/run/test.sock", msg, sizeof(msg));
 	json_object_put(p);
 	return status;
+}
+
+static int say(const char *error, const char *params_json)
+{
+	return say_verb("install", error, params_json);
 }
 
 START_TEST(test_conflict)
@@ -101,6 +106,40 @@ START_TEST(test_statuses)
 }
 END_TEST
 
+START_TEST(test_repositories)
+{
+	ck_assert_int_eq(say_verb("update", "RepositoryNotFound", "{\"repository\":\"main\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "no repository named main (fatelfctl repo list)");
+	/* Its own status, apart from every other refusal. */
+	ck_assert_int_eq(EXIT_REPOSITORY, 5);
+	ck_assert_int_eq(say_verb("update", "RepositoryInvalid", "{\"repository\":\"main\","
+				  "\"code\":\"FATELF_E_REPO_ROLLBACK\",\"message\":\"index: serial 3 is "
+				  "below 5, the serial accepted before\"}"), EXIT_REPOSITORY);
+	ck_assert_str_eq(msg, "repository main: index: serial 3 is below 5, the serial accepted before "
+			 "(FATELF_E_REPO_ROLLBACK)");
+	ck_assert_int_eq(say("RepositoryInvalid", "{\"repository\":\"main\",\"code\":\"\","
+			     "\"message\":\"objects/ab/cd.zst: not the object its name says\"}"), EXIT_REPOSITORY);
+	ck_assert_str_eq(msg, "repository main: objects/ab/cd.zst: not the object its name says");
+	ck_assert_int_eq(say("RepositoryInvalid", "{\"repository\":\"main\"}"), EXIT_REPOSITORY);
+	ck_assert_str_eq(msg, "repository main: refused");
+
+	/* A package a repository install names is not "not installed". */
+	ck_assert_int_eq(say("PackageNotFound", "{\"package\":\"hello=9.9\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "no repository offers hello=9.9, and no file of that name exists "
+			 "('fatelfctl search' lists what the repositories offer)");
+	ck_assert_int_eq(say_verb("info", "PackageNotFound", "{\"package\":\"nope\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "package not installed: nope");
+
+	/* repo add and remove are root's: the admin group gets RootRequired. */
+	ck_assert_int_eq(say_verb("repo add", "RootRequired", "{\"parameter\":\"name\"}"), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: adding a repository needs root");
+	ck_assert_int_eq(say_verb("repo remove", "org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: removing a repository needs root");
+	ck_assert_int_eq(say_verb("update", "org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: updating the repositories needs root or the admin group");
+}
+END_TEST
+
 /* Every row speaks even when the parameters are missing or mistyped. */
 START_TEST(test_every_row_without_params)
 {
@@ -110,7 +149,8 @@ START_TEST(test_every_row_without_params)
 		int status = say(e, NULL);
 
 		ck_assert_msg(msg[0] && !strstr(msg, "(null)"), "%s: %s", e, msg);
-		ck_assert_msg(status == EXIT_FAILED || status == EXIT_SYSTEM || status == EXIT_DENIED, "%s", e);
+		ck_assert_msg(status == EXIT_FAILED || status == EXIT_SYSTEM || status == EXIT_DENIED ||
+			      status == EXIT_REPOSITORY, "%s", e);
 		say(e, "{\"path\":1,\"message\":[],\"needed\":\"x\",\"targets\":{}}");
 		ck_assert_msg(msg[0] && !strstr(msg, "(null)"), "%s: %s", e, msg);
 	}
@@ -127,6 +167,7 @@ static Suite *words_suite(void)
 	tcase_add_test(tc, test_install_refusals);
 	tcase_add_test(tc, test_signatures);
 	tcase_add_test(tc, test_statuses);
+	tcase_add_test(tc, test_repositories);
 	tcase_add_test(tc, test_every_row_without_params);
 	suite_add_tcase(s, tc);
 	return s;

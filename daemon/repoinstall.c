@@ -1,0 +1,258 @@
+/*
+ * Install{package}: the worker fetches the version a repository offers
+ * (doc/repository.md) and installs it with the engine's repository
+ * install: the manifest, its signature and the pack list first, then, at
+ * the end of the preflight, only the objects the install writes that no
+ * installed file already has, into a download cache under the state
+ * directory that is emptied before and after. Every byte is checked
+ * against its hash as it is staged.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hex.h"
+#include "macro.h"
+#include "path.h"
+#include "repos.h"
+#include "worker_private.h"
+
+/* Install from a repository (the worker's) */
+
+struct rfetch {
+	const engine_config *cfg;
+	const struct repo_conf *r;
+	worker *w;
+	int cache;              /* the cache directory */
+	uint8_t (*have)[32];    /* fetched into the cache */
+	size_t nhave, have_cap;
+};
+
+static void cache_name(const uint8_t sha[32], char buf[80])
+{
+	char hex[65];
+
+	fatelf_hex(sha, 32, hex);
+	snprintf(buf, 80, "%s.zst", hex);
+}
+
+static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_diag *d)
+{
+	struct rfetch *f = ctx;
+	struct repo_get *gets = calloc(n ? n : 1, sizeof(*gets));
+	char (*paths)[FATELF_REPO_OBJECT_PATH_MAX] = calloc(n ? n : 1, sizeof(*paths));
+	int k = 0;
+
+	if (!gets || !paths) {
+		free(gets);
+		free(paths);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	for (size_t i = 0; i < n && k == 0; i++) {
+		char name[80];
+
+		fatelf_repo_object_path(objs[i].sha256, paths[i]);
+		cache_name(objs[i].sha256, name);
+		gets[i].path = paths[i];
+		gets[i].size = objs[i].csize;
+		gets[i].fd = openat(f->cache, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (gets[i].fd < 0)
+			k = fatelf_diag_set(d, -errno, -1, "cannot make a file in the download cache: %s",
+					    fatelf_strerror(-errno));
+	}
+	if (k == 0)
+		k = repo_fetch(f->cfg, f->r, gets, n, &f->w->cancel, &f->w->fetch_pid, d);
+	for (size_t i = 0; i < n; i++)
+		if (gets[i].fd > 0)
+			close(gets[i].fd);
+	free(gets);
+	free(paths);
+	return k;
+}
+
+static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data)(void *, const void *, size_t),
+		     void *dctx, fatelf_diag *d)
+{
+	struct rfetch *f = ctx;
+	char name[80];
+	fatelf_reader rd;
+	int fd, k;
+
+	cache_name(sha, name);
+	fd = openat(f->cache, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fatelf_diag_set(d, -FATELF_E_REPO_MISSING, -1, "repository %s: object %s was not fetched",
+				       f->r->name, name);
+	k = fatelf_reader_fd(&rd, fd, NULL);
+	if (k == 0) {
+		char shown[FATELF_REPO_OBJECT_PATH_MAX];
+
+		fatelf_repo_object_path(sha, shown);
+		k = fatelf_repo_object_read(&rd, sha, size, shown, data, dctx, d);
+		fatelf_reader_close(&rd);
+	}
+	close(fd);
+	return k;
+}
+
+struct membuf {
+	char *p;
+	size_t len, cap;
+};
+
+static int membuf_put(void *ctx, const void *buf, size_t len)
+{
+	struct membuf *m = ctx;
+
+	if (len > m->cap - m->len)
+		return -EFBIG;
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+	return 0;
+}
+
+/* The download cache under the state directory, emptied of what an
+ * earlier install left. */
+static int open_cache(const engine_config *cfg, fatelf_diag *d)
+{
+	_cleanup_free_ char *dir = path_join(cfg->state_dir, "cache");
+	int k, fd;
+
+	if (!dir)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	k = mkdir_p(AT_FDCWD, dir, 0700, 0700, MKDIR_FOLLOW);
+	if (k < 0)
+		return fatelf_diag_set(d, k, -1, "%s: %s", dir, fatelf_strerror(k));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: %s", dir, fatelf_strerror(-errno));
+	return fd;
+}
+
+static void clear_cache(int fd)
+{
+	DIR *dh;
+	struct dirent *de;
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	if (dup < 0 || !(dh = fdopendir(dup))) {
+		if (dup >= 0)
+			close(dup);
+		return;
+	}
+	while ((de = readdir(dh)))
+		if (de->d_name[0] != '.')
+			(void)unlinkat(fd, de->d_name, 0);
+	closedir(dh);
+}
+
+int job_install_repo(worker *w, job *j, const engine_install_opts *o)
+{
+	const engine_config *cfg = engine_get_config(w->rw);
+	struct repo_conf rc = { 0 };
+	fatelf_repo_index *ix = NULL;
+	const fatelf_repo_version *v = NULL;
+	char mpath[FATELF_REPO_MANIFEST_PATH_MAX], spath[FATELF_REPO_MANIFEST_PATH_MAX],
+		ppath[FATELF_REPO_OBJECT_PATH_MAX];
+	struct repo_get gets[3] = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } };
+	struct membuf pack_text = { 0 };
+	fatelf_repo_pack *pack = NULL;
+	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1 };
+	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .ctx = &f };
+	engine_repo_version rv = { 0 };
+	engine_repo_stats stats = { 0 };
+	uint8_t sha[32];
+	fatelf_sha256 *h;
+	size_t ngets;
+	int k;
+
+	k = repo_resolve(cfg, j->repo_spec, &rc, &ix, &v, &j->diag);
+	if (k < 0) {
+		if (k == -ENOENT) {
+			char name[256];
+			const char *eq = strchr(j->repo_spec, '=');
+
+			snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - j->repo_spec) : 255, j->repo_spec);
+			FATELF_DIAG_FACT(&j->diag, package, name);
+			return -ENGINE_E_NOT_INSTALLED;
+		}
+		return k;
+	}
+	j->repo_name = strdup(rc.name);
+	f.r = &rc;
+	fatelf_repo_manifest_path(v->manifest, false, mpath);
+	fatelf_repo_manifest_path(v->manifest, true, spath);
+	fatelf_repo_object_path(v->pack, ppath);
+	gets[0] = (struct repo_get){ .path = mpath, .size = v->manifest_size, .fd = -1 };
+	gets[1] = (struct repo_get){ .path = ppath, .max = v->pack_size + (v->pack_size >> 4) + (1u << 16), .fd = -1 };
+	gets[2] = (struct repo_get){ .path = spath, .max = FATELF_REPO_SIG_MAX, .fd = -1 };
+	ngets = v->signed_manifest ? 3 : 2;
+	k = repo_fetch(cfg, &rc, gets, ngets, &w->cancel, &w->fetch_pid, &j->diag);
+	if (k < 0)
+		goto out;
+	j->fetch.metadata = gets[0].len + gets[1].len + (ngets == 3 ? gets[2].len : 0);
+	/* The manifest must be the one the signed index names. */
+	h = fatelf_sha256_new();
+	if (!h) {
+		k = -ENOMEM;
+		goto out;
+	}
+	fatelf_sha256_update(h, gets[0].buf, gets[0].len);
+	fatelf_sha256_final(h, sha);
+	fatelf_sha256_free(h);
+	if (memcmp(sha, v->manifest, 32) != 0) {
+		k = fatelf_diag_set(&j->diag, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its name", mpath);
+		goto out;
+	}
+	{
+		fatelf_reader rd;
+
+		fatelf_reader_mem(&rd, gets[1].buf, gets[1].len);
+		pack_text.cap = (size_t)v->pack_size + 1;
+		pack_text.p = malloc(pack_text.cap);
+		if (!pack_text.p) {
+			k = -ENOMEM;
+			goto out;
+		}
+		k = fatelf_repo_object_read(&rd, v->pack, v->pack_size, ppath, membuf_put, &pack_text, &j->diag);
+		fatelf_reader_close(&rd);
+		if (k == 0)
+			k = fatelf_repo_pack_parse(pack_text.p, pack_text.len, &pack, &j->diag);
+		if (k < 0)
+			goto out;
+	}
+	f.cache = open_cache(cfg, &j->diag);
+	if (f.cache < 0) {
+		k = f.cache;
+		goto out;
+	}
+	clear_cache(f.cache);
+	rv.manifest = gets[0].buf;
+	rv.manifest_len = gets[0].len;
+	rv.sig = ngets == 3 ? gets[2].buf : NULL;
+	rv.sig_len = ngets == 3 ? gets[2].len : 0;
+	rv.pack = pack;
+	k = engine_install_repo(w->rw, &rv, &fe, o, &stats, &j->result, &j->diag);
+	j->has_fetch = true;
+	j->fetch.objects = stats.objects;
+	j->fetch.local = stats.local;
+	j->fetch.fetched = stats.fetched;
+	j->fetch.bytes = stats.fetch_bytes;
+out:
+	if (f.cache >= 0) {
+		clear_cache(f.cache);
+		close(f.cache);
+	}
+	for (size_t i = 0; i < 3; i++)
+		free(gets[i].buf);
+	free(pack_text.p);
+	fatelf_repo_pack_free(pack);
+	fatelf_repo_index_free(ix);
+	repo_conf_done(&rc);
+	return k;
+}

@@ -1,0 +1,754 @@
+/*
+ * fatelfd's repositories: configuration, accepted indexes, downloads and
+ * resolution (see repos.h). What a mirror sends is never parsed here but
+ * by the repository layer's strict readers, after its signature or hash
+ * is checked; the helper that spoke to the mirror runs unprivileged.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "fatelfd.h"
+#include "fetchchild.h"
+#include "io.h"
+#include "macro.h"
+#include "path.h"
+#include "jobjson.h"
+#include "job.h"
+#include "repos.h"
+#include "text.h"
+
+#define REPO_CONF_MAX (64u << 10)
+
+void repo_conf_done(struct repo_conf *r)
+{
+	for (size_t i = 0; i < r->nurls; i++)
+		free(r->urls[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+void repo_conf_list_free(struct repo_conf *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		repo_conf_done(&v[i]);
+	free(v);
+}
+
+bool repo_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= REPO_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			  (i > 0 && (c == '-' || c == '_' || c == '.'));
+
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+const char *repo_url_problem(const char *url)
+{
+	size_t n = strlen(url);
+
+	if (n == 0 || n > REPO_URL_MAX)
+		return "is empty or longer than 2048 bytes";
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f)
+			return "holds a space or a control character";
+	if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0 &&
+	    strncasecmp(url, "file:///", 8) != 0)
+		return "is not an http://, https:// or file:/// URL";
+	return NULL;
+}
+
+static int conf_path(const char *dir, const char *name, char **ret)
+{
+	char base[REPO_NAME_MAX + 8];
+
+	snprintf(base, sizeof(base), "%s.conf", name);
+	*ret = path_join(dir, base);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* Parses the text of NAME.conf. */
+static int conf_parse(const char *file, char *text, struct repo_conf *r, fatelf_diag *d)
+{
+	bool in_section = false, have_key = false;
+	unsigned line = 0;
+	char *save = NULL;
+
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *eq;
+		const char *why;
+
+		line++;
+		while (*l == ' ' || *l == '\t')
+			l++;
+		if (!*l || *l == '#' || *l == ';')
+			continue;
+		if (strcmp(l, "[Repository]") == 0) {
+			in_section = true;
+			continue;
+		}
+		eq = strchr(l, '=');
+		if (!in_section || !eq)
+			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Repository], then URL= or Key=",
+					      file, line);
+		*eq = '\0';
+		if (strcmp(l, "URL") == 0) {
+			if ((why = repo_url_problem(eq + 1)))
+				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: URL: the URL %s", file, line, why);
+			if (r->nurls == REPO_MIRRORS_MAX)
+				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: URL: at most %d mirrors", file, line,
+						      REPO_MIRRORS_MAX);
+			r->urls[r->nurls] = strdup(eq + 1);
+			if (!r->urls[r->nurls])
+				return -ENOMEM;
+			r->nurls++;
+		} else if (strcmp(l, "Key") == 0) {
+			fatelf_diag tmp;
+
+			if (fatelf_ms_pubkey_parse(eq + 1, strlen(eq + 1), &r->key, &tmp) < 0)
+				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: Key: %s", file, line, tmp.msg);
+			have_key = true;
+		} else {
+			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: unknown key '%s'", file, line, l);
+		}
+	}
+	if (r->nurls == 0 || !have_key)
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: a repository needs at least one URL= and a Key=", file);
+	return 0;
+}
+
+int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fatelf_diag *d)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	size_t len;
+	int k;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!repo_name_valid(name))
+		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
+	if (conf_path(dir, name, &path) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	k = read_file_max(AT_FDCWD, path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, REPO_CONF_MAX, &text, &len);
+	if (k == -ENOENT)
+		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
+	if (k < 0)
+		return fatelf_diag_set(d, k, -1, "%s: %s", path, fatelf_strerror(k));
+	snprintf(ret->name, sizeof(ret->name), "%s", name);
+	k = conf_parse(path, text, ret, d);
+	if (k < 0)
+		repo_conf_done(ret);
+	return k;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct repo_conf *)a)->name, ((const struct repo_conf *)b)->name);
+}
+
+int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatelf_diag *d)
+{
+	DIR *dh = opendir(dir);
+	struct repo_conf *v = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	int k = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!dh)
+		return errno == ENOENT ? 0 : fatelf_diag_set(d, -errno, -1, "%s: %s", dir, fatelf_strerror(-errno));
+	while ((de = readdir(dh))) {
+		size_t len = strlen(de->d_name);
+		char name[REPO_NAME_MAX];
+		struct repo_conf *grown;
+
+		if (len <= 5 || len - 5 >= sizeof(name) || strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		memcpy(name, de->d_name, len - 5);
+		name[len - 5] = '\0';
+		if (!repo_name_valid(name))
+			continue;
+		grown = realloc(v, (n + 1) * sizeof(*v));
+		if (!grown) {
+			k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			break;
+		}
+		v = grown;
+		k = repo_conf_load(dir, name, &v[n], d);
+		if (k < 0)
+			break;
+		n++;
+	}
+	closedir(dh);
+	if (k < 0) {
+		repo_conf_list_free(v, n);
+		return k;
+	}
+	qsort(v, n, sizeof(*v), name_cmp);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* Writes buf as dir/base atomically, making dir. */
+static int write_atomic(const char *dir, const char *base, const void *buf, size_t len, mode_t mode, fatelf_diag *d)
+{
+	_cleanup_close_ int dfd = -1;
+	fatelf_tmpfile t = { .fd = -1 };
+	int k;
+
+	k = mkdir_p(AT_FDCWD, dir, 0755, 0755, MKDIR_FOLLOW);
+	if (k < 0)
+		return fatelf_diag_set(d, k, -1, "%s: cannot make it: %s", dir, fatelf_strerror(k));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: %s", dir, fatelf_strerror(-errno));
+	k = fatelf_tmpfile_open(dfd, base, mode, &t);
+	if (k == 0)
+		k = write_all(t.fd, buf, len);
+	if (k == 0 && fchmod(t.fd, mode) < 0)
+		k = -errno;
+	if (k == 0)
+		k = fatelf_tmpfile_commit(&t, base, true);
+	if (k < 0) {
+		fatelf_tmpfile_abort(&t);
+		return fatelf_diag_set(d, k, -1, "%s/%s: cannot write: %s", dir, base, fatelf_strerror(k));
+	}
+	return 0;
+}
+
+int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d)
+{
+	char key[64], base[REPO_NAME_MAX + 8];
+	size_t cap = 256 + r->nurls * (REPO_URL_MAX + 8), len;
+	_cleanup_free_ char *text = malloc(cap);
+
+	if (!text)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	fatelf_ms_pubkey_format(&r->key, key);
+	len = (size_t)snprintf(text, cap, "# Written by fatelfctl repo add\n[Repository]\n");
+	for (size_t i = 0; i < r->nurls; i++)
+		len += (size_t)snprintf(text + len, cap - len, "URL=%s\n", r->urls[i]);
+	len += (size_t)snprintf(text + len, cap - len, "Key=%s\n", key);
+	snprintf(base, sizeof(base), "%s.conf", r->name);
+	/* A URL may carry a password: root's alone. */
+	return write_atomic(dir, base, text, len, 0600, d);
+}
+
+static int state_dir_of(const char *state_dir, const char *name, char **ret)
+{
+	char rel[REPO_NAME_MAX + 16];
+
+	snprintf(rel, sizeof(rel), "repos/%s", name);
+	*ret = path_join(state_dir, rel);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int repo_conf_remove(const char *dir, const char *state_dir, const char *name, fatelf_diag *d)
+{
+	_cleanup_free_ char *path = NULL, *sdir = NULL;
+	static const char *const files[] = { "index.json", "index.json.minisig" };
+
+	if (!repo_name_valid(name))
+		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
+	if (conf_path(dir, name, &path) < 0 || state_dir_of(state_dir, name, &sdir) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	if (unlink(path) < 0)
+		return errno == ENOENT ? fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name)
+				       : fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		_cleanup_free_ char *p = path_join(sdir, files[i]);
+
+		if (p)
+			(void)unlink(p);
+	}
+	(void)rmdir(sdir);
+	return 0;
+}
+
+int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index **ret, fatelf_diag *d)
+{
+	_cleanup_free_ char *sdir = NULL, *path = NULL, *json = NULL;
+	size_t len;
+	int k;
+
+	if (state_dir_of(state_dir, name, &sdir) < 0 || !(path = path_join(sdir, "index.json")))
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	k = read_file_max(AT_FDCWD, path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, FATELF_REPO_INDEX_MAX, &json, &len);
+	if (k == -ENOENT)
+		return -ENOENT;
+	if (k < 0)
+		return fatelf_diag_set(d, k, -1, "%s: %s", path, fatelf_strerror(k));
+	/* Checked when it was accepted; kept where only root writes. */
+	return fatelf_repo_index_parse(json, len, ret, d);
+}
+
+int repo_state_accept(const struct repo_conf *r, const char *state_dir, const char *json, size_t len,
+		      const char *sig, size_t slen, int64_t now, fatelf_repo_index **ret, fatelf_diag *d)
+{
+	_cleanup_free_ char *sdir = NULL;
+	fatelf_repo_index *ix = NULL, *old = NULL;
+	uint64_t min_serial = 0;
+	int k;
+
+	if (!sig)
+		return fatelf_diag_set(d, -FATELF_E_SIG_MISSING, -1, "the index of %s is not signed", r->name);
+	k = fatelf_ms_verify(&r->key, 1, json, len, sig, slen, NULL, d);
+	if (k < 0)
+		return k;
+	k = fatelf_repo_index_parse(json, len, &ix, d);
+	if (k < 0)
+		return k;
+	if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
+		min_serial = old->serial;
+		fatelf_repo_index_free(old);
+	}
+	k = fatelf_repo_index_check(ix, min_serial, now, d);
+	if (k < 0)
+		goto fail;
+	if (state_dir_of(state_dir, r->name, &sdir) < 0) {
+		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto fail;
+	}
+	/* The signature first: the index file is what is trusted on load. */
+	k = write_atomic(sdir, "index.json.minisig", sig, slen, 0644, d);
+	if (k == 0)
+		k = write_atomic(sdir, "index.json", json, len, 0644, d);
+	if (k < 0)
+		goto fail;
+	*ret = ix;
+	return 0;
+fail:
+	fatelf_repo_index_free(ix);
+	return k;
+}
+
+/* Downloads */
+
+struct frames {
+	int fd;
+	char buf[64 << 10];
+	size_t len, off;
+	const atomic_int *cancel;
+};
+
+/* Fills the buffer: 1 more bytes, 0 end, <0 error. */
+static int frames_fill(struct frames *f)
+{
+	if (f->off > 0) {
+		memmove(f->buf, f->buf + f->off, f->len - f->off);
+		f->len -= f->off;
+		f->off = 0;
+	}
+	if (f->len == sizeof(f->buf))
+		return -EPROTO;
+	for (;;) {
+		struct pollfd p = { .fd = f->fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (f->cancel && atomic_load(f->cancel))
+			return -ECANCELED;
+		r = poll(&p, 1, 500);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0)
+			continue;
+		n = read(f->fd, f->buf + f->len, sizeof(f->buf) - f->len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		f->len += (size_t)n;
+		return n > 0;
+	}
+}
+
+/* The next line (without its newline) in *ret, valid until the next call. */
+static int frames_line(struct frames *f, char **ret)
+{
+	for (;;) {
+		char *nl = memchr(f->buf + f->off, '\n', f->len - f->off);
+		int r;
+
+		if (nl) {
+			*nl = '\0';
+			*ret = f->buf + f->off;
+			f->off = (size_t)(nl - f->buf) + 1;
+			return 1;
+		}
+		r = frames_fill(f);
+		if (r <= 0)
+			return r == 0 && f->len > f->off ? -EPROTO : r;
+	}
+}
+
+static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64_t len)
+{
+	while (len > 0) {
+		size_t have = f->len - f->off, k;
+		int r;
+
+		if (have == 0) {
+			r = frames_fill(f);
+			if (r <= 0)
+				return r == 0 ? -EPROTO : r;
+			continue;
+		}
+		k = (size_t)MIN((uint64_t)have, len);
+		if (g->fd >= 0) {
+			r = pwrite_all(g->fd, f->buf + f->off, k, off);
+			if (r < 0)
+				return r;
+		} else {
+			memcpy(g->buf + off, f->buf + f->off, k);
+		}
+		if (off + k > g->len) {
+			g->len = (size_t)(off + k);
+			if (g->fd < 0)
+				g->buf[g->len] = '\0';
+		}
+		f->off += k;
+		off += k;
+		len -= k;
+	}
+	return 0;
+}
+
+static char *request_text(const struct repo_conf *r, const struct repo_get *gets, size_t n)
+{
+	size_t cap = 64, len = 0;
+	char *s;
+
+	for (size_t i = 0; i < r->nurls; i++)
+		cap += strlen(r->urls[i]) + 16;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(gets[i].path) + 64;
+	s = malloc(cap);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < r->nurls; i++)
+		len += (size_t)snprintf(s + len, cap - len, "mirror %s\n", r->urls[i]);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(s + len, cap - len, "get %zu %s %" PRIu64 "\n", i, gets[i].path, gets[i].size);
+	return s;
+}
+
+int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
+	       const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d)
+{
+	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128], failmsg[512] = "", msg[512];
+	struct fetch_limit_args limits;
+	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
+	struct frames *f = NULL;
+	_cleanup_free_ char *text = NULL;
+	char *argv[24], *line;
+	size_t argc = 0, ndone = 0;
+	bool has_file = false;
+	int in, k, status = 0;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		gets[i].len = 0;
+		gets[i].done = false;
+		if (gets[i].fd < 0) {
+			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
+
+			gets[i].buf = malloc((size_t)cap + 1);
+			if (!gets[i].buf)
+				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			gets[i].buf[0] = '\0';
+		}
+	}
+	for (size_t i = 0; i < r->nurls; i++)
+		has_file |= strncasecmp(r->urls[i], "file:", 5) == 0;
+	fetch_helper_path(helper, sizeof(helper));
+	snprintf(cannot, sizeof(cannot), "repository %s: cannot run the download helper %s: ", r->name, helper);
+	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
+	argv[argc++] = helper;
+	argv[argc++] = (char *)"--batch";
+	/* A repository on a local medium (root configured it) is read with
+	 * the daemon's identity; anything else runs as nobody. */
+	if (has_file)
+		argv[argc++] = (char *)"--allow-file";
+	argv[argc++] = (char *)"--timeout";
+	argv[argc++] = timeout;
+	argc += fetch_limit_argv(cfg, &limits, argv + argc);
+	if (cfg->fetch_proxy[0]) {
+		argv[argc++] = (char *)"--proxy";
+		argv[argc++] = (char *)cfg->fetch_proxy;
+	}
+	argv[argc] = NULL;
+	text = request_text(r, gets, n);
+	if (!text)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	in = fetch_text_memfd(text);
+	if (in < 0)
+		return fatelf_diag_set(d, in, -1, "repository %s: %s", r->name, fatelf_strerror(in));
+	k = fetch_child_start(helper, argv, in, geteuid() == 0 && !has_file, cannot, &c);
+	close(in);
+	if (k < 0)
+		return fatelf_diag_set(d, k, -1, "repository %s: cannot start the download: %s", r->name,
+				       fatelf_strerror(k));
+	if (pid_slot)
+		__atomic_store_n(pid_slot, c.pid, __ATOMIC_SEQ_CST);
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		k = -ENOMEM;
+		goto out;
+	}
+	f->fd = c.out;
+	f->cancel = cancel;
+	while ((k = frames_line(f, &line)) > 0) {
+		unsigned long long id, a, b;
+		int used = 0;
+
+		if (sscanf(line, "data %llu %llu %llu%n", &id, &a, &b, &used) == 3 && line[used] == '\0') {
+			struct repo_get *g;
+			uint64_t lim;
+
+			if (id >= n) {
+				k = -EPROTO;
+				break;
+			}
+			g = &gets[id];
+			lim = g->size ? g->size : g->max;
+			if (a > lim || b > lim - a) {
+				k = -EFBIG;
+				snprintf(failmsg, sizeof(failmsg), "%s: larger than %" PRIu64 " bytes", g->path, lim);
+				break;
+			}
+			k = take_bytes(f, g, a, b);
+			if (k < 0)
+				break;
+		} else if (sscanf(line, "done %llu %llu%n", &id, &a, &used) == 2 && line[used] == '\0') {
+			if (id >= n || gets[id].done) {
+				k = -EPROTO;
+				break;
+			}
+			if ((gets[id].size && a != gets[id].size) || a != gets[id].len) {
+				snprintf(failmsg, sizeof(failmsg), "%s: %llu bytes arrived, %" PRIu64 " expected",
+					 gets[id].path, a, gets[id].size);
+				k = -EIO;
+				break;
+			}
+			gets[id].done = true;
+			ndone++;
+		} else if (sscanf(line, "fail %llu %llu %n", &id, &a, &used) == 2) {
+			/* one line from the helper, made printable */
+			size_t m = 0;
+
+			for (const char *p = line + used; *p && m + 1 < sizeof(failmsg); p++)
+				failmsg[m++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
+			failmsg[m] = '\0';
+			k = -EIO;
+			break;
+		} else {
+			k = -EPROTO;
+			break;
+		}
+	}
+out:
+	if (k < 0 || ndone < n)
+		(void)kill(c.pid, SIGKILL);
+	close(c.out);
+	fetch_collect(&c, 2000, msg, sizeof(msg));
+	close(c.err);
+	if (pid_slot)
+		__atomic_store_n(pid_slot, 0, __ATOMIC_SEQ_CST);
+	while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR)
+		;
+	free(f);
+	if (k == -ECANCELED || (cancel && atomic_load(cancel)))
+		return fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
+	if (k < 0 || ndone < n) {
+		const char *why = failmsg[0] ? failmsg : msg[0] ? msg : k == -EPROTO ? "the download helper broke its protocol"
+											: "the download helper ended early";
+
+		return fatelf_diag_set(d, -EIO, -1, "repository %s: %s", r->name, why);
+	}
+	return 0;
+}
+
+/* Resolution */
+
+int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *ret_conf,
+		 fatelf_repo_index **ret_ix, const fatelf_repo_version **ret_v, fatelf_diag *d)
+{
+	struct repo_conf *confs = NULL;
+	size_t nconfs = 0, best = SIZE_MAX;
+	fatelf_repo_index *best_ix = NULL;
+	const fatelf_repo_version *best_v = NULL;
+	char name[256];
+	const char *eq = strchr(spec, '='), *version = eq ? eq + 1 : NULL;
+	int k;
+
+	if ((eq ? (size_t)(eq - spec) : strlen(spec)) >= sizeof(name))
+		return fatelf_diag_set(d, -ENOENT, -1, "no repository offers %s", spec);
+	snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - spec) : (int)strlen(spec), spec);
+	k = repo_conf_list(cfg->repos_dir, &confs, &nconfs, d);
+	if (k < 0)
+		return k;
+	for (size_t i = 0; i < nconfs; i++) {
+		fatelf_repo_index *ix = NULL;
+		const fatelf_repo_package *p;
+		const fatelf_repo_version *v = NULL;
+
+		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+			continue;
+		p = fatelf_repo_index_find(ix, name);
+		if (p && version)
+			v = fatelf_repo_package_version(p, version);
+		else if (p)
+			v = &p->versions[p->nversions - 1];
+		if (v && (!best_v || fatelf_pkg_version_compare(v->version, best_v->version) > 0)) {
+			fatelf_repo_index_free(best_ix);
+			best_ix = ix;
+			best_v = v;
+			best = i;
+		} else {
+			fatelf_repo_index_free(ix);
+		}
+	}
+	if (!best_v) {
+		repo_conf_list_free(confs, nconfs);
+		return fatelf_diag_set(d, -ENOENT, -1, "no repository offers %s (fatelfctl update, then search)", spec);
+	}
+	*ret_conf = confs[best];
+	memset(&confs[best], 0, sizeof(confs[best]));
+	repo_conf_list_free(confs, nconfs);
+	*ret_ix = best_ix;
+	*ret_v = best_v;
+	return 0;
+}
+
+/* Replies and Update */
+
+json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index *ix)
+{
+	json_object *o = json_object_new_object(), *urls = json_object_new_array();
+	char id[17];
+
+	for (size_t i = 0; i < r->nurls; i++)
+		json_object_array_add(urls, json_object_new_string(r->urls[i]));
+	fatelf_ms_keyid_format(r->key.keyid, id);
+	json_set_str(o, "name", r->name);
+	json_object_object_add(o, "urls", urls);
+	json_set_str(o, "key_id", id);
+	if (ix) {
+		json_set_int(o, "serial", (int64_t)ix->serial);
+		json_set_int(o, "created", ix->created);
+		if (ix->expires)
+			json_set_int(o, "expires", ix->expires);
+		json_set_int(o, "packages", (int64_t)ix->npackages);
+	}
+	return o;
+}
+
+/* One repository's index: the pointer, then the index and signature it
+ * names, accepted by the rules of repo_state_accept. */
+static int update_one(const engine_config *cfg, const struct repo_conf *r, fatelf_repo_index **ret, fatelf_diag *d)
+{
+	struct repo_get ptr = { .path = FATELF_REPO_POINTER, .max = FATELF_REPO_POINTER_MAX, .fd = -1 };
+	struct repo_get gets[2] = { { .fd = -1 }, { .fd = -1 } };
+	char ipath[FATELF_REPO_MANIFEST_PATH_MAX], spath[FATELF_REPO_MANIFEST_PATH_MAX];
+	uint8_t sha[32], got[32];
+	uint64_t size;
+	fatelf_sha256 *h;
+	int k;
+
+	k = repo_fetch(cfg, r, &ptr, 1, NULL, NULL, d);
+	if (k == 0)
+		k = fatelf_repo_pointer_parse(ptr.buf, ptr.len, sha, &size, d);
+	free(ptr.buf);
+	if (k < 0)
+		return k;
+	fatelf_repo_index_path(sha, false, ipath);
+	fatelf_repo_index_path(sha, true, spath);
+	gets[0].path = ipath;
+	gets[0].size = size;
+	gets[1].path = spath;
+	gets[1].max = FATELF_REPO_SIG_MAX;
+	k = repo_fetch(cfg, r, gets, 2, NULL, NULL, d);
+	if (k == 0) {
+		h = fatelf_sha256_new();
+		if (!h) {
+			k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		} else {
+			fatelf_sha256_update(h, gets[0].buf, gets[0].len);
+			fatelf_sha256_final(h, got);
+			fatelf_sha256_free(h);
+			if (memcmp(got, sha, 32) != 0)
+				k = fatelf_diag_set(d, -FATELF_E_REPO_INDEX, -1,
+						    "repository %s: %s does not hash to its name", r->name, ipath);
+		}
+	}
+	if (k == 0)
+		k = repo_state_accept(r, cfg->state_dir, gets[0].buf, gets[0].len, gets[1].buf, gets[1].len,
+				      (int64_t)time(NULL), ret, d);
+	free(gets[0].buf);
+	free(gets[1].buf);
+	return k;
+}
+
+int repo_update_job(job *j)
+{
+	struct repo_conf *confs = NULL;
+	size_t n = 0;
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	int k;
+
+	if (!o || !a) {
+		json_putp(&o);
+		json_putp(&a);
+		return -ENOMEM;
+	}
+	json_object_object_add(o, "repositories", a);
+	k = repo_conf_list(j->cfg.repos_dir, &confs, &n, &j->diag);
+	for (size_t i = 0; k >= 0 && i < n; i++) {
+		fatelf_repo_index *ix = NULL;
+
+		if (j->package && strcmp(j->package, confs[i].name) != 0)
+			continue;
+		k = update_one(&j->cfg, &confs[i], &ix, &j->diag);
+		if (k < 0) {
+			free(j->repo_name);
+			j->repo_name = strdup(confs[i].name);
+			break;
+		}
+		daemon_log(6, "repository %s: index serial %" PRIu64 ", %zu packages", confs[i].name, ix->serial,
+			   ix->npackages);
+		json_object_array_add(a, json_repository(&confs[i], ix));
+		fatelf_repo_index_free(ix);
+	}
+	repo_conf_list_free(confs, n);
+	if (k < 0) {
+		json_putp(&o);
+		return k;
+	}
+	j->reply = o;
+	return 0;
+}
+

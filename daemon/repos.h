@@ -1,0 +1,95 @@
+/*
+ * fatelfd's repositories (doc/repository.md): their configuration, one
+ * file a repository in the Repositories= directory (RepoAdd writes it),
+ * the index each accepted last (kept under the state directory, with the
+ * serial that blocks a rollback), the downloads of a repository's files
+ * through the unprivileged helper's batch mode, and the resolution of
+ * "NAME[=VERSION]" to the version a repository offers.
+ */
+#ifndef FATELFD_REPOS_H
+#define FATELFD_REPOS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "repo.h"
+
+#define REPO_NAME_MAX    64
+#define REPO_MIRRORS_MAX 16
+#define REPO_URL_MAX     2048
+
+struct repo_conf {
+	char name[REPO_NAME_MAX];
+	char *urls[REPO_MIRRORS_MAX];
+	size_t nurls;
+	fatelf_ms_pubkey key;
+};
+
+void repo_conf_done(struct repo_conf *r);
+/* [a-z0-9][a-z0-9_.-]*, at most 63 bytes. */
+bool repo_name_valid(const char *name);
+/* An http, https or file URL of at most REPO_URL_MAX bytes with no
+ * control character or space; NULL, else the rule it breaks. */
+const char *repo_url_problem(const char *url);
+
+/* dir/NAME.conf: "[Repository]", then URL= lines (in order) and Key=. */
+int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fatelf_diag *d);
+/* Every repository of dir, by name. */
+int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatelf_diag *d);
+void repo_conf_list_free(struct repo_conf *v, size_t n);
+/* Writes dir/NAME.conf atomically (dir made when missing). */
+int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d);
+/* Removes dir/NAME.conf and the state kept for it: -ENOENT when none. */
+int repo_conf_remove(const char *dir, const char *state_dir, const char *name, fatelf_diag *d);
+
+/* The index accepted last from a repository: -ENOENT when none. */
+int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index **ret, fatelf_diag *d);
+/*
+ * A fetched index, taken only when r's key signed it, it parses, its
+ * serial is not below the one accepted before and it has not expired at
+ * now; then kept (index.json and its signature, written atomically) and
+ * returned. The refusals are FATELF_E_SIG_*, FATELF_E_REPO_*.
+ */
+int repo_state_accept(const struct repo_conf *r, const char *state_dir, const char *json, size_t len,
+		      const char *sig, size_t slen, int64_t now, fatelf_repo_index **ret, fatelf_diag *d);
+
+/* A download of some of a repository's files through the helper. */
+struct repo_get {
+	const char *path;               /* relative to a mirror's URL */
+	uint64_t size;                  /* expected bytes; 0: unknown (then max bounds it) */
+	uint64_t max;
+	int fd;                         /* written at offsets (pwrite); -1: into buf */
+	char *buf;                      /* malloc'd, NUL-terminated */
+	size_t len;                     /* bytes received */
+	bool done;
+};
+
+/*
+ * Fetches every get from r's mirrors (failover, resume and parallel
+ * transfers are the helper's) with cfg's limits; cancel, when set, stops
+ * it. 0 when all arrived whole, else -EIO with d naming the file and why
+ * (the helper's message), -ECANCELED, -ENOMEM.
+ */
+int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
+	       const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d);
+
+/*
+ * "NAME" (its newest version in any repository) or "NAME=VERSION": the
+ * repository that offers it and the version. *ret_ix is that repository's
+ * index (free it), *ret_v points into it. -ENOENT (PackageNotFound) when
+ * no repository offers it.
+ */
+int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *ret_conf,
+		 fatelf_repo_index **ret_ix, const fatelf_repo_version **ret_v, fatelf_diag *d);
+
+/* A Repository of the interface: r, and what ix (may be NULL) says. */
+#include <json-c/json.h>
+json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index *ix);
+
+/* Update's thread (daemon/repomethods.c): every repository's index, or
+ * j->package's; j->reply on success. */
+struct job;
+int repo_update_job(struct job *j);
+
+#endif

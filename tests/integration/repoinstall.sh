@@ -1,0 +1,252 @@
+#!/bin/bash
+# Installs from a repository through fatelfd, served by a real nginx on
+# 127.0.0.1 (doc/repository.md). A 4-architecture package (hello
+# cross-compiled for every compiler installed, glued) plus 40 small files
+# and one of 1 MB is published with fatelf repo; a private fatelfd is told
+# of the repository (repo add), updates, searches and installs it. Checks:
+# the installed tree equals a bundle install of the same package; nginx's
+# access log holds exactly the files a native install needs (the index,
+# the manifest, its signature, the pack list, the x86_64 record and the
+# data objects: computed here from the manifest); an upgrade where one
+# file changed fetches that one object and the version's metadata; a
+# second package sharing a file reads it from the installed copy; a dry
+# run fetches nothing and says how much it would; failover to the second
+# mirror; and each failure (an object missing or corrupt, an index with a
+# bad signature, an older index replayed, an expired one) gives its error
+# with nothing installed. A file:// repository installs offline.
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/lib/daemon.sh"
+
+t_init repoinstall
+t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
+t_require_tool jq python3 minisign bsdtar nginx curl gcc aarch64-linux-gnu-gcc
+[ "$(uname -m)" = x86_64 ] || t_skip "the expected objects are computed for an x86_64 host"
+
+declare -A CC=([x86_64]=gcc [aarch64]=aarch64-linux-gnu-gcc [i686]=i686-linux-gnu-gcc
+	[riscv64]=riscv64-linux-gnu-gcc)
+inputs=()
+for a in x86_64 aarch64 i686 riscv64; do
+	command -v "${CC[$a]}" >/dev/null 2>&1 || continue
+	"${CC[$a]}" -static -O2 -o "in-$a" "$top_srcdir/tests/integration/hello.c" && inputs+=("in-$a")
+done
+echo "# architectures: ${inputs[*]}"
+
+minisign -G -W -f -p vendor.pub -s vendor.key >/dev/null 2>&1 || fail "minisign -G (vendor)" "no key"
+minisign -G -W -f -p repo.pub -s repo.key >/dev/null 2>&1 || fail "minisign -G (repository)" "no key"
+minisign -G -W -f -p other.pub -s other.key >/dev/null 2>&1 || fail "minisign -G (other)" "no key"
+mkdir -p keys && cp vendor.pub keys/vendor.pub
+DAEMON_KEYS=$T_WORK/keys
+
+# make_tree DIR VERSION: the package's tree; file f07 differs in version 2
+make_tree() {
+	mkdir -p "$1/opt/hello/bin" "$1/opt/hello/share" "$1/etc"
+	"$FATELF" glue -o "$1/opt/hello/bin/hello" "${inputs[@]}" >/dev/null
+	for i in $(seq -w 0 39); do
+		if [ "$i" = 07 ]; then echo "file $i version $2"; else echo "file $i"; fi >"$1/opt/hello/share/f$i"
+	done
+	head -c 1048576 /dev/urandom >"$1/opt/hello/share/big"
+	echo "a=1" >"$1/etc/hello.conf"
+}
+make_tree t1 1
+cp -a t1 t2
+echo "file 07 version 2" >t2/opt/hello/share/f07
+mkdir -p t3/srv && cp t1/opt/hello/share/big t3/srv/same && echo other >t3/srv/own
+"$FATELF" bundle create -o hello-1.fatbundle --name hello --version 1.0 --sign vendor.key t1 >/dev/null
+"$FATELF" bundle create -o hello-2.fatbundle --name hello --version 2.0 --sign vendor.key t2 >/dev/null
+"$FATELF" bundle create -o copy-1.fatbundle --name copy --version 1 --sign vendor.key t3 >/dev/null
+
+check "repo init --sign" "$FATELF" repo init --sign repo.key www/repo
+check "repo add --sign hello 1.0" "$FATELF" repo add --sign repo.key www/repo hello-1.fatbundle
+cp -a www/repo old-repo        # serial 2, for the rollback check
+
+# ---- nginx, serving www/
+port=$(free_port)
+mkdir -p ngx
+chmod -R go+rX www
+nginx_conf "$T_WORK/ngx" "	log_format files '\$request_method \$uri \$status \$body_bytes_sent';
+	server {
+		listen 127.0.0.1:$port;
+		root $T_WORK/www;
+		access_log $T_WORK/ngx/logs/files.log files;
+	}"
+nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
+NGPID=$!
+trap 'kill $NGPID 2>/dev/null; daemon_cleanup' EXIT
+for ((i = 0; i < 50; i++)); do
+	curl -sf "http://127.0.0.1:$port/repo/index" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+URL=http://127.0.0.1:$port/repo
+: >ngx/logs/files.log
+
+daemon_init
+trap 'kill $NGPID 2>/dev/null; daemon_cleanup' EXIT
+# the bundle installed from its file, by a daemon of its own, to compare
+daemon_prepare d2
+daemon_start d2 || fail "a fatelfd for the bundle install starts" "see $T_WORK/d2/log"
+check "a bundle install of hello 1.0" ctl install hello-1.fatbundle
+daemon_stop
+daemon_prepare d1 "Repositories=$T_WORK/d1/repos.d"
+daemon_start d1 || fail "fatelfd starts" "see $T_WORK/d1/log"
+
+check "repo add main URL --key repo.pub" ctl repo add main "$URL" --key repo.pub
+check_eq "repo.d holds main.conf, root's only" 600 "$(stat -c %a d1/repos.d/main.conf)"
+run ctl --json repo list
+check_eq "repo list shows main, never updated" "main null" "$(jq -r '.repositories[0] | "\(.name) \(.serial)"' <<<"$RUN_OUT")"
+run ctl --json update
+check_eq "update exits 0" 0 "$RC"
+check_eq "... and accepts serial 2 with 1 package" "2 1" \
+	"$(jq -r 'select(.repositories) | .repositories[0] | "\(.serial) \(.packages)"' <<<"$RUN_OUT" | tail -1)"
+run ctl --json search hel
+check_eq "search hel finds hello 1.0" "hello 1.0 main" \
+	"$(jq -r '.packages[] | "\(.name) \(.version) \(.repository)"' <<<"$RUN_OUT")"
+
+# ---- what a native install must fetch, from the signed manifest
+bsdtar -xOf hello-1.fatbundle fatbundle.json >m1.json
+bsdtar -xOf hello-2.fatbundle fatbundle.json >m2.json
+# expected MANIFEST: object paths of the files, and of the x86_64 record
+expected() {
+	python3 - "$1" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+out = set()
+for e in m["entries"]:
+    if e["type"] != "file":
+        continue
+    elf = e.get("elf")
+    if elf and elf["kind"] == "fatelf":
+        for r in elf["records"]:
+            if r["target"].startswith("x86_64:"):
+                out.add(r["sha256"])
+                break
+    else:
+        out.add(e["sha256"])
+for s in sorted(out):
+    print("/repo/objects/%s/%s.zst" % (s[:2], s))
+EOF
+}
+# fetched: the object GETs of the log since it was emptied
+fetched() { awk '$1 == "GET" && $3 == 200 && $2 ~ /^\/repo\/objects\// {print $2}' ngx/logs/files.log | sort; }
+metadata() { awk '$1 == "GET" && $3 == 200 && $2 !~ /^\/repo\/objects\// {print $2}' ngx/logs/files.log | sort; }
+pack_of() { "$FATELF" repo list --json www/repo | jq -r ".packages[] | select(.name == \"$1\") | .versions[] | select(.version == \"$2\") | .pack"; }
+man_of() { "$FATELF" repo list --json www/repo | jq -r ".packages[] | select(.name == \"$1\") | .versions[] | select(.version == \"$2\") | .manifest"; }
+
+: >ngx/logs/files.log
+run ctl --json install --dry-run hello
+check_eq "install --dry-run hello exits 0" 0 "$RC"
+dry_bytes=$(jq -r 'select(.fetch) | .fetch.bytes' <<<"$RUN_OUT" | tail -1)
+check_eq "... and fetches no object but the pack list" "/repo/objects/$(pack_of hello 1.0 | cut -c1-2)/$(pack_of hello 1.0).zst" "$(fetched)"
+check_eq "... installs nothing" "" "$(ls d1/root)"
+
+: >ngx/logs/files.log
+run ctl --json install hello
+check_eq "install hello (from the repository) exits 0" 0 "$RC"
+check_eq "... and fetches what the dry run said, in compressed bytes" "$dry_bytes" \
+	"$(jq -r 'select(.fetch) | .fetch.bytes' <<<"$RUN_OUT" | tail -1)"
+p1=$(pack_of hello 1.0)
+{ expected m1.json; echo "/repo/objects/${p1:0:2}/$p1.zst"; } | sort >want-1
+fetched >got-1
+check_cmp "nginx served exactly the x86_64 record, the data objects and the pack list" want-1 got-1
+m1=$(man_of hello 1.0)
+check_eq "... and of the rest only the manifest and its signature" \
+	"$(printf '/repo/manifests/%s/fatbundle.json\n/repo/manifests/%s/fatbundle.json.minisig\n' "$m1" "$m1")" "$(metadata)"
+check_cmp "the installed program is the x86_64 record" in-x86_64 d1/root/opt/hello/bin/hello
+check "... which runs" d1/root/opt/hello/bin/hello
+check_cmp "the 1 MB file is the vendor's" t1/opt/hello/share/big d1/root/opt/hello/share/big
+
+check "... gives the same tree as a bundle install of it" diff -r d1/root/opt d2/root/opt
+
+# ---- an upgrade where one file changed
+check "repo add hello 2.0" "$FATELF" repo add --sign repo.key www/repo hello-2.fatbundle
+check "update sees it" ctl update
+: >ngx/logs/files.log
+run ctl --json install hello
+check_eq "install hello (upgrade to 2.0) exits 0" 0 "$RC"
+check_eq "... an upgrade" "upgrade 2.0" "$(jq -r 'select(.result) | "\(.result.kind) \(.result.new_version)"' <<<"$RUN_OUT" | tail -1)"
+f07=$(sha256sum t2/opt/hello/share/f07 | cut -c1-64)
+p2=$(pack_of hello 2.0)
+check_eq "... fetching the changed file's object and the pack list alone" \
+	"$(printf '/repo/objects/%s/%s.zst\n/repo/objects/%s/%s.zst\n' "${f07:0:2}" "$f07" "${p2:0:2}" "$p2" | sort)" "$(fetched)"
+check_cmp "... and the file is the new one" t2/opt/hello/share/f07 d1/root/opt/hello/share/f07
+
+# ---- a file an installed package already has is read from it
+check "repo add copy 1" "$FATELF" repo add --sign repo.key www/repo copy-1.fatbundle
+check "update" ctl update
+: >ngx/logs/files.log
+run ctl --json install copy
+check_eq "install copy exits 0" 0 "$RC"
+check_eq "... reading the 1 MB file from the installed one" 1 "$(jq -r 'select(.fetch) | .fetch.local' <<<"$RUN_OUT" | tail -1)"
+own=$(sha256sum t3/srv/own | cut -c1-64)
+pc=$(pack_of copy 1)
+check_eq "... and fetching only its own file and pack list" \
+	"$(printf '/repo/objects/%s/%s.zst\n/repo/objects/%s/%s.zst\n' "${own:0:2}" "$own" "${pc:0:2}" "$pc" | sort)" "$(fetched)"
+check_cmp "... whose copy is the vendor's bytes" t3/srv/same d1/root/srv/same
+check "remove copy" ctl remove copy
+
+# ---- failures, each leaving nothing installed
+check "remove hello" ctl remove hello
+big=$(sha256sum t1/opt/hello/share/big | cut -c1-64)
+bigobj=www/repo/objects/${big:0:2}/$big.zst
+mv "$bigobj" big.zst.saved
+run ctl install hello
+check_eq "an object that is not there (404): install fails" 1 "$((RC != 0))"
+check_match "... saying the download failed, naming the object" "download failed|404|$big" "$RUN_ERR"
+check_eq "... and nothing is installed" "" "$(ctl --json list | jq -r '.packages[].name')"
+check_eq "... nor left in the root" "" "$(find d1/root -type f ! -name ld.so.cache)"
+cp big.zst.saved "$bigobj"
+flip_byte "$bigobj" 100
+run ctl install hello
+check_eq "a corrupt object: install fails" 1 "$((RC != 0))"
+check_match "... with FATELF_E_REPO_OBJECT" "FATELF_E_REPO_OBJECT|corrupt|zstd|SHA-256" "$RUN_ERR"
+check_eq "... and nothing is installed" "" "$(ctl --json list | jq -r '.packages[].name')"
+cp big.zst.saved "$bigobj"
+
+# failover: a dead first mirror
+dead=$(free_port)
+check "repo add main with a dead first mirror" ctl repo add main "http://127.0.0.1:$dead/repo" "$URL" --key repo.pub
+check "update through the second mirror" ctl update
+check "install hello through the second mirror" ctl install hello
+check "remove hello" ctl remove hello
+
+# a bad index signature: the repository's key did not sign it
+cp -a www/repo bad-repo
+idx=$(cut -d' ' -f3 bad-repo/index)
+minisign -S -s other.key -m "bad-repo/indexes/$idx.json" -x "bad-repo/indexes/$idx.json.minisig" -W >/dev/null 2>&1 ||
+	minisign -S -s other.key -m "bad-repo/indexes/$idx.json" -x "bad-repo/indexes/$idx.json.minisig" </dev/null >/dev/null 2>&1
+mv www/repo good-repo && mv bad-repo www/repo
+run ctl update
+check_eq "an index signed by another key: update fails" 1 "$((RC != 0))"
+check_match "... naming the signature" "signature|SIG_|key" "$RUN_ERR"
+mv www/repo bad-repo && mv good-repo www/repo
+
+# rollback: the serial-2 repository replayed
+mv www/repo good-repo && cp -a old-repo www/repo && chmod -R go+rX www
+run ctl update
+check_eq "an older index replayed: update fails" 1 "$((RC != 0))"
+check_match "... with FATELF_E_REPO_ROLLBACK" "ROLLBACK|older|lower" "$RUN_ERR"
+rm -rf www/repo && mv good-repo www/repo
+check "the current index is accepted again" ctl update
+
+# expiry
+check "repo add --expires 1 (re-signed, expiring)" "$FATELF" repo remove --sign repo.key --expires 1 www/repo copy
+sleep 2
+run ctl update
+check_eq "an expired index: update fails" 1 "$((RC != 0))"
+check_match "... with FATELF_E_REPO_EXPIRED" "EXPIRED|expired" "$RUN_ERR"
+
+# ---- offline: a file:// repository
+daemon_stop
+daemon_prepare d3 "Repositories=$T_WORK/d3/repos.d"
+"$FATELF" repo init --sign repo.key offline >/dev/null
+"$FATELF" repo add --sign repo.key offline hello-1.fatbundle >/dev/null
+daemon_start d3 || fail "fatelfd d3 starts" "see $T_WORK/d3/log"
+check "repo add offline file://" ctl repo add offline "file://$T_WORK/offline" --key repo.pub
+check "update from file://" ctl update
+check "install hello from file://" ctl install hello
+check_cmp "... the program is the x86_64 record" in-x86_64 d3/root/opt/hello/bin/hello
+daemon_stop
+check_no_sanitizer_report 2>/dev/null || true
+
+kill $NGPID 2>/dev/null
+wait $NGPID 2>/dev/null
+t_done

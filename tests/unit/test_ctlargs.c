@@ -1,0 +1,129 @@
+/*
+ * Unit tests for the shapes of fatelfctl's arguments (client/values.c):
+ * which install arguments name a package of the repositories, and the key
+ * line that `repo add --key` takes from a minisign .pub file or as text.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "fatelfctl.h"
+#include "testutil.h"
+
+START_TEST(test_package_spec)
+{
+	static const char *const yes[] = {
+		"hello", "hello=1.0", "hello=1:2.0-1~rc1", "libc6", "g++", "x.y-z+w", "42",
+		"hello=2.0+dfsg-3", "hello.fatbundle",
+	};
+	static const char *const no[] = {
+		"", "h", "Hello", "hello world", "./hello", "dir/hello", "/opt/hello", "-", "--force",
+		"+hello", ".hello", "hello=", "=1.0", "hello=abc", "hello=1.0=2", "hello=1 0",
+		"hello=1/0", "hello_x", "https://example.org/hello", "hello\n", "héllo",
+	};
+	char longname[300];
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(ctl_package_spec(yes[i]), "'%s' names a package", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!ctl_package_spec(no[i]), "'%s' names no package", no[i]);
+
+	/* The name rule's 255 characters, and a version's. */
+	memset(longname, 'a', 255);
+	longname[255] = '\0';
+	ck_assert(ctl_package_spec(longname));
+	longname[255] = 'a';
+	longname[256] = '\0';
+	ck_assert(!ctl_package_spec(longname));
+	memcpy(longname, "ab=", 3);
+	memset(longname + 3, '1', 255);
+	longname[258] = '\0';
+	ck_assert(ctl_package_spec(longname));
+	longname[258] = '1';
+	longname[259] = '\0';
+	ck_assert(!ctl_package_spec(longname));
+}
+END_TEST
+
+#define KEY "RWTUSUjf9sNE+58+m8ezyIHELTCHaNiUbZPMEQzaLY6pgjS9ZOIf0nrG"
+/* The kind of text, and the key line it holds (or ""). */
+static enum ctl_key_kind key_of(const char *text, char line[128])
+{
+	const char *l = NULL;
+	size_t n = 0;
+	enum ctl_key_kind k = ctl_key_line(text, strlen(text), &l, &n);
+
+	line[0] = '\0';
+	if (k == CTL_KEY_PUBLIC) {
+		ck_assert_uint_lt(n, 128);
+		memcpy(line, l, n);
+		line[n] = '\0';
+	}
+	return k;
+}
+
+START_TEST(test_key_line)
+{
+	char line[128];
+
+	/* minisign -G's .pub, its key line alone, with blanks and CRLF. */
+	ck_assert_int_eq(key_of("untrusted comment: minisign public key FB44C3F6DF4849D4\n" KEY "\n", line),
+			 CTL_KEY_PUBLIC);
+	ck_assert_str_eq(line, KEY);
+	ck_assert_int_eq(key_of(KEY, line), CTL_KEY_PUBLIC);
+	ck_assert_str_eq(line, KEY);
+	ck_assert_int_eq(key_of("untrusted comment: k\r\n  " KEY " \r\n\r\n\n", line), CTL_KEY_PUBLIC);
+	ck_assert_str_eq(line, KEY);
+
+	/* The secret key file is named as such: its line of 158 bytes
+	 * ("Ed", the KDF and checksum names, ...; zeros will do here). */
+	{
+		static const char head[] = "untrusted comment: minisign encrypted secret key\nRWQAAEIy";
+		char secret[sizeof(head) + 212];
+
+		memcpy(secret, head, sizeof(head) - 1);
+		memset(secret + sizeof(head) - 1, 'A', 203);
+		memcpy(secret + sizeof(head) - 1 + 203, "=\n", 3);
+		ck_assert_int_eq(key_of(secret, line), CTL_KEY_SECRET);
+	}
+
+	/* Anything else is no key. */
+	ck_assert_int_eq(key_of("", line), CTL_KEY_INVALID);
+	ck_assert_int_eq(key_of("untrusted comment: k\n", line), CTL_KEY_INVALID);
+	ck_assert_int_eq(key_of("untrusted comment: k\n" KEY "\nmore\n", line), CTL_KEY_INVALID);
+	ck_assert_int_eq(key_of("comment: k\n" KEY "\n", line), CTL_KEY_INVALID);
+	ck_assert_int_eq(key_of(KEY "A", line), CTL_KEY_INVALID);                 /* too long */
+	ck_assert_int_eq(key_of("RWTUSUjf9sNE+58+m8ezyIHELTCHaNiUbZPMEQzaLY6pgjS9ZOIf0nr", line),
+			 CTL_KEY_INVALID);                                            /* too short */
+	ck_assert_int_eq(key_of("RXTUSUjf9sNE+58+m8ezyIHELTCHaNiUbZPMEQzaLY6pgjS9ZOIf0nrG", line),
+			 CTL_KEY_INVALID);                                            /* not "Ed" */
+	ck_assert_int_eq(key_of("RWTUSUjf9sNE+58+m8ezyIHELTCHaNiUbZPMEQzaLY6pgjS9ZOIf0nr=", line),
+			 CTL_KEY_INVALID);                                            /* padding */
+	ck_assert_int_eq(key_of("RWTUSUjf9sNE+58+m8ezyIHELTCHaNiUbZPMEQ aLY6pgjS9ZOIf0nrG", line),
+			 CTL_KEY_INVALID);
+	ck_assert_int_eq(key_of("keys/vendor.pub", line), CTL_KEY_INVALID);
+	/* A NUL inside the text is not base64 either. */
+	{
+		static const char nul[] = "RWTUSUjf9sNE+58+m8ezyIHELTCHaNiU\0ZPMEQzaLY6pgjS9ZOIf0nrG";
+		const char *l;
+		size_t n;
+
+		ck_assert_int_eq(ctl_key_line(nul, sizeof(nul) - 1, &l, &n), CTL_KEY_INVALID);
+	}
+}
+END_TEST
+
+static Suite *ctlargs_suite(void)
+{
+	Suite *s = suite_create("ctlargs");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_package_spec);
+	tcase_add_test(tc, test_key_line);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(ctlargs_suite());
+}
