@@ -145,6 +145,8 @@ static void clear_cache(int fd)
 			close(dup);
 		return;
 	}
+	/* The dup shares the directory's offset with fd: from the start. */
+	rewinddir(dh);
 	while ((de = readdir(dh)))
 		if (de->d_name[0] != '.')
 			(void)unlinkat(fd, de->d_name, 0);
