@@ -142,8 +142,11 @@ static int interrupted_report(const char *method)
 			      "('fatelfctl cancel' rolls it back)");
 }
 
+/* ret_error, when not NULL, takes an error reply instead of reporting it
+ * (ctl_call_capture). */
 static int call(const char *method, json_object *params, unsigned flags,
-		const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata)
+		const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata,
+		char **ret_error, json_object **ret_params)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *msg = NULL;
@@ -210,7 +213,17 @@ static int call(const char *method, json_object *params, unsigned flags,
 				done = true;
 				break;
 			}
-			if (resp.error) {
+			if (resp.error && ret_error) {
+				char words[2048];
+
+				ctl_progress_clear();
+				*ret_error = strdup(resp.error);
+				*ret_params = resp.parameters ? json_object_get(resp.parameters) : NULL;
+				status = *ret_error ? ctl_error_words(resp.error, resp.parameters, ctl_arg.verb,
+								      ctl_arg.socket, words, sizeof(words))
+						    : ctl_error(EXIT_SYSTEM, "out of memory");
+				done = true;
+			} else if (resp.error) {
 				ctl_progress_clear();
 				status = ctl_error_reply(resp.error, resp.parameters);
 				done = true;
@@ -244,7 +257,22 @@ int ctl_call(const char *method, json_object *params, unsigned flags,
 
 	/* Every wait: a verify of a big system takes a while too. */
 	interrupt_catch(&old_int, &old_term);
-	status = call(method, params, flags, fds, n_fds, on_reply, userdata);
+	status = call(method, params, flags, fds, n_fds, on_reply, userdata, NULL, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return status;
+}
+
+int ctl_call_capture(const char *method, json_object *params, unsigned flags, ctl_reply_fn on_reply,
+		     void *userdata, char **ret_error, json_object **ret_params)
+{
+	struct sigaction old_int, old_term;
+	int status;
+
+	*ret_error = NULL;
+	*ret_params = NULL;
+	interrupt_catch(&old_int, &old_term);
+	status = call(method, params, flags, NULL, 0, on_reply, userdata, ret_error, ret_params);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	return status;

@@ -25,6 +25,7 @@ static const char verb_help_usage[] =
 
 static const struct ctl_verb verbs[] = {
 	{ "install", verb_install, "Install or upgrade from a bundle or repository", verb_install_usage },
+	{ "upgrade", verb_upgrade, "Upgrade packages from the repositories",         verb_upgrade_usage },
 	{ "remove",  verb_remove,  "Remove a package",                               verb_remove_usage },
 	{ "thin",    verb_thin,    "Thin installed fat files to the policy",         verb_thin_usage },
 	{ "cancel",  verb_cancel,  "Cancel the running transaction (rolled back)",   verb_cancel_usage },

@@ -65,6 +65,7 @@ int verb_policy(int argc, char **argv);
 int verb_repo(int argc, char **argv);
 int verb_update(int argc, char **argv);
 int verb_search(int argc, char **argv);
+int verb_upgrade(int argc, char **argv);
 
 extern const char verb_install_usage[];
 extern const char verb_remove_usage[];
@@ -81,6 +82,7 @@ extern const char verb_policy_usage[];
 extern const char verb_repo_usage[];
 extern const char verb_update_usage[];
 extern const char verb_search_usage[];
+extern const char verb_upgrade_usage[];
 
 /* Calling the daemon (conn.c) */
 
@@ -105,6 +107,17 @@ typedef int (*ctl_reply_fn)(json_object *params, bool continues, void *userdata)
  */
 int ctl_call(const char *method, json_object *params, unsigned flags,
 	     const int *fds, size_t n_fds, ctl_reply_fn on_reply, void *userdata);
+
+/*
+ * As ctl_call (without fds), but an error reply of the daemon is handed
+ * back instead of reported: *ret_error gets its name (malloc'd) and
+ * *ret_params its parameters (a new reference, or NULL), and the exit
+ * status the error maps to is returned; the caller reports it with
+ * ctl_error_reply, or leaves it unsaid. Any other failure (no daemon, a
+ * broken reply) is reported as by ctl_call and leaves *ret_error NULL.
+ */
+int ctl_call_capture(const char *method, json_object *params, unsigned flags, ctl_reply_fn on_reply,
+		     void *userdata, char **ret_error, json_object **ret_params);
 
 /* Output (output.c) */
 
@@ -163,6 +176,20 @@ json_object *ctl_json_obj(json_object *o, const char *key);   /* object or NULL 
 json_object *ctl_json_array(json_object *o, const char *key); /* array or NULL */
 /* Joins an array of strings with ", " into buf ("-" when empty). */
 const char *ctl_json_join(json_object *array, char *buf, size_t size);
+/* The distinct strings that member key of the objects of array holds, in
+ * the order they first come, as a new array in *ret (members that are
+ * missing or not strings are skipped). 0 or -ENOMEM. */
+int ctl_json_distinct(json_object *array, const char *key, json_object **ret);
+
+/* A Search reply's Available objects (a repository's package version) */
+
+/* Those of packages whose name is exactly name, in order, as a new array
+ * in *ret that shares them (Search matches a part of the name). 0 or
+ * -ENOMEM. */
+int ctl_available_of(json_object *packages, const char *name, json_object **ret);
+/* "2.0 (main), 1.0 (main)": each one's version and repository, in order,
+ * into buf ("-" when none). */
+const char *ctl_available_join(json_object *available, char *buf, size_t size);
 
 /* JSON output: one pretty document, or one compact line (for streams). */
 void ctl_json_print(json_object *o);
@@ -204,6 +231,24 @@ struct ctl_tx_state {
 	const char *what;       /* "install of FILE", for the queued line */
 };
 int ctl_tx_reply(json_object *params, bool continues, void *userdata);
+
+/*
+ * One Install call (verb_install.c) with params, its source already set
+ * (fd: the descriptor passed with it, or NULL), as a stream: the progress,
+ * then the result in words and, for a repository install, the line
+ * "fetch: N objects (SIZE), K from installed files" ("would fetch" for a
+ * dry run). what names it in the --no-wait line ("install of FILE").
+ * Returns the exit status.
+ */
+int ctl_install_call(json_object *params, const int *fd, const char *what, bool no_wait, bool dry_run);
+/*
+ * Installs the n repository packages named ("NAME" or "NAME=VERSION"), one
+ * Install call each with params (the "package" member set per call), in
+ * order, stopping at the first that fails and returning its exit status.
+ * verb names the calls in the --no-wait lines ("VERB of NAME").
+ */
+int ctl_install_packages(json_object *params, const char *const *names, size_t n, const char *verb,
+			 bool no_wait, bool dry_run);
 
 /*
  * Whether an install's argument names a package of the repositories:

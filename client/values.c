@@ -1,9 +1,11 @@
 /*
  * Values for people and from replies: sizes, times and durations in
- * words, a reply's fields read without trusting their types, and the
- * shapes of arguments (a repository package, a minisign key line). Pure
- * functions, no I/O, shared by every verb and by the error words.
+ * words, a reply's fields read without trusting their types, what the
+ * repositories offer of one package, and the shapes of arguments (a
+ * repository package, a minisign key line). Pure functions, no I/O,
+ * shared by every verb and by the error words.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -94,6 +96,78 @@ const char *ctl_json_join(json_object *array, char *buf, size_t size)
 		json_object *e = json_object_array_get_idx(array, i);
 		const char *s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "?";
 		int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", s);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
+int ctl_json_distinct(json_object *array, const char *key, json_object **ret)
+{
+	size_t n = array ? json_object_array_length(array) : 0;
+	json_object *out = json_object_new_array();
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = ctl_json_str(json_object_array_get_idx(array, i), key, NULL);
+		size_t m = json_object_array_length(out);
+		bool seen = false;
+		json_object *v;
+
+		if (!s)
+			continue;
+		for (size_t k = 0; k < m && !seen; k++)
+			seen = strcmp(json_object_get_string(json_object_array_get_idx(out, k)), s) == 0;
+		if (seen)
+			continue;
+		v = json_object_new_string(s);
+		if (!v || json_object_array_add(out, v) < 0) {
+			json_object_put(v);
+			json_object_put(out);
+			return -ENOMEM;
+		}
+	}
+	*ret = out;
+	return 0;
+}
+
+/* ------------------------------------------------------------ what the repositories offer */
+
+int ctl_available_of(json_object *packages, const char *name, json_object **ret)
+{
+	size_t n = packages ? json_object_array_length(packages) : 0;
+	json_object *out = json_object_new_array();
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(packages, i);
+		const char *pn = ctl_json_str(p, "name", NULL);
+
+		if (!pn || strcmp(pn, name) != 0)
+			continue;
+		if (json_object_array_add(out, json_object_get(p)) < 0) {
+			json_object_put(p);
+			json_object_put(out);
+			return -ENOMEM;
+		}
+	}
+	*ret = out;
+	return 0;
+}
+
+const char *ctl_available_join(json_object *available, char *buf, size_t size)
+{
+	size_t n = available ? json_object_array_length(available) : 0, used = 0;
+
+	snprintf(buf, size, "-");
+	for (size_t i = 0; i < n && used < size; i++) {
+		json_object *a = json_object_array_get_idx(available, i);
+		int w = snprintf(buf + used, size - used, "%s%s (%s)", i ? ", " : "",
+				 ctl_json_str(a, "version", "?"), ctl_json_str(a, "repository", "?"));
 
 		if (w < 0)
 			break;

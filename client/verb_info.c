@@ -1,8 +1,12 @@
 /*
- * fatelfctl info: one installed package, as "key: value" lines.
+ * fatelfctl info: one installed package, as "key: value" lines, and the
+ * versions the repositories offer of it (a Search), so that it answers
+ * for a package that is not installed too.
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fatelfctl.h"
 #include "macro.h"
@@ -11,10 +15,17 @@ const char verb_info_usage[] =
 	"Usage: fatelfctl info PKG\n"
 	"\n"
 	"Show an installed package: version, summary, vendor, signer, when and\n"
-	"with which policy it was installed, its files and their sizes.\n"
+	"with which policy it was installed, its files and their sizes; then the\n"
+	"versions the repositories offer of it, as of the last 'fatelfctl update'\n"
+	"(\"available: 2.0 (main), 1.0 (main)\", newest first, or -). A package that\n"
+	"is not installed but that a repository offers shows its name and the\n"
+	"versions offered, and info exits 1 as for any package not installed.\n"
 	"\n"
 	"Options:\n"
-	"  -h, --help  show this help\n";
+	"  -h, --help  show this help\n"
+	"\n"
+	"With --json: the daemon's Info reply, {\"package\": {...}}, with an\n"
+	"\"available\" array of what 'fatelfctl search --json' lists of PKG.\n";
 
 static const char *or_dash(const char *s)
 {
@@ -24,11 +35,15 @@ static const char *or_dash(const char *s)
 static int on_reply(json_object *params, bool continues, void *userdata)
 {
 	json_object *p = ctl_json_obj(params, "package");
+	json_object **keep = userdata;
 	int64_t shipped = ctl_json_int(p, "shipped_size"), installed = ctl_json_int(p, "installed_size");
 	char a[32], b[32], c[32];
 
+	(void)continues;
+	/* With --json the reply is printed once "available" joins it. */
 	if (ctl_arg.json) {
-		ctl_json_print(params);
+		json_object_put(*keep);
+		*keep = json_object_get(params);
 		return CTL_CONTINUE;
 	}
 	printf("name: %s\n", ctl_json_str(p, "name", "?"));
@@ -46,9 +61,83 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	return CTL_CONTINUE;
 }
 
+static int on_search(json_object *params, bool continues, void *userdata)
+{
+	json_object **ret = userdata;
+	json_object *pkgs = ctl_json_array(params, "packages");
+
+	(void)continues;
+	json_object_put(*ret);
+	*ret = pkgs ? json_object_get(pkgs) : NULL;
+	return CTL_CONTINUE;
+}
+
+/*
+ * What the repositories offer of package name, exactly that name, in
+ * *ret (a new array). A daemon that cannot tell (one older than Search,
+ * or without repositories) leaves *ret NULL and is no failure: 0, or the
+ * exit status of a call that failed otherwise (already reported).
+ */
+static int available(const char *name, json_object **ret)
+{
+	json_object *params = json_object_new_object(), *pkgs = NULL, *eparams = NULL;
+	char *error = NULL;
+	int status;
+
+	*ret = NULL;
+	if (!params)
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	json_object_object_add(params, "pattern", json_object_new_string(name));
+	status = ctl_call_capture("Search", params, 0, on_search, &pkgs, &error, &eparams);
+	json_object_put(params);
+	if (error)
+		status = EXIT_OK;
+	else if (status == EXIT_OK && ctl_available_of(pkgs, name, ret) < 0)
+		status = ctl_error(EXIT_SYSTEM, "out of memory");
+	free(error);
+	json_object_put(eparams);
+	json_object_put(pkgs);
+	return status;
+}
+
+static void available_print(json_object *avail)
+{
+	char buf[4096];
+
+	printf("available: %s\n", ctl_available_join(avail, buf, sizeof(buf)));
+}
+
+/* Not installed: what the repositories offer of it, when they offer
+ * anything, then the daemon's error as it came, whose status info
+ * returns whatever the Search gave. */
+static int not_installed(const char *name, const char *error, json_object *eparams)
+{
+	json_object *avail = NULL;
+
+	if (available(name, &avail) == EXIT_OK && avail && json_object_array_length(avail) > 0) {
+		if (ctl_arg.json) {
+			json_object *o = json_object_new_object();
+
+			if (o) {
+				json_object_object_add(o, "available", json_object_get(avail));
+				ctl_json_print(o);
+				json_object_put(o);
+			}
+		} else {
+			printf("name: %s\n", name);
+			available_print(avail);
+		}
+		fflush(stdout);
+	}
+	json_object_put(avail);
+	return ctl_error_reply(error, eparams);
+}
+
 int verb_info(int argc, char **argv)
 {
-	json_object *params;
+	json_object *params, *reply = NULL, *eparams = NULL, *avail = NULL;
+	char *error = NULL;
+	const char *name;
 	int status = ctl_parse_plain(argc, argv, verb_info_usage);
 
 	if (status >= 0)
@@ -57,11 +146,34 @@ int verb_info(int argc, char **argv)
 		return ctl_usage_error("missing PKG");
 	if (optind + 1 < argc)
 		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
+	name = argv[optind];
 	params = json_object_new_object();
 	if (!params)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
-	json_object_object_add(params, "package", json_object_new_string(argv[optind]));
-	status = ctl_call("Info", params, 0, NULL, 0, on_reply, NULL);
+	json_object_object_add(params, "package", json_object_new_string(name));
+	status = ctl_call_capture("Info", params, 0, on_reply, &reply, &error, &eparams);
 	json_object_put(params);
+	if (error) {
+		if (strcmp(error, CTL_INTERFACE ".PackageNotFound") == 0)
+			status = not_installed(name, error, eparams);
+		else
+			status = ctl_error_reply(error, eparams);
+		goto out;
+	}
+	if (status != EXIT_OK)
+		goto out;
+	status = available(name, &avail);
+	if (ctl_arg.json && reply) {
+		if (avail)
+			json_object_object_add(reply, "available", json_object_get(avail));
+		ctl_json_print(reply);
+	} else if (!ctl_arg.json && avail) {
+		available_print(avail);
+	}
+out:
+	free(error);
+	json_object_put(eparams);
+	json_object_put(reply);
+	json_object_put(avail);
 	return status;
 }

@@ -4,7 +4,7 @@
  * to fatelfd as an open file descriptor, so the daemon never opens a path
  * an unprivileged user named; a URL is fetched by the daemon itself; a
  * package name is looked up by the daemon in its repositories, one call
- * per name.
+ * per name. The call and its words serve upgrade too (verb_upgrade.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,8 +191,7 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	return r;
 }
 
-/* One Install call with params (the source already set); an exit status. */
-static int install_one(json_object *params, const int *fd, const char *what, bool no_wait, bool dry_run)
+int ctl_install_call(json_object *params, const int *fd, const char *what, bool no_wait, bool dry_run)
 {
 	struct install_state st = { .tx = { .no_wait = no_wait, .what = what }, .dry_run = dry_run };
 	int status;
@@ -204,16 +203,16 @@ static int install_one(json_object *params, const int *fd, const char *what, boo
 	return status;
 }
 
-/* Installs each package named, in order, until one fails. */
-static int install_packages(json_object *params, char **names, int n, bool no_wait, bool dry_run)
+int ctl_install_packages(json_object *params, const char *const *names, size_t n, const char *verb,
+			 bool no_wait, bool dry_run)
 {
-	for (int i = 0; i < n; i++) {
-		char what[600];     /* a NAME=VERSION is at most 511 bytes */
+	for (size_t i = 0; i < n; i++) {
+		char what[640];     /* a NAME=VERSION is at most 511 bytes */
 		int status;
 
 		json_object_object_add(params, "package", json_object_new_string(names[i]));
-		snprintf(what, sizeof(what), "install of %s", names[i]);
-		status = install_one(params, NULL, what, no_wait, dry_run);
+		snprintf(what, sizeof(what), "%s of %s", verb, names[i]);
+		status = ctl_install_call(params, NULL, what, no_wait, dry_run);
 		if (status != EXIT_OK)
 			return status;
 	}
@@ -300,7 +299,7 @@ int verb_install(int argc, char **argv)
 		json_object_put(targets);
 		return ctl_error(EXIT_SYSTEM, "out of memory");
 	}
-	/* A package is set per call (install_packages). */
+	/* A package is set per call (ctl_install_packages). */
 	if (!packages && strstr(source, "://")) {
 		json_object_object_add(params, "url", json_object_new_string(source));
 	} else if (!packages) {
@@ -323,7 +322,8 @@ int verb_install(int argc, char **argv)
 	add_bool(params, "dry_run", dry_run);
 
 	if (packages) {
-		status = install_packages(params, argv + optind, argc - optind, no_wait, dry_run);
+		status = ctl_install_packages(params, (const char *const *)(argv + optind),
+					      (size_t)(argc - optind), "install", no_wait, dry_run);
 		json_object_put(params);
 		return status;
 	}
@@ -333,7 +333,7 @@ int verb_install(int argc, char **argv)
 	snprintf(what, sizeof(what), "install of %s",
 		 strcmp(source, "-") == 0 ? "standard input" : shown ? shown : source);
 	free(shown);
-	status = install_one(params, fd >= 0 ? &fd : NULL, what, no_wait, dry_run);
+	status = ctl_install_call(params, fd >= 0 ? &fd : NULL, what, no_wait, dry_run);
 	if (fd > STDIN_FILENO)
 		close(fd);
 	json_object_put(params);

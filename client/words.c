@@ -34,6 +34,7 @@ static void verb_gerund(const char *verb, const char **ret_gerund, const char **
 {
 	static const struct { const char *verb, *gerund, *who; } g[] = {
 		{ "install", "installing", "root or the admin group" },
+		{ "upgrade", "upgrading", "root or the admin group" },
 		{ "remove", "removing", "root or the admin group" },
 		{ "thin", "thinning", "root or the admin group" },
 		{ "cancel", "cancelling", "root or the admin group" },

@@ -29,6 +29,7 @@ struct rfetch {
 	const struct repo_conf *r;
 	worker *w;
 	int cache;              /* the cache directory */
+	uint64_t bytes;         /* received */
 	uint8_t (*have)[32];    /* fetched into the cache */
 	size_t nhave, have_cap;
 };
@@ -60,6 +61,8 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 		cache_name(objs[i].sha256, name);
 		gets[i].path = paths[i];
 		gets[i].size = objs[i].csize;
+		/* unknown: at most what zstd makes of incompressible bytes */
+		gets[i].max = objs[i].size + (objs[i].size >> 7) + 1024;
 		gets[i].fd = openat(f->cache, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (gets[i].fd < 0)
 			k = fatelf_diag_set(d, -errno, -1, "cannot make a file in the download cache: %s",
@@ -67,9 +70,11 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 	}
 	if (k == 0)
 		k = repo_fetch(f->cfg, f->r, gets, n, &f->w->cancel, &f->w->fetch_pid, d);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		f->bytes += gets[i].len;
 		if (gets[i].fd > 0)
 			close(gets[i].fd);
+	}
 	free(gets);
 	free(paths);
 	return k;
@@ -162,6 +167,7 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	char mpath[FATELF_REPO_MANIFEST_PATH_MAX], spath[FATELF_REPO_MANIFEST_PATH_MAX],
 		ppath[FATELF_REPO_OBJECT_PATH_MAX];
 	struct repo_get gets[3] = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } };
+	struct repo_get *gman = &gets[0], *gsig = NULL, *gpack = NULL;
 	struct membuf pack_text = { 0 };
 	fatelf_repo_pack *pack = NULL;
 	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1 };
@@ -190,31 +196,44 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	fatelf_repo_manifest_path(v->manifest, false, mpath);
 	fatelf_repo_manifest_path(v->manifest, true, spath);
 	fatelf_repo_object_path(v->pack, ppath);
+	/* The pack list is needed for the frames it lists, and for a dry
+	 * run's compressed sizes; a version with no stored frame installs
+	 * without it, so that an upgrade fetches the manifest and the objects
+	 * that changed alone. */
+	ngets = 1;
 	gets[0] = (struct repo_get){ .path = mpath, .size = v->manifest_size, .fd = -1 };
-	gets[1] = (struct repo_get){ .path = ppath, .max = v->pack_size + (v->pack_size >> 4) + (1u << 16), .fd = -1 };
-	gets[2] = (struct repo_get){ .path = spath, .max = FATELF_REPO_SIG_MAX, .fd = -1 };
-	ngets = v->signed_manifest ? 3 : 2;
+	if (v->signed_manifest) {
+		gsig = &gets[ngets++];
+		*gsig = (struct repo_get){ .path = spath, .max = FATELF_REPO_SIG_MAX, .fd = -1 };
+	}
+	if (v->frames > 0 || o->dry_run) {
+		gpack = &gets[ngets++];
+		*gpack = (struct repo_get){ .path = ppath, .max = v->pack_size + (v->pack_size >> 4) + (1u << 16),
+					    .fd = -1 };
+	}
 	k = repo_fetch(cfg, &rc, gets, ngets, &w->cancel, &w->fetch_pid, &j->diag);
 	if (k < 0)
 		goto out;
-	j->fetch.metadata = gets[0].len + gets[1].len + (ngets == 3 ? gets[2].len : 0);
+	j->fetch.metadata = 0;
+	for (size_t i = 0; i < ngets; i++)
+		j->fetch.metadata += gets[i].len;
 	/* The manifest must be the one the signed index names. */
 	h = fatelf_sha256_new();
 	if (!h) {
 		k = -ENOMEM;
 		goto out;
 	}
-	fatelf_sha256_update(h, gets[0].buf, gets[0].len);
+	fatelf_sha256_update(h, gman->buf, gman->len);
 	fatelf_sha256_final(h, sha);
 	fatelf_sha256_free(h);
 	if (memcmp(sha, v->manifest, 32) != 0) {
 		k = fatelf_diag_set(&j->diag, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its name", mpath);
 		goto out;
 	}
-	{
+	if (gpack) {
 		fatelf_reader rd;
 
-		fatelf_reader_mem(&rd, gets[1].buf, gets[1].len);
+		fatelf_reader_mem(&rd, gpack->buf, gpack->len);
 		pack_text.cap = (size_t)v->pack_size + 1;
 		pack_text.p = malloc(pack_text.cap);
 		if (!pack_text.p) {
@@ -234,17 +253,17 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 		goto out;
 	}
 	clear_cache(f.cache);
-	rv.manifest = gets[0].buf;
-	rv.manifest_len = gets[0].len;
-	rv.sig = ngets == 3 ? gets[2].buf : NULL;
-	rv.sig_len = ngets == 3 ? gets[2].len : 0;
+	rv.manifest = gman->buf;
+	rv.manifest_len = gman->len;
+	rv.sig = gsig ? gsig->buf : NULL;
+	rv.sig_len = gsig ? gsig->len : 0;
 	rv.pack = pack;
 	k = engine_install_repo(w->rw, &rv, &fe, o, &stats, &j->result, &j->diag);
 	j->has_fetch = true;
 	j->fetch.objects = stats.objects;
 	j->fetch.local = stats.local;
 	j->fetch.fetched = stats.fetched;
-	j->fetch.bytes = stats.fetch_bytes;
+	j->fetch.bytes = pack ? stats.fetch_bytes : f.bytes;
 out:
 	if (f.cache >= 0) {
 		clear_cache(f.cache);

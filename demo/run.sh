@@ -7,8 +7,10 @@
 # cross-compiles a small hello program for x86_64, aarch64, riscv64 and
 # i686, glues the four into one FatELF file, validates it, shows what is
 # inside, extracts the record this machine runs and runs it, and runs the
-# aarch64 and riscv64 records under qemu-user. Its files are left in
-# demo-out/ to look at.
+# aarch64 and riscv64 records under qemu-user. Then it builds signed
+# bundles, installs them through a private fatelfd, publishes one in a
+# signed repository and installs and upgrades it from there by name. Its
+# files are left in demo-out/ to look at.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -158,7 +160,8 @@ show "$fatelf" bundle create -o bad.fatbundle --from amd64=hello-multi_1.0-1_amd
 say "A private fatelfd in a temporary directory"
 state=$(mktemp -d /tmp/fatelf-demo.XXXXXX)
 mkdir -p "$state/root" "$state/keys"
-printf '[Daemon]\nTrustedKeys=%s/keys\n[Policy]\nPolicy=native\n' "$state" > "$state/fatelfd.conf"
+printf '[Daemon]\nTrustedKeys=%s/keys\nRepositories=%s/repos.d\n[Policy]\nPolicy=native\n' "$state" "$state" \
+	> "$state/fatelfd.conf"
 fatelfd=$top/build/daemon/fatelfd
 export FATELF_SOCKET=$state/fatelfd.sock
 ctl() { show "$top/build/client/fatelfctl" "$@"; }
@@ -213,5 +216,37 @@ show "$state/root/opt/hello-shared/bin/hello"
 say "Verify every file against the store"
 ctl verify
 ctl history
+
+say "A signed repository: the bundle published, and installed again by name"
+# A repository holds each file (each FatELF record) as an object of its
+# own, so a machine fetches only what its install writes; its index is
+# signed with a key of its own.
+show minisign -G -W -p repo.pub -s repo.key </dev/null >/dev/null
+show "$fatelf" repo init --sign repo.key repo
+show "$fatelf" repo add --sign repo.key repo hello-1.0.fatbundle
+show "$fatelf" repo list repo
+ctl repo add demo "file://$out/repo" --key repo.pub
+ctl update
+ctl search hello
+ctl info hello
+ctl remove hello
+echo "# A file named hello is in this directory, and an existing file always wins:"
+echo "# name the version. Only this machine's record is read, and hello-shared"
+echo "# (thinned above) holds it already: it comes from that file, not the repository."
+ctl install hello=1.0
+show "$state/root/opt/hello/bin/hello"
+
+say "An upgrade from the repository fetches only what changed"
+cp -a tree tree-1.1
+printf 'greeting = hello, again\n' > tree-1.1/etc/hello/hello.conf
+show "$fatelf" bundle create -o hello-1.1.fatbundle --name hello --version 1.1 \
+	--summary "hello for four architectures" --sign demo.key tree-1.1
+show "$fatelf" repo add --sign repo.key repo hello-1.1.fatbundle
+ctl update
+ctl list --upgradable
+ctl upgrade --dry-run
+ctl upgrade
+ctl info hello
+ctl upgrade hello
 
 say "Done: the files are in $out"

@@ -40,6 +40,13 @@ int bundle_load_seckey(const char *path, const char *password_file, fatelf_ms_se
 
 /* fatelf repo (cmd_repo.c): the repository verbs. */
 int cmd_repo(int argc, char **argv);
+/* The repository at an http(s) URL copied into a new temporary
+ * directory (its path in ret_dir) through the download helper: the
+ * pointer, the index and its signature, and with everything every
+ * manifest, signature, pack list and object (repo_remote.c). */
+int repo_remote_copy(const char *url, bool everything, char *ret_dir, size_t cap, fatelf_diag *d);
+/* Removes such a directory. */
+void repo_remote_remove(const char *dir);
 
 /* Trusted public keys, one per --key option */
 #define BUNDLE_MAX_KEYS 16

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,8 +327,39 @@ out:
 	return q;
 }
 
+/* Opens the repository arg names for reading: a directory, a file://
+ * URL, or an http(s) URL copied into tmp first (everything: all its
+ * files, else its index). -1 to go on, with *ret_dir the directory,
+ * else the exit status (reported, tmp removed). */
+static int open_any(const char *arg, bool everything, const struct common *c, char tmp[PATH_MAX],
+		    const char **ret_dir, fatelf_repo_dir **ret)
+{
+	const char *dir = repo_path(arg);
+	fatelf_diag d;
+	int q;
+
+	fatelf_diag_clear(&d);
+	if (is_remote(arg)) {
+		q = repo_remote_copy(arg, everything, tmp, PATH_MAX, &d);
+		if (q < 0) {
+			repo_remote_remove(tmp);
+			return repo_report(arg, &d, q, c->json);
+		}
+		dir = tmp;
+	}
+	q = fatelf_repo_open(dir, false, c->keys.v, c->keys.n, ret, &d);
+	if (q < 0) {
+		if (dir == tmp)
+			repo_remote_remove(tmp);
+		return repo_report(dir == tmp ? arg : dir, &d, q, c->json);
+	}
+	*ret_dir = dir;
+	return -1;
+}
+
 static int repo_list(int argc, char **argv)
 {
+	char tmp[PATH_MAX] = "";
 	struct common c = { 0 };
 	fatelf_repo_dir *r = NULL;
 	const char *dir;
@@ -338,13 +370,9 @@ static int repo_list(int argc, char **argv)
 		return q;
 	if (argc - optind != 1)
 		return cmd_usage_error("repo list", "expected DIR or URL");
-	if (is_remote(argv[optind]))
-		return cmd_usage_error("repo list", "only a directory or a file:// URL (HTTP is fatelfctl's)");
-	dir = repo_path(argv[optind]);
-	fatelf_diag_clear(&d);
-	q = fatelf_repo_open(dir, false, c.keys.v, c.keys.n, &r, &d);
-	if (q < 0)
-		return repo_report(dir, &d, q, c.json);
+	q = open_any(argv[optind], false, &c, tmp, &dir, &r);
+	if (q >= 0)
+		return q;
 	if (c.json) {
 		_cleanup_free_ char *text = NULL;
 		size_t len;
@@ -377,11 +405,14 @@ static int repo_list(int argc, char **argv)
 		}
 	}
 	fatelf_repo_close(r);
+	if (dir == tmp)
+		repo_remote_remove(tmp);
 	return EXIT_OK;
 }
 
 static int repo_verify(int argc, char **argv)
 {
+	char tmp[PATH_MAX] = "";
 	struct common c = { 0 };
 	fatelf_repo_dir *r = NULL;
 	fatelf_repo_verify_result res;
@@ -393,19 +424,17 @@ static int repo_verify(int argc, char **argv)
 		return q;
 	if (argc - optind != 1)
 		return cmd_usage_error("repo verify", "expected DIR or URL");
-	if (is_remote(argv[optind]))
-		return cmd_usage_error("repo verify", "only a directory or a file:// URL (HTTP is fatelfctl's)");
-	dir = repo_path(argv[optind]);
-	fatelf_diag_clear(&d);
-	q = fatelf_repo_open(dir, false, c.keys.v, c.keys.n, &r, &d);
-	if (q < 0)
-		return repo_report(dir, &d, q, c.json);
+	q = open_any(argv[optind], true, &c, tmp, &dir, &r);
+	if (q >= 0)
+		return q;
 	q = fatelf_repo_verify(r, c.vendor_keys.v, c.vendor_keys.n, &res, &d);
 	if (q < 0) {
 		char what[600];
 
-		snprintf(what, sizeof(what), "%s: %s %s", dir, res.package, res.version);
+		snprintf(what, sizeof(what), "%s: %s %s", argv[optind], res.package, res.version);
 		fatelf_repo_close(r);
+		if (dir == tmp)
+			repo_remote_remove(tmp);
 		return repo_report(what, &d, q, c.json);
 	}
 	if (c.json)
@@ -420,6 +449,8 @@ static int repo_verify(int argc, char **argv)
 		       argv[optind], r->index->serial, c.keys.n ? ", signature good" : "", res.packages, res.versions,
 		       res.objects, res.bytes, res.rebuilt);
 	fatelf_repo_close(r);
+	if (dir == tmp)
+		repo_remote_remove(tmp);
 	return EXIT_OK;
 }
 

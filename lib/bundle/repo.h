@@ -129,6 +129,7 @@ typedef struct fatelf_repo_version {
 	bool signed_manifest;           /* a signature is stored beside it */
 	uint8_t pack[32];               /* the pack list's object */
 	uint64_t pack_size;
+	uint64_t frames;                /* frames the pack list lists (0: an install needs no pack list) */
 } fatelf_repo_version;
 
 typedef struct fatelf_repo_package {

@@ -683,6 +683,7 @@ int fatelf_repo_add_bundle(fatelf_repo_dir *r, fatelf_repo_index *ix, int fd, co
 	ver->signed_manifest = sig != NULL;
 	memcpy(ver->pack, psha, 32);
 	ver->pack_size = plen;
+	ver->frames = pack.nframes;
 	res->pack_objects = pack.nobjects;
 	q = ver->summary ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 out:

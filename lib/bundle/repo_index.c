@@ -309,11 +309,11 @@ static int get_targets(struct ictx *c, size_t at, fatelf_repo_version *ver)
 }
 
 enum { F_VERSION, F_SUMMARY, F_TARGETS, F_ENTRIES, F_SIZE, F_MANIFEST, F_MANIFEST_SIZE, F_SIGNED, F_PACK,
-       F_PACK_SIZE, F_NVERSION };
+       F_PACK_SIZE, F_FRAMES, F_NVERSION };
 
 static const char *const version_keys[F_NVERSION] = {
 	"version", "summary", "targets", "entries", "size", "manifest", "manifest_size", "signed", "pack",
-	"pack_size",
+	"pack_size", "frames",
 };
 
 static int parse_version(struct ictx *c, size_t at, fatelf_repo_version *ver)
@@ -382,6 +382,11 @@ static int parse_version(struct ictx *c, size_t at, fatelf_repo_version *ver)
 		case F_PACK_SIZE:
 			r = get_uint(c, vat, "pack_size", FATELF_REPO_PACK_MAX, &ver->pack_size);
 			break;
+		case F_FRAMES:
+			r = get_uint(c, vat, "frames", UINT32_MAX, &ver->frames);
+			if (r == 0 && ver->frames == 0)
+				r = ifail(c, "field 'frames' is 0 (leave it out instead)");
+			break;
 		}
 		if (r < 0)
 			return r;
@@ -389,7 +394,7 @@ static int parse_version(struct ictx *c, size_t at, fatelf_repo_version *ver)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < F_NVERSION; i++)
-		if (!seen[i] && i != F_SUMMARY)
+		if (!seen[i] && i != F_SUMMARY && i != F_FRAMES)
 			return ifail(c, "missing field '%s'", version_keys[i]);
 	if (!ver->summary && !(ver->summary = strdup("")))
 		return -ENOMEM;
@@ -597,6 +602,8 @@ static json_object *version_json(const fatelf_repo_version *v)
 	json_object_object_add(o, "signed", json_object_new_boolean(v->signed_manifest));
 	json_object_object_add(o, "pack", jsha(v->pack));
 	json_object_object_add(o, "pack_size", json_object_new_int64((int64_t)v->pack_size));
+	if (v->frames)
+		json_object_object_add(o, "frames", json_object_new_int64((int64_t)v->frames));
 	return o;
 }
 

@@ -265,7 +265,8 @@ typedef struct engine_repo_version {
 typedef struct engine_repo_fetch {
 	/* Fetches objs (none of which is on the machine) so that object
 	 * can read them; called once with all an install needs, before the
-	 * first file is staged, and again for one whose local copy changed. */
+	 * first file is staged, and again for one whose local copy changed.
+	 * An object's csize is 0 when there is no pack list to say it. */
 	int (*fetch)(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_diag *d);
 	/* A fetched object's bytes, checked (fatelf_repo_source.object). */
 	int (*object)(void *ctx, const uint8_t sha[32], uint64_t size,
@@ -277,7 +278,8 @@ typedef struct engine_repo_stats {
 	uint64_t objects;               /* distinct objects the install reads */
 	uint64_t local;                 /* ... read from files already installed */
 	uint64_t fetched;               /* ... fetched */
-	uint64_t fetch_bytes;           /* their compressed bytes (a dry run: what it would fetch) */
+	uint64_t fetch_bytes;           /* their compressed bytes (a dry run: what it would fetch); 0
+					 * without a pack list, which alone says them beforehand */
 } engine_repo_stats;
 
 /*

@@ -152,15 +152,24 @@ static int plan_done(struct rctx *c, fatelf_diag *d)
 			c->stats->local++;
 			continue;
 		}
-		po = c->v->pack ? fatelf_repo_pack_object(c->v->pack, n->sha) : NULL;
-		if (!po) {
-			char hex[65];
+		if (c->v->pack) {
+			po = fatelf_repo_pack_object(c->v->pack, n->sha);
+			if (!po) {
+				char hex[65];
 
-			fatelf_hex(n->sha, 32, hex);
-			return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "object %s is not in the pack list", hex);
+				fatelf_hex(n->sha, 32, hex);
+				return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "object %s is not in the pack list", hex);
+			}
+			objs[nobjs] = *po;
+			c->stats->fetch_bytes += po->csize;
+		} else {
+			/* no pack list (no stored frame): the compressed size is
+			 * learned as it arrives */
+			memcpy(objs[nobjs].sha256, n->sha, 32);
+			objs[nobjs].size = n->size;
+			objs[nobjs].csize = 0;
 		}
-		objs[nobjs++] = *po;
-		c->stats->fetch_bytes += po->csize;
+		nobjs++;
 		n->fetched = true;
 	}
 	c->stats->fetched = nobjs;
@@ -265,15 +274,19 @@ static int src_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*dat
 		n->local = NULL;
 		{
 			const fatelf_repo_object *po = c->v->pack ? fatelf_repo_pack_object(c->v->pack, sha) : NULL;
+			fatelf_repo_object one = { .size = size };
 
-			if (!po)
+			if (c->v->pack && !po)
 				return fatelf_diag_set(d, -FATELF_E_REPO_PACK, -1, "an object is not in the pack list");
-			q = c->f->fetch(c->f->ctx, po, 1, d);
+			memcpy(one.sha256, sha, 32);
+			if (po)
+				one = *po;
+			q = c->f->fetch(c->f->ctx, &one, 1, d);
 			if (q < 0)
 				return q;
 			c->stats->local--;
 			c->stats->fetched++;
-			c->stats->fetch_bytes += po->csize;
+			c->stats->fetch_bytes += one.csize;
 		}
 	}
 	return c->f->object(c->f->ctx, sha, size, data, dctx, d);

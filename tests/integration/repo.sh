@@ -534,11 +534,29 @@ check_match "... shows hello 2.0" "hello +2\.0 " "$RUN_OUT"
 run "$FATELF" repo verify --key repo.pub "file://$T_WORK/repo"
 check_eq "repo verify --key file://DIR: exit 0" 0 "$RC"
 check_match "... ok, 9 packages" "ok: serial [0-9]+, signature good, 9 packages" "$RUN_OUT"
-run "$FATELF" repo list http://127.0.0.1:9/repo
-check_eq "repo list http://...: a usage error (exit 2)" 2 "$RC"
-check_match "... saying only a directory or file:// is taken" "file://" "$RUN_ERR"
-run "$FATELF" repo verify https://127.0.0.1:9/repo
-check_eq "repo verify https://...: a usage error (exit 2)" 2 "$RC"
+# http://: through the download helper, from a server on 127.0.0.1
+hport=$(free_port)
+python3 -m http.server "$hport" --bind 127.0.0.1 --directory "$T_WORK" >http.log 2>&1 &
+HTTP_PID=$!
+for ((i = 0; i < 50; i++)); do
+	python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+		"http://127.0.0.1:$hport/repo/index" 2>/dev/null && break
+	sleep 0.1
+done
+run "$FATELF" repo list "http://127.0.0.1:$hport/repo"
+check_eq "repo list http://...: exit 0" 0 "$RC"
+check_match "... shows hello 2.0" "hello +2\.0 " "$RUN_OUT"
+run "$FATELF" repo verify --key repo.pub --vendor-key vendor.pub "http://127.0.0.1:$hport/repo"
+check_eq "repo verify --key --vendor-key http://...: exit 0" 0 "$RC"
+check_match "... ok, 9 packages, every object fetched and checked" "ok: serial [0-9]+, signature good, 9 packages" "$RUN_OUT"
+check_eq "... leaving no temporary copy" "" "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'fatelf-repo.*' -newer repo/index 2>/dev/null)"
+run "$FATELF" repo verify --key other.pub "http://127.0.0.1:$hport/repo"
+check_eq "repo verify http:// with another key: refused" 1 "$RC"
+run "$FATELF" repo list "http://127.0.0.1:$hport/no-such-repo"
+check_eq "repo list of a missing http:// repository: fails" 1 "$((RC != 0))"
+check_match "... naming the 404" "404" "$RUN_ERR"
+kill "$HTTP_PID" 2>/dev/null
+wait "$HTTP_PID" 2>/dev/null
 run "$FATELF" repo list "file://$T_WORK/no-such-repo"
 check_eq "repo list of a missing directory: exit 3" 3 "$RC"
 check_eq "... naming it once" 1 "$(times_in "$T_WORK/no-such-repo" "$RUN_ERR")"

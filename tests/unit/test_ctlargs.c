@@ -1,10 +1,14 @@
 /*
  * Unit tests for the shapes of fatelfctl's arguments (client/values.c):
  * which install arguments name a package of the repositories, and the key
- * line that `repo add --key` takes from a minisign .pub file or as text.
+ * line that `repo add --key` takes from a minisign .pub file or as text;
+ * and for what upgrade and info make of a Search reply: the packages it
+ * names, once each, and the versions offered of one package.
  */
 #include <check.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "fatelfctl.h"
 #include "testutil.h"
@@ -112,6 +116,72 @@ START_TEST(test_key_line)
 }
 END_TEST
 
+/* A Search reply's packages: hello in two repositories, newest first in
+ * each, and hello-extra, which a pattern "hello" finds too. */
+static json_object *search_reply(void)
+{
+	json_object *o = json_tokener_parse(
+		"[{\"name\":\"hello\",\"version\":\"2.0\",\"repository\":\"main\",\"installed\":\"1.0\"},"
+		" {\"name\":\"hello-extra\",\"version\":\"3\",\"repository\":\"main\"},"
+		" {\"name\":\"hello\",\"version\":\"1.0\",\"repository\":\"main\",\"installed\":\"1.0\"},"
+		" {\"name\":\"hello\",\"version\":\"1.5\",\"repository\":\"backports\"},"
+		" {\"version\":\"9\"}, 42, {\"name\":7}]");
+
+	ck_assert_ptr_nonnull(o);
+	return o;
+}
+
+START_TEST(test_distinct)
+{
+	json_object *reply = search_reply(), *names = NULL;
+
+	ck_assert_int_eq(ctl_json_distinct(reply, "name", &names), 0);
+	/* In the order they first come; no name, or not a string: skipped. */
+	ck_assert_str_eq(json_object_to_json_string_ext(names, JSON_C_TO_STRING_PLAIN),
+			 "[\"hello\",\"hello-extra\"]");
+	json_object_put(names);
+	ck_assert_int_eq(ctl_json_distinct(reply, "repository", &names), 0);
+	ck_assert_str_eq(json_object_to_json_string_ext(names, JSON_C_TO_STRING_PLAIN),
+			 "[\"main\",\"backports\"]");
+	json_object_put(names);
+	/* No reply at all (a daemon that sent no array): none. */
+	ck_assert_int_eq(ctl_json_distinct(NULL, "name", &names), 0);
+	ck_assert_uint_eq(json_object_array_length(names), 0);
+	json_object_put(names);
+	json_object_put(reply);
+}
+END_TEST
+
+START_TEST(test_available)
+{
+	json_object *reply = search_reply(), *hello = NULL, *none = NULL;
+	char buf[256], small[12];
+
+	ck_assert_int_eq(ctl_available_of(reply, "hello", &hello), 0);
+	ck_assert_uint_eq(json_object_array_length(hello), 3);
+	/* The objects are the reply's own, whole. */
+	ck_assert_ptr_eq(json_object_array_get_idx(hello, 0), json_object_array_get_idx(reply, 0));
+	ck_assert_str_eq(ctl_available_join(hello, buf, sizeof(buf)), "2.0 (main), 1.0 (main), 1.5 (backports)");
+	/* A part of a name is no match, in either direction. */
+	ck_assert_int_eq(ctl_available_of(reply, "hell", &none), 0);
+	ck_assert_uint_eq(json_object_array_length(none), 0);
+	ck_assert_str_eq(ctl_available_join(none, buf, sizeof(buf)), "-");
+	json_object_put(none);
+	ck_assert_int_eq(ctl_available_of(reply, "hello-extra", &none), 0);
+	ck_assert_str_eq(ctl_available_join(none, buf, sizeof(buf)), "3 (main)");
+	json_object_put(none);
+	ck_assert_str_eq(ctl_available_join(NULL, buf, sizeof(buf)), "-");
+	/* A short buffer is cut, never overrun. */
+	ck_assert_str_eq(ctl_available_join(hello, small, sizeof(small)), "2.0 (main),");
+	json_object_put(hello);
+	/* The objects outlive the reply in the array that shares them. */
+	ck_assert_int_eq(ctl_available_of(reply, "hello-extra", &none), 0);
+	json_object_put(reply);
+	ck_assert_str_eq(ctl_json_str(json_object_array_get_idx(none, 0), "version", "?"), "3");
+	json_object_put(none);
+}
+END_TEST
+
 static Suite *ctlargs_suite(void)
 {
 	Suite *s = suite_create("ctlargs");
@@ -119,6 +189,8 @@ static Suite *ctlargs_suite(void)
 
 	tcase_add_test(tc, test_package_spec);
 	tcase_add_test(tc, test_key_line);
+	tcase_add_test(tc, test_distinct);
+	tcase_add_test(tc, test_available);
 	suite_add_tcase(s, tc);
 	return s;
 }

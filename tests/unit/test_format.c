@@ -202,8 +202,9 @@ START_TEST(test_error_names)
 	for (int c = FATELF_E_BASE; c < FATELF_E_MAX; c++) {
 		const char *name = fatelf_error_name(-c);
 
-		ck_assert_msg(strncmp(name, c < ENGINE_E_CONFLICT ? "FATELF_E_" : "ENGINE_E_", 9) == 0,
-			      "%d: %s", c, name);
+		bool engine = c >= ENGINE_E_CONFLICT && c <= ENGINE_E_NAME_RESERVED;
+
+		ck_assert_msg(strncmp(name, engine ? "ENGINE_E_" : "FATELF_E_", 9) == 0, "%d: %s", c, name);
 		ck_assert(fatelf_strerror(-c)[0] != '\0');
 	}
 }

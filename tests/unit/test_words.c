@@ -129,6 +129,11 @@ START_TEST(test_repositories)
 			 "('fatelfctl search' lists what the repositories offer)");
 	ck_assert_int_eq(say_verb("info", "PackageNotFound", "{\"package\":\"nope\"}"), EXIT_FAILED);
 	ck_assert_str_eq(msg, "package not installed: nope");
+	/* upgrade NAME asks Info first: a name that is not installed. */
+	ck_assert_int_eq(say_verb("upgrade", "PackageNotFound", "{\"package\":\"nope\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "package not installed: nope");
+	ck_assert_int_eq(say_verb("upgrade", "org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
+	ck_assert_str_eq(msg, "permission denied: upgrading needs root or the admin group");
 
 	/* repo add and remove are root's: the admin group gets RootRequired. */
 	ck_assert_int_eq(say_verb("repo add", "RootRequired", "{\"parameter\":\"name\"}"), EXIT_DENIED);
