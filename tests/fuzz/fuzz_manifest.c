@@ -11,29 +11,7 @@
 #include <string.h>
 
 #include "bundle.h"
-
-/* Messages may quote hostile names, but only escaped: valid UTF-8 with
- * no control character. */
-static bool text_clean(const char *s)
-{
-	const uint8_t *u = (const uint8_t *)s;
-
-	while (*u) {
-		size_t k = *u < 0x80 ? 1 : (*u & 0xe0) == 0xc0 ? 2 : (*u & 0xf0) == 0xe0 ? 3 :
-			   (*u & 0xf8) == 0xf0 ? 4 : 0;
-
-		if (k == 0 || *u < 0x20 || *u == 0x7f)
-			return false;
-		for (size_t i = 1; i < k; i++)
-			if ((u[i] & 0xc0) != 0x80)
-				return false;
-		/* C1 controls, U+0080..U+009F */
-		if (k == 2 && u[0] == 0xc2 && u[1] < 0xa0)
-			return false;
-		u += k;
-	}
-	return true;
-}
+#include "fuzz.h"
 
 static void check(bool ok, const char *what, const fatelf_diag *d)
 {
@@ -66,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(d.code == r, "the diag code differs from the return", &d);
 		check((r <= -FATELF_E_BASE && r > -FATELF_E_MAX) || r == -ENOMEM,
 		      "an unexpected error code", &d);
-		check(text_clean(d.msg), "a message holds raw control or non-UTF-8 bytes", NULL);
+		check(fuzz_text_clean(d.msg), "a message holds raw control or non-UTF-8 bytes", NULL);
 		return 0;
 	}
 	r = fatelf_manifest_serialize(m, &out, &len, &d);

@@ -27,32 +27,11 @@
 #include "reader.h"
 #include "repo.h"
 
-/* Messages may quote hostile text, but only escaped. */
-static bool text_clean(const char *s)
-{
-	const uint8_t *u = (const uint8_t *)s;
-
-	while (*u) {
-		size_t k = *u < 0x80 ? 1 : (*u & 0xe0) == 0xc0 ? 2 : (*u & 0xf0) == 0xe0 ? 3 :
-			   (*u & 0xf8) == 0xf0 ? 4 : 0;
-
-		if (k == 0 || *u < 0x20 || *u == 0x7f)
-			return false;
-		for (size_t i = 1; i < k; i++)
-			if ((u[i] & 0xc0) != 0x80)
-				return false;
-		if (k == 2 && u[0] == 0xc2 && u[1] < 0xa0)
-			return false;
-		u += k;
-	}
-	return true;
-}
-
 static void failed(int r, const fatelf_diag *d, int code1, int code2)
 {
 	fuzz_assert(d->code == r);
 	fuzz_assert(r == code1 || r == code2 || r == -ENOMEM);
-	fuzz_assert(text_clean(d->msg));
+	fuzz_assert(fuzz_text_clean(d->msg));
 }
 
 static void index_input(const uint8_t *data, size_t size)

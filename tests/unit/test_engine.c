@@ -40,26 +40,6 @@ static char top[PATH_MAX];              /* the test's temp directory */
 static char rootdir[PATH_MAX + 16];
 static char statedir[PATH_MAX + 16];
 
-static void key_from_seed(uint8_t seed_byte, uint8_t id_byte, fatelf_ms_seckey *ret_sk,
-			  fatelf_ms_pubkey *ret_pk)
-{
-	uint8_t seed[32], pub[32];
-	size_t len = sizeof(pub);
-	EVP_PKEY *k;
-
-	for (unsigned i = 0; i < 32; i++)
-		seed[i] = (uint8_t)(seed_byte + 11 * i);
-	k = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof(seed));
-	ck_assert_ptr_nonnull(k);
-	ck_assert_int_eq(EVP_PKEY_get_raw_public_key(k, pub, &len), 1);
-	EVP_PKEY_free(k);
-	for (unsigned i = 0; i < FATELF_MS_KEYID_SIZE; i++)
-		ret_sk->keyid[i] = ret_pk->keyid[i] = (uint8_t)(id_byte + i);
-	memcpy(ret_sk->sk, seed, 32);
-	memcpy(ret_sk->sk + 32, pub, 32);
-	memcpy(ret_pk->pk, pub, 32);
-}
-
 static struct img make_img(uint16_t machine, size_t size, uint32_t seed)
 {
 	elfgen_opts o;
@@ -88,8 +68,8 @@ static void setup(void)
 	imgs[1] = (elfgen_image) { .data = arm.buf, .len = arm.len };
 	fat.buf = elfgen_fat(imgs, 2, &fat.len, NULL);
 	ck_assert_ptr_nonnull(fat.buf);
-	key_from_seed(0x21, 0x40, &sk, &pk);
-	key_from_seed(0x77, 0x90, &other_sk, &other_pk);
+	tu_key_from_seed(0x21, 11, 0x40, &sk, &pk);
+	tu_key_from_seed(0x77, 11, 0x90, &other_sk, &other_pk);
 }
 
 static void teardown(void)

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
+#include "bundle.h"
 #include "elfgen.h"
 #include "testutil.h"
 
@@ -76,4 +79,24 @@ int tu_run_suite(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+void tu_key_from_seed(uint8_t seed_byte, uint8_t step, uint8_t id_byte, struct fatelf_ms_seckey *ret_sk,
+		      struct fatelf_ms_pubkey *ret_pk)
+{
+	uint8_t seed[32], pub[32];
+	size_t len = sizeof(pub);
+	EVP_PKEY *k;
+
+	for (unsigned i = 0; i < 32; i++)
+		seed[i] = (uint8_t)(seed_byte + step * i);
+	k = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof(seed));
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(EVP_PKEY_get_raw_public_key(k, pub, &len), 1);
+	EVP_PKEY_free(k);
+	for (unsigned i = 0; i < FATELF_MS_KEYID_SIZE; i++)
+		ret_sk->keyid[i] = ret_pk->keyid[i] = (uint8_t)(id_byte + i);
+	memcpy(ret_sk->sk, seed, 32);
+	memcpy(ret_sk->sk + 32, pub, 32);
+	memcpy(ret_pk->pk, pub, 32);
 }

@@ -17,6 +17,12 @@ uint8_t *tu_read_file(const char *path, size_t *ret_len);
 void tu_write_file(const char *path, const void *buf, size_t len);
 /* 1 when the file holds exactly buf. */
 int tu_file_equals(const char *path, const void *buf, size_t len);
+/* A minisign key pair made from a seed (deterministic, for tests): the
+ * Ed25519 seed is seed_byte + step * i, the key id id_byte + i. */
+struct fatelf_ms_seckey;
+struct fatelf_ms_pubkey;
+void tu_key_from_seed(uint8_t seed_byte, uint8_t step, uint8_t id_byte, struct fatelf_ms_seckey *ret_sk,
+		      struct fatelf_ms_pubkey *ret_pk);
 /* Runs a Check suite and returns the process exit status. */
 struct Suite;
 int tu_run_suite(struct Suite *s);
