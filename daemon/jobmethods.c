@@ -96,6 +96,13 @@ void method_verify(conn *c, const vl_call *call, union method_params *p)
 			return;
 		}
 	}
+	job_start_thread(c, call, j);
+}
+
+void job_start_thread(conn *c, const vl_call *call, job *j)
+{
+	int r;
+
 	j->oneway = c->oneway;
 	j->more = (call->flags & VL_CALL_MORE) != 0;
 	j->conn = c;
@@ -105,7 +112,7 @@ void method_verify(conn *c, const vl_call *call, union method_params *p)
 		c->job = NULL;
 		job_free(j);
 		if (r == -EBUSY)
-			reply_error_str(c, E("Busy"), "message", "too many Verify calls run at once");
+			reply_error_str(c, E("Busy"), "message", "too many Verify and Update calls run at once");
 		else
 			reply_failed(c, r, NULL);
 	}

@@ -30,6 +30,9 @@ method_handler method_remove;
 method_handler method_thin;
 method_handler method_verify;
 method_handler method_cancel;
+/* Starts j (Verify, Update) on a thread of its own, answering the call
+ * when that cannot be done (daemon/jobmethods.c). */
+void job_start_thread(conn *c, const vl_call *call, job *j);
 /* io.fatelf.Manager: repositories (daemon/repomethods.c) */
 method_handler method_repo_add;
 method_handler method_repo_remove;

@@ -211,7 +211,6 @@ void method_search(conn *c, const vl_call *call, union method_params *p)
 void method_update(conn *c, const vl_call *call, union method_params *p)
 {
 	job *j = job_new(JOB_UPDATE);
-	int r;
 
 	if (!j) {
 		reply_failed(c, -ENOMEM, NULL);
@@ -234,17 +233,5 @@ void method_update(conn *c, const vl_call *call, union method_params *p)
 			return;
 		}
 	}
-	j->oneway = c->oneway;
-	j->more = (call->flags & VL_CALL_MORE) != 0;
-	j->conn = c;
-	c->job = j;
-	r = worker_verify(c->srv->worker, j);
-	if (r < 0) {
-		c->job = NULL;
-		job_free(j);
-		if (r == -EBUSY)
-			reply_error_str(c, E("Busy"), "message", "too many Verify and Update calls run at once");
-		else
-			reply_failed(c, r, NULL);
-	}
+	job_start_thread(c, call, j);
 }
