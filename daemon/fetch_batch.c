@@ -1083,6 +1083,9 @@ static int batch_loop(batch *b)
 		/* A slot that ended may take the next get at once. */
 		for (unsigned i = 0; i < b->n_slots; i++)
 			files |= !b->slots[i].g && b->next < b->in->n_gets;
+		/* Every get ended: nothing to wait for. */
+		if (b->active == 0 && b->next >= b->in->n_gets)
+			break;
 		mc = curl_multi_poll(b->multi, NULL, 0, files ? 0 : BATCH_POLL_MS, NULL);
 		if (mc != CURLM_OK) {
 			b->error = -EIO;

@@ -8,6 +8,9 @@
  * against its hash as it is staged.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,14 +27,34 @@
 
 /* Install from a repository (the worker's) */
 
+struct byhash {
+	uint8_t sha[32];
+	size_t i;
+};
+
 struct rfetch {
 	const engine_config *cfg;
 	const struct repo_conf *r;
 	worker *w;
 	int cache;              /* the cache directory */
 	uint64_t bytes;         /* received */
-	uint8_t (*have)[32];    /* fetched into the cache */
-	size_t nhave, have_cap;
+	/* The download that runs beside the staging: the engine stages each
+	 * object as soon as it is whole, in the order the helper was given
+	 * (the manifest's), while the next ones arrive. */
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct repo_get *gets;
+	char (*paths)[FATELF_REPO_OBJECT_PATH_MAX];
+	char (*names)[80];
+	bool *ready;
+	struct byhash *byhash;  /* sorted */
+	size_t n;
+	bool finished;
+	int result;
+	fatelf_diag diag;
+	atomic_int stop;
 };
 
 static void cache_name(const uint8_t sha[32], char buf[80])
@@ -42,41 +65,160 @@ static void cache_name(const uint8_t sha[32], char buf[80])
 	snprintf(buf, 80, "%s.zst", hex);
 }
 
+static int byhash_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static void rf_done(void *ctx, size_t i)
+{
+	struct rfetch *f = ctx;
+
+	pthread_mutex_lock(&f->lock);
+	f->ready[i] = true;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void *rf_main(void *arg)
+{
+	struct rfetch *f = arg;
+	fatelf_diag d = { 0 };
+	int k = repo_fetch_each(f->cfg, f->r, f->gets, f->n, &f->stop, &f->w->fetch_pid, rf_done, f, &d);
+
+	pthread_mutex_lock(&f->lock);
+	f->result = k;
+	f->diag = d;
+	f->finished = true;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* Stops the download (when it still runs) and waits for its thread. */
+static void rf_finish(struct rfetch *f)
+{
+	if (!f->running)
+		return;
+	atomic_store(&f->stop, 1);
+	pthread_join(f->thread, NULL);
+	f->running = false;
+	for (size_t i = 0; i < f->n; i++) {
+		f->bytes += f->gets[i].len;
+		if (f->gets[i].fd >= 0)
+			close(f->gets[i].fd);
+	}
+}
+
+static void rf_free(struct rfetch *f)
+{
+	rf_finish(f);
+	free(f->gets);
+	free(f->paths);
+	free(f->names);
+	free(f->ready);
+	free(f->byhash);
+	f->gets = NULL;
+	f->paths = NULL;
+	f->names = NULL;
+	f->ready = NULL;
+	f->byhash = NULL;
+	f->n = 0;
+}
+
+/* gets for objs into the cache, each file opened at its first bytes. */
+static int rf_prepare(struct rfetch *f, const fatelf_repo_object *objs, size_t n, fatelf_diag *d)
+{
+	f->gets = calloc(n ? n : 1, sizeof(*f->gets));
+	f->paths = calloc(n ? n : 1, sizeof(*f->paths));
+	f->names = calloc(n ? n : 1, sizeof(*f->names));
+	f->ready = calloc(n ? n : 1, sizeof(*f->ready));
+	f->byhash = calloc(n ? n : 1, sizeof(*f->byhash));
+	if (!f->gets || !f->paths || !f->names || !f->ready || !f->byhash)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		fatelf_repo_object_path(objs[i].sha256, f->paths[i]);
+		cache_name(objs[i].sha256, f->names[i]);
+		f->gets[i].path = f->paths[i];
+		f->gets[i].size = objs[i].csize;
+		/* unknown: at most what zstd makes of incompressible bytes */
+		f->gets[i].max = objs[i].size + (objs[i].size >> 7) + 1024;
+		f->gets[i].fd = -1;
+		f->gets[i].dirfd = f->cache;
+		f->gets[i].name = f->names[i];
+		memcpy(f->byhash[i].sha, objs[i].sha256, 32);
+		f->byhash[i].i = i;
+	}
+	if (n > 1)
+		qsort(f->byhash, n, sizeof(*f->byhash), byhash_cmp);
+	f->n = n;
+	return 0;
+}
+
 static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_diag *d)
 {
 	struct rfetch *f = ctx;
-	struct repo_get *gets = calloc(n ? n : 1, sizeof(*gets));
-	char (*paths)[FATELF_REPO_OBJECT_PATH_MAX] = calloc(n ? n : 1, sizeof(*paths));
+	int k;
+
+	if (f->gets) {
+		/* one more (a local copy that changed): after the first batch,
+		 * on its own */
+		struct repo_get g = { .size = objs[0].csize, .max = objs[0].size + (objs[0].size >> 7) + 1024,
+				      .fd = -1, .dirfd = f->cache };
+		char path[FATELF_REPO_OBJECT_PATH_MAX], name[80];
+
+		rf_finish(f);
+		fatelf_repo_object_path(objs[0].sha256, path);
+		cache_name(objs[0].sha256, name);
+		g.path = path;
+		g.name = name;
+		k = repo_fetch(f->cfg, f->r, &g, n ? 1 : 0, &f->w->cancel, &f->w->fetch_pid, d);
+		f->bytes += g.len;
+		if (g.fd >= 0)
+			close(g.fd);
+		return k;
+	}
+	k = rf_prepare(f, objs, n, d);
+	if (k < 0)
+		return k;
+	k = pthread_create(&f->thread, NULL, rf_main, f);
+	if (k != 0)
+		return fatelf_diag_set(d, -k, -1, "cannot start the download: %s", fatelf_strerror(-k));
+	f->running = true;
+	return 0;
+}
+
+/* Waits until object sha is whole in the cache, when it is one the
+ * download running beside the staging fetches. */
+static int rf_wait(struct rfetch *f, const uint8_t sha[32], fatelf_diag *d)
+{
+	const struct byhash *b = f->n ? bsearch(sha, f->byhash, f->n, sizeof(*f->byhash), byhash_cmp) : NULL;
 	int k = 0;
 
-	if (!gets || !paths) {
-		free(gets);
-		free(paths);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	}
-	for (size_t i = 0; i < n && k == 0; i++) {
-		char name[80];
+	if (!b || !f->running)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	while (!f->ready[b->i] && !f->finished) {
+		struct timespec ts;
 
-		fatelf_repo_object_path(objs[i].sha256, paths[i]);
-		cache_name(objs[i].sha256, name);
-		gets[i].path = paths[i];
-		gets[i].size = objs[i].csize;
-		/* unknown: at most what zstd makes of incompressible bytes */
-		gets[i].max = objs[i].size + (objs[i].size >> 7) + 1024;
-		gets[i].fd = openat(f->cache, name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (gets[i].fd < 0)
-			k = fatelf_diag_set(d, -errno, -1, "cannot make a file in the download cache: %s",
-					    fatelf_strerror(-errno));
+		if (atomic_load(&f->w->cancel))
+			atomic_store(&f->stop, 1);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&f->cond, &f->lock, &ts);
 	}
-	if (k == 0)
-		k = repo_fetch(f->cfg, f->r, gets, n, &f->w->cancel, &f->w->fetch_pid, d);
-	for (size_t i = 0; i < n; i++) {
-		f->bytes += gets[i].len;
-		if (gets[i].fd > 0)
-			close(gets[i].fd);
+	if (!f->ready[b->i]) {
+		k = f->result < 0 ? f->result : -EIO;
+		if (d)
+			*d = f->diag;
+		if (k == -EIO && d && !d->msg[0])
+			k = fatelf_diag_set(d, -EIO, -1, "repository %s: the download ended early", f->r->name);
 	}
-	free(gets);
-	free(paths);
+	pthread_mutex_unlock(&f->lock);
 	return k;
 }
 
@@ -88,6 +230,9 @@ static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data
 	fatelf_reader rd;
 	int fd, k;
 
+	k = rf_wait(f, sha, d);
+	if (k < 0)
+		return k;
 	cache_name(sha, name);
 	fd = openat(f->cache, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -170,7 +315,8 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	struct repo_get *gman = &gets[0], *gsig = NULL, *gpack = NULL;
 	struct membuf pack_text = { 0 };
 	fatelf_repo_pack *pack = NULL;
-	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1 };
+	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
+			    .cond = PTHREAD_COND_INITIALIZER };
 	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .ctx = &f };
 	engine_repo_version rv = { 0 };
 	engine_repo_stats stats = { 0 };
@@ -259,12 +405,14 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	rv.sig_len = gsig ? gsig->len : 0;
 	rv.pack = pack;
 	k = engine_install_repo(w->rw, &rv, &fe, o, &stats, &j->result, &j->diag);
+	rf_free(&f);
 	j->has_fetch = true;
 	j->fetch.objects = stats.objects;
 	j->fetch.local = stats.local;
 	j->fetch.fetched = stats.fetched;
 	j->fetch.bytes = pack ? stats.fetch_bytes : f.bytes;
 out:
+	rf_free(&f);
 	if (f.cache >= 0) {
 		clear_cache(f.cache);
 		close(f.cache);

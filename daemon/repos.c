@@ -417,6 +417,11 @@ static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64
 			continue;
 		}
 		k = (size_t)MIN((uint64_t)have, len);
+		if (g->fd < 0 && g->name) {
+			g->fd = openat(g->dirfd, g->name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (g->fd < 0)
+				return -errno;
+		}
 		if (g->fd >= 0) {
 			r = pwrite_all(g->fd, f->buf + f->off, k, off);
 			if (r < 0)
@@ -426,7 +431,7 @@ static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64
 		}
 		if (off + k > g->len) {
 			g->len = (size_t)(off + k);
-			if (g->fd < 0)
+			if (g->fd < 0 && g->buf)
 				g->buf[g->len] = '\0';
 		}
 		f->off += k;
@@ -458,6 +463,13 @@ static char *request_text(const struct repo_conf *r, const struct repo_get *gets
 int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
 	       const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d)
 {
+	return repo_fetch_each(cfg, r, gets, n, cancel, pid_slot, NULL, NULL, d);
+}
+
+int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
+		    const atomic_int *cancel, pid_t *pid_slot, void (*done)(void *ctx, size_t i), void *ctx,
+		    fatelf_diag *d)
+{
 	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128], failmsg[512] = "", msg[512];
 	struct fetch_limit_args limits;
 	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
@@ -473,7 +485,7 @@ int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_
 	for (size_t i = 0; i < n; i++) {
 		gets[i].len = 0;
 		gets[i].done = false;
-		if (gets[i].fd < 0) {
+		if (gets[i].fd < 0 && !gets[i].name) {
 			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
 
 			gets[i].buf = malloc((size_t)cap + 1);
@@ -556,6 +568,12 @@ int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_
 			}
 			gets[id].done = true;
 			ndone++;
+			if (gets[id].name && gets[id].fd >= 0) {
+				close(gets[id].fd);
+				gets[id].fd = -1;
+			}
+			if (done)
+				done(ctx, (size_t)id);
 		} else if (sscanf(line, "fail %llu %llu %n", &id, &a, &used) == 2) {
 			/* one line from the helper, made printable */
 			size_t m = 0;

@@ -60,6 +60,11 @@ struct repo_get {
 	uint64_t size;                  /* expected bytes; 0: unknown (then max bounds it) */
 	uint64_t max;
 	int fd;                         /* written at offsets (pwrite); -1: into buf */
+	/* name set (and fd -1): the bytes go to dirfd/name instead,
+	 * opened at their first frame and closed when they are whole, so
+	 * that a download of many objects holds few descriptors */
+	int dirfd;
+	const char *name;
 	char *buf;                      /* malloc'd, NUL-terminated */
 	size_t len;                     /* bytes received */
 	bool done;
@@ -73,6 +78,11 @@ struct repo_get {
  */
 int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
 	       const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d);
+/* The same, telling done(ctx, i) as soon as gets[i] is whole (from the
+ * calling thread), so that a consumer may use it before the rest. */
+int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
+		    const atomic_int *cancel, pid_t *pid_slot, void (*done)(void *ctx, size_t i), void *ctx,
+		    fatelf_diag *d);
 
 /*
  * "NAME" (its newest version in any repository) or "NAME=VERSION": the
