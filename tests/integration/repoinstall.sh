@@ -45,6 +45,8 @@ make_tree() {
 		if [ "$i" = 07 ]; then echo "file $i version $2"; else echo "file $i"; fi >"$1/opt/hello/share/f$i"
 	done
 	head -c 1048576 /dev/urandom >"$1/opt/hello/share/big"
+	# the same bytes twice in one package: one object, staged twice
+	cp "$1/opt/hello/share/f01" "$1/opt/hello/share/f01-again"
 	echo "a=1" >"$1/etc/hello.conf"
 }
 make_tree t1 1
