@@ -99,7 +99,11 @@ void method_repo_remove(conn *c, const vl_call *call, union method_params *p)
 		return;
 	}
 	daemon_log(6, "repository %s removed", p->repo_name.name);
-	reply(c, json_object_new_object());
+	{
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		reply(c, o);
+	}
 }
 
 void method_repo_list(conn *c, const vl_call *call, union method_params *p)
