@@ -670,7 +670,14 @@ json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index 
 	char id[17];
 
 	for (size_t i = 0; i < r->nurls; i++)
-		json_object_array_add(urls, json_object_new_string(r->urls[i]));
+	{
+		/* RepoList is open to every user: a URL's password stays in
+		 * the root-only config */
+		char *shown = fatelf_text_url_redact(r->urls[i]);
+
+		json_object_array_add(urls, json_object_new_string(shown ? shown : ""));
+		free(shown);
+	}
 	fatelf_ms_keyid_format(r->key.keyid, id);
 	json_set_str(o, "name", r->name);
 	json_object_object_add(o, "urls", urls);

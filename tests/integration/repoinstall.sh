@@ -19,7 +19,7 @@
 
 t_init repoinstall
 t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
-t_require_tool jq python3 minisign bsdtar nginx curl gcc aarch64-linux-gnu-gcc
+t_require_tool jq python3 minisign bsdtar nginx curl setpriv gcc aarch64-linux-gnu-gcc
 [ "$(uname -m)" = x86_64 ] || t_skip "the expected objects are computed for an x86_64 host"
 
 declare -A CC=([x86_64]=gcc [aarch64]=aarch64-linux-gnu-gcc [i686]=i686-linux-gnu-gcc
@@ -102,6 +102,23 @@ check_eq "... and accepts serial 2 with 1 package" "2 1" \
 run ctl --json search hel
 check_eq "search hel finds hello 1.0" "hello 1.0 main" \
 	"$(jq -r '.packages[] | "\(.name) \(.version) \(.repository)"' <<<"$RUN_OUT")"
+
+# ---- what a user who is neither root nor an admin may do
+as_nobody() { timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$FATELFCTL" --socket "$SOCK" "$@"; }
+check "a mirror URL with a password" ctl repo add secret "http://user:hunter2@127.0.0.1:$port/repo" --key repo.pub
+run as_nobody --json repo list
+check_eq "repo list is open to every user" 0 "$RC"
+check_nomatch "... and shows no URL's password" "hunter2" "$RUN_OUT"
+check "remove that repository" ctl repo remove secret
+run as_nobody search hel
+check_eq "search is open to every user" 0 "$RC"
+run as_nobody repo add evil "$URL" --key repo.pub
+check_eq "repo add by a user: permission denied (exit 4)" 4 "$RC"
+run as_nobody update
+check_eq "update by a user: permission denied (exit 4)" 4 "$RC"
+run as_nobody install hello
+check_eq "install NAME by a user: permission denied (exit 4)" 4 "$RC"
+check_eq "... and nothing was added" "main.conf" "$(ls d1/repos.d)"
 
 # ---- what a native install must fetch, from the signed manifest
 bsdtar -xOf hello-1.fatbundle fatbundle.json >m1.json
