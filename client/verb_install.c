@@ -161,13 +161,17 @@ struct install_state {
 
 static void fetch_print(json_object *f, bool dry)
 {
-	int64_t fetched = ctl_json_int(f, "fetched");
+	int64_t fetched = ctl_json_int(f, "fetched"), cloned = ctl_json_int(f, "cloned");
 	char bytes[32];
 
-	printf("%s: %lld %s (%s), %lld from installed files\n", dry ? "would fetch" : "fetch",
+	printf("%s: %lld %s (%s), %lld from installed files", dry ? "would fetch" : "fetch",
 	       (long long)fetched, fetched == 1 ? "object" : "objects",
 	       fatelf_format_size((uint64_t)ctl_json_int(f, "bytes"), bytes),
 	       (long long)ctl_json_int(f, "local"));
+	/* an older fatelfd sends no "cloned": 0 */
+	if (cloned > 0)
+		printf(" (%lld cloned)", (long long)cloned);
+	putchar('\n');
 }
 
 static int on_reply(json_object *params, bool continues, void *userdata)

@@ -41,7 +41,7 @@ struct job {
 	char *repo_name;        /* the repository it came from (replies, errors) */
 	bool has_fetch;
 	struct {
-		uint64_t objects, local, fetched, bytes, metadata;
+		uint64_t objects, local, cloned, fetched, bytes, metadata;
 	} fetch;
 	/* Remove, Verify; Update: the repository (NULL: all) */
 	char *package;

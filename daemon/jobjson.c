@@ -126,14 +126,15 @@ json_object *json_tx(const store_tx *t)
 	return o;
 }
 
-json_object *json_fetch(const char *repository, uint64_t objects, uint64_t local, uint64_t fetched, uint64_t bytes,
-			uint64_t metadata)
+json_object *json_fetch(const char *repository, uint64_t objects, uint64_t local, uint64_t cloned, uint64_t fetched,
+			uint64_t bytes, uint64_t metadata)
 {
 	json_object *o = json_object_new_object();
 
 	json_set_str(o, "repository", repository ? repository : "");
 	json_set_int(o, "objects", (int64_t)objects);
 	json_set_int(o, "local", (int64_t)local);
+	json_set_int(o, "cloned", (int64_t)cloned);
 	json_set_int(o, "fetched", (int64_t)fetched);
 	json_set_int(o, "bytes", (int64_t)bytes);
 	json_set_int(o, "metadata_bytes", (int64_t)metadata);

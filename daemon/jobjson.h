@@ -29,7 +29,7 @@ json_object *json_result(const engine_result *r);
 json_object *json_tx(const store_tx *t);
 
 /* A repository install's Fetch: what it fetched (a dry run: would). */
-json_object *json_fetch(const char *repository, uint64_t objects, uint64_t local, uint64_t fetched, uint64_t bytes,
-			uint64_t metadata);
+json_object *json_fetch(const char *repository, uint64_t objects, uint64_t local, uint64_t cloned, uint64_t fetched,
+			uint64_t bytes, uint64_t metadata);
 
 #endif

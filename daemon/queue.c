@@ -120,8 +120,10 @@ static void job_answer(job *j)
 
 			if (o && json_object_object_add(o, "result", json_result(&j->result)) == 0) {
 				if (j->has_fetch)
-					json_object_object_add(o, "fetch", json_fetch(j->repo_name, j->fetch.objects, j->fetch.local,
-									     j->fetch.fetched, j->fetch.bytes, j->fetch.metadata));
+					json_object_object_add(o, "fetch",
+							       json_fetch(j->repo_name, j->fetch.objects, j->fetch.local,
+									  j->fetch.cloned, j->fetch.fetched, j->fetch.bytes,
+									  j->fetch.metadata));
 				conn_reply(c, o, false);
 			}
 		}

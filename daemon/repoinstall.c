@@ -409,6 +409,7 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	j->has_fetch = true;
 	j->fetch.objects = stats.objects;
 	j->fetch.local = stats.local;
+	j->fetch.cloned = stats.cloned;
 	j->fetch.fetched = stats.fetched;
 	j->fetch.bytes = pack ? stats.fetch_bytes : f.bytes;
 out:

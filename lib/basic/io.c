@@ -244,6 +244,21 @@ static int clone_data(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, 
 	return 0;
 }
 
+int clone_file_start(int in_fd, int out_fd, uint64_t len)
+{
+	struct stat st;
+
+	if (len == 0 || len > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	/* Only into an empty file: a clone replaces the range's blocks, and
+	 * nothing that was there may survive beside the source's bytes. */
+	if (fstat(out_fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size != 0)
+		return -EINVAL;
+	return clone_data(in_fd, 0, out_fd, 0, len);
+}
+
 /*
  * Clones the block-aligned part of the range and copies the rest: 1 when
  * done, 0 when the files cannot share extents here (nothing useful was

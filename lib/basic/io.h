@@ -53,4 +53,15 @@ int read_file_max(int dirfd, const char *path, unsigned flags, size_t max, char 
  */
 int copy_range(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len);
 
+/*
+ * Makes the empty regular file out_fd share the first len bytes of in_fd
+ * (FICLONERANGE), costing no data I/O. len must reach the source's end
+ * or be a multiple of its block size. -EXDEV across file systems,
+ * -EOPNOTSUPP (or -ENOTTY) where extents are not shared, -EINVAL for an
+ * unaligned length or an out_fd that is not empty; the caller then
+ * copies instead, after truncating out_fd (a clone that failed midway
+ * may have shared part of the range).
+ */
+int clone_file_start(int in_fd, int out_fd, uint64_t len);
+
 #endif

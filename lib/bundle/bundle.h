@@ -350,6 +350,20 @@ typedef struct fatelf_bundle_reader_ops {
 	int (*begin)(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d);
 	int (*data)(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len);
 	int (*end)(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d);
+	/*
+	 * Optional, between begin and end, in place of data: e's whole
+	 * output is said to be the first len bytes of fd (a file already on
+	 * the machine). The consumer may make what it stages share fd's
+	 * extents (clone_file_start) and return a new fd, open for reading,
+	 * on its own staged copy; the reader then hashes that copy, not fd,
+	 * which anyone may change at any time. A negative errno says it did
+	 * not clone, and left nothing staged: the bytes then come through
+	 * data. Called with fd -1 it drops what its last clone staged (the
+	 * copy failed the reader's check), so that data starts afresh.
+	 * Only a source that can say where the bytes lie calls it (a
+	 * repository's installed copies); a bundle's reader never does.
+	 */
+	int (*clone)(void *ctx, const fatelf_bundle_entry *e, int fd, uint64_t len, fatelf_diag *d);
 	void *ctx;
 } fatelf_bundle_reader_ops;
 

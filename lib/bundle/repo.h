@@ -296,6 +296,14 @@ typedef struct fatelf_repo_source {
 	 * the machine with that hash. */
 	int (*object)(void *ctx, const uint8_t sha[32], uint64_t size,
 		      int (*data)(void *dctx, const void *buf, size_t len), void *dctx, fatelf_diag *d);
+	/* Optional: an fd open for reading on a file on the machine said
+	 * to hold object sha's size bytes (the caller closes it), or a
+	 * negative errno (-ENOENT: none). Nothing is taken on its word:
+	 * what a consumer cloned from it is hashed before it counts. */
+	int (*local)(void *ctx, const uint8_t sha[32], uint64_t size);
+	/* Optional: told of each object whose clone checked out (its bytes
+	 * then never went through object). */
+	void (*cloned)(void *ctx, const uint8_t sha[32], uint64_t size);
 	void *ctx;
 } fatelf_repo_source;
 
@@ -306,6 +314,11 @@ typedef struct fatelf_repo_source {
  * (its frames; NULL: every frame canonical); then each entry in manifest
  * order to ops (begin, data, end; select for each FatELF file), with a
  * file's bytes from src: only the objects the form select chose needs.
+ * When an entry's whole output is one object (a file, or a FatELF file
+ * thinned to one ELF) and both ops->clone and src->local are there, the
+ * consumer is first offered the local copy to clone; its staged copy
+ * is hashed, and one that is not the object's bytes is dropped and the
+ * object read from src after all.
  * Returns 0 when every byte handed on was checked against its hash.
  */
 int fatelf_repo_read(const void *manifest, size_t mlen, const char *sig, size_t slen, const fatelf_repo_pack *pack,

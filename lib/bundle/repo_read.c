@@ -9,16 +9,23 @@
  * uses (fatelf_plan_make), or, kept whole, its frame and every record
  * rebuilt to the file's SHA-256. Only the objects an entry's form needs
  * are asked of the source, and each is checked against its hash, which
- * the signed manifest pins, before the read returns 0.
+ * the signed manifest pins, before the read returns 0. An entry that is
+ * one object whole may instead be a clone the consumer makes of a copy
+ * the source has on the machine; that clone is hashed in its place.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "io.h"
 #include "macro.h"
 #include "repo.h"
 #include "text.h"
+
+#define CLONE_CHECK_BUF (256u << 10)
 
 struct rr {
 	const fatelf_bundle_reader_ops *ops;
@@ -66,6 +73,90 @@ static int zeros_to_consumer(struct rr *r, uint64_t n)
 static int object(struct rr *r, const uint8_t sha[32], uint64_t size)
 {
 	return r->src->object(r->src->ctx, sha, size, to_consumer, r, r->d);
+}
+
+/* Whether the consumer's copy fd is exactly the size bytes that hash to
+ * sha: 0, -ESTALE when it is not, or -errno when it cannot be read. */
+static int copy_is(int fd, const uint8_t sha[32], uint64_t size)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	fatelf_sha256 *h;
+	uint8_t got[32];
+	struct stat st;
+	uint64_t off = 0;
+	int q = 0;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != size)
+		return -ESTALE;
+	buf = malloc(CLONE_CHECK_BUF);
+	h = fatelf_sha256_new();
+	if (!buf || !h) {
+		fatelf_sha256_free(h);
+		return -ENOMEM;
+	}
+	while (off < size) {
+		ssize_t n = pread_all(fd, buf, (size_t)MIN((uint64_t)CLONE_CHECK_BUF, size - off), off);
+
+		if (n <= 0) {
+			q = n < 0 ? (int)n : -ESTALE;
+			break;
+		}
+		fatelf_sha256_update(h, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	fatelf_sha256_final(h, got);
+	fatelf_sha256_free(h);
+	if (q == 0 && memcmp(got, sha, 32) != 0)
+		q = -ESTALE;
+	return q;
+}
+
+/*
+ * The entry's whole output is object sha: offered to the consumer as a
+ * clone of a copy on the machine, when the source knows one. 1 when the
+ * consumer's clone holds the object's bytes (checked here, on the
+ * consumer's own copy: the file it came from may change after the clone
+ * without touching it), 0 when the bytes must come through object, or an
+ * error.
+ */
+static int clone_local(struct rr *r, const uint8_t sha[32], uint64_t size)
+{
+	_cleanup_close_ int from = -1, copy = -1;
+	int q;
+
+	if (!r->ops->clone || !r->src->local || size == 0 || r->out != 0)
+		return 0;
+	from = r->src->local(r->src->ctx, sha, size);
+	if (from < 0)
+		return 0;
+	copy = r->ops->clone(r->ops->ctx, r->e, from, size, r->d);
+	if (copy < 0) {
+		fatelf_diag_clear(r->d);
+		return 0;
+	}
+	q = copy_is(copy, sha, size);
+	if (q == 0) {
+		r->out = size;
+		if (r->src->cloned)
+			r->src->cloned(r->src->ctx, sha, size);
+		return 1;
+	}
+	/* not the object's bytes (or unreadable): dropped, then read as
+	 * though no copy had been offered */
+	q = r->ops->clone(r->ops->ctx, r->e, -1, 0, r->d);
+	return q < 0 ? q : 0;
+}
+
+/* An entry whose output is one object, whole. */
+static int one_object(struct rr *r, const uint8_t sha[32], uint64_t size)
+{
+	int q = clone_local(r, sha, size);
+
+	if (q != 0)
+		return q < 0 ? q : 0;
+	return object(r, sha, size);
 }
 
 /* The header the manifest gives for a FatELF entry. */
@@ -185,7 +276,7 @@ static int thinned(struct rr *r, const fatelf_header *hdr, const fatelf_keepset 
 	if (q < 0)
 		return q;
 	if (plan.form == FATELF_FORM_ELF)
-		return object(r, e->records[plan.in_index[0]].sha256, e->records[plan.in_index[0]].size);
+		return one_object(r, e->records[plan.in_index[0]].sha256, e->records[plan.in_index[0]].size);
 	n = fatelf_header_encode(&plan.out, table, sizeof(table));
 	if (n < 0)
 		return fatelf_diag_set(r->d, (int)n, -1, "%s", fatelf_strerror((int)n));
@@ -234,7 +325,7 @@ static int entry(struct rr *r, const fatelf_bundle_entry *e)
 	if (b < 0)
 		return b;
 	if (b != FATELF_BUNDLE_SKIP && e->type == FATELF_ENTRY_FILE)
-		q = e->kind == FATELF_KIND_FATELF ? fat_file(r) : object(r, e->sha256, e->size);
+		q = e->kind == FATELF_KIND_FATELF ? fat_file(r) : one_object(r, e->sha256, e->size);
 	if (q < 0 && r->consumer_err < 0)
 		q = r->consumer_err;
 	if (r->ops->end) {

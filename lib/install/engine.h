@@ -277,6 +277,7 @@ typedef struct engine_repo_fetch {
 typedef struct engine_repo_stats {
 	uint64_t objects;               /* distinct objects the install reads */
 	uint64_t local;                 /* ... read from files already installed */
+	uint64_t cloned;                /* ... of those, cloned (sharing their extents) */
 	uint64_t fetched;               /* ... fetched */
 	uint64_t fetch_bytes;           /* their compressed bytes (a dry run: what it would fetch); 0
 					 * without a pack list, which alone says them beforehand */

@@ -1460,6 +1460,52 @@ static int inst_data(void *ctx, const fatelf_bundle_entry *be, const void *buf, 
 	return 0;
 }
 
+/*
+ * The entry's bytes as a clone of fd, a file on the machine said to hold
+ * them: the staged file, opened empty in begin, shares fd's extents, and
+ * the reader gets an fd of its own on the staged file to check the copy
+ * by its hash (fd itself may change after the clone; the copy cannot).
+ * Declined while the file's hash is being computed (its bytes must pass
+ * by) or once anything was written to it. fd -1 drops the last clone.
+ */
+static int inst_clone(void *ctx, const fatelf_bundle_entry *be, int fd, uint64_t len, fatelf_diag *d)
+{
+	struct install *x = ctx;
+	struct ient *ie = x->cur;
+	int q, copy = -1;
+
+	(void)be;
+	if (!ie || ie->unchanged || x->fd < 0)
+		return -EINVAL;
+	if (fd < 0) {
+		x->bytes_done -= ie->installed_size;
+		ie->installed_size = 0;
+		if (ftruncate(x->fd, 0) < 0 || lseek(x->fd, 0, SEEK_SET) < 0)
+			return path_fail(d, -errno, ie->path, "%s: cannot empty the staged file: %s", ie->path,
+					 fatelf_strerror(-errno));
+		return 0;
+	}
+	if (x->hashing || ie->installed_size != 0)
+		return -EOPNOTSUPP;
+	q = clone_file_start(fd, x->fd, len);
+	if (q == 0 && (copy = fcntl(x->fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		q = -errno;
+	if (q < 0) {
+		/* A clone that failed midway may have shared part of the
+		 * range; data then writes all of it from offset 0 anyway. */
+		(void)ftruncate(x->fd, 0);
+		return q;
+	}
+	ie->installed_size = len;
+	x->bytes_done += len;
+	if (x->bytes_done - x->last_report >= PROGRESS_STEP) {
+		x->last_report = x->bytes_done;
+		/* a cancel shows at the entry's end */
+		(void)progress(x, "staging", ie->path);
+	}
+	return copy;
+}
+
 /* The vendor's hash of the one record a thinned ELF keeps. */
 static const uint8_t *kept_record_sha(const fatelf_bundle_entry *be, const fatelf_keepset *keep)
 {
@@ -1976,6 +2022,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		.begin = inst_begin,
 		.data = inst_data,
 		.end = inst_end,
+		.clone = inst_clone,
 		.ctx = &x,
 	};
 	fatelf_diag local;

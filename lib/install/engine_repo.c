@@ -5,10 +5,12 @@
  * will read (engine_install_opts.needs: nothing for a file an upgrade
  * leaves in place, one record of a FatELF file thinned to it); of those,
  * an object whose bytes a file already installed has is read from that
- * file, and only the rest is fetched, all at once, before the first file
- * is staged. Every object's bytes are checked against their hash, which
- * the signed manifest pins, as they are staged; a local file whose bytes
- * no longer match is fetched instead. The transaction is the engine's.
+ * file (cloned, where the file system shares extents, else copied), and
+ * only the rest is fetched, all at once, before the first file is
+ * staged. Every object's bytes are checked against their hash, which the
+ * signed manifest pins, as they are staged (a clone's on the staged copy
+ * itself); a local file whose bytes no longer match is fetched instead.
+ * The transaction is the engine's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@ struct need {
 	uint64_t size;
 	char *local;            /* root path of an installed file with these bytes */
 	bool fetched;
+	bool cloned;            /* counted once in stats->cloned */
 };
 
 struct rctx {
@@ -203,18 +206,14 @@ static int on_needs(void *ctx, const fatelf_manifest *m, const fatelf_bundle_ent
 	return q < 0 ? fatelf_diag_set(d, q, -1, "out of memory") : 0;
 }
 
-/* Reads an installed file's bytes, checked against sha and size:
- * -ESTALE when they are not (any more) those. */
-static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, const void *, size_t), void *dctx,
-		      fatelf_diag *d)
+/* Opens the installed file of n beneath the root, never through a
+ * symlink: -ESTALE when it is not (any more) a regular file of n's size,
+ * or a parent's error. */
+static int open_local(struct rctx *c, const struct need *n, fatelf_diag *d)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
 	const char *base;
-	uint8_t buf[128 << 10], out[32];
-	fatelf_sha256 *h = NULL;
 	struct stat st;
-	uint64_t got = 0;
-	int q;
 
 	dfd = fatelf_root_open_parent(c->e->rootfd, n->local + 1, false, &base, d);
 	if (dfd < 0)
@@ -222,6 +221,23 @@ static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, 
 	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != n->size)
 		return -ESTALE;
+	return TAKE_FD(fd);
+}
+
+/* Reads an installed file's bytes, checked against sha and size:
+ * -ESTALE when they are not (any more) those. */
+static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, const void *, size_t), void *dctx,
+		      fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+	uint8_t buf[128 << 10], out[32];
+	fatelf_sha256 *h = NULL;
+	uint64_t got = 0;
+	int q;
+
+	fd = open_local(c, n, d);
+	if (fd < 0)
+		return fd;
 	h = fatelf_sha256_new();
 	if (!h)
 		return -ENOMEM;
@@ -262,10 +278,21 @@ static int src_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*dat
 	if (n && n->local) {
 		/* A first pass proves the bytes before any is handed on. */
 		q = read_local(c, n, NULL, NULL, d);
-		if (q == 0)
+		if (q == 0) {
 			q = read_local(c, n, data, dctx, d);
-		if (q == 0)
-			return 0;
+			if (q == -ESTALE) {
+				char hex[65];
+
+				/* Bytes are handed on already: a fetch now would
+				 * follow a prefix of other bytes. */
+				fatelf_hex(sha, 32, hex);
+				return fatelf_diag_set(d, -ESTALE, -1,
+						       "%s changed while it was read as object %s: nothing was "
+						       "installed; run the install again",
+						       n->local, hex);
+			}
+			return q;
+		}
 		if (q != -ESTALE)
 			return q;
 		fatelf_diag_clear(d);
@@ -292,10 +319,35 @@ static int src_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*dat
 	return c->f->object(c->f->ctx, sha, size, data, dctx, d);
 }
 
+/* The installed file said to hold object sha, for the consumer to clone;
+ * the reader checks the clone, so a file that changed is found then. */
+static int src_local(void *ctx, const uint8_t sha[32], uint64_t size)
+{
+	struct rctx *c = ctx;
+	struct need *n = need_find(c, sha);
+	fatelf_diag ignored;
+
+	if (!n || !n->local || n->size != size)
+		return -ENOENT;
+	return open_local(c, n, &ignored);
+}
+
+static void src_cloned(void *ctx, const uint8_t sha[32], uint64_t size)
+{
+	struct rctx *c = ctx;
+	struct need *n = need_find(c, sha);
+
+	(void)size;
+	if (n && !n->cloned) {
+		n->cloned = true;
+		c->stats->cloned++;
+	}
+}
+
 static int drive(void *ctx, const fatelf_bundle_read_opts *ro, const fatelf_bundle_reader_ops *ops, fatelf_diag *d)
 {
 	struct rctx *c = ctx;
-	fatelf_repo_source src = { .object = src_object, .ctx = c };
+	fatelf_repo_source src = { .object = src_object, .local = src_local, .cloned = src_cloned, .ctx = c };
 
 	return fatelf_repo_read(c->v->manifest, c->v->manifest_len, c->v->sig, c->v->sig_len, c->v->pack, &src, ro,
 				ops, d);

@@ -4,7 +4,10 @@
  * install of the same package under each policy, a native install asks
  * for one record of a two-record FatELF file and nothing else, an
  * upgrade asks only for the objects that changed, and a corrupt object
- * or a manifest signed by an untrusted key leaves nothing installed.
+ * or a manifest signed by an untrusted key leaves nothing installed. The
+ * reader's clone offer: a consumer's clone that holds other bytes is
+ * dropped and the bytes come through data; one that holds the object's
+ * is taken without reading the object.
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "elfgen.h"
@@ -553,6 +557,290 @@ START_TEST(test_changed_local_copy_is_fetched)
 }
 END_TEST
 
+/* Changes the installed copy once the second pass over it has handed on
+ * its first MiB (the engine reports progress each MiB it stages). */
+struct midway {
+	const char *path;
+	bool done;
+};
+
+static int change_midway(const engine_progress *p, void *userdata)
+{
+	struct midway *m = userdata;
+
+	if (!m->done && p->bytes_done >= (1u << 20) && p->path && strcmp(p->path, "/srv/copy") == 0) {
+		int fd = open(m->path, O_WRONLY | O_CLOEXEC);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pwrite(fd, "X", 1, (3u << 20) - 10), 1);
+		close(fd);
+		m->done = true;
+	}
+	return 0;
+}
+
+START_TEST(test_local_copy_changed_midway_fails)
+{
+	fatelf_bundle_create_opts ob = { .name = "big", .version = "1", .sign_key = &sk };
+	fatelf_bundle_create_opts oc = { .name = "copy", .version = "1", .sign_key = &sk };
+	const char *bundles[2] = { "big.fatbundle", "copy.fatbundle" };
+	struct midway m = { .path = "repo-root/srv/big" };
+	engine_install_opts io = { .progress = change_midway, .userdata = &m };
+	size_t len = 3u << 20;
+	uint8_t *bytes = malloc(len);
+	struct counting c = { 0 }, c2 = { 0 };
+	engine_repo_stats st;
+	fatelf_repo_dir *r;
+	struct statfs fs;
+	bool clones;
+	engine *e;
+	fatelf_diag d;
+	int fd, q;
+
+	ck_assert_ptr_nonnull(bytes);
+	for (size_t i = 0; i < len; i++)
+		bytes[i] = (uint8_t)(i * 2654435761u >> 13);
+	ck_assert_int_eq(mkdir("tree-big", 0755), 0);
+	dir("tree-big", "srv");
+	put("tree-big", "srv/big", bytes, len, 0644);
+	ck_assert_int_eq(mkdir("tree-copy", 0755), 0);
+	dir("tree-copy", "srv");
+	put("tree-copy", "srv/copy", bytes, len, 0644);
+	fd = open("big.fatbundle", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_msg(fatelf_bundle_create("tree-big", fd, &ob, &d) == 0, "bundle: %s", d.msg);
+	close(fd);
+	fd = open("copy.fatbundle", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_msg(fatelf_bundle_create("tree-copy", fd, &oc, &d) == 0, "bundle: %s", d.msg);
+	close(fd);
+	r = make_repo(bundles, 2);
+	e = open_engine("repo", "native");
+	q = install_repo_opts(e, r, "big", "1", &c, &st, NULL, &d);
+	ck_assert_msg(q == 0, "install big: %s", d.msg);
+	ck_assert_int_eq(statfs("repo-root", &fs), 0);
+	/* XFS and btrfs clone: the staged copy is not touched by the change */
+	clones = fs.f_type == 0x58465342 || fs.f_type == 0x9123683e;
+	q = install_repo_opts(e, r, "copy", "1", &c2, &st, &io, &d);
+	if (clones) {
+		ck_assert_msg(q == 0, "install copy: %s", d.msg);
+		ck_assert_uint_eq(st.cloned, 1);
+		ck_assert(tu_file_equals("repo-root/srv/copy", bytes, len));
+	} else {
+		/* bytes were handed on already: no fetch after them, a clear
+		 * error and nothing installed */
+		ck_assert(m.done);
+		ck_assert_int_eq(q, -ESTALE);
+		ck_assert_msg(strstr(d.msg, "/srv/big changed while it was read as object"), "%s", d.msg);
+		ck_assert_uint_eq(c2.calls, 0);
+		ck_assert_int_eq(access("repo-root/srv/copy", F_OK), -1);
+		ck_assert(!package_installed(e, "copy"));
+		ck_assert_uint_eq(st.cloned, 0);
+	}
+	free(bytes);
+	engine_close(e);
+	fatelf_repo_close(r);
+}
+END_TEST
+
+/* A consumer that stages each file into memory, and takes a clone offer
+ * by copying the offered file into a temp file of its own, corrupted
+ * when told to (as a file changed after the clone would be). */
+struct cloner {
+	bool corrupt;
+	unsigned offers, drops, begins;
+	int staged;                     /* the temp file of the last clone */
+	uint8_t *buf;                   /* the entry's bytes through data */
+	size_t len;
+	char path[64];                  /* the entry they belong to */
+	uint8_t same[64];               /* srv/same as the reader gave it */
+	size_t same_len;
+};
+
+static int cl_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
+{
+	struct cloner *c = ctx;
+
+	(void)d;
+	c->begins++;
+	c->len = 0;
+	snprintf(c->path, sizeof(c->path), "%s", e->path);
+	return 0;
+}
+
+static int cl_data(void *ctx, const fatelf_bundle_entry *e, const void *buf, size_t len)
+{
+	struct cloner *c = ctx;
+
+	(void)e;
+	c->buf = realloc(c->buf, c->len + len);
+	ck_assert_ptr_nonnull(c->buf);
+	memcpy(c->buf + c->len, buf, len);
+	c->len += len;
+	return 0;
+}
+
+static int cl_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_diag *d)
+{
+	struct cloner *c = ctx;
+
+	(void)d;
+	if (c->staged >= 0) {
+		/* a clone the reader kept: its bytes are the entry's */
+		c->buf = realloc(c->buf, 256);
+		ck_assert_ptr_nonnull(c->buf);
+		c->len = (size_t)pread(c->staged, c->buf, 256, 0);
+		close(c->staged);
+		c->staged = -1;
+	}
+	if (status == 0 && strcmp(e->path, "srv/same") == 0 && c->len <= sizeof(c->same)) {
+		memcpy(c->same, c->buf, c->len);
+		c->same_len = c->len;
+	}
+	return 0;
+}
+
+static int cl_clone(void *ctx, const fatelf_bundle_entry *e, int fd, uint64_t len, fatelf_diag *d)
+{
+	struct cloner *c = ctx;
+	uint8_t buf[256];
+	ssize_t n;
+
+	(void)e;
+	(void)d;
+	if (fd < 0) {
+		c->drops++;
+		ck_assert_int_ge(c->staged, 0);
+		close(c->staged);
+		c->staged = -1;
+		return 0;
+	}
+	c->offers++;
+	ck_assert_uint_le(len, sizeof(buf));
+	n = pread(fd, buf, sizeof(buf), 0);
+	ck_assert_int_eq(n, (ssize_t)len);
+	if (c->corrupt)
+		buf[0] ^= 0x20;
+	c->staged = open(".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	ck_assert_int_ge(c->staged, 0);
+	ck_assert_int_eq(pwrite(c->staged, buf, len, 0), (ssize_t)len);
+	return fcntl(c->staged, F_DUPFD_CLOEXEC, 3);
+}
+
+/* The source: the repository's objects, and "installed" copies (files in
+ * the test's directory named by their hash's hex). */
+struct local_src {
+	struct counting count;
+	unsigned local_calls, cloned_calls;
+};
+
+static int ls_object(void *ctx, const uint8_t sha[32], uint64_t size,
+		     int (*data)(void *dctx, const void *buf, size_t len), void *dctx, fatelf_diag *d)
+{
+	struct local_src *l = ctx;
+
+	return count_object(&l->count, sha, size, data, dctx, d);
+}
+
+static int ls_local(void *ctx, const uint8_t sha[32], uint64_t size)
+{
+	struct local_src *l = ctx;
+	char hex[65];
+	int fd;
+
+	(void)size;
+	l->local_calls++;
+	fatelf_hex(sha, 32, hex);
+	fd = open(hex, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void ls_cloned(void *ctx, const uint8_t sha[32], uint64_t size)
+{
+	struct local_src *l = ctx;
+
+	(void)sha;
+	(void)size;
+	l->cloned_calls++;
+}
+
+/* Reads version "1" of "copy" (srv/same, whose bytes a local file
+ * holds, and srv/new, which none does) with the cloning consumer. */
+static void read_copy_cloning(struct cloner *cl, struct local_src *ls)
+{
+	static const char same[] = "the same bytes as an installed file\n";
+	fatelf_bundle_create_opts o = { .name = "copy", .version = "1", .sign_key = &sk };
+	const char *bundles[1] = { "copy.fatbundle" };
+	fatelf_bundle_reader_ops ops = { .begin = cl_begin, .data = cl_data, .end = cl_end, .clone = cl_clone,
+					 .ctx = cl };
+	fatelf_repo_source src = { .object = ls_object, .local = ls_local, .cloned = ls_cloned, .ctx = ls };
+	fatelf_bundle_read_opts ro = { .keys = &pk, .nkeys = 1, .require_signature = true };
+	const fatelf_repo_package *p;
+	fatelf_repo_dir *r;
+	char rel[FATELF_REPO_MANIFEST_PATH_MAX], hex[65];
+	char *json = NULL, *sig = NULL;
+	size_t jlen, slen;
+	uint8_t sha[32];
+	fatelf_diag d;
+	int fd, q;
+
+	ck_assert_int_eq(mkdir("tree-copy", 0755), 0);
+	dir("tree-copy", "srv");
+	put("tree-copy", "srv/same", same, strlen(same), 0644);
+	put("tree-copy", "srv/new", "only here\n", 10, 0644);
+	fd = open("copy.fatbundle", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fatelf_bundle_create("tree-copy", fd, &o, &d) == 0, "bundle: %s", d.msg);
+	close(fd);
+	r = make_repo(bundles, 1);
+	sha_of(same, strlen(same), sha);
+	fatelf_hex(sha, 32, hex);
+	put(".", hex, same, strlen(same), 0644);
+	p = fatelf_repo_index_find(r->index, "copy");
+	ck_assert_ptr_nonnull(p);
+	fatelf_repo_manifest_path(p->versions[0].manifest, false, rel);
+	ck_assert_int_eq(fatelf_repo_read_file(r, rel, FATELF_MANIFEST_MAX, &json, &jlen, &d), 0);
+	fatelf_repo_manifest_path(p->versions[0].manifest, true, rel);
+	ck_assert_int_eq(fatelf_repo_read_file(r, rel, FATELF_REPO_SIG_MAX, &sig, &slen, &d), 0);
+	ls->count.r = r;
+	cl->staged = -1;
+	q = fatelf_repo_read(json, jlen, sig, slen, NULL, &src, &ro, &ops, &d);
+	ck_assert_msg(q == 0, "read: %s: %s", fatelf_error_name(q), d.msg);
+	ck_assert(cl->same_len == strlen(same) && memcmp(cl->same, same, strlen(same)) == 0);
+	free(cl->buf);
+	free(json);
+	free(sig);
+	fatelf_repo_close(r);
+}
+
+START_TEST(test_bad_clone_is_dropped)
+{
+	struct cloner cl = { .corrupt = true };
+	struct local_src ls = { 0 };
+
+	read_copy_cloning(&cl, &ls);
+	/* both files were offered (srv/new has no local copy: no offer) */
+	ck_assert_uint_eq(ls.local_calls, 2);
+	ck_assert_uint_eq(cl.offers, 1);
+	ck_assert_uint_eq(cl.drops, 1);
+	ck_assert_uint_eq(ls.cloned_calls, 0);
+	/* the bytes of both came from the repository, through data */
+	ck_assert_uint_eq(ls.count.calls, 2);
+}
+END_TEST
+
+START_TEST(test_good_clone_is_taken)
+{
+	struct cloner cl = { .corrupt = false };
+	struct local_src ls = { 0 };
+
+	read_copy_cloning(&cl, &ls);
+	ck_assert_uint_eq(cl.offers, 1);
+	ck_assert_uint_eq(cl.drops, 0);
+	ck_assert_uint_eq(ls.cloned_calls, 1);
+	/* srv/new alone was read from the repository */
+	ck_assert_uint_eq(ls.count.calls, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("repo_install");
@@ -566,6 +854,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_untrusted_signer_refused);
 	tcase_add_test(tc, test_local_copy_and_dry_run);
 	tcase_add_test(tc, test_changed_local_copy_is_fetched);
+	tcase_add_test(tc, test_bad_clone_is_dropped);
+	tcase_add_test(tc, test_local_copy_changed_midway_fails);
+	tcase_add_test(tc, test_good_clone_is_taken);
 	suite_add_tcase(s, tc);
 	return s;
 }
