@@ -3,8 +3,8 @@
  * local bundle is opened here, with the caller's own rights, and travels
  * to fatelfd as an open file descriptor, so the daemon never opens a path
  * an unprivileged user named; a URL is fetched by the daemon itself; a
- * package name is looked up by the daemon in its repositories, one call
- * per name. The call and its words serve upgrade too (verb_upgrade.c).
+ * package name is looked up by the daemon in its repositories, several
+ * names in one call and one transaction. The call and its words serve upgrade too (verb_upgrade.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,9 +35,8 @@ const char verb_install_usage[] =
 	"([a-z0-9][a-z0-9+.-]*) and no file of that name exists: an existing file\n"
 	"(anything but a directory) always wins, so write hello=VERSION or run from\n"
 	"another directory to install package hello beside a file named hello.\n"
-	"Several NAMEs install one after the other, each its own transaction, in\n"
-	"the order given, stopping at the first that fails; a FILE, URL or '-'\n"
-	"installs alone.\n"
+	"Several NAMEs are one transaction, in the order given: all of them are\n"
+	"installed, or, when one fails, none is. A FILE, URL or '-' installs alone.\n"
 	"\n"
 	"Options:\n"
 	"  --policy P         native, compatible, keep or targets, for this install only\n"
@@ -179,7 +178,28 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	struct install_state *st = userdata;
 	json_object *fetch = ctl_json_obj(params, "fetch");
 	json_object *result = ctl_json_obj(params, "result");
+	json_object *results = ctl_json_array(params, "results");
 	int r;
+
+	/* Several packages, one transaction: each result with what it fetched. */
+	if (results && !ctl_arg.json) {
+		json_object *fetches = ctl_json_array(params, "fetches");
+		size_t n = json_object_array_length(results);
+		bool dry = st->dry_run;
+
+		ctl_progress_clear();
+		for (size_t i = 0; i < n; i++) {
+			json_object *ri = json_object_array_get_idx(results, i);
+			json_object *fi = fetches ? json_object_array_get_idx(fetches, i) : NULL;
+
+			dry |= ctl_json_bool(ri, "dry_run");
+			ctl_result_print(ri);
+			if (fi)
+				fetch_print(fi, dry);
+		}
+		printf("%s: %zu packages in one transaction\n", dry ? "dry run" : "committed", n);
+		return CTL_CONTINUE;
+	}
 
 	/* With --json the reply carries it as it came. */
 	if (fetch && !ctl_arg.json) {
@@ -210,6 +230,17 @@ int ctl_install_call(json_object *params, const int *fd, const char *what, bool 
 int ctl_install_packages(json_object *params, const char *const *names, size_t n, const char *verb,
 			 bool no_wait, bool dry_run)
 {
+	/* Several: one call, one transaction, all of them or none. */
+	if (n > 1) {
+		json_object *a = json_object_new_array();
+		char what[128];
+
+		for (size_t i = 0; a && i < n; i++)
+			json_object_array_add(a, json_object_new_string(names[i]));
+		json_object_object_add(params, "packages", a);
+		snprintf(what, sizeof(what), "%s of %zu packages", verb, n);
+		return ctl_install_call(params, NULL, what, no_wait, dry_run);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char what[640];     /* a NAME=VERSION is at most 511 bytes */
 		int status;
@@ -277,7 +308,7 @@ int verb_install(int argc, char **argv)
 	if (optind >= argc)
 		return ctl_usage_error("missing FILE, URL, - or NAME");
 	source = argv[optind];
-	/* Several sources are package names, each its own call. */
+	/* Several sources are package names, all in one call. */
 	for (int i = optind; i < argc; i++)
 		if (!argv[i][0]) {
 			return ctl_usage_error("empty FILE");

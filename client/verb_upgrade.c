@@ -1,8 +1,8 @@
 /*
  * fatelfctl upgrade: installs the newest version the repositories offer
  * of each installed package that has a newer one (a Search for the
- * upgradable ones), or of the packages named, one Install call each, in
- * the words of 'install NAME' (verb_install.c).
+ * upgradable ones), or of the packages named, in one Install call and
+ * one transaction, in the words of 'install NAME' (verb_install.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,20 +19,17 @@ const char verb_upgrade_usage[] =
 	"of ('fatelfctl list --upgradable', as of the last 'fatelfctl update'), or\n"
 	"the packages NAME, each of which must be installed: a NAME with nothing\n"
 	"newer prints \"NAME is up to date\". Each package installs its newest\n"
-	"version as 'fatelfctl install NAME' does, one after the other, in the order\n"
-	"given (else in the order of the list), stopping at the first that fails,\n"
-	"whose exit status fatelfctl returns. fatelfd fetches only the objects that\n"
-	"no installed file holds, and each result is followed by\n"
+	"version as 'fatelfctl install NAME' does, in the order given (else in the\n"
+	"order of the list). All of them are one transaction: they are upgraded\n"
+	"together, or, when one fails, none is, and fatelfctl returns that one's\n"
+	"exit status. fatelfd fetches only the objects that no installed file\n"
+	"holds, and each result is followed by\n"
 	"\"fetch: N objects (SIZE), K from installed files\".\n"
-	"\n"
-	"Each package is its own transaction for now: when one fails, those\n"
-	"upgraded before it stay upgraded.\n"
 	"\n"
 	"Options:\n"
 	"  --dry-run   run every check and say what each upgrade would change and\n"
 	"              fetch; write nothing\n"
-	"  --no-wait   return once fatelfd has accepted the upgrades (queued one after\n"
-	"              the other); they go on\n"
+	"  --no-wait   return once fatelfd has accepted the upgrade; it goes on\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"With --json: the JSON lines of each Install call, and for a NAME with\n"
@@ -132,10 +129,14 @@ static int upgrade_named(json_object *params, json_object *upgradable, char **na
 		if (status != EXIT_OK)
 			return status;
 	}
+	_cleanup_free_ const char **todo = calloc((size_t)n + 1, sizeof(*todo));
+	size_t ntodo = 0;
+
+	if (!todo)
+		return ctl_error(EXIT_SYSTEM, "out of memory");
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i];
 		bool again = false;
-		int status;
 
 		for (int k = 0; k < i && !again; k++)
 			again = strcmp(names[k], name) == 0;
@@ -145,11 +146,9 @@ static int upgrade_named(json_object *params, json_object *upgradable, char **na
 			up_to_date(name);
 			continue;
 		}
-		status = ctl_install_packages(params, &name, 1, "upgrade", no_wait, dry_run);
-		if (status != EXIT_OK)
-			return status;
+		todo[ntodo++] = name;
 	}
-	return EXIT_OK;
+	return ntodo ? ctl_install_packages(params, todo, ntodo, "upgrade", no_wait, dry_run) : EXIT_OK;
 }
 
 int verb_upgrade(int argc, char **argv)

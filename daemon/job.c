@@ -32,6 +32,12 @@ job *job_free(job *j)
 	free(j->package);
 	free(j->repo_spec);
 	free(j->repo_name);
+	for (size_t i = 0; i < j->nmembers; i++) {
+		free(j->members[i].spec);
+		free(j->members[i].repo_name);
+		engine_result_done(&j->members[i].result);
+	}
+	free(j->members);
 	for (size_t i = 0; j->packages && j->packages[i]; i++)
 		free(j->packages[i]);
 	free(j->packages);

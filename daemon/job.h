@@ -16,6 +16,19 @@ enum job_kind {
 	JOB_UPDATE,             /* Update: a thread of its own, as Verify */
 };
 
+/* What a repository install fetched. */
+struct job_fetch {
+	uint64_t objects, local, cloned, fetched, bytes, metadata;
+};
+
+/* One package of an Install of several. */
+struct job_member {
+	char *spec;             /* "NAME[=VERSION]" */
+	char *repo_name;        /* the repository it came from */
+	engine_result result;
+	struct job_fetch fetch;
+};
+
 struct job {
 	job *next;
 	int kind;
@@ -40,9 +53,11 @@ struct job {
 	char *repo_spec;
 	char *repo_name;        /* the repository it came from (replies, errors) */
 	bool has_fetch;
-	struct {
-		uint64_t objects, local, cloned, fetched, bytes, metadata;
-	} fetch;
+	struct job_fetch fetch;
+	/* Install of several packages of the repositories as one
+	 * transaction: repo_spec names them all (logs), each has its own */
+	struct job_member *members;
+	size_t nmembers;
 	/* Remove, Verify; Update: the repository (NULL: all) */
 	char *package;
 	/* Thin */

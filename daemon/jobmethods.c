@@ -20,6 +20,8 @@
 #include "worker.h"
 
 #define E(name) "io.fatelf.Manager." name
+/* The packages one Install may name (one transaction). */
+#define INSTALL_PACKAGES_MAX 1000
 
 /* ------------------------------------------------------------ policy overrides */
 
@@ -136,28 +138,83 @@ static void job_start(conn *c, const vl_call *call, job *j)
 	}
 }
 
+/* "NAME" or "NAME=VERSION" */
+static bool package_spec_valid(const char *spec)
+{
+	const char *eq = strchr(spec, '=');
+	char name[256];
+
+	snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - spec) : 255, spec);
+	return fatelf_pkg_name_valid(name) && (!eq || fatelf_pkg_version_valid(eq + 1));
+}
+
+/* The packages of one Install, one transaction: one alone is an Install
+ * of package; several are the job's members, named together in
+ * repo_spec ("a, b=2.0, c") for the logs. */
+static int job_take_members(job *j, const char *const *specs, size_t n)
+{
+	size_t len = 1;
+
+	if (n == 1)
+		return (j->repo_spec = strdup(specs[0])) ? 0 : -ENOMEM;
+	j->members = calloc(n, sizeof(*j->members));
+	if (!j->members)
+		return -ENOMEM;
+	j->nmembers = n;
+	for (size_t i = 0; i < n; i++) {
+		if (!(j->members[i].spec = strdup(specs[i])))
+			return -ENOMEM;
+		len += strlen(specs[i]) + 2;
+	}
+	j->repo_spec = malloc(len);
+	if (!j->repo_spec)
+		return -ENOMEM;
+	len = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(specs[i]);
+
+		if (i > 0) {
+			memcpy(j->repo_spec + len, ", ", 2);
+			len += 2;
+		}
+		memcpy(j->repo_spec + len, specs[i], k);
+		len += k;
+	}
+	j->repo_spec[len] = '\0';
+	return 0;
+}
+
 void method_install(conn *c, const vl_call *call, union method_params *p)
 {
 	struct p_install *in = &p->install;
 	json_object *v = NULL;
 	bool has_fd = json_object_object_get_ex(call->parameters, "fd", &v) && v;
-	unsigned nsrc = has_fd + !!in->url + !!in->path + !!in->package;
+	unsigned nsrc = has_fd + !!in->url + !!in->path + !!in->package + !!in->packages;
+	size_t npackages = 0;
 	job *j;
 
 	if (nsrc != 1) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter",
-				nsrc == 0 ? "fd" : in->package ? "package" : (has_fd ? (in->url ? "url" : "path") : "path"));
+				nsrc == 0 ? "fd" : in->packages ? "packages" : in->package ? "package" :
+				(has_fd ? (in->url ? "url" : "path") : "path"));
 		return;
 	}
-	if (in->package) {
-		const char *eq = strchr(in->package, '=');
-		char name[256];
-
-		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - in->package) : 255, in->package);
-		if (!fatelf_pkg_name_valid(name) || (eq && !fatelf_pkg_version_valid(eq + 1))) {
-			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "package");
+	if (in->packages) {
+		while (in->packages[npackages])
+			npackages++;
+		if (npackages == 0 || npackages > INSTALL_PACKAGES_MAX) {
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "packages");
 			return;
 		}
+		for (size_t i = 0; i < npackages; i++)
+			if (!package_spec_valid(in->packages[i])) {
+				reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "packages");
+				return;
+			}
+	}
+	if (in->package && !package_spec_valid(in->package)) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "package");
+		return;
 	}
 	/* Only root names files on the daemon's machine, by path (refused by
 	 * the dispatch table) or file://. */
@@ -194,7 +251,8 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 	}
 	if ((in->url && (!(j->url = strdup(in->url)) || !(j->url_shown = fatelf_text_url_redact(in->url)))) ||
 	    (in->path && !(j->path = strdup(in->path))) ||
-	    (in->package && !(j->repo_spec = strdup(in->package)))) {
+	    (in->package && !(j->repo_spec = strdup(in->package))) ||
+	    (in->packages && job_take_members(j, in->packages, npackages) < 0)) {
 		job_free(j);
 		reply_failed(c, -ENOMEM, NULL);
 		return;

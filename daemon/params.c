@@ -26,6 +26,7 @@ static const vl_field params_fields_install[] = {
 	F(struct p_install, allow_downgrade, VL_BOOL, PARAMS_ROOT_ONLY),
 	F(struct p_install, dry_run, VL_BOOL, 0),
 	F(struct p_install, package, VL_STRING, 0),
+	F(struct p_install, packages, VL_STRV, 0),
 	{ NULL },
 };
 static const vl_field params_fields_remove[] = {

@@ -27,6 +27,7 @@ struct p_install {
 	int64_t fd;
 	const char *url, *path, *policy, *package;
 	const char **targets;
+	const char **packages;
 	bool allow_unsigned, force, allow_downgrade, dry_run;
 };
 struct p_remove {

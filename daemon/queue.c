@@ -118,7 +118,21 @@ static void job_answer(job *j)
 		} else {
 			_cleanup_json_ json_object *o = json_object_new_object();
 
-			if (o && json_object_object_add(o, "result", json_result(&j->result)) == 0) {
+			if (o && j->nmembers > 0) {
+				json_object *rs = json_object_new_array(), *fs = json_object_new_array();
+
+				for (size_t i = 0; rs && fs && i < j->nmembers; i++) {
+					const struct job_member *m = &j->members[i];
+
+					json_object_array_add(rs, json_result(&m->result));
+					json_object_array_add(fs, json_fetch(m->repo_name, m->fetch.objects, m->fetch.local,
+									     m->fetch.cloned, m->fetch.fetched,
+									     m->fetch.bytes, m->fetch.metadata));
+				}
+				json_object_object_add(o, "results", rs);
+				json_object_object_add(o, "fetches", fs);
+				conn_reply(c, o, false);
+			} else if (o && json_object_object_add(o, "result", json_result(&j->result)) == 0) {
 				if (j->has_fetch)
 					json_object_object_add(o, "fetch",
 							       json_fetch(j->repo_name, j->fetch.objects, j->fetch.local,

@@ -39,16 +39,24 @@ struct rfetch {
 	int cache;              /* the cache directory */
 	uint64_t bytes;         /* received */
 	/* The download that runs beside the staging: the engine stages each
-	 * object as soon as it is whole, in the order the helper was given
-	 * (the manifest's), while the next ones arrive. */
+	 * object as its bytes arrive, in the order the helper was given (the
+	 * manifest's), while the next ones arrive too. Nothing staged
+	 * commits before every object's bytes checked out against its hash. */
 	pthread_t thread;
 	bool running;
+	struct repo_helper pre; /* its helper, started before the metadata is fetched */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct repo_get *gets;
+	/* Every object of the download in one file with no name, each at
+	 * its own offset (gets[i].base, room for its largest size; the rest
+	 * is a hole; an object two files need is read twice): one inode for
+	 * all of them, not one created and unlinked per object. */
+	int spool;
 	char (*paths)[FATELF_REPO_OBJECT_PATH_MAX];
 	char (*names)[80];
-	bool *ready;
+	bool *ready;            /* whole */
+	uint64_t *have;         /* bytes in, from the start */
 	struct byhash *byhash;  /* sorted */
 	size_t n;
 	bool finished;
@@ -70,12 +78,14 @@ static int byhash_cmp(const void *a, const void *b)
 	return memcmp(a, b, 32);
 }
 
-static void rf_done(void *ctx, size_t i)
+static void rf_event(void *ctx, size_t i, bool whole)
 {
 	struct rfetch *f = ctx;
 
 	pthread_mutex_lock(&f->lock);
-	f->ready[i] = true;
+	f->have[i] = f->gets[i].len;
+	if (whole)
+		f->ready[i] = true;
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 }
@@ -84,7 +94,8 @@ static void *rf_main(void *arg)
 {
 	struct rfetch *f = arg;
 	fatelf_diag d = { 0 };
-	int k = repo_fetch_each(f->cfg, f->r, f->gets, f->n, &f->stop, &f->w->fetch_pid, rf_done, f, &d);
+	int k = repo_fetch_each(f->cfg, f->r, f->gets, f->n, &f->pre, &f->stop, &f->w->fetch_pid, rf_event, f,
+				&d);
 
 	pthread_mutex_lock(&f->lock);
 	f->result = k;
@@ -103,25 +114,28 @@ static void rf_finish(struct rfetch *f)
 	atomic_store(&f->stop, 1);
 	pthread_join(f->thread, NULL);
 	f->running = false;
-	for (size_t i = 0; i < f->n; i++) {
+	for (size_t i = 0; i < f->n; i++)
 		f->bytes += f->gets[i].len;
-		if (f->gets[i].fd >= 0)
-			close(f->gets[i].fd);
-	}
 }
 
 static void rf_free(struct rfetch *f)
 {
 	rf_finish(f);
+	repo_helper_discard(&f->pre);
+	if (f->spool >= 0)
+		close(f->spool);
+	f->spool = -1;
 	free(f->gets);
 	free(f->paths);
 	free(f->names);
 	free(f->ready);
+	free(f->have);
 	free(f->byhash);
 	f->gets = NULL;
 	f->paths = NULL;
 	f->names = NULL;
 	f->ready = NULL;
+	f->have = NULL;
 	f->byhash = NULL;
 	f->n = 0;
 }
@@ -133,9 +147,16 @@ static int rf_prepare(struct rfetch *f, const fatelf_repo_object *objs, size_t n
 	f->paths = calloc(n ? n : 1, sizeof(*f->paths));
 	f->names = calloc(n ? n : 1, sizeof(*f->names));
 	f->ready = calloc(n ? n : 1, sizeof(*f->ready));
+	f->have = calloc(n ? n : 1, sizeof(*f->have));
 	f->byhash = calloc(n ? n : 1, sizeof(*f->byhash));
-	if (!f->gets || !f->paths || !f->names || !f->ready || !f->byhash)
+	uint64_t at = 0;
+
+	if (!f->gets || !f->paths || !f->names || !f->ready || !f->have || !f->byhash)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	f->spool = openat(f->cache, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (f->spool < 0)
+		return fatelf_diag_set(d, -errno, -1, "cannot make the download's spool file: %s",
+				       fatelf_strerror(-errno));
 	for (size_t i = 0; i < n; i++) {
 		fatelf_repo_object_path(objs[i].sha256, f->paths[i]);
 		cache_name(objs[i].sha256, f->names[i]);
@@ -143,9 +164,9 @@ static int rf_prepare(struct rfetch *f, const fatelf_repo_object *objs, size_t n
 		f->gets[i].size = objs[i].csize;
 		/* unknown: at most what zstd makes of incompressible bytes */
 		f->gets[i].max = objs[i].size + (objs[i].size >> 7) + 1024;
-		f->gets[i].fd = -1;
-		f->gets[i].dirfd = f->cache;
-		f->gets[i].name = f->names[i];
+		f->gets[i].fd = f->spool;
+		f->gets[i].base = at;
+		at += objs[i].csize ? objs[i].csize : f->gets[i].max;
 		memcpy(f->byhash[i].sha, objs[i].sha256, 32);
 		f->byhash[i].i = i;
 	}
@@ -167,7 +188,7 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 				      .fd = -1, .dirfd = f->cache };
 		char path[FATELF_REPO_OBJECT_PATH_MAX], name[80];
 
-		rf_finish(f);
+		/* beside the download, which goes on */
 		fatelf_repo_object_path(objs[0].sha256, path);
 		cache_name(objs[0].sha256, name);
 		g.path = path;
@@ -188,17 +209,24 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 	return 0;
 }
 
-/* Waits until object sha is whole in the cache, when it is one the
- * download running beside the staging fetches. */
-static int rf_wait(struct rfetch *f, const uint8_t sha[32], fatelf_diag *d)
+/* The download's error, once it has ended without object i whole. */
+static int rf_failed(struct rfetch *f, fatelf_diag *d)
 {
-	const struct byhash *b = f->n ? bsearch(sha, f->byhash, f->n, sizeof(*f->byhash), byhash_cmp) : NULL;
-	int k = 0;
+	int k = f->result < 0 ? f->result : -EIO;
 
-	if (!b || !f->running)
-		return 0;
-	pthread_mutex_lock(&f->lock);
-	while (!f->ready[b->i] && !f->finished) {
+	if (d)
+		*d = f->diag;
+	if (k == -EIO && d && !d->msg[0])
+		k = fatelf_diag_set(d, -EIO, -1, "repository %s: the download ended early", f->r->name);
+	return k;
+}
+
+/* Waits, under f->lock, until more than pos bytes of object i are in,
+ * or it is whole: 1, 0 (whole, nothing past pos), or the download's
+ * error. */
+static int rf_wait_locked(struct rfetch *f, size_t i, uint64_t pos, fatelf_diag *d)
+{
+	while (f->have[i] <= pos && !f->ready[i] && !f->finished) {
 		struct timespec ts;
 
 		if (atomic_load(&f->w->cancel))
@@ -211,28 +239,81 @@ static int rf_wait(struct rfetch *f, const uint8_t sha[32], fatelf_diag *d)
 		}
 		pthread_cond_timedwait(&f->cond, &f->lock, &ts);
 	}
-	if (!f->ready[b->i]) {
-		k = f->result < 0 ? f->result : -EIO;
-		if (d)
-			*d = f->diag;
-		if (k == -EIO && d && !d->msg[0])
-			k = fatelf_diag_set(d, -EIO, -1, "repository %s: the download ended early", f->r->name);
-	}
+	if (f->have[i] > pos)
+		return 1;
+	return f->ready[i] ? 0 : rf_failed(f, d);
+}
+
+/* An object's cache file as the download writes it: each read waits for
+ * bytes past what was read, and the end is the end once it is whole. */
+struct growing {
+	struct rfetch *f;
+	size_t i;
+	int fd;
+	uint64_t base;          /* where the object starts in fd */
+	uint64_t pos;
+	int err;
+	fatelf_diag diag;
+	uint8_t buf[128 << 10];
+};
+
+static ssize_t growing_read(void *ctx, const void **ret_buf)
+{
+	struct growing *g = ctx;
+	struct rfetch *f = g->f;
+	uint64_t have;
+	ssize_t n;
+	int k;
+
+	pthread_mutex_lock(&f->lock);
+	k = rf_wait_locked(f, g->i, g->pos, &g->diag);
+	have = f->have[g->i];
 	pthread_mutex_unlock(&f->lock);
-	return k;
+	if (k <= 0) {
+		g->err = k;
+		return k;
+	}
+	do
+		n = pread(g->fd, g->buf, (size_t)MIN((uint64_t)sizeof(g->buf), have - g->pos),
+			  (off_t)(g->base + g->pos));
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		g->err = n < 0 ? -errno : -EIO;
+		return g->err;
+	}
+	g->pos += (uint64_t)n;
+	*ret_buf = g->buf;
+	return n;
 }
 
 static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data)(void *, const void *, size_t),
 		     void *dctx, fatelf_diag *d)
 {
 	struct rfetch *f = ctx;
-	char name[80];
+	const struct byhash *b = f->n ? bsearch(sha, f->byhash, f->n, sizeof(*f->byhash), byhash_cmp) : NULL;
+	char name[80], shown[FATELF_REPO_OBJECT_PATH_MAX];
 	fatelf_reader rd;
 	int fd, k;
 
-	k = rf_wait(f, sha, d);
-	if (k < 0)
+	fatelf_repo_object_path(sha, shown);
+	if (b) {
+		/* one of the download running beside: from its first bytes */
+		_cleanup_free_ struct growing *g = calloc(1, sizeof(*g));
+		const struct repo_get *get = &f->gets[b->i];
+
+		if (!g)
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		*g = (struct growing){ .f = f, .i = b->i, .fd = f->spool, .base = get->base };
+		rd = (fatelf_reader){ .read = growing_read, .ctx = g, .fd = -1 };
+		k = fatelf_repo_object_read(&rd, sha, size, shown, data, dctx, d);
+		/* the download's own reason, not the short frame it left */
+		if (k < 0 && g->err < 0 && g->diag.code) {
+			*d = g->diag;
+			k = g->err;
+		}
 		return k;
+	}
+	/* fetched on its own (a local copy that changed) */
 	cache_name(sha, name);
 	fd = openat(f->cache, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -240,9 +321,6 @@ static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data
 				       f->r->name, name);
 	k = fatelf_reader_fd(&rd, fd, NULL);
 	if (k == 0) {
-		char shown[FATELF_REPO_OBJECT_PATH_MAX];
-
-		fatelf_repo_object_path(sha, shown);
 		k = fatelf_repo_object_read(&rd, sha, size, shown, data, dctx, d);
 		fatelf_reader_close(&rd);
 	}
@@ -303,7 +381,11 @@ static void clear_cache(int fd)
 	closedir(dh);
 }
 
-int job_install_repo(worker *w, job *j, const engine_install_opts *o)
+/* One package, spec "NAME[=VERSION]": the version resolved, its
+ * repository's name in *ret_repo, what it installed in *res (or staged,
+ * with o->group), what it fetched in *fs. */
+static int install_one(worker *w, job *j, const char *spec, const engine_install_opts *o, engine_result *res,
+		       struct job_fetch *fs, char **ret_repo)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
 	struct repo_conf rc = { 0 };
@@ -315,7 +397,7 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	struct repo_get *gman = &gets[0], *gsig = NULL, *gpack = NULL;
 	struct membuf pack_text = { 0 };
 	fatelf_repo_pack *pack = NULL;
-	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
+	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1, .spool = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
 			    .cond = PTHREAD_COND_INITIALIZER };
 	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .ctx = &f };
 	engine_repo_version rv = { 0 };
@@ -325,20 +407,25 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	size_t ngets;
 	int k;
 
-	k = repo_resolve(cfg, j->repo_spec, &rc, &ix, &v, &j->diag);
+	k = repo_resolve(cfg, spec, &rc, &ix, &v, &j->diag);
 	if (k < 0) {
 		if (k == -ENOENT) {
 			char name[256];
-			const char *eq = strchr(j->repo_spec, '=');
+			const char *eq = strchr(spec, '=');
 
-			snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - j->repo_spec) : 255, j->repo_spec);
+			snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - spec) : 255, spec);
 			FATELF_DIAG_FACT(&j->diag, package, name);
 			return -ENGINE_E_NOT_INSTALLED;
 		}
 		return k;
 	}
-	j->repo_name = strdup(rc.name);
+	free(*ret_repo);
+	*ret_repo = strdup(rc.name);
 	f.r = &rc;
+	/* The objects' helper loads while the metadata is fetched and the
+	 * preflight runs (without it, one is started then). */
+	if (!o->dry_run && repo_helper_spawn(cfg, &rc, &f.pre, NULL) < 0)
+		f.pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
 	fatelf_repo_manifest_path(v->manifest, false, mpath);
 	fatelf_repo_manifest_path(v->manifest, true, spath);
 	fatelf_repo_object_path(v->pack, ppath);
@@ -360,9 +447,9 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	k = repo_fetch(cfg, &rc, gets, ngets, &w->cancel, &w->fetch_pid, &j->diag);
 	if (k < 0)
 		goto out;
-	j->fetch.metadata = 0;
+	fs->metadata = 0;
 	for (size_t i = 0; i < ngets; i++)
-		j->fetch.metadata += gets[i].len;
+		fs->metadata += gets[i].len;
 	/* The manifest must be the one the signed index names. */
 	h = fatelf_sha256_new();
 	if (!h) {
@@ -404,14 +491,13 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	rv.sig = gsig ? gsig->buf : NULL;
 	rv.sig_len = gsig ? gsig->len : 0;
 	rv.pack = pack;
-	k = engine_install_repo(w->rw, &rv, &fe, o, &stats, &j->result, &j->diag);
+	k = engine_install_repo(w->rw, &rv, &fe, o, &stats, res, &j->diag);
 	rf_free(&f);
-	j->has_fetch = true;
-	j->fetch.objects = stats.objects;
-	j->fetch.local = stats.local;
-	j->fetch.cloned = stats.cloned;
-	j->fetch.fetched = stats.fetched;
-	j->fetch.bytes = pack ? stats.fetch_bytes : f.bytes;
+	fs->objects = stats.objects;
+	fs->local = stats.local;
+	fs->cloned = stats.cloned;
+	fs->fetched = stats.fetched;
+	fs->bytes = pack ? stats.fetch_bytes : f.bytes;
 out:
 	rf_free(&f);
 	if (f.cache >= 0) {
@@ -424,5 +510,46 @@ out:
 	fatelf_repo_pack_free(pack);
 	fatelf_repo_index_free(ix);
 	repo_conf_done(&rc);
+	return k;
+}
+
+int job_install_repo(worker *w, job *j, const engine_install_opts *o)
+{
+	engine_install_opts mo = *o;
+	engine_group *g;
+	int k = 0;
+
+	if (j->nmembers == 0) {
+		k = install_one(w, j, j->repo_spec, o, &j->result, &j->fetch, &j->repo_name);
+		/* also when it failed: what it fetched until then */
+		j->has_fetch = true;
+		return k;
+	}
+	/* Several packages: each staged in turn, then one commit for all. */
+	g = engine_group_new(w->rw);
+	if (!g)
+		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+	mo.group = g;
+	for (size_t i = 0; i < j->nmembers && k == 0; i++) {
+		struct job_member *m = &j->members[i];
+
+		k = install_one(w, j, m->spec, &mo, &m->result, &m->fetch, &m->repo_name);
+		/* the one that failed names the repository in the error */
+		free(j->repo_name);
+		j->repo_name = m->repo_name ? strdup(m->repo_name) : NULL;
+		if (k < 0 && !j->diag.package[0]) {
+			char name[256];
+			const char *eq = strchr(m->spec, '=');
+
+			snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - m->spec) : 255, m->spec);
+			FATELF_DIAG_FACT(&j->diag, package, name);
+		}
+	}
+	if (k < 0)
+		engine_group_abort(g, k, &j->diag);
+	else if (!o->dry_run)
+		k = engine_group_commit(g, &j->diag);
+	engine_group_free(g);
+	j->has_fetch = true;
 	return k;
 }

@@ -423,7 +423,7 @@ static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64
 				return -errno;
 		}
 		if (g->fd >= 0) {
-			r = pwrite_all(g->fd, f->buf + f->off, k, off);
+			r = pwrite_all(g->fd, f->buf + f->off, k, g->base + off);
 			if (r < 0)
 				return r;
 		} else {
@@ -463,37 +463,20 @@ static char *request_text(const struct repo_conf *r, const struct repo_get *gets
 int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
 	       const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d)
 {
-	return repo_fetch_each(cfg, r, gets, n, cancel, pid_slot, NULL, NULL, d);
+	return repo_fetch_each(cfg, r, gets, n, NULL, cancel, pid_slot, NULL, NULL, d);
 }
 
-int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
-		    const atomic_int *cancel, pid_t *pid_slot, void (*done)(void *ctx, size_t i), void *ctx,
-		    fatelf_diag *d)
+/* The helper for r's mirrors, its stdin on in. */
+static int helper_start(const engine_config *cfg, const struct repo_conf *r, int in, struct fetch_child *c,
+			fatelf_diag *d)
 {
-	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128], failmsg[512] = "", msg[512];
+	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128];
 	struct fetch_limit_args limits;
-	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
-	struct frames *f = NULL;
-	_cleanup_free_ char *text = NULL;
-	char *argv[24], *line;
-	size_t argc = 0, ndone = 0;
+	char *argv[24];
+	size_t argc = 0;
 	bool has_file = false;
-	int in, k, status = 0;
+	int k;
 
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		gets[i].len = 0;
-		gets[i].done = false;
-		if (gets[i].fd < 0 && !gets[i].name) {
-			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
-
-			gets[i].buf = malloc((size_t)cap + 1);
-			if (!gets[i].buf)
-				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-			gets[i].buf[0] = '\0';
-		}
-	}
 	for (size_t i = 0; i < r->nurls; i++)
 		has_file |= strncasecmp(r->urls[i], "file:", 5) == 0;
 	fetch_helper_path(helper, sizeof(helper));
@@ -513,17 +496,101 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 		argv[argc++] = (char *)cfg->fetch_proxy;
 	}
 	argv[argc] = NULL;
-	text = request_text(r, gets, n);
-	if (!text)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	in = fetch_text_memfd(text);
-	if (in < 0)
-		return fatelf_diag_set(d, in, -1, "repository %s: %s", r->name, fatelf_strerror(in));
-	k = fetch_child_start(helper, argv, in, geteuid() == 0 && !has_file, cannot, &c);
-	close(in);
+	k = fetch_child_start(helper, argv, in, geteuid() == 0 && !has_file, cannot, c);
 	if (k < 0)
 		return fatelf_diag_set(d, k, -1, "repository %s: cannot start the download: %s", r->name,
 				       fatelf_strerror(k));
+	return 0;
+}
+
+int repo_helper_spawn(const engine_config *cfg, const struct repo_conf *r, struct repo_helper *h, fatelf_diag *d)
+{
+	int p[2], k;
+
+	*h = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return fatelf_diag_set(d, -errno, -1, "repository %s: %s", r->name, fatelf_strerror(-errno));
+	k = helper_start(cfg, r, p[0], &h->c, d);
+	close(p[0]);
+	if (k < 0) {
+		close(p[1]);
+		return k;
+	}
+	h->in = p[1];
+	return 0;
+}
+
+void repo_helper_discard(struct repo_helper *h)
+{
+	if (!h || h->c.pid <= 0)
+		return;
+	if (h->in >= 0)
+		close(h->in);
+	(void)kill(h->c.pid, SIGKILL);
+	close(h->c.out);
+	close(h->c.err);
+	while (waitpid(h->c.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*h = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+}
+
+int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
+		    struct repo_helper *pre, const atomic_int *cancel, pid_t *pid_slot,
+		    void (*event)(void *ctx, size_t i, bool whole), void *ctx, fatelf_diag *d)
+{
+	char failmsg[512] = "", msg[512];
+	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
+	struct frames *f = NULL;
+	_cleanup_free_ char *text = NULL;
+	char *line;
+	size_t ndone = 0;
+	int in, k, status = 0;
+
+	if (n == 0) {
+		repo_helper_discard(pre);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		gets[i].len = 0;
+		gets[i].done = false;
+		if (gets[i].fd < 0 && !gets[i].name) {
+			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
+
+			gets[i].buf = malloc((size_t)cap + 1);
+			if (!gets[i].buf) {
+				repo_helper_discard(pre);
+				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			}
+			gets[i].buf[0] = '\0';
+		}
+	}
+	text = request_text(r, gets, n);
+	if (!text) {
+		repo_helper_discard(pre);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	if (pre && pre->c.pid > 0) {
+		/* started beforehand: its requests down its pipe, which it
+		 * reads whole before anything else */
+		c = pre->c;
+		k = write_all(pre->in, text, strlen(text));
+		close(pre->in);
+		*pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+		if (k < 0) {
+			snprintf(failmsg, sizeof(failmsg), "cannot hand the helper its requests: %s", fatelf_strerror(k));
+			if (pid_slot)
+				__atomic_store_n(pid_slot, c.pid, __ATOMIC_SEQ_CST);
+			goto out;
+		}
+	} else {
+		in = fetch_text_memfd(text);
+		if (in < 0)
+			return fatelf_diag_set(d, in, -1, "repository %s: %s", r->name, fatelf_strerror(in));
+		k = helper_start(cfg, r, in, &c, d);
+		close(in);
+		if (k < 0)
+			return k;
+	}
 	if (pid_slot)
 		__atomic_store_n(pid_slot, c.pid, __ATOMIC_SEQ_CST);
 	f = calloc(1, sizeof(*f));
@@ -555,6 +622,8 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 			k = take_bytes(f, g, a, b);
 			if (k < 0)
 				break;
+			if (event)
+				event(ctx, (size_t)id, false);
 		} else if (sscanf(line, "done %llu %llu%n", &id, &a, &used) == 2 && line[used] == '\0') {
 			if (id >= n || gets[id].done) {
 				k = -EPROTO;
@@ -572,8 +641,8 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 				close(gets[id].fd);
 				gets[id].fd = -1;
 			}
-			if (done)
-				done(ctx, (size_t)id);
+			if (event)
+				event(ctx, (size_t)id, true);
 		} else if (sscanf(line, "fail %llu %llu %n", &id, &a, &used) == 2) {
 			/* one line from the helper, made printable */
 			size_t m = 0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "fetchchild.h"
 #include "repo.h"
 
 #define REPO_NAME_MAX    64
@@ -59,7 +60,8 @@ struct repo_get {
 	const char *path;               /* relative to a mirror's URL */
 	uint64_t size;                  /* expected bytes; 0: unknown (then max bounds it) */
 	uint64_t max;
-	int fd;                         /* written at offsets (pwrite); -1: into buf */
+	int fd;                         /* written at base + offset (pwrite); -1: into buf */
+	uint64_t base;
 	/* name set (and fd -1): the bytes go to dirfd/name instead,
 	 * opened at their first frame and closed when they are whole, so
 	 * that a download of many objects holds few descriptors */
@@ -78,11 +80,23 @@ struct repo_get {
  */
 int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
 	       const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d);
-/* The same, telling done(ctx, i) as soon as gets[i] is whole (from the
- * calling thread), so that a consumer may use it before the rest. */
+/* A helper started ahead of its requests (its start, a few milliseconds
+ * of loading, then overlaps other work): repo_fetch_each with it as pre
+ * hands it the requests and takes it over; repo_helper_discard stops one
+ * that was not used. */
+struct repo_helper {
+	struct fetch_child c;
+	int in;                         /* its stdin's write end */
+};
+int repo_helper_spawn(const engine_config *cfg, const struct repo_conf *r, struct repo_helper *h, fatelf_diag *d);
+void repo_helper_discard(struct repo_helper *h);
+/* The same, telling event(ctx, i, false) each time bytes of gets[i]
+ * arrived (gets[i].len is then how many are in, from its start) and
+ * event(ctx, i, true) once it is whole, from the calling thread, so that
+ * a consumer may read it as it comes, before the rest. */
 int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
-		    const atomic_int *cancel, pid_t *pid_slot, void (*done)(void *ctx, size_t i), void *ctx,
-		    fatelf_diag *d);
+		    struct repo_helper *pre, const atomic_int *cancel, pid_t *pid_slot,
+		    void (*event)(void *ctx, size_t i, bool whole), void *ctx, fatelf_diag *d);
 
 /*
  * "NAME" (its newest version in any repository) or "NAME=VERSION": the

@@ -287,6 +287,18 @@ static void *worker_main(void *arg)
 		else if (r < 0)
 			log_error("job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
 				  job_what(j), j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r));
+		else if (j->nmembers > 0)
+			for (size_t i = 0; i < j->nmembers; i++) {
+				const engine_result *m = &j->members[i].result;
+
+				log_info("job %llu: %s %s %s%s%s: %s (transaction %lld, %llu files, %llu bytes written, "
+					 "%lld saved)", (unsigned long long)j->seq, m->change ? m->change : "install",
+					 m->package ? m->package : "?", m->old_version ? m->old_version : "",
+					 m->old_version ? " -> " : "", m->new_version ? m->new_version : "?",
+					 j->dry_run ? "dry run done" : "done, one transaction with the others",
+					 (long long)m->txid, (unsigned long long)m->files,
+					 (unsigned long long)m->bytes_written, (long long)m->bytes_saved);
+			}
 		else if (j->dry_run)
 			log_info("job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
 				 (unsigned long long)j->seq,

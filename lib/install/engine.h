@@ -251,7 +251,30 @@ typedef struct engine_install_opts {
 	int (*needs)(void *needs_ctx, const fatelf_manifest *m, const fatelf_bundle_entry *e, const uint8_t *sha,
 		     uint64_t size, fatelf_diag *d);
 	void *needs_ctx;
+	/* One transaction with other installs (engine_group_new): the
+	 * install stages and waits for engine_group_commit. */
+	struct engine_group *group;
 } engine_install_opts;
+
+/*
+ * Several installs as one transaction, all or none. Each engine_install
+ * given the group in its opts runs its preflight and stages its files,
+ * then returns 0 with its *ret not yet filled (ret must stay valid);
+ * engine_group_commit then commits all of them at one commit point and
+ * fills each one's *ret. A package named twice, or a file or symlink that
+ * two of the installs write or remove, is ENGINE_E_CONFLICT in the
+ * preflight of the second. A failure of one install leaves the others
+ * staged: the caller then calls engine_group_abort, which rolls every one
+ * back with the failure's code and text in its history row. A dry run's
+ * installs finish at once (nothing to commit), checked against each other
+ * all the same.
+ */
+typedef struct engine_group engine_group;
+engine_group *engine_group_new(engine *e);
+int engine_group_commit(engine_group *g, fatelf_diag *d);
+void engine_group_abort(engine_group *g, int code, const fatelf_diag *why);
+/* Rolls back (cancelled) whatever is staged and not committed. */
+void engine_group_free(engine_group *g);
 
 /* A repository install (lib/install/engine_repo.c). */
 typedef struct engine_repo_version {

@@ -75,7 +75,9 @@ struct strv {
 
 struct install {
 	engine *e;
-	const engine_install_opts *o;
+	const engine_install_opts *o;   /* &opts */
+	engine_install_opts opts;       /* the caller's, kept for a group's commit */
+	engine_result *ret;             /* filled at the commit */
 	const engine_policy_spec *policy;
 	/* The reader's while it runs; then, after a read that succeeded,
 	 * handed over (kept) and freed with the install. */
@@ -167,6 +169,10 @@ static const fatelf_bundle_entry *ent_of(const struct install *x, const struct i
 {
 	return &x->m->entries[ie - x->ents];
 }
+
+/* The group an install belongs to (engine_install_opts.group). */
+static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d);
+static int group_park(engine_group *g, struct install *x, fatelf_diag *d);
 
 /* Where ie lands: its path, or a kept config file's PATH.fatelf-new. */
 static const char *op_path_of(const struct ient *ie)
@@ -1343,6 +1349,11 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = plan_emptied(x, d);
 	if (q < 0)
 		return q;
+	if (x->o->group) {
+		q = group_claim(x->o->group, x, d);
+		if (q < 0)
+			return q;
+	}
 	store_read_end(x->e->st);
 	q = progress(x, "preflight", NULL);     /* now with the totals */
 	if (q < 0)
@@ -2006,11 +2017,42 @@ static void install_free(struct install *x)
 	fatelf_manifest_free(x->kept_m);
 }
 
+/* Every path of the install into the ldconfig check (a failed ldconfig
+ * does not undo an install that committed). */
+static void install_ldconfig(struct install *x)
+{
+	size_t n = x->nents + x->removes.n, k = 0;
+	const char **paths = calloc(n ? n : 1, sizeof(char *));
+
+	if (!paths)
+		return;
+	for (size_t i = 0; i < x->nents; i++)
+		paths[k++] = x->ents[i].path;
+	for (size_t i = 0; i < x->removes.n; i++)
+		paths[k++] = x->removes.v[i];
+	(void)eng_ldconfig(x->e, paths, k, NULL);
+	free(paths);
+}
+
+/* After the commit point: the settled time, the result, ldconfig. */
+static int install_finish(struct install *x)
+{
+	int q;
+
+	eng_tx_failpoint(&x->tx, "before-disk-record");
+	record_settled(x);
+	eng_tx_failpoint(&x->tx, "after-disk-record");
+	q = finish_result(x, x->ret);
+	if (q == 0)
+		install_ldconfig(x);
+	return q;
+}
+
 int engine_install(engine *e, const fatelf_reader *src, const engine_install_opts *o,
 		   engine_result *ret, fatelf_diag *d)
 {
 	static const engine_install_opts no_opts;
-	struct install x = { .e = e, .o = o ? o : &no_opts, .fd = -1, .euid = geteuid() };
+	struct install *x = calloc(1, sizeof(*x));
 	fatelf_bundle_read_opts ro = {
 		.keys = e->keys,
 		.nkeys = e->nkeys,
@@ -2023,92 +2065,301 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		.data = inst_data,
 		.end = inst_end,
 		.clone = inst_clone,
-		.ctx = &x,
+		.ctx = x,
 	};
 	fatelf_diag local;
-	uint64_t written;
-	int64_t saved;
 	int q;
 
 	if (!d)
 		d = &local;
 	fatelf_diag_clear(d);
-	x.policy = x.o->policy ? x.o->policy : &e->cfg.policy;
-	ro.require_signature = e->cfg.require_signature && !x.o->allow_unsigned;
+	if (!x)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	*x = (struct install){ .e = e, .opts = o ? *o : no_opts, .fd = -1, .euid = geteuid(), .ret = ret };
+	x->o = &x->opts;
+	x->policy = x->o->policy ? x->o->policy : &e->cfg.policy;
+	ro.require_signature = e->cfg.require_signature && !x->o->allow_unsigned;
 	/* Where no signature is required, a key we do not trust is no
 	 * signature; the result says that it was not verified. */
-	ro.untrusted_keyid = x.unverified;
+	ro.untrusted_keyid = x->unverified;
 	/* The plan refers to the manifest's entries until the install is done. */
-	ro.ret_manifest = &x.kept_m;
-	x.h = fatelf_sha256_new();
-	if (!x.h)
+	ro.ret_manifest = &x->kept_m;
+	x->h = fatelf_sha256_new();
+	if (!x->h) {
+		free(x);
 		return -ENOMEM;
+	}
 
-	q = x.o->drive ? x.o->drive(x.o->drive_ctx, &ro, &ops, d) : fatelf_bundle_read(src, &ro, &ops, d);
+	q = x->o->drive ? x->o->drive(x->o->drive_ctx, &ro, &ops, d) : fatelf_bundle_read(src, &ro, &ops, d);
 	store_read_end(e->st);  /* a preflight that failed */
 	/* NULL unless the read succeeded */
-	x.m = !x.kept_m ? NULL : x.view_of ? &x.view : x.kept_m;
-	if (x.dry_done) {
+	x->m = !x->kept_m ? NULL : x->view_of ? &x->view : x->kept_m;
+	if (x->dry_done) {
 		fatelf_diag_clear(d);
-		q = finish_result(&x, ret);
+		q = finish_result(x, ret);
 		goto out;
 	}
 	/* The row and the caller get the source's own reason, not the
 	 * short archive it left behind. */
-	if (q < 0 && x.o->source_failed)
-		q = x.o->source_failed(x.o->source_ctx, q, d);
+	if (q < 0 && x->o->source_failed)
+		q = x->o->source_failed(x->o->source_ctx, q, d);
 	/* A byte source says -ECANCELED when it was told to stop. */
-	if (q < 0 && (x.cancelled || q == -ECANCELED)) {
+	if (q < 0 && (x->cancelled || q == -ECANCELED)) {
 		q = fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
-	} else if (q < 0 && x.werr < 0 && x.werr_ent) {
-		q = path_fail(d, x.werr, x.werr_ent->path, "%s: cannot write the staged file: %s",
-			      x.werr_ent->path, fatelf_strerror(x.werr));
+	} else if (q < 0 && x->werr < 0 && x->werr_ent) {
+		q = path_fail(d, x->werr, x->werr_ent->path, "%s: cannot write the staged file: %s",
+			      x->werr_ent->path, fatelf_strerror(x->werr));
 	}
-	if (q == 0 && progress(&x, "committing", NULL) < 0)
+	if (q == 0 && progress(x, "committing", NULL) < 0)
 		q = fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
 	if (q < 0) {
-		if (x.fd >= 0)
-			close(TAKE_FD(x.fd));
-		if (x.tx_started)
-			eng_tx_abort(&x.tx, q, d);
-		else if (!x.o->dry_run)
-			record_failure(e, x.name, q, d);
+		if (x->fd >= 0)
+			close(TAKE_FD(x->fd));
+		if (x->tx_started)
+			eng_tx_abort(&x->tx, q, d);
+		else if (!x->o->dry_run)
+			record_failure(e, x->name, q, d);
 		/* The key that signed, not trusted, is named as data. */
 		if (q == -FATELF_E_SIG_KEY) {
-			snprintf(d->subject, sizeof(d->subject), "%s", x.unverified);
-			FATELF_DIAG_FACT(d, key_id, x.unverified);
+			snprintf(d->subject, sizeof(d->subject), "%s", x->unverified);
+			FATELF_DIAG_FACT(d, key_id, x->unverified);
 		}
 		if (q == -ENGINE_E_CONFLICT)
 			conflict_owner(e, d);
 		goto out;
 	}
 
-	totals(&x, &written, &saved);
-	x.written = written;
-	x.saved = saved;
+	totals(x, &x->written, &x->saved);
+	if (x->o->group) {
+		/* staged: it commits with the rest of the group */
+		q = group_park(x->o->group, x, d);
+		if (q == 0)
+			return 0;
+		eng_tx_abort(&x->tx, q, d);
+		goto out;
+	}
 	/* After the commit point a failed rename is returned, and finished by
 	 * recovery at the next start. */
-	q = eng_tx_commit(&x.tx, inst_apply, &x, written, saved, d);
-	if (q < 0)
-		goto out;
-	eng_tx_failpoint(&x.tx, "before-disk-record");
-	record_settled(&x);
-	eng_tx_failpoint(&x.tx, "after-disk-record");
-	q = finish_result(&x, ret);
-	if (q == 0) {
-		size_t n = x.nents + x.removes.n, k = 0;
-		const char **paths = calloc(n ? n : 1, sizeof(char *));
-		if (paths) {
-			for (size_t i = 0; i < x.nents; i++)
-				paths[k++] = x.ents[i].path;
-			for (size_t i = 0; i < x.removes.n; i++)
-				paths[k++] = x.removes.v[i];
-			/* A failed ldconfig does not undo an install that committed. */
-			(void)eng_ldconfig(e, paths, k, NULL);
-			free(paths);
+	q = eng_tx_commit(&x->tx, inst_apply, x, x->written, x->saved, d);
+	if (q == 0)
+		q = install_finish(x);
+out:
+	install_free(x);
+	free(x);
+	return q;
+}
+
+/* ------------------------------------------------------------ groups */
+
+/* A path one install of the group writes, and the install's package. */
+struct claim {
+	char *path;
+	const char *package;    /* the group's copy */
+};
+
+struct engine_group {
+	engine *e;
+	struct install **staged;        /* waiting for the commit, in order */
+	size_t nstaged, staged_cap;
+	char **names;                   /* every package the group has seen */
+	size_t nnames, names_cap;
+	struct claim *claims;           /* open addressing, path NULL: free */
+	size_t nclaims, claims_cap;
+};
+
+engine_group *engine_group_new(engine *e)
+{
+	engine_group *g = calloc(1, sizeof(*g));
+
+	if (g)
+		g->e = e;
+	return g;
+}
+
+static size_t claim_slot(const char *path, size_t cap)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)(h & (cap - 1));
+}
+
+static int claims_grow(engine_group *g)
+{
+	size_t cap = g->claims_cap ? g->claims_cap * 2 : 4096;
+	struct claim *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->claims_cap; i++) {
+		size_t s;
+
+		if (!g->claims[i].path)
+			continue;
+		for (s = claim_slot(g->claims[i].path, cap); v[s].path; s = (s + 1) & (cap - 1))
+			;
+		v[s] = g->claims[i];
+	}
+	free(g->claims);
+	g->claims = v;
+	g->claims_cap = cap;
+	return 0;
+}
+
+/* Claims path for package: the package that claimed it first, or NULL. */
+static const char *claim(engine_group *g, const char *path, const char *package, int *ret_err)
+{
+	size_t s;
+
+	*ret_err = 0;
+	if ((g->nclaims + 1) * 2 > g->claims_cap && (*ret_err = claims_grow(g)) < 0)
+		return NULL;
+	for (s = claim_slot(path, g->claims_cap); g->claims[s].path; s = (s + 1) & (g->claims_cap - 1))
+		if (strcmp(g->claims[s].path, path) == 0)
+			return strcmp(g->claims[s].package, package) == 0 ? NULL : g->claims[s].package;
+	g->claims[s].path = strdup(path);
+	if (!g->claims[s].path) {
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
+	g->claims[s].package = package;
+	g->nclaims++;
+	return NULL;
+}
+
+/*
+ * At the end of x's preflight: x's package is not already in the group,
+ * and no file or symlink x installs or removes is one another install of
+ * the group installs or removes (directories are shared). The store does
+ * not know the others' new files before their common commit, so without
+ * this two packages could both write one path.
+ */
+static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
+{
+	const char *pkg;
+	int err;
+
+	for (size_t i = 0; i < g->nnames; i++)
+		if (strcmp(g->names[i], x->name) == 0) {
+			fatelf_diag_set(d, -ENGINE_E_CONFLICT, -1,
+					"%s is named twice in one transaction", x->name);
+			FATELF_DIAG_FACT(d, package, x->name);
+			return -ENGINE_E_CONFLICT;
+		}
+	if (GROW_ARRAY(g->names, g->names_cap, g->nnames + 1) < 0 || !(g->names[g->nnames] = strdup(x->name)))
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	pkg = g->names[g->nnames++];
+	for (size_t i = 0; i < x->nents + x->removes.n; i++) {
+		const char *path, *other;
+
+		if (i < x->nents) {
+			if (x->m->entries[i].type == FATELF_ENTRY_DIR)
+				continue;
+			path = x->ents[i].path;
+		} else {
+			path = x->removes.v[i - x->nents];
+		}
+		other = claim(g, path, pkg, &err);
+		if (err < 0)
+			return fatelf_diag_set(d, err, -1, "out of memory");
+		if (other) {
+			path_fail(d, -ENGINE_E_CONFLICT, path, "%s: both %s and %s, in one transaction, write it",
+				  path, other, pkg);
+			FATELF_DIAG_FACT(d, owner, other);
+			return -ENGINE_E_CONFLICT;
 		}
 	}
+	return 0;
+}
+
+static int group_park(engine_group *g, struct install *x, fatelf_diag *d)
+{
+	if (GROW_ARRAY(g->staged, g->staged_cap, g->nstaged + 1) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	g->staged[g->nstaged++] = x;
+	return 0;
+}
+
+static int group_apply(engine *e, void *userdata, fatelf_diag *d)
+{
+	struct install *x = userdata;
+	int q = inst_apply(e, x, d);
+
+	/* which package's rows failed */
+	return q < 0 ? eng_diag_name(d, q, x->name) : q;
+}
+
+static void group_release(engine_group *g)
+{
+	for (size_t i = 0; i < g->nstaged; i++) {
+		install_free(g->staged[i]);
+		free(g->staged[i]);
+	}
+	g->nstaged = 0;
+}
+
+int engine_group_commit(engine_group *g, fatelf_diag *d)
+{
+	size_t n = g->nstaged;
+	eng_tx **t = calloc(n ? n : 1, sizeof(*t));
+	void **ud = calloc(n ? n : 1, sizeof(*ud));
+	uint64_t *written = calloc(n ? n : 1, sizeof(*written));
+	int64_t *saved = calloc(n ? n : 1, sizeof(*saved));
+	int q, k;
+
+	if (!t || !ud || !written || !saved) {
+		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		engine_group_abort(g, q, d);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		t[i] = &g->staged[i]->tx;
+		ud[i] = g->staged[i];
+		written[i] = g->staged[i]->written;
+		saved[i] = g->staged[i]->saved;
+	}
+	/* every one aborted on a failure before the commit point */
+	q = eng_tx_commit_many(t, n, group_apply, ud, written, saved, d);
+	if (q < 0 && !(n > 0 && t[0]->committed))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		k = install_finish(g->staged[i]);
+		if (k < 0 && q == 0)
+			q = fatelf_diag_set(d, k, -1, "out of memory");
+	}
 out:
-	install_free(&x);
+	group_release(g);
+	free(t);
+	free(ud);
+	free(written);
+	free(saved);
 	return q;
+}
+
+void engine_group_abort(engine_group *g, int code, const fatelf_diag *why)
+{
+	for (size_t i = g->nstaged; i-- > 0;)
+		eng_tx_abort(&g->staged[i]->tx, code, why);
+	group_release(g);
+}
+
+void engine_group_free(engine_group *g)
+{
+	fatelf_diag d = { 0 };
+
+	if (!g)
+		return;
+	if (g->nstaged > 0) {
+		fatelf_diag_set(&d, -ECANCELED, -1, "cancelled");
+		engine_group_abort(g, -ECANCELED, &d);
+	}
+	for (size_t i = 0; i < g->claims_cap; i++)
+		free(g->claims[i].path);
+	free(g->claims);
+	for (size_t i = 0; i < g->nnames; i++)
+		free(g->names[i]);
+	free(g->names);
+	free(g->staged);
+	free(g);
 }

@@ -156,6 +156,12 @@ typedef int (*eng_apply_fn)(engine *e, void *userdata, fatelf_diag *d);
  * of a rename is returned but recovery at the next start finishes it. */
 int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
 		  int64_t bytes_saved, fatelf_diag *d);
+/* eng_tx_commit of n transactions at one commit point (one store
+ * transaction applies them all, apply called with each userdata[i]):
+ * all of them commit, or none. Before the commit point every one is
+ * aborted on failure; after it each is rolled forward. */
+int eng_tx_commit_many(eng_tx *const *t, size_t n, eng_apply_fn apply, void *const *userdata,
+		       const uint64_t *bytes_written, const int64_t *bytes_saved, fatelf_diag *d);
 /* Fires failpoint step and KIND.step (engine_tx.c lists the steps). */
 void eng_tx_failpoint(const eng_tx *t, const char *step);
 /* Rolls back: unlinks staged temps, removes created directories (deepest

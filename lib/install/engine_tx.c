@@ -795,68 +795,27 @@ static int tx_forward_one(eng_tx *t, size_t i, fatelf_diag *d)
 	return q;
 }
 
-int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
-		  int64_t bytes_saved, fatelf_diag *d)
+/* After the commit point: t's renames, unlinks and rmdirs. */
+static int tx_roll_forward(eng_tx *t, fatelf_diag *d)
+{
+	int first = tx_run_by_dir(t, tx_any, tx_forward_one, d);
+
+	eng_tx_failpoint(t, "after-renames");
+	return first;
+}
+
+/* The journal of a transaction done. A journal that cannot be cleared is
+ * replayed at the next start; the transaction itself is done. Renames of
+ * temps are harmless to replay, so then the clearing need not wait for
+ * the disk: a power cut that loses it leaves such a journal, and the next
+ * durable commit takes it along. An unlink by name is not harmless once
+ * someone has put a new file there, so a plan that removes files has its
+ * clearing wait for the disk. */
+static void tx_clear_journal(eng_tx *t)
 {
 	engine *e = t->e;
-	int q, first = 0;
 
-	if (!t->journaled)
-		return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
-
-	q = tx_check_removes(t, d);
-	if (q >= 0)
-		q = tx_check_dirs(t, d);
-	if (q < 0)
-		goto abort;
-	eng_tx_failpoint(t, "before-sync");
-	if (e->cfg.durable) {
-		q = eng_sync_root(e, d);
-		if (q < 0)
-			goto abort;
-	}
-	eng_tx_failpoint(t, "after-sync");
-
-	q = store_begin(e->st, d);
-	if (q < 0)
-		goto abort;
-	q = apply ? apply(e, userdata, d) : 0;
-	if (q >= 0)
-		q = store_tx_mark_committed(e->st, t->id, (int64_t)time(NULL), bytes_written,
-					    bytes_saved, d);
-	if (q < 0) {
-		store_rollback(e->st, NULL);
-		goto abort;
-	}
-	eng_tx_failpoint(t, "before-store-commit");
-	q = store_commit(e->st, d);
-	if (q < 0) {
-		store_rollback(e->st, NULL);
-		goto abort;
-	}
-	/* The commit point: from here on the transaction is rolled forward. */
-	t->committed = true;
-	eng_tx_failpoint(t, "after-store-commit");
-
-	first = tx_run_by_dir(t, tx_any, tx_forward_one, d);
-	eng_tx_failpoint(t, "after-renames");
-	if (e->cfg.durable) {
-		q = eng_sync_root(e, first == 0 ? d : NULL);
-		if (q < 0 && first == 0)
-			first = q;
-	}
-	eng_tx_failpoint(t, "after-final-sync");
-	/* An operation that failed stays journaled: the next start retries it. */
-	if (first < 0)
-		return first;
 	eng_tx_failpoint(t, "before-journal-clear");
-	/* A journal that cannot be cleared is replayed at the next start;
-	 * the transaction itself is done. Renames of temps are harmless to
-	 * replay, so then the clearing need not wait for the disk: a power
-	 * cut that loses it leaves such a journal, and the next durable
-	 * commit takes it along. An unlink by name is not harmless once
-	 * someone has put a new file there, so a plan that removes files has
-	 * its clearing wait for the disk. */
 	if (tx_removes_files(t)) {
 		(void)store_journal_clear(e->st, t->id, NULL);
 	} else if (store_set_durable(e->st, false, NULL) == 0) {
@@ -865,10 +824,91 @@ int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_
 	}
 	t->journaled = false;
 	eng_tx_failpoint(t, "after-journal-clear");
+}
+
+int eng_tx_commit(eng_tx *t, eng_apply_fn apply, void *userdata, uint64_t bytes_written,
+		  int64_t bytes_saved, fatelf_diag *d)
+{
+	return eng_tx_commit_many(&t, 1, apply, &userdata, &bytes_written, &bytes_saved, d);
+}
+
+int eng_tx_commit_many(eng_tx *const *t, size_t n, eng_apply_fn apply, void *const *userdata,
+		       const uint64_t *bytes_written, const int64_t *bytes_saved, fatelf_diag *d)
+{
+	engine *e;
+	int q = 0, first = 0;
+
+	if (n == 0)
+		return 0;
+	e = t[0]->e;
+	for (size_t i = 0; i < n; i++)
+		if (!t[i]->journaled)
+			return fatelf_diag_set(d, -EINVAL, -1, "the plan was never journaled");
+
+	for (size_t i = 0; i < n && q >= 0; i++) {
+		q = tx_check_removes(t[i], d);
+		if (q >= 0)
+			q = tx_check_dirs(t[i], d);
+	}
+	if (q < 0)
+		goto abort;
+	eng_tx_failpoint(t[0], "before-sync");
+	if (e->cfg.durable) {
+		q = eng_sync_root(e, d);
+		if (q < 0)
+			goto abort;
+	}
+	eng_tx_failpoint(t[0], "after-sync");
+
+	/* One store transaction for all of them: its commit is the commit
+	 * point of each, so that they happen all or none. */
+	q = store_begin(e->st, d);
+	if (q < 0)
+		goto abort;
+	for (size_t i = 0; i < n && q >= 0; i++) {
+		q = apply ? apply(e, userdata[i], d) : 0;
+		if (q >= 0)
+			q = store_tx_mark_committed(e->st, t[i]->id, (int64_t)time(NULL), bytes_written[i],
+						    bytes_saved[i], d);
+	}
+	if (q < 0) {
+		store_rollback(e->st, NULL);
+		goto abort;
+	}
+	eng_tx_failpoint(t[0], "before-store-commit");
+	q = store_commit(e->st, d);
+	if (q < 0) {
+		store_rollback(e->st, NULL);
+		goto abort;
+	}
+	/* The commit point: from here on every one of them is rolled forward. */
+	for (size_t i = 0; i < n; i++)
+		t[i]->committed = true;
+	eng_tx_failpoint(t[0], "after-store-commit");
+
+	for (size_t i = 0; i < n; i++) {
+		int k = tx_roll_forward(t[i], first == 0 ? d : NULL);
+
+		if (k < 0 && first == 0)
+			first = k;
+	}
+	if (e->cfg.durable) {
+		q = eng_sync_root(e, first == 0 ? d : NULL);
+		if (q < 0 && first == 0)
+			first = q;
+	}
+	eng_tx_failpoint(t[0], "after-final-sync");
+	/* An operation that failed stays journaled: the next start retries
+	 * it (every journal is kept then, which is harmless to replay). */
+	if (first < 0)
+		return first;
+	for (size_t i = 0; i < n; i++)
+		tx_clear_journal(t[i]);
 	return 0;
 
 abort:
-	eng_tx_abort(t, q, d);
+	for (size_t i = n; i-- > 0;)
+		eng_tx_abort(t[i], q, d);
 	return q;
 }
 

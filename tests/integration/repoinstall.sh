@@ -307,6 +307,61 @@ check_eq "... and nginx served, of the files' objects, the changed file's alone"
 run ctl upgrade
 check_eq "upgrade again: nothing to upgrade" "0 nothing to upgrade: every package is up to date" "$RC $RUN_OUT"
 
+# ---- several packages, one transaction
+for v in 1 2; do
+	for p in pa pb; do
+		mkdir -p "t-$p-$v/opt/$p" && echo "$p $v" >"t-$p-$v/opt/$p/file"
+		"$FATELF" bundle create -o "$p-$v.fatbundle" --name "$p" --version "$v" --sign vendor.key "t-$p-$v" >/dev/null
+	done
+done
+check "repo add --sign pa 1, pb 1 to www/up" "$FATELF" repo add --sign repo.key www/up pa-1.fatbundle pb-1.fatbundle
+chmod -R go+rX www
+check "update" ctl update
+run ctl install pa pb
+check_eq "install pa pb exits 0" 0 "$RC"
+check_eq "... saying it was one transaction" "committed: 2 packages in one transaction" "$(tail -1 <<<"$RUN_OUT")"
+check_eq "... both installed" "pa 1|pb 1" "$(cat d1/root/opt/pa/file)|$(cat d1/root/opt/pb/file)"
+run ctl --json history
+check_eq "... each with its committed history row" "install committed pa
+install committed pb" \
+	"$(jq -r '.transactions | sort_by(.id) | .[] | select(.package == "pa" or .package == "pb") | "\(.kind) \(.state) \(.package)"' <<<"$RUN_OUT")"
+check "repo add --sign pa 2, pb 2 to www/up" "$FATELF" repo add --sign repo.key www/up pa-2.fatbundle pb-2.fatbundle
+chmod -R go+rX www
+check "update" ctl update
+run ctl list --upgradable
+check_eq "list --upgradable: pa and pb" "pa 1 -> 2 (up)
+pb 1 -> 2 (up)" "$RUN_OUT"
+# pb 2's object corrupt: pb fails after pa is staged, and pa goes back
+pb2=$(sha256sum t-pb-2/opt/pb/file | cut -c1-64)
+pbobj=www/up/objects/${pb2:0:2}/$pb2.zst
+cp "$pbobj" pb2.zst.saved
+flip_byte "$pbobj" $(($(stat -c %s "$pbobj") - 6))
+run ctl upgrade
+check_eq "upgrade of pa and pb, pb's object corrupt: fails" 1 "$((RC != 0))"
+check_match "... with pb's error" "FATELF_E_REPO_OBJECT|corrupt|zstd|SHA-256|pb" "$RUN_ERR"
+check_eq "... and neither is upgraded, pa (staged first) neither" "pa 1|pb 1" \
+	"$(cat d1/root/opt/pa/file)|$(cat d1/root/opt/pb/file)"
+check_eq "... nor recorded as upgraded" "1 1" \
+	"$(ctl --json info pa | jq -r .package.version) $(ctl --json info pb | jq -r .package.version)"
+check_eq "... nothing staged is left" "" "$(find d1/root/opt/pa d1/root/opt/pb -name '.fatelf*')"
+run ctl --json history
+check_eq "... both upgrade rows failed" "upgrade failed pa
+upgrade failed pb" \
+	"$(jq -r '.transactions | sort_by(.id) | .[] | select((.package == "pa" or .package == "pb") and .kind == "upgrade") | "\(.kind) \(.state) \(.package)"' <<<"$RUN_OUT")"
+cp pb2.zst.saved "$pbobj"
+run ctl upgrade
+check_eq "upgrade again, the object mended: exit 0" 0 "$RC"
+check_match "... pa upgraded" "^upgraded pa 1 -> 2: " "$RUN_OUT"
+check_match "... pb upgraded" "^upgraded pb 1 -> 2: " "$RUN_OUT"
+check_eq "... in one transaction" "committed: 2 packages in one transaction" "$(tail -1 <<<"$RUN_OUT")"
+check_eq "... both new" "pa 2|pb 2" "$(cat d1/root/opt/pa/file)|$(cat d1/root/opt/pb/file)"
+run ctl --json upgrade
+check_eq "upgrade --json with nothing newer" 0 "$RC"
+run ctl install pa pa
+check_eq "install pa pa: a package named twice is refused" 1 "$((RC != 0))"
+check "remove pa" ctl remove pa
+check "remove pb" ctl remove pb
+
 run ctl info hello
 check_eq "info hello exits 0" 0 "$RC"
 check_match "... shows what it did before" "^version: 2\.0$" "$(grep '^version:' <<<"$RUN_OUT")"

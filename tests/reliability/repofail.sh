@@ -198,11 +198,13 @@ daemon_start k1 || fail "fatelfd starts" "see $T_WORK/k1/log"
 check "repo add slow" ctl repo add slow "http://127.0.0.1:$SPORT/repo" --key repo.pub
 check "update" ctl update
 check "install --no-wait hello (a download of several seconds)" ctl install --no-wait hello
+# staging: the objects' download runs beside it, each staged as it comes
+staging() { ctl --json status | jq -e '.progress.phase == "staging" and .progress.bytes_done > 0' >/dev/null; }
 for ((i = 0; i < 100; i++)); do
-	[ -n "$(find k1/state/cache -type f 2>/dev/null)" ] && break
+	staging && break
 	sleep 0.1
 done
-check "... it is downloading (its cache has files)" test -n "$(find k1/state/cache -type f 2>/dev/null)"
+check "... it is downloading and staging what came" staging
 check "... through the helper" test -n "$(pgrep -P "$DPID" -f fatelf-fetch)"
 helpers=$(pgrep -P "$DPID" -f fatelf-fetch)
 daemon_kill

@@ -1754,6 +1754,290 @@ START_TEST(test_failpoints)
 END_TEST
 #endif
 
+/* ------------------------------------------------------------ groups */
+
+/* Package NAME 1.0: opt/NAME/file ("NAME\n"), and opt/shared/x too when
+ * shared. */
+static const char *solo_bundle(const char *name, bool shared)
+{
+	static char outs[8][64];
+	static unsigned next;
+	char tree[64], dir[96], body[64];
+	char *out = outs[next++ % 8];
+
+	snprintf(tree, sizeof(tree), "tree-%s", name);
+	snprintf(out, 64, "%s.fatbundle", name);
+	if (access(out, F_OK) == 0)
+		return out;
+	ck_assert_int_eq(mkdir(tree, 0755), 0);
+	mkdir_at(tree, "opt");
+	snprintf(dir, sizeof(dir), "opt/%s", name);
+	mkdir_at(tree, dir);
+	snprintf(dir, sizeof(dir), "opt/%s/file", name);
+	snprintf(body, sizeof(body), "%s\n", name);
+	write_at(tree, dir, body, strlen(body), 0644);
+	if (shared) {
+		mkdir_at(tree, "opt/shared");
+		write_at(tree, "opt/shared/x", body, strlen(body), 0644);
+	}
+	return make_bundle(tree, name, "1.0", &sk, FATELF_COMPRESS_ZSTD, out);
+}
+
+static int group_stage(engine *e, engine_group *g, const char *bundle, engine_result *res, fatelf_diag *d)
+{
+	engine_install_opts o = { .group = g };
+
+	return install_file(e, bundle, &o, res, d);
+}
+
+static void check_hello_1(engine *e)
+{
+	check_package(e, "hello", "1.0", NULL);
+	ck_assert(root_file_is("/opt/hello/share/data.txt", "hello data version 1\n", 21));
+	ck_assert(root_file_is("/opt/hello/old/old.txt", "old\n", 4));
+	ck_assert(!exists("/opt/hello/share/new.txt"));
+}
+
+/* Staged installs wait for the group's commit, then land together. */
+START_TEST(test_group_commits)
+{
+	engine_result res[2], one;
+	fatelf_diag d;
+	unsigned before;
+	engine_group *g;
+	engine *e;
+	int q;
+
+	setup();
+	e = open_engine(NULL);
+	install_ok(e, hello_bundle(1), NULL, &one);
+	engine_result_done(&one);
+	before = tx_count(e);
+	g = engine_group_new(e);
+	ck_assert_ptr_nonnull(g);
+	q = group_stage(e, g, hello_bundle(2), &res[0], &d);
+	ck_assert_msg(q == 0, "%s", d.msg);
+	q = group_stage(e, g, solo_bundle("alpha", false), &res[1], &d);
+	ck_assert_msg(q == 0, "%s", d.msg);
+	/* staged, not committed: nothing visible has changed */
+	check_hello_1(e);
+	ck_assert(!package_installed(e, "alpha"));
+	ck_assert(!exists("/opt/alpha/file"));
+	ck_assert_ptr_null(res[0].package);
+
+	q = engine_group_commit(g, &d);
+	ck_assert_msg(q == 0, "%s", d.msg);
+	engine_group_free(g);
+	ck_assert_str_eq(res[0].package, "hello");
+	ck_assert_str_eq(res[0].new_version, "2.0");
+	ck_assert_str_eq(res[0].old_version, "1.0");
+	ck_assert_str_eq(res[1].package, "alpha");
+	ck_assert_int_ne(res[0].txid, res[1].txid);
+	check_package(e, "hello", "2.0", NULL);
+	check_package(e, "alpha", "1.0", NULL);
+	ck_assert(root_file_is("/opt/hello/share/data.txt", "hello data version 2\n", 21));
+	ck_assert(root_file_is("/opt/hello/share/new.txt", "new\n", 4));
+	ck_assert(!exists("/opt/hello/old"));
+	ck_assert(root_file_is("/opt/alpha/file", "alpha\n", 6));
+	check_owner(e, "/opt/alpha/file", "alpha");
+	ck_assert_uint_eq(tx_count(e), before + 2);
+	ck_assert_str_eq(last_tx(e).state, "committed");
+	engine_result_done(&res[0]);
+	engine_result_done(&res[1]);
+	/* a group with nothing staged commits nothing */
+	g = engine_group_new(e);
+	ck_assert_int_eq(engine_group_commit(g, &d), 0);
+	engine_group_free(g);
+	ck_assert_uint_eq(tx_count(e), before + 2);
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
+/* One install of the group fails: the ones staged before it roll back. */
+START_TEST(test_group_all_or_none)
+{
+	engine_result res[3], one;
+	fatelf_diag d;
+	unsigned before_entries, before_tx;
+	engine_group *g;
+	engine *e;
+	int q;
+
+	setup();
+	e = open_engine(NULL);
+	install_ok(e, hello_bundle(1), NULL, &one);
+	engine_result_done(&one);
+	before_entries = root_entries();
+	before_tx = tx_count(e);
+	g = engine_group_new(e);
+	ck_assert_int_eq(group_stage(e, g, solo_bundle("alpha", false), &res[0], &d), 0);
+	ck_assert_int_eq(group_stage(e, g, hello_bundle(2), &res[1], &d), 0);
+	/* other's data.txt is hello's */
+	q = group_stage(e, g, other_bundle(), &res[2], &d);
+	ck_assert_int_eq(q, -ENGINE_E_CONFLICT);
+	ck_assert_str_eq(d.subject, "/opt/hello/share/data.txt");
+	engine_group_abort(g, q, &d);
+	engine_group_free(g);
+	check_hello_1(e);
+	ck_assert(!package_installed(e, "alpha"));
+	ck_assert(!package_installed(e, "other"));
+	/* no staged file, no directory made for alpha is left */
+	ck_assert_uint_eq(root_entries(), before_entries);
+	ck_assert_uint_eq(tx_count(e), before_tx + 3);
+	{
+		store_tx *v = NULL;
+		size_t n = 0;
+
+		ck_assert_int_eq(store_tx_history(engine_store(e), NULL, 0, &v, &n, &d), 0);
+		for (size_t i = 0; i < 3; i++) {
+			ck_assert_str_eq(store_tx_state_to_text(v[i].state), "failed");
+			ck_assert_msg(v[i].error && strstr(v[i].error, "/opt/hello/share/data.txt"), "%s",
+				      v[i].error ? v[i].error : "(none)");
+		}
+		store_txs_free(v, n);
+	}
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
+/* Two installs of one group may not write one path, nor one package twice. */
+START_TEST(test_group_conflicts_within)
+{
+	engine_result res[2];
+	fatelf_diag d;
+	engine_group *g;
+	engine *e;
+	int q;
+
+	setup();
+	e = open_engine(NULL);
+	g = engine_group_new(e);
+	ck_assert_int_eq(group_stage(e, g, solo_bundle("pa", true), &res[0], &d), 0);
+	q = group_stage(e, g, solo_bundle("pb", true), &res[1], &d);
+	ck_assert_int_eq(q, -ENGINE_E_CONFLICT);
+	ck_assert_str_eq(d.subject, "/opt/shared/x");
+	ck_assert_msg(strstr(d.msg, "pa") && strstr(d.msg, "pb"), "%s", d.msg);
+	ck_assert_str_eq(d.owner, "pa");
+	engine_group_abort(g, q, &d);
+	engine_group_free(g);
+	ck_assert(!package_installed(e, "pa"));
+	ck_assert(!package_installed(e, "pb"));
+	ck_assert_uint_eq(root_entries(), 0);
+
+	g = engine_group_new(e);
+	ck_assert_int_eq(group_stage(e, g, solo_bundle("alpha", false), &res[0], &d), 0);
+	q = group_stage(e, g, solo_bundle("alpha", false), &res[1], &d);
+	ck_assert_int_eq(q, -ENGINE_E_CONFLICT);
+	ck_assert_msg(strstr(d.msg, "named twice"), "%s", d.msg);
+	/* freed without a commit: rolled back, as cancelled */
+	engine_group_free(g);
+	ck_assert(!package_installed(e, "alpha"));
+	ck_assert_uint_eq(root_entries(), 0);
+	{
+		store_tx *v = NULL;
+		size_t n = 0;
+
+		/* newest first: the second alpha failed, the first was cancelled */
+		ck_assert_int_eq(store_tx_history(engine_store(e), NULL, 0, &v, &n, &d), 0);
+		ck_assert_uint_ge(n, 2);
+		ck_assert_str_eq(store_tx_state_to_text(v[0].state), "failed");
+		ck_assert_str_eq(store_tx_state_to_text(v[1].state), "cancelled");
+		store_txs_free(v, n);
+	}
+	engine_close(e);
+	teardown();
+}
+END_TEST
+
+#ifdef FATELF_FAILPOINTS
+/* Killed at fp while committing hello 2.0 and alpha in one group. */
+static int group_crash_child(const char *fp)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		engine_result res[2];
+		fatelf_diag d;
+		engine_config c = base_cfg();
+		engine *e = NULL;
+		engine_group *g;
+
+		c.durable = true;
+		setenv("FATELF_FAILPOINT", fp, 1);
+		if (engine_open(&c, &pk, 1, 0, &e, NULL, &d) < 0 || !(g = engine_group_new(e)))
+			_exit(3);
+		if (group_stage(e, g, hello_bundle(2), &res[0], &d) < 0 ||
+		    group_stage(e, g, solo_bundle("alpha", false), &res[1], &d) < 0)
+			_exit(4);
+		_exit(engine_group_commit(g, &d) == 0 ? 0 : 5);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* Killed anywhere in the commit, both roll back or both roll forward. */
+START_TEST(test_group_failpoints)
+{
+	static const struct {
+		const char *fp;
+		bool forward;
+	} steps[] = {
+		{ "before-store-commit", false },
+		{ "after-store-commit", true },
+		{ "rename:3", true },
+		{ "after-renames:1", true },
+	};
+
+	setup();
+	hello_bundle(1);
+	hello_bundle(2);
+	solo_bundle("alpha", false);
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		engine_result res;
+		unsigned recovered = 0;
+		fatelf_diag d;
+		engine *e = open_engine(NULL);
+		int status;
+
+		if (package_installed(e, "hello")) {
+			ck_assert_int_eq(engine_remove(e, "hello", NULL, &res, &d), 0);
+			engine_result_done(&res);
+		}
+		if (package_installed(e, "alpha")) {
+			ck_assert_int_eq(engine_remove(e, "alpha", NULL, &res, &d), 0);
+			engine_result_done(&res);
+		}
+		install_ok(e, hello_bundle(1), NULL, &res);
+		engine_result_done(&res);
+		engine_close(e);
+
+		status = group_crash_child(steps[i].fp);
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+			      "%s: the child was not killed (status %d)", steps[i].fp, status);
+		e = open_engine(&recovered);
+		ck_assert_msg(recovered == 2, "%s: %u recovered", steps[i].fp, recovered);
+		if (steps[i].forward) {
+			check_package(e, "hello", "2.0", NULL);
+			check_package(e, "alpha", "1.0", NULL);
+			ck_assert(root_file_is("/opt/hello/share/new.txt", "new\n", 4));
+			ck_assert(!exists("/opt/hello/old"));
+			ck_assert(root_file_is("/opt/alpha/file", "alpha\n", 6));
+		} else {
+			check_hello_1(e);
+			ck_assert(!package_installed(e, "alpha"));
+			ck_assert(!exists("/opt/alpha"));
+		}
+		engine_close(e);
+	}
+	teardown();
+}
+END_TEST
+#endif
+
 /* A subject is put in front of a message unless its writer said that the
  * message names it already. */
 START_TEST(test_diag_naming)
@@ -1830,8 +2114,12 @@ int main(void)
 	tcase_add_test(tc, test_recover_rolls_back);
 	tcase_add_test(tc, test_recover_rolls_forward);
 	tcase_add_test(tc, test_recover_older_remove);
+	tcase_add_test(tc, test_group_commits);
+	tcase_add_test(tc, test_group_all_or_none);
+	tcase_add_test(tc, test_group_conflicts_within);
 #ifdef FATELF_FAILPOINTS
 	tcase_add_test(tc, test_failpoints);
+	tcase_add_test(tc, test_group_failpoints);
 #endif
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
