@@ -17,7 +17,7 @@ export top_srcdir
 
 rl_init admin
 [ "$(id -u)" -eq 0 ] || t_skip "making a user and a group needs root"
-t_require_tool python3 setpriv groupadd useradd userdel groupdel getent
+t_require_tool python3 setpriv groupadd useradd userdel groupdel getent minisign
 
 NOGROUP=$(getent group 65534 | cut -d: -f1)
 [ -n "$NOGROUP" ] || t_skip "no group 65534"
@@ -130,6 +130,16 @@ refused_root "Thin targets" targets \
 	'{"method":"io.fatelf.Manager.Thin","parameters":{"targets":["aarch64"]}}'
 refused_root "Thin of a package, with targets" targets \
 	'{"method":"io.fatelf.Manager.Thin","parameters":{"packages":["fat"],"targets":["aarch64"]}}'
+
+# Repositories are root's to configure: a member may not add or remove one.
+RA='"method":"io.fatelf.Manager.RepoAdd"'
+refused_root "RepoAdd" name \
+	"{$RA,\"parameters\":{\"name\":\"evil\",\"urls\":[\"http://127.0.0.1:9/r\"],\"key\":\"RWQAAAAAAAAAAA\"}}"
+refused_root "RepoRemove" name '{"method":"io.fatelf.Manager.RepoRemove","parameters":{"name":"evil"}}'
+minisign -G -W -f -p adm.pub -s adm.key >/dev/null 2>&1 || fail "minisign -G" "no key"
+run admin_ctl repo add evil http://127.0.0.1:9/r --key "$(tail -1 adm.pub)"
+check_eq "fatelfctl repo add as a member exits 4" 4 "$RC"
+check_eq "... and no repository is configured" "[]" "$(ctl --json repo list | jq -c '.repositories')"
 
 # false is no override: the member may say it.
 run admin_call "{$I,\"parameters\":{\"fd\":0,\"force\":false,\"allow_unsigned\":false,\"dry_run\":true}}" \
