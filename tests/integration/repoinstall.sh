@@ -331,6 +331,15 @@ check "update" ctl update
 run ctl list --upgradable
 check_eq "list --upgradable: pa and pb" "pa 1 -> 2 (up)
 pb 1 -> 2 (up)" "$RUN_OUT"
+run ctl upgrade --dry-run
+check_eq "upgrade --dry-run of pa and pb exits 0" 0 "$RC"
+check_match "... saying what pa's upgrade would do" "^would upgrade pa 1 -> 2: " "$RUN_OUT"
+check_match "... and pb's" "^would upgrade pb 1 -> 2: " "$RUN_OUT"
+check_eq "... as one transaction" "dry run: 2 packages in one transaction" "$(tail -1 <<<"$RUN_OUT")"
+run ctl --json upgrade --dry-run
+check_eq "... --json: a result and a fetch for each, in order" "pa pb 2" \
+	"$(tail -1 <<<"$RUN_OUT" | jq -r '"\([.results[].package] | join(" ")) \(.fetches | length)"')"
+check_eq "... and nothing changed" "pa 1|pb 1" "$(cat d1/root/opt/pa/file)|$(cat d1/root/opt/pb/file)"
 # pb 2's object corrupt: pb fails after pa is staged, and pa goes back
 pb2=$(sha256sum t-pb-2/opt/pb/file | cut -c1-64)
 pbobj=www/up/objects/${pb2:0:2}/$pb2.zst
