@@ -483,6 +483,43 @@ static int repo_gc(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* push: the registry client is a program of its own (libcurl), next to
+ * this one (the build tree) or in the package's libexec directory. */
+static int repo_push(int argc, char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash, **args;
+	int e;
+
+	path[0] = '\0';
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof(path), "%s/fatelf-oci", self);
+		}
+	}
+	if (!path[0] || access(path, X_OK) < 0)
+		snprintf(path, sizeof(path), "%s", PKGLIBEXECDIR "/fatelf-oci");
+	args = calloc((size_t)argc + 2, sizeof(*args));
+	if (!args) {
+		fprintf(stderr, "fatelf: repo push: %s\n", strerror(ENOMEM));
+		return EXIT_SYSTEM;
+	}
+	args[0] = (char *)"fatelf-oci";
+	args[1] = (char *)"push";
+	for (int i = 1; i < argc; i++)
+		args[i + 1] = argv[i];
+	fflush(NULL);
+	execv(path, args);
+	e = errno;
+	free(args);
+	fprintf(stderr, "fatelf: repo push: cannot run %s: %s\n", path, strerror(e));
+	return EXIT_SYSTEM;
+}
+
 static const struct fatelf_cmd verbs[] = {
 	{ "init",   "Make a directory an empty repository",        repo_init,   cmd_repo_usage },
 	{ "add",    "Add bundles' objects and versions",           repo_add,    cmd_repo_usage },
@@ -490,12 +527,13 @@ static const struct fatelf_cmd verbs[] = {
 	{ "list",   "Show the packages and versions",              repo_list,   cmd_repo_usage },
 	{ "verify", "Check the index, every manifest and object",  repo_verify, cmd_repo_usage },
 	{ "gc",     "Drop what the index no longer reaches",       repo_gc,     cmd_repo_usage },
+	{ "push",   "Put a bundle in an OCI registry",              repo_push,   cmd_repo_usage },
 };
 
 int cmd_repo(int argc, char **argv)
 {
 	if (argc < 2)
-		return cmd_usage_error("repo", "expected a verb: init, add, remove, list, verify or gc");
+		return cmd_usage_error("repo", "expected a verb: init, add, remove, list, verify, gc or push");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)
 		return cmd_help(cmd_repo_usage);
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
@@ -503,5 +541,5 @@ int cmd_repo(int argc, char **argv)
 			optind = 0;
 			return verbs[i].run(argc - 1, argv + 1);
 		}
-	return cmd_usage_error("repo", "unknown verb '%s' (init, add, remove, list, verify, gc)", argv[1]);
+	return cmd_usage_error("repo", "unknown verb '%s' (init, add, remove, list, verify, gc, push)", argv[1]);
 }

@@ -21,6 +21,7 @@
 #include "hex.h"
 #include "hostile.h"
 #include "manifest_private.h"
+#include "oci.h"
 #include "reader.h"
 #include "repo.h"
 #include "testutil.h"
@@ -1429,6 +1430,139 @@ static fatelf_repo_pack *read_pack(const fatelf_repo_dir *r, const fatelf_repo_v
 	return p;
 }
 
+/* ---- the OCI form (lib/bundle/oci.c) */
+
+START_TEST(test_oci_platforms)
+{
+	static const struct {
+		const char *target, *os, *arch, *variant;
+	} cases[] = {
+		{ "x86_64:64bits:le:sysv:osabiver0", "linux", "amd64", "" },
+		{ "x86_64:64bits:le:linux:osabiver0", "linux", "amd64", "" },
+		{ "aarch64:64bits:le:sysv:osabiver0", "linux", "arm64", "" },
+		{ "arm:32bits:le:sysv:osabiver0", "linux", "arm", "v7" },
+		{ "i386:32bits:le:sysv:osabiver0", "linux", "386", "" },
+		{ "riscv:64bits:le:sysv:osabiver0", "linux", "riscv64", "" },
+		{ "ppc64:64bits:le:sysv:osabiver0", "linux", "ppc64le", "" },
+		{ "ppc64:64bits:be:sysv:osabiver0", "linux", "ppc64", "" },
+		{ "s390:64bits:be:sysv:osabiver0", "linux", "s390x", "" },
+		{ "x86_64:64bits:le:freebsd:osabiver0", "freebsd", "amd64", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fatelf_target t = target_of(cases[i].target);
+		fatelf_oci_platform p;
+
+		fatelf_oci_platform_of(&t, &p);
+		ck_assert_msg(strcmp(p.os, cases[i].os) == 0 && strcmp(p.architecture, cases[i].arch) == 0 &&
+				      strcmp(p.variant, cases[i].variant) == 0,
+			      "%s: %s/%s/%s", cases[i].target, p.os, p.architecture, p.variant);
+	}
+}
+END_TEST
+
+struct shas {
+	uint8_t v[16][32];
+	size_t n;
+};
+
+static int collect(void *ctx, const uint8_t sha[32], uint64_t size)
+{
+	struct shas *s = ctx;
+
+	(void)size;
+	ck_assert_uint_lt(s->n, 16);
+	memcpy(s->v[s->n++], sha, 32);
+	return 0;
+}
+
+static bool shas_have(const struct shas *s, const uint8_t sha[32])
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (memcmp(s->v[i], sha, 32) == 0)
+			return true;
+	return false;
+}
+
+START_TEST(test_oci_layers_and_json)
+{
+	fatelf_repo_dir *r;
+	fatelf_repo_add_result res;
+	fatelf_repo_pack *pack;
+	const fatelf_repo_version *v;
+	const fatelf_bundle_entry *prog, *data;
+	fatelf_target x86 = target_of(T_X86), arm = target_of(T_ARM), other = target_of("riscv:64bits:le:sysv:osabiver0");
+	struct shas sx = { 0 }, sa = { 0 }, so = { 0 }, sall = { 0 };
+	fatelf_oci_blob config = { .size = 10 }, layers[2] = { { .size = 3 }, { .size = 4 } };
+	fatelf_oci_entry entries[2] = { { .size = 100, .target = &x86 }, { .size = 200 } };
+	char *j1 = NULL, *j2 = NULL;
+	size_t l1, l2;
+	fatelf_diag d;
+	uint32_t pi;
+
+	tu_tmpdir();
+	make_tree("tree", "oci data\n");
+	ck_assert_msg(create_bundle("tree", "b.fatbundle", "1.0", NULL, &d) == 0, "%s", d.msg);
+	ck_assert_int_eq(fatelf_repo_init("repo", NULL, 1, &d), 0);
+	r = open_repo("repo", true);
+	ck_assert_msg(add_file(r, "b.fatbundle", NULL, &res, &d) == 0, "%s", d.msg);
+	v = &r->index->packages[0].versions[0];
+	pack = read_pack(r, v);
+	fatelf_manifest *m = bundle_manifest("b.fatbundle");
+	prog = entry_of(m, PROG, &pi);
+	data = entry_of(m, DATA, NULL);
+	ck_assert_uint_eq(prog->nrecords, 2);
+
+	/* x86_64: the data and the x86_64 record, nothing else */
+	ck_assert_int_eq(fatelf_oci_objects_for(m, pack, &x86, collect, &sx), 0);
+	ck_assert_uint_eq(sx.n, 2);
+	ck_assert(shas_have(&sx, data->sha256));
+	ck_assert(shas_have(&sx, prog->records[fatelf_target_equal(&prog->records[0].target, &x86) ? 0 : 1].sha256));
+	ck_assert_int_eq(fatelf_oci_objects_for(m, pack, &arm, collect, &sa), 0);
+	ck_assert_uint_eq(sa.n, 2);
+	ck_assert(shas_have(&sa, prog->records[fatelf_target_equal(&prog->records[0].target, &arm) ? 0 : 1].sha256));
+	/* a target the file lacks: it is kept whole, every record */
+	ck_assert_int_eq(fatelf_oci_objects_for(m, pack, &other, collect, &so), 0);
+	ck_assert(shas_have(&so, prog->records[0].sha256) && shas_have(&so, prog->records[1].sha256));
+	ck_assert(shas_have(&so, data->sha256));
+	/* the fat form: every object of the pack list, each once */
+	ck_assert_int_eq(fatelf_oci_objects_for(m, pack, NULL, collect, &sall), 0);
+	ck_assert_uint_eq(sall.n, pack->nobjects);
+	for (size_t i = 0; i < pack->nobjects; i++)
+		ck_assert(shas_have(&sall, pack->objects[i].sha256));
+
+	/* JSON: the same input, the same bytes; the fields a registry reads */
+	memcpy(config.digest, v->manifest, 32);
+	memcpy(layers[0].object, data->sha256, 32);
+	layers[0].object_size = data->size;
+	ck_assert_int_eq(fatelf_oci_manifest_json(m, &config, "sig\ntext\n", NULL, layers, 2, &x86, &j1, &l1), 0);
+	ck_assert_int_eq(fatelf_oci_manifest_json(m, &config, "sig\ntext\n", NULL, layers, 2, &x86, &j2, &l2), 0);
+	ck_assert_uint_eq(l1, l2);
+	ck_assert_str_eq(j1, j2);
+	ck_assert_uint_eq(strlen(j1), l1);
+	ck_assert_ptr_nonnull(strstr(j1, "\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\""));
+	ck_assert_ptr_nonnull(strstr(j1, "\"artifactType\":\"application/vnd.fatelf.bundle.v1\""));
+	ck_assert_ptr_nonnull(strstr(j1, "\"config\":{\"mediaType\":\"application/vnd.fatelf.manifest.v1+json\""));
+	ck_assert_ptr_nonnull(strstr(j1, "\"io.fatelf.signature\":\"sig\\ntext\\n\""));
+	ck_assert_ptr_nonnull(strstr(j1, "\"io.fatelf.target\":\"" T_X86 "\""));
+	ck_assert_ptr_nonnull(strstr(j1, "\"io.fatelf.size\":\"9\""));
+	ck_assert_ptr_null(strstr(j1, "\\/"));
+	free(j1);
+	free(j2);
+	ck_assert_int_eq(fatelf_oci_index_json(m, entries, 2, &j1, &l1), 0);
+	ck_assert_ptr_nonnull(strstr(j1, "\"platform\":{\"architecture\":\"amd64\",\"os\":\"linux\"}"));
+	ck_assert_ptr_nonnull(strstr(j1, "\"annotations\":{\"io.fatelf.form\":\"fat\"}"));
+	ck_assert_ptr_nonnull(strstr(j1, "\"io.fatelf.package\":\"demo\",\"org.opencontainers.image.version\":\"1.0\""));
+	/* one platform only, for the x86_64 entry */
+	ck_assert_ptr_null(strstr(strstr(j1, "\"platform\"") + 1, "\"platform\""));
+	free(j1);
+	fatelf_manifest_free(m);
+	fatelf_repo_pack_free(pack);
+	fatelf_repo_close(r);
+	(void)pi;
+}
+END_TEST
+
 START_TEST(test_repo_life)
 {
 	fatelf_repo_dir *r;
@@ -1937,6 +2071,8 @@ int main(void)
 	tcase_add_test(tc, test_repo_nonzero_gap);
 	tcase_add_test(tc, test_repo_awkward_files);
 	tcase_add_test(tc, test_repo_signed);
+	tcase_add_test(tc, test_oci_platforms);
+	tcase_add_test(tc, test_oci_layers_and_json);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }

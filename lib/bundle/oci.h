@@ -1,0 +1,80 @@
+/*
+ * A package version as an OCI artifact (doc/repository.md, "OCI
+ * registries"): the repository's objects as blobs, one image manifest per
+ * target the package serves (the objects a native install there reads)
+ * and one for the whole fat content, all under one image index. The
+ * config of every manifest is the signed fat manifest. This header makes
+ * the JSON a registry stores; it reads nothing from the network.
+ */
+#ifndef FATELF_OCI_H
+#define FATELF_OCI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "repo.h"
+
+#define FATELF_OCI_MT_INDEX     "application/vnd.oci.image.index.v1+json"
+#define FATELF_OCI_MT_MANIFEST  "application/vnd.oci.image.manifest.v1+json"
+#define FATELF_OCI_ARTIFACT     "application/vnd.fatelf.bundle.v1"
+#define FATELF_OCI_MT_CONFIG    "application/vnd.fatelf.manifest.v1+json"
+#define FATELF_OCI_MT_OBJECT    "application/vnd.fatelf.object.v1+zstd"
+#define FATELF_OCI_MT_PACK      "application/vnd.fatelf.pack.v1+zstd"
+/* Annotations */
+#define FATELF_OCI_A_SIGNATURE  "io.fatelf.signature"   /* config: the minisign signature, as its text */
+#define FATELF_OCI_A_OBJECT     "io.fatelf.object"      /* layer: the object's name (SHA-256 of its bytes) */
+#define FATELF_OCI_A_SIZE       "io.fatelf.size"        /* layer: the object's bytes */
+#define FATELF_OCI_A_TARGET     "io.fatelf.target"      /* manifest, index entry: the FatELF target */
+#define FATELF_OCI_A_FORM       "io.fatelf.form"        /* manifest, index entry: "fat" for the whole content */
+#define FATELF_OCI_A_PACKAGE    "io.fatelf.package"
+#define FATELF_OCI_A_VERSION    "org.opencontainers.image.version"
+
+/* The OCI platform of a FatELF target: GOARCH-style names ("amd64",
+ * "arm64", "arm" + "v7", "386", "riscv64", "ppc64le", "s390x"); any other
+ * machine by the same rule, from its familiar name. */
+typedef struct fatelf_oci_platform {
+	char os[24];
+	char architecture[24];
+	char variant[8];                /* "" for none */
+} fatelf_oci_platform;
+void fatelf_oci_platform_of(const fatelf_target *t, fatelf_oci_platform *ret);
+
+/* A blob: the bytes a registry stores under digest. */
+typedef struct fatelf_oci_blob {
+	uint8_t digest[32];             /* SHA-256 of the stored bytes */
+	uint64_t size;                  /* stored bytes */
+	uint8_t object[32];             /* the object (or manifest) it holds */
+	uint64_t object_size;
+} fatelf_oci_blob;
+
+/*
+ * The objects an install on t reads of version m (pack: its pack list),
+ * each once, to cb: every file's object that is not a FatELF file or a
+ * per-arch entry of another target; of each FatELF file, t's record, or,
+ * when it has none, every record and its frame (kept whole). t NULL: every
+ * object of the version (the fat form, for any other policy).
+ */
+int fatelf_oci_objects_for(const fatelf_manifest *m, const fatelf_repo_pack *pack, const fatelf_target *t,
+			   int (*cb)(void *ctx, const uint8_t sha[32], uint64_t size), void *ctx);
+
+/*
+ * An image manifest's JSON (malloc'd, *ret_len its length): config is
+ * the fat manifest's blob, sig its signature's text (NULL: unsigned),
+ * pack the pack list's blob (NULL: none), layers the objects' blobs in
+ * order; t the target it serves (NULL: the fat form).
+ */
+int fatelf_oci_manifest_json(const fatelf_manifest *m, const fatelf_oci_blob *config, const char *sig,
+			     const fatelf_oci_blob *pack, const fatelf_oci_blob *layers, size_t nlayers,
+			     const fatelf_target *t, char **ret, size_t *ret_len);
+
+/* An entry of the index: a manifest's digest and size, and its target
+ * (NULL: the fat form, with no platform). */
+typedef struct fatelf_oci_entry {
+	uint8_t digest[32];
+	uint64_t size;
+	const fatelf_target *target;
+} fatelf_oci_entry;
+int fatelf_oci_index_json(const fatelf_manifest *m, const fatelf_oci_entry *e, size_t n, char **ret,
+			  size_t *ret_len);
+
+#endif
