@@ -455,6 +455,8 @@ static int send_req(struct reg *g, const struct req *q)
 		k = authenticate(g);
 		if (k == 0)
 			k = send_once(g, q);
+		if (k == 0 && g->status == 401)
+			return fail(EXIT_PERMISSION, "%s: the registry refused the credentials", g->ref.host), -EACCES;
 	}
 	return k;
 }
@@ -831,7 +833,7 @@ static int push(const char *bundle, struct reg *g, const char *from, bool json)
 		printf("pushed %s %s to oci://%s/%s:%s (%s): %zu manifests (%" PRIu64 " new), %" PRIu64
 		       " blobs uploaded (%" PRIu64 " bytes), %" PRIu64 " already there%s\n",
 		       m->name, m->version, g->ref.host, g->ref.name, g->ref.tag, dg, nentries, g->manifests_put,
-		       g->uploaded, g->uploaded_bytes, g->present, g->mounted ? ", some mounted" : "");
+		       g->uploaded, g->uploaded_bytes, g->present + g->mounted, g->mounted ? " (mounted)" : "");
 	status = EXIT_OK;
 	goto out;
 diag:
