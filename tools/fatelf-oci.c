@@ -18,7 +18,6 @@
 #include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +38,6 @@
 #define EXIT_FAILED     EXIT_INVALID
 #define EXIT_PERMISSION 4
 
-#define TOKEN_MAX       (64u << 10)
 #define REPLY_MAX       (64u << 10)
 
 static const char usage[] =
@@ -63,13 +61,6 @@ static const char usage[] =
 	"Exit status: 0 pushed, 1 an invalid bundle or a registry that refused or\n"
 	"failed, 2 usage, 3 a system error, 4 credentials missing or refused.\n";
 
-struct ref {
-	char scheme[8];
-	char host[256];                 /* with :PORT */
-	char name[256];
-	char tag[129];
-};
-
 struct buf {
 	char *p;
 	size_t len, max;
@@ -77,7 +68,7 @@ struct buf {
 
 struct reg {
 	CURL *c;
-	struct ref ref;
+	fatelf_oci_ref ref;
 	char base[600];                 /* scheme://host/v2/name */
 	char user[256], pass[256];
 	bool have_creds;
@@ -119,106 +110,6 @@ static int fail(int status, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return status;
-}
-
-/* ------------------------------------------------------------ reference */
-
-static bool name_ok(const char *s)
-{
-	/* path components of [a-z0-9] runs joined by one '.', '_', '__' or '-'s */
-	bool start = true;
-
-	if (!*s || strlen(s) > 255)
-		return false;
-	for (const char *p = s; *p; p++) {
-		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
-
-		if (alnum) {
-			start = false;
-		} else if (*p == '/' || *p == '.' || *p == '_' || *p == '-') {
-			if (start)
-				return false;
-			start = *p == '/' || *p == '.';
-			if (*p == '/' && !p[1])
-				return false;
-		} else {
-			return false;
-		}
-	}
-	return !start;
-}
-
-static bool tag_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 128)
-		return false;
-	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-		      *p == '.' || *p == '-'))
-			return false;
-	return true;
-}
-
-static bool host_is_loopback(const char *host)
-{
-	char h[256];
-	char *colon;
-
-	snprintf(h, sizeof(h), "%s", host);
-	if (h[0] == '[') {
-		char *end = strchr(h, ']');
-
-		if (end)
-			*end = '\0';
-		return strcmp(h + 1, "::1") == 0;
-	}
-	colon = strchr(h, ':');
-	if (colon)
-		*colon = '\0';
-	return strcmp(h, "localhost") == 0 || strncmp(h, "127.", 4) == 0;
-}
-
-/* oci://HOST[:PORT]/NAME[:TAG] */
-static int ref_parse(const char *s, bool plain_http, struct ref *r)
-{
-	const char *p, *slash, *colon;
-	size_t hl, nl;
-
-	memset(r, 0, sizeof(*r));
-	if (strncmp(s, "oci://", 6) != 0)
-		return -EINVAL;
-	p = s + 6;
-	slash = strchr(p, '/');
-	if (!slash || slash == p)
-		return -EINVAL;
-	hl = (size_t)(slash - p);
-	if (hl >= sizeof(r->host))
-		return -EINVAL;
-	memcpy(r->host, p, hl);
-	for (size_t i = 0; i < hl; i++)
-		if (!(r->host[i] == '.' || r->host[i] == '-' || r->host[i] == ':' || r->host[i] == '[' ||
-		      r->host[i] == ']' || (r->host[i] >= '0' && r->host[i] <= '9') ||
-		      (r->host[i] >= 'a' && r->host[i] <= 'z') || (r->host[i] >= 'A' && r->host[i] <= 'Z')))
-			return -EINVAL;
-	p = slash + 1;
-	colon = strrchr(p, ':');
-	nl = colon ? (size_t)(colon - p) : strlen(p);
-	if (nl >= sizeof(r->name))
-		return -EINVAL;
-	memcpy(r->name, p, nl);
-	if (!name_ok(r->name))
-		return -EINVAL;
-	if (colon) {
-		if (strlen(colon + 1) >= sizeof(r->tag) || !tag_ok(colon + 1))
-			return -EINVAL;
-		snprintf(r->tag, sizeof(r->tag), "%s", colon + 1);
-	}
-	snprintf(r->scheme, sizeof(r->scheme), "%s", plain_http || host_is_loopback(r->host) ? "http" : "https");
-	return 0;
 }
 
 /* ------------------------------------------------------------ HTTP */
@@ -360,58 +251,36 @@ static int send_once(struct reg *g, const struct req *q)
 	return 0;
 }
 
-/* The value of key="..." in a challenge. */
-static bool challenge_param(const char *ch, const char *key, char *out, size_t outsz)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = ch; (p = strcasestr(p, key)); p += kl) {
-		const char *v, *end;
-
-		if (p != ch && p[-1] != ' ' && p[-1] != ',')
-			continue;
-		if (p[kl] != '=' || p[kl + 1] != '"')
-			continue;
-		v = p + kl + 2;
-		end = strchr(v, '"');
-		if (!end || (size_t)(end - v) >= outsz)
-			return false;
-		memcpy(out, v, (size_t)(end - v));
-		out[end - v] = '\0';
-		return true;
-	}
-	return false;
-}
-
 /* After a 401: a bearer token from the challenge's realm, or Basic. */
 static int authenticate(struct reg *g)
 {
-	char realm[1024] = "", service[256] = "", scope[512] = "", url[2048];
-	char *es = NULL, *esc = NULL;
-	json_object *o, *t;
-	const char *tok;
+	fatelf_oci_challenge ch;
+	char url[2048], scope[600];
+	char *es = NULL, *esc = NULL, *tok = NULL;
 	long status;
 	int k;
 
-	if (strncasecmp(g->challenge, "Basic", 5) == 0) {
+	if (fatelf_oci_challenge_parse(g->challenge, &ch) < 0)
+		return fail(EXIT_PERMISSION, "%s: an authentication challenge this tool does not speak", g->ref.host),
+		       -EACCES;
+	if (ch.scheme == FATELF_OCI_AUTH_BASIC) {
 		if (!g->have_creds || g->basic)
 			return fail(EXIT_PERMISSION, "%s: the registry %s credentials (--credentials FILE)", g->ref.host,
 				    g->basic ? "refused the" : "wants"), -EACCES;
 		g->basic = true;
 		return 0;
 	}
-	if (strncasecmp(g->challenge, "Bearer", 6) != 0 || !challenge_param(g->challenge, "realm", realm, sizeof(realm)))
-		return fail(EXIT_PERMISSION, "%s: an authentication challenge this tool does not speak", g->ref.host),
-		       -EACCES;
-	challenge_param(g->challenge, "service", service, sizeof(service));
-	if (!challenge_param(g->challenge, "scope", scope, sizeof(scope)))
+	if (ch.scope[0])
+		snprintf(scope, sizeof(scope), "%s", ch.scope);
+	else
 		snprintf(scope, sizeof(scope), "repository:%s:pull,push", g->ref.name);
-	if (strncmp(realm, "https://", 8) != 0 && !(strncmp(realm, "http://", 7) == 0 && strcmp(g->ref.scheme, "http") == 0))
-		return fail(EXIT_FAILED, "%s: token realm %s is not https", g->ref.host, realm), -EACCES;
-	es = curl_easy_escape(g->c, service, 0);
+	if (strncmp(ch.realm, "https://", 8) != 0 &&
+	    !(strncmp(ch.realm, "http://", 7) == 0 && strcmp(g->ref.scheme, "http") == 0))
+		return fail(EXIT_PERMISSION, "%s: token realm %s is not https", g->ref.host, ch.realm), -EACCES;
+	es = curl_easy_escape(g->c, ch.service, 0);
 	esc = curl_easy_escape(g->c, scope, 0);
-	snprintf(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?", es ? es : "",
-		 esc ? esc : "");
+	snprintf(url, sizeof(url), "%s%sservice=%s&scope=%s", ch.realm, strchr(ch.realm, '?') ? "&" : "?",
+		 es ? es : "", esc ? esc : "");
 	curl_free(es);
 	curl_free(esc);
 	free(g->auth);
@@ -431,19 +300,16 @@ static int authenticate(struct reg *g)
 	if (status != 200)
 		return fail(EXIT_PERMISSION, "%s: the token service said %ld%s", g->ref.host, status,
 			    g->have_creds ? "" : " (no credentials given: --credentials FILE)"), -EACCES;
-	o = json_tokener_parse(g->body.p);
-	if (!o || (!json_object_object_get_ex(o, "token", &t) && !json_object_object_get_ex(o, "access_token", &t)) ||
-	    !json_object_is_type(t, json_type_string) || !(tok = json_object_get_string(t)) || !*tok ||
-	    strlen(tok) > TOKEN_MAX - 64 || strpbrk(tok, "\r\n")) {
-		json_object_put(o);
-		return fail(EXIT_FAILED, "%s: the token service's reply has no token", g->ref.host), -EPROTO;
-	}
-	if (asprintf(&g->auth, "Authorization: Bearer %s", tok) < 0) {
+	k = fatelf_oci_token_parse(g->body.p, g->body.len, &tok);
+	if (k < 0)
+		return fail(EXIT_FAILED, "%s: the token service's reply has no token", g->ref.host), k;
+	k = asprintf(&g->auth, "Authorization: Bearer %s", tok);
+	explicit_bzero(tok, strlen(tok));
+	free(tok);
+	if (k < 0) {
 		g->auth = NULL;
-		json_object_put(o);
 		return -ENOMEM;
 	}
-	json_object_put(o);
 	return 0;
 }
 
@@ -719,7 +585,7 @@ static int push(const char *bundle, struct reg *g, const char *from, bool json)
 	}
 	v = &r->index->packages[0].versions[0];
 	if (!g->ref.tag[0]) {
-		if (!tag_ok(v->version)) {
+		if (!fatelf_oci_tag_valid(v->version)) {
 			status = fail(EXIT_USAGE, "version %s is not a valid tag: name one (oci://HOST/NAME:TAG)",
 				      v->version);
 			goto out;
@@ -906,10 +772,10 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		die_usage("expected BUNDLE and oci://HOST[:PORT]/NAME[:TAG]");
-	if (ref_parse(argv[optind + 1], plain, &g.ref) < 0)
+	if (fatelf_oci_ref_parse(argv[optind + 1], plain, &g.ref) < 0)
 		die_usage("'%s' is not oci://HOST[:PORT]/NAME[:TAG] (NAME: lower-case path components; TAG: "
 			  "[A-Za-z0-9_][A-Za-z0-9._-]*, at most 128)", argv[optind + 1]);
-	if (from && !name_ok(from))
+	if (from && !fatelf_oci_name_valid(from))
 		die_usage("--from '%s' is not a repository name", from);
 	if (creds && (status = read_creds(creds, &g)) != 0)
 		return status;

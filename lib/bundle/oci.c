@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "hex.h"
 #include "macro.h"
@@ -313,4 +314,242 @@ int fatelf_oci_index_json(const fatelf_manifest *m, const fatelf_oci_entry *e, s
 	json_object_object_add(ann, FATELF_OCI_A_VERSION, str(m->version));
 	json_object_object_add(top, "annotations", ann);
 	return text_of(top, ret, ret_len);
+}
+
+/* ------------------------------------------------------------ the registry's words */
+
+static bool lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool fatelf_oci_name_valid(const char *s)
+{
+	bool start = true;      /* at a component's or run's start */
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 255)
+		return false;
+	for (const char *p = s; *p; p++) {
+		if (lower_alnum(*p)) {
+			start = false;
+		} else if (*p == '/' || *p == '.' || *p == '_' || *p == '-') {
+			if (start)
+				return false;
+			/* "__" and "--" runs are separators too */
+			while ((*p == '_' && p[1] == '_') || (*p == '-' && p[1] == '-'))
+				p++;
+			start = true;
+		} else {
+			return false;
+		}
+	}
+	return !start;
+}
+
+bool fatelf_oci_tag_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 128 || s[0] == '.' || s[0] == '-')
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!(lower_alnum(*p) || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '.' || *p == '-'))
+			return false;
+	return true;
+}
+
+static bool host_loopback(const char *host)
+{
+	char h[256];
+	char *colon;
+
+	snprintf(h, sizeof(h), "%s", host);
+	if (h[0] == '[') {
+		char *end = strchr(h, ']');
+
+		if (end)
+			*end = '\0';
+		return strcmp(h + 1, "::1") == 0;
+	}
+	colon = strchr(h, ':');
+	if (colon)
+		*colon = '\0';
+	return strcmp(h, "localhost") == 0 || strncmp(h, "127.", 4) == 0;
+}
+
+static bool host_valid(const char *h)
+{
+	const char *colon;
+
+	if (!*h)
+		return false;
+	if (h[0] == '[') {
+		const char *end = strchr(h, ']');
+
+		if (!end || end == h + 1)
+			return false;
+		for (const char *p = h + 1; p < end; p++)
+			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F') || *p == ':'))
+				return false;
+		colon = end[1] ? end + 1 : NULL;
+		if (colon && *colon != ':')
+			return false;
+	} else {
+		colon = strchr(h, ':');
+		for (const char *p = h; *p && p != colon; p++)
+			if (!(lower_alnum(*p) || (*p >= 'A' && *p <= 'Z') || *p == '.' || *p == '-'))
+				return false;
+		if (colon == h)
+			return false;
+	}
+	if (colon) {
+		unsigned long port = 0;
+
+		if (!colon[1] || strlen(colon + 1) > 5)
+			return false;
+		for (const char *p = colon + 1; *p; p++) {
+			if (*p < '0' || *p > '9')
+				return false;
+			port = port * 10 + (unsigned long)(*p - '0');
+		}
+		if (port == 0 || port > 65535)
+			return false;
+	}
+	return true;
+}
+
+int fatelf_oci_ref_parse(const char *s, bool plain_http, fatelf_oci_ref *r)
+{
+	const char *p, *slash, *colon;
+	size_t hl, nl;
+
+	memset(r, 0, sizeof(*r));
+	if (strncmp(s, "oci://", 6) != 0)
+		return -EINVAL;
+	p = s + 6;
+	slash = strchr(p, '/');
+	if (!slash)
+		return -EINVAL;
+	hl = (size_t)(slash - p);
+	if (hl == 0 || hl >= sizeof(r->host))
+		return -EINVAL;
+	memcpy(r->host, p, hl);
+	if (!host_valid(r->host))
+		return -EINVAL;
+	p = slash + 1;
+	colon = strrchr(p, ':');
+	nl = colon ? (size_t)(colon - p) : strlen(p);
+	if (nl >= sizeof(r->name))
+		return -EINVAL;
+	memcpy(r->name, p, nl);
+	if (!fatelf_oci_name_valid(r->name))
+		return -EINVAL;
+	if (colon) {
+		if (!fatelf_oci_tag_valid(colon + 1))
+			return -EINVAL;
+		snprintf(r->tag, sizeof(r->tag), "%s", colon + 1);
+	}
+	snprintf(r->scheme, sizeof(r->scheme), "%s", plain_http || host_loopback(r->host) ? "http" : "https");
+	return 0;
+}
+
+/* key="value" pairs after the scheme, separated by commas; a quoted value
+ * may hold '\\' escapes. Each known key once. */
+int fatelf_oci_challenge_parse(const char *h, fatelf_oci_challenge *c)
+{
+	const char *p = h;
+
+	memset(c, 0, sizeof(*c));
+	if (strncasecmp(p, "Basic", 5) == 0 && (p[5] == '\0' || p[5] == ' ')) {
+		c->scheme = FATELF_OCI_AUTH_BASIC;
+		return 0;
+	}
+	if (strncasecmp(p, "Bearer", 6) != 0 || p[6] != ' ')
+		return -EINVAL;
+	c->scheme = FATELF_OCI_AUTH_BEARER;
+	p += 7;
+	while (*p) {
+		char key[32], val[1024];
+		size_t kl = 0, vl = 0;
+		char *dst;
+		size_t cap;
+
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		while (*p && *p != '=' && *p != ' ' && *p != ',') {
+			if (kl + 1 >= sizeof(key))
+				return -EINVAL;
+			key[kl++] = *p++;
+		}
+		key[kl] = '\0';
+		if (*p != '=' || p[1] != '"')
+			return -EINVAL;
+		p += 2;
+		while (*p && *p != '"') {
+			if (*p == '\\' && p[1])
+				p++;
+			if (vl + 1 >= sizeof(val) || (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+				return -EINVAL;
+			val[vl++] = *p++;
+		}
+		if (*p != '"')
+			return -EINVAL;
+		p++;
+		val[vl] = '\0';
+		if (strcasecmp(key, "realm") == 0)
+			dst = c->realm, cap = sizeof(c->realm);
+		else if (strcasecmp(key, "service") == 0)
+			dst = c->service, cap = sizeof(c->service);
+		else if (strcasecmp(key, "scope") == 0)
+			dst = c->scope, cap = sizeof(c->scope);
+		else
+			continue;       /* error="...", and others: not ours */
+		if (dst[0] || vl >= cap)
+			return -EINVAL;
+		memcpy(dst, val, vl + 1);
+	}
+	return c->realm[0] ? 0 : -EINVAL;
+}
+
+static bool blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+			return false;
+	return true;
+}
+
+int fatelf_oci_token_parse(const char *body, size_t len, char **ret)
+{
+	struct json_tokener *tk;
+	json_object *o, *t = NULL;
+	const char *tok;
+	int q = -EPROTO;
+
+	*ret = NULL;
+	if (len > (1u << 20))
+		return -EPROTO;
+	tk = json_tokener_new_ex(16);
+	if (!tk)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tk, body, (int)len);
+	if (o && json_tokener_get_error(tk) == json_tokener_success && blank(body + json_tokener_get_parse_end(tk),
+									     len - json_tokener_get_parse_end(tk)) &&
+	    json_object_is_type(o, json_type_object) &&
+	    ((json_object_object_get_ex(o, "token", &t) && json_object_is_type(t, json_type_string)) ||
+	     (json_object_object_get_ex(o, "access_token", &t) && json_object_is_type(t, json_type_string))) &&
+	    (tok = json_object_get_string(t)) && *tok && strlen(tok) == (size_t)json_object_get_string_len(t)) {
+		q = 0;
+		for (const char *c = tok; *c; c++)
+			if ((unsigned char)*c <= 0x20 || (unsigned char)*c > 0x7e)
+				q = -EPROTO;
+		if (q == 0 && !(*ret = strdup(tok)))
+			q = -ENOMEM;
+	}
+	json_object_put(o);
+	json_tokener_free(tk);
+	return q;
 }

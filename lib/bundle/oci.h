@@ -77,4 +77,40 @@ typedef struct fatelf_oci_entry {
 int fatelf_oci_index_json(const fatelf_manifest *m, const fatelf_oci_entry *e, size_t n, char **ret,
 			  size_t *ret_len);
 
+/* ------------------------------------------------------------ the registry's words
+ * Untrusted (a reference from the command line, a registry's reply
+ * headers and token replies): bounded, strict, fuzzed (tests/fuzz/fuzz_oci.c). */
+
+/* A repository name: lower-case [a-z0-9] runs joined by '.', '_', '__'
+ * or '-' runs, in '/'-separated components, at most 255 bytes. */
+bool fatelf_oci_name_valid(const char *s);
+/* A tag: [A-Za-z0-9_][A-Za-z0-9._-]*, at most 128 bytes. */
+bool fatelf_oci_tag_valid(const char *s);
+
+typedef struct fatelf_oci_ref {
+	char scheme[8];                 /* "http" on a loopback host or with plain_http, else "https" */
+	char host[256];                 /* HOST[:PORT] */
+	char name[256];
+	char tag[129];                  /* "" when none was given */
+} fatelf_oci_ref;
+/* oci://HOST[:PORT]/NAME[:TAG]: 0, or -EINVAL. */
+int fatelf_oci_ref_parse(const char *s, bool plain_http, fatelf_oci_ref *ret);
+
+/* A WWW-Authenticate challenge: Basic, or Bearer with its parameters. */
+enum { FATELF_OCI_AUTH_BASIC = 1, FATELF_OCI_AUTH_BEARER };
+typedef struct fatelf_oci_challenge {
+	int scheme;
+	char realm[1024];
+	char service[256];
+	char scope[512];                /* "" when the challenge gives none */
+} fatelf_oci_challenge;
+/* 0, or -EINVAL for a scheme other than those two, a Bearer challenge
+ * without a realm, or a parameter too long or badly quoted. */
+int fatelf_oci_challenge_parse(const char *header, fatelf_oci_challenge *ret);
+
+/* A token service's reply ({"token": ...} or {"access_token": ...}, at
+ * most len bytes): the token, malloc'd, printable ASCII only. -EPROTO
+ * when there is none. */
+int fatelf_oci_token_parse(const char *body, size_t len, char **ret);
+
 #endif

@@ -22,7 +22,9 @@
 # files of a repository made here by the built fatelf (fatelf repo init
 # and add, bundles of fatelf bundle create): its indexes, its pack lists,
 # its pointer and each object compressed, as its reader takes them (a
-# first byte that picks the reader; an object after its size and hash).
+# first byte that picks the reader; an object after its size and hash);
+# fuzz_oci with references, challenges and token replies as registries
+# write them.
 # It prints
 # "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
@@ -235,6 +237,19 @@ printf '\001fatelf-pack 1\nobject %s 3 12\nframe 0 %s\n' "$(printf 'ab%.0s' $(se
 printf '\002fatelf-repo 1 %s 51\n' "$(printf '0f%.0s' $(seq 32))" >"$work/seeds-repo/pointer-small"
 echo "# $(ls "$work/seeds-repo" | wc -l) repo seeds"
 
+# Seeds for fuzz_oci: the first byte picks the parser (0 a reference, 1 a
+# WWW-Authenticate challenge, 2 a token reply), as registries write them.
+mkdir -p "$work/seeds-oci"
+printf '\000oci://127.0.0.1:5000/fatelf/hello:1.0' >"$work/seeds-oci/ref-1"
+printf '\000oci://[::1]:443/a/b__c/d-e.f' >"$work/seeds-oci/ref-2"
+printf '\001Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/hello:pull"' \
+	>"$work/seeds-oci/challenge-1"
+printf '\001Basic realm="Registry Realm"' >"$work/seeds-oci/challenge-2"
+printf '\002{"token":"eyJhbGciOiJFUzI1NiJ9.e30.sig","expires_in":300,"issued_at":"2026-12-06T00:00:00Z"}\n' \
+	>"$work/seeds-oci/token-1"
+printf '\002{"access_token":"abc"}' >"$work/seeds-oci/token-2"
+echo "# $(ls "$work/seeds-oci" | wc -l) oci seeds"
+
 # run_one N TARGET: fuzzes TARGET for $seconds s; its TAP line goes to
 # $work/TARGET.result. The targets run JOBS at a time (each is one
 # process on one core), and their lines are printed in order at the end.
@@ -249,6 +264,7 @@ run_one() {
 	fuzz_elfdyn | fuzz_elfcatch) seeds=seeds-elfdyn ;;
 	fuzz_deb) seeds=seeds-deb ;;
 	fuzz_repo) seeds=seeds-repo ;;
+	fuzz_oci) seeds=seeds-oci ;;
 	*) seeds=seeds ;;
 	esac
 	cp "$bin/tests/fuzz/$t" "$work/$t"

@@ -1563,6 +1563,70 @@ START_TEST(test_oci_layers_and_json)
 }
 END_TEST
 
+/* A token reply's token, the reply being the whole string. */
+static int token_of(const char *reply, char **ret)
+{
+	return fatelf_oci_token_parse(reply, strlen(reply), ret);
+}
+
+START_TEST(test_oci_words)
+{
+	fatelf_oci_ref r;
+	fatelf_oci_challenge c;
+	char *tok = NULL;
+
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://127.0.0.1:5000/fatelf/hello:1.0", false, &r), 0);
+	ck_assert_str_eq(r.scheme, "http");
+	ck_assert_str_eq(r.host, "127.0.0.1:5000");
+	ck_assert_str_eq(r.name, "fatelf/hello");
+	ck_assert_str_eq(r.tag, "1.0");
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://registry.example.org/a/b/c", false, &r), 0);
+	ck_assert_str_eq(r.scheme, "https");
+	ck_assert_str_eq(r.tag, "");
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://registry.example.org/a", true, &r), 0);
+	ck_assert_str_eq(r.scheme, "http");
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://[::1]:5000/x:t", false, &r), 0);
+	ck_assert_str_eq(r.scheme, "http");
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://localhost/my__name/x-y.z:T_1", false, &r), 0);
+	static const char *const bad[] = {
+		"http://h/x", "oci://h", "oci:///x", "oci://h/", "oci://h/X", "oci://h/x/", "oci://h//x",
+		"oci://h/-x", "oci://h/x.", "oci://h/x:", "oci://h/x:.t", "oci://h/x:t/u", "oci://h:0/x",
+		"oci://h:65536/x", "oci://h:/x", "oci://h@e/x", "oci://[::1/x", "oci://h/x y",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(fatelf_oci_ref_parse(bad[i], false, &r) == -EINVAL, "%s was taken", bad[i]);
+
+	ck_assert_int_eq(fatelf_oci_challenge_parse("Basic realm=\"Registry\"", &c), 0);
+	ck_assert_int_eq(c.scheme, FATELF_OCI_AUTH_BASIC);
+	ck_assert_int_eq(fatelf_oci_challenge_parse(
+				 "Bearer realm=\"https://auth.example/token\",service=\"reg\",scope=\"repository:a/b:pull\","
+				 "error=\"invalid_token\"", &c), 0);
+	ck_assert_int_eq(c.scheme, FATELF_OCI_AUTH_BEARER);
+	ck_assert_str_eq(c.realm, "https://auth.example/token");
+	ck_assert_str_eq(c.service, "reg");
+	ck_assert_str_eq(c.scope, "repository:a/b:pull");
+	ck_assert_int_eq(fatelf_oci_challenge_parse("Negotiate abc", &c), -EINVAL);
+	ck_assert_int_eq(fatelf_oci_challenge_parse("Bearer service=\"x\"", &c), -EINVAL);
+	ck_assert_int_eq(fatelf_oci_challenge_parse("Bearer realm=\"a\",realm=\"b\"", &c), -EINVAL);
+	ck_assert_int_eq(fatelf_oci_challenge_parse("Bearer realm=\"a", &c), -EINVAL);
+	ck_assert_int_eq(fatelf_oci_challenge_parse("Bearer realm=\"a\x01\"", &c), -EINVAL);
+
+	ck_assert_int_eq(token_of("{\"token\":\"abc.def\"}\n", &tok), 0);
+	ck_assert_str_eq(tok, "abc.def");
+	free(tok);
+	ck_assert_int_eq(token_of("{\"access_token\":\"x\",\"expires_in\":60}", &tok), 0);
+	ck_assert_str_eq(tok, "x");
+	free(tok);
+	ck_assert_int_eq(token_of("{\"token\":\"a\\r\\nX-Evil: 1\"}", &tok), -EPROTO);
+	ck_assert_int_eq(token_of("{\"token\":\"\"}", &tok), -EPROTO);
+	ck_assert_int_eq(token_of("{\"token\":1}", &tok), -EPROTO);
+	ck_assert_int_eq(token_of("[\"token\"]", &tok), -EPROTO);
+	ck_assert_int_eq(token_of("{\"token\":\"a\"} x", &tok), -EPROTO);
+	ck_assert_int_eq(token_of("{\"token\":\"a\\u0000b\"}", &tok), -EPROTO);
+	ck_assert_ptr_null(tok);
+}
+END_TEST
+
 START_TEST(test_repo_life)
 {
 	fatelf_repo_dir *r;
@@ -2073,6 +2137,7 @@ int main(void)
 	tcase_add_test(tc, test_repo_signed);
 	tcase_add_test(tc, test_oci_platforms);
 	tcase_add_test(tc, test_oci_layers_and_json);
+	tcase_add_test(tc, test_oci_words);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }

@@ -1,0 +1,108 @@
+/*
+ * libFuzzer target for the words of an OCI registry that fatelf reads
+ * (lib/bundle/oci.c), all untrusted. The input's first byte picks the
+ * parser, the rest (NUL-terminated here) is its input:
+ *
+ *   0  a reference (oci://HOST[:PORT]/NAME[:TAG]): what parses has a host,
+ *      a valid name and a valid or empty tag, and "oci://HOST/NAME[:TAG]"
+ *      made of them parses back to the same fields;
+ *   1  a WWW-Authenticate challenge: Basic, or Bearer with a realm, and
+ *      every field NUL-terminated within its buffer, printable ASCII;
+ *   2  a token reply: a token is non-empty printable ASCII with no space,
+ *      so it cannot break the header it goes into.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "oci.h"
+
+static bool printable(const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap);
+
+	if (n == cap)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return false;
+	return true;
+}
+
+static void reference(const char *s)
+{
+	fatelf_oci_ref r, again;
+	char text[700];
+	int q = fatelf_oci_ref_parse(s, false, &r);
+
+	if (q < 0) {
+		fuzz_assert(q == -EINVAL);
+		return;
+	}
+	fuzz_assert(printable(r.host, sizeof(r.host)) && r.host[0]);
+	fuzz_assert(fatelf_oci_name_valid(r.name));
+	fuzz_assert(!r.tag[0] || fatelf_oci_tag_valid(r.tag));
+	fuzz_assert(strcmp(r.scheme, "http") == 0 || strcmp(r.scheme, "https") == 0);
+	snprintf(text, sizeof(text), "oci://%s/%s%s%s", r.host, r.name, r.tag[0] ? ":" : "", r.tag);
+	fuzz_assert(fatelf_oci_ref_parse(text, false, &again) == 0);
+	fuzz_assert(memcmp(&r, &again, sizeof(r)) == 0);
+}
+
+static void challenge(const char *s)
+{
+	fatelf_oci_challenge c;
+	int q = fatelf_oci_challenge_parse(s, &c);
+
+	if (q < 0) {
+		fuzz_assert(q == -EINVAL);
+		return;
+	}
+	fuzz_assert(c.scheme == FATELF_OCI_AUTH_BASIC || c.scheme == FATELF_OCI_AUTH_BEARER);
+	if (c.scheme == FATELF_OCI_AUTH_BEARER)
+		fuzz_assert(c.realm[0] != '\0');
+	fuzz_assert(printable(c.realm, sizeof(c.realm)) && printable(c.service, sizeof(c.service)) &&
+		    printable(c.scope, sizeof(c.scope)));
+}
+
+static void token(const char *s, size_t len)
+{
+	char *tok = NULL;
+	int q = fatelf_oci_token_parse(s, len, &tok);
+
+	if (q < 0) {
+		fuzz_assert(q == -EPROTO || q == -ENOMEM);
+		fuzz_assert(tok == NULL);
+		return;
+	}
+	fuzz_assert(tok && tok[0]);
+	for (const char *p = tok; *p; p++)
+		fuzz_assert((unsigned char)*p > 0x20 && (unsigned char)*p <= 0x7e);
+	free(tok);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s;
+
+	if (size == 0 || size > 8192)
+		return 0;
+	s = malloc(size);
+	fuzz_assert(s != NULL);
+	memcpy(s, data + 1, size - 1);
+	s[size - 1] = '\0';
+	switch (data[0] % 3) {
+	case 0:
+		reference(s);
+		break;
+	case 1:
+		challenge(s);
+		break;
+	default:
+		token(s, size - 1);
+		break;
+	}
+	free(s);
+	return 0;
+}
