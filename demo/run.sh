@@ -29,7 +29,8 @@ if [ "${FATELF_NO_APT:-0}" != 1 ]; then
 		libsystemd-dev libssl-dev qemu-user-static \
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
 		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross \
-		gcc-i686-linux-gnu libc6-dev-i386-cross minisign
+		gcc-i686-linux-gnu libc6-dev-i386-cross minisign \
+		docker-registry skopeo jq python3 curl
 fi
 
 say "Building fatelf"
@@ -248,5 +249,31 @@ ctl upgrade --dry-run
 ctl upgrade
 ctl info hello
 ctl upgrade hello
+
+say "The same package in an OCI registry"
+# Debian's docker-registry (CNCF Distribution) on 127.0.0.1, for the demo
+# alone; a fleet would push to the registry it already runs.
+if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	mkdir -p registry
+	printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s/registry/data\nhttp:\n  addr: 127.0.0.1:%s\n' \
+		"$out" "$port" >registry/config.yml
+	docker-registry serve registry/config.yml >registry/log 2>&1 &
+	regpid=$!
+	for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/v2/" && break; sleep 0.1; done
+	echo "# One manifest per architecture (what a native install there fetches) and"
+	echo "# one for the whole fat content, under one image index; blobs stored once."
+	show "$fatelf" repo push hello-1.1.fatbundle "oci://127.0.0.1:$port/demo/hello"
+	echo "# A second push sends nothing but the tag:"
+	show "$fatelf" repo push hello-1.1.fatbundle "oci://127.0.0.1:$port/demo/hello"
+	echo "# A standard tool reads the index:"
+	echo "\$ skopeo inspect --tls-verify=false --raw docker://127.0.0.1:$port/demo/hello:1.1 | jq ..."
+	skopeo inspect --tls-verify=false --raw "docker://127.0.0.1:$port/demo/hello:1.1" |
+		jq -r '.manifests[] | "\(.platform.architecture // "(fat)")\t\(.digest)"'
+	kill "$regpid" 2>/dev/null || true
+	wait "$regpid" 2>/dev/null || true
+else
+	echo "# docker-registry or skopeo is not installed: skipped"
+fi
 
 say "Done: the files are in $out"
