@@ -84,6 +84,7 @@ struct reg {
 	uint64_t in_len, in_off;
 	/* counts */
 	uint64_t uploaded, uploaded_bytes, present, mounted, manifests_put, manifests_present;
+	uint64_t manifest_bytes;        /* the manifests' and the index's, sent */
 };
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -410,6 +411,7 @@ static int manifest_push(struct reg *g, const char *ref, const char *media_type,
 		return fail(EXIT_FAILED, "PUT of manifest %s: the registry said %ld: %.300s", ref, g->status, g->body.p),
 		       -EIO;
 	g->manifests_put++;
+	g->manifest_bytes += len;
 	return 0;
 }
 
@@ -692,9 +694,11 @@ static int push(const char *bundle, struct reg *g, const char *from, bool json)
 	if (json)
 		printf("{\"package\":\"%s\",\"version\":\"%s\",\"reference\":\"oci://%s/%s:%s\",\"index\":\"%s\","
 		       "\"manifests\":%zu,\"manifests_put\":%" PRIu64 ",\"blobs\":%zu,\"uploaded\":%" PRIu64
-		       ",\"uploaded_bytes\":%" PRIu64 ",\"present\":%" PRIu64 ",\"mounted\":%" PRIu64 "}\n",
+		       ",\"uploaded_bytes\":%" PRIu64 ",\"present\":%" PRIu64 ",\"mounted\":%" PRIu64
+		       ",\"manifest_bytes\":%" PRIu64 "}\n",
 		       m->name, m->version, g->ref.host, g->ref.name, g->ref.tag, dg, nentries, g->manifests_put,
-		       pack->nobjects + 1 + (v->frames > 0), g->uploaded, g->uploaded_bytes, g->present, g->mounted);
+		       pack->nobjects + 1 + (v->frames > 0), g->uploaded, g->uploaded_bytes, g->present, g->mounted,
+		       g->manifest_bytes);
 	else
 		printf("pushed %s %s to oci://%s/%s:%s (%s): %zu manifests (%" PRIu64 " new), %" PRIu64
 		       " blobs uploaded (%" PRIu64 " bytes), %" PRIu64 " already there%s\n",
