@@ -32,25 +32,11 @@ cd "$work" || exit 3
 RUNS=1
 . "$top/bench/lib.sh"
 
-addrow() {
-	local verdict=FAIL
-	if [[ $4 =~ ^[0-9.]+$ ]] && awk -v r="$4" -v t="$5" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-46s %11s %11s %7s %7s  %s' "$1" "$2" "$3" "$4" "<=$5" "$verdict")")
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "n/a" }'; }
 
 # ---- the package
 minisign -G -W -f -p vendor.pub -s vendor.key >/dev/null 2>&1 || exit 1
-mkdir -p u1/srv/data
-head -c $((NFILES * 50000)) /dev/urandom | (cd u1/srv/data && split -b 50000 -a 4 -d - f)
-cp -a u1 u2
-head -c 50000 /dev/urandom >u2/srv/data/f0007
-"$FATELF" bundle create -o up-1.fatbundle --name up --version 1 --sign vendor.key u1 >/dev/null &&
-	"$FATELF" bundle create -o up-2.fatbundle --name up --version 2 --sign vendor.key u2 >/dev/null || exit 1
+upgrade_pair "$NFILES" || exit 1
 
 # ---- the registry
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -69,16 +69,6 @@ trap cleanup EXIT
 cd "$work" || exit 3
 . "$top/bench/lib.sh"
 
-addrow() {
-	local verdict=FAIL
-	if [[ $4 =~ ^[0-9.]+$ ]] && awk -v r="$4" -v t="$5" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-46s %11s %11s %7s %7s  %s' "$1" "$2" "$3" "$4" "<=$5" "$verdict")")
-	echo "${rows[-1]}" >&2
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "n/a" }'; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -120,12 +110,7 @@ mkdir -p keys && cp vendor.pub keys/
 "$FATELF" bundle create -o big.fatbundle --name big --version 1 --sign vendor.key t1 >/dev/null || exit 1
 
 # ---- the upgrade package: NFILES random files, one of them changed in 2
-mkdir -p u1/srv/data
-head -c $((NFILES * 50000)) /dev/urandom | (cd u1/srv/data && split -b 50000 -a 4 -d - f)
-cp -a u1 u2
-head -c 50000 /dev/urandom >u2/srv/data/f0007
-"$FATELF" bundle create -o up-1.fatbundle --name up --version 1 --sign vendor.key u1 >/dev/null &&
-	"$FATELF" bundle create -o up-2.fatbundle --name up --version 2 --sign vendor.key u2 >/dev/null || exit 1
+upgrade_pair "$NFILES" || exit 1
 
 "$FATELF" repo init --sign repo.key www/repo >/dev/null &&
 	"$FATELF" repo add --sign repo.key www/repo big.fatbundle up-1.fatbundle >/dev/null || exit 1

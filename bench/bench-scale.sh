@@ -102,16 +102,6 @@ cd "$work" || exit 3
 # addrow LABEL A B RATIO TARGET: a row of the table that compare did not
 # time (CPU, spread, memory), with its own columns; PASS or FAIL as
 # compare decides, FAIL when RATIO is not a number.
-addrow() {
-	local verdict=FAIL
-	if [[ $4 =~ ^[0-9.]+$ ]] && awk -v r="$4" -v t="$5" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-46s %11s %11s %7s %7s  %s' "$1" "$2" "$3" "$4" "<=$5" "$verdict")")
-	echo "${rows[-1]}" >&2
-}
 skipped=()
 
 # ---- the trees and bundles

@@ -106,16 +106,6 @@ cd "$work" || exit 3
 
 # addrow LABEL A B RATIO TARGET: a row compare did not time (CPU, memory,
 # size); PASS or FAIL as compare decides, FAIL when RATIO is not a number.
-addrow() {
-	local verdict=FAIL
-	if [[ $4 =~ ^[0-9.]+$ ]] && awk -v r="$4" -v t="$5" 'BEGIN { exit !(r <= t) }'; then
-		verdict=PASS
-	else
-		failures=$((failures + 1))
-	fi
-	rows+=("$(printf '%-46s %11s %11s %7s %7s  %s' "$1" "$2" "$3" "$4" "<=$5" "$verdict")")
-	echo "${rows[-1]}" >&2
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 bytes_of() { find "$@" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d\n", s }'; }
 t0=${EPOCHREALTIME//[!0-9]/}

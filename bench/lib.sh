@@ -86,6 +86,31 @@ compare_rounds() {
 
 # report: the table of every comparison and the "N passed, N failed" line;
 # returns 0 when every ratio met its target.
+# addrow LABEL A B RATIO TARGET: a row measured otherwise than by
+# compare (bytes, sizes), PASS when RATIO <= TARGET; echoed to stderr too.
+addrow() {
+	local verdict=FAIL
+	if [[ $4 =~ ^[0-9.]+$ ]] && awk -v r="$4" -v t="$5" 'BEGIN { exit !(r <= t) }'; then
+		verdict=PASS
+	else
+		failures=$((failures + 1))
+	fi
+	rows+=("$(printf '%-46s %11s %11s %7s %7s  %s' "$1" "$2" "$3" "$4" "<=$5" "$verdict")")
+	echo "${rows[-1]}" >&2
+}
+
+# upgrade_pair N: up-1.fatbundle and up-2.fatbundle, package "up" signed
+# by vendor.key, of N files of 50 KB of random bytes (u1/, u2/), one of
+# which (f0007) differs in version 2.
+upgrade_pair() {
+	mkdir -p u1/srv/data
+	head -c $(($1 * 50000)) /dev/urandom | (cd u1/srv/data && split -b 50000 -a 4 -d - f)
+	cp -a u1 u2
+	head -c 50000 /dev/urandom >u2/srv/data/f0007
+	"$FATELF" bundle create -o up-1.fatbundle --name up --version 1 --sign vendor.key u1 >/dev/null &&
+		"$FATELF" bundle create -o up-2.fatbundle --name up --version 2 --sign vendor.key u2 >/dev/null
+}
+
 report() {
 	local r
 	printf '\n%-46s %11s %11s %7s %7s  %s\n' "benchmark (median of $RUNS)" "fatelf ms" "baseline ms" ratio target result

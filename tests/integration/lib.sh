@@ -223,6 +223,44 @@ flip_byte() {
 	printf "$(printf '\\%03o' $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# nginx_www PORT: a foreground nginx on 127.0.0.1:PORT that serves
+# $T_WORK/www and logs "METHOD URI STATUS BYTES" lines to
+# $T_WORK/ngx/logs/files.log; its pid in NGPID. Returns once it answers.
+nginx_www() {
+	local i
+	mkdir -p "$T_WORK/ngx"
+	chmod -R go+rX "$T_WORK/www"
+	nginx_conf "$T_WORK/ngx" "	log_format files '\$request_method \$uri \$status \$body_bytes_sent';
+	server {
+		listen 127.0.0.1:$1;
+		root $T_WORK/www;
+		access_log $T_WORK/ngx/logs/files.log files;
+	}"
+	nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>"$T_WORK/ngx/logs/stderr" &
+	NGPID=$!
+	for ((i = 0; i < 50; i++)); do
+		curl -s -o /dev/null "http://127.0.0.1:$1/" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# hello_inputs: tests/integration/hello.c built static as in-ARCH by gcc
+# and by each of the aarch64, i686 and riscv64 cross compilers that is
+# installed; the files in the array inputs, their list on stdout as a
+# comment.
+hello_inputs() {
+	local a
+	local -A cc=([x86_64]=gcc [aarch64]=aarch64-linux-gnu-gcc [i686]=i686-linux-gnu-gcc
+		[riscv64]=riscv64-linux-gnu-gcc)
+	inputs=()
+	for a in x86_64 aarch64 i686 riscv64; do
+		command -v "${cc[$a]}" >/dev/null 2>&1 || continue
+		"${cc[$a]}" -static -O2 -o "in-$a" "$top_srcdir/tests/integration/hello.c" && inputs+=("in-$a")
+	done
+	echo "# architectures: ${inputs[*]}"
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on at the moment.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

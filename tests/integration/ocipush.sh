@@ -26,14 +26,7 @@ t_require_tool docker-registry skopeo jq python3 curl zstd minisign gcc aarch64-
 [ "$(uname -m)" = x86_64 ] || t_skip "the expected objects are computed for an x86_64 host"
 python3 -c 'import crypt' 2>/dev/null || t_skip "python3's crypt module makes the htpasswd file"
 
-declare -A CC=([x86_64]=gcc [aarch64]=aarch64-linux-gnu-gcc [i686]=i686-linux-gnu-gcc
-	[riscv64]=riscv64-linux-gnu-gcc)
-inputs=()
-for a in x86_64 aarch64 i686 riscv64; do
-	command -v "${CC[$a]}" >/dev/null 2>&1 || continue
-	"${CC[$a]}" -static -O2 -o "in-$a" "$top_srcdir/tests/integration/hello.c" && inputs+=("in-$a")
-done
-echo "# architectures: ${inputs[*]}"
+hello_inputs
 minisign -G -W -f -p vendor.pub -s vendor.key >/dev/null 2>&1 || fail "minisign -G" "no key"
 
 make_tree() { # DIR VERSION: f07 differs in version 2

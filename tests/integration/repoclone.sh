@@ -90,21 +90,9 @@ obj() { echo "/repo/objects/${1:0:2}/$1.zst"; }
 
 # ---- nginx, serving www/
 port=$(free_port)
-chmod -R go+rX www
-nginx_conf "$T_WORK/ngx" "	log_format files '\$request_method \$uri \$status \$body_bytes_sent';
-	server {
-		listen 127.0.0.1:$port;
-		root $T_WORK/www;
-		access_log $T_WORK/ngx/logs/files.log files;
-	}"
-nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>"$T_WORK/ngx/logs/stderr" &
-NGPID=$!
+nginx_www "$port" || fail "nginx starts" "$(cat ngx/logs/stderr)"
 daemon_init
 trap cleanup EXIT
-for ((i = 0; i < 50; i++)); do
-	curl -sf "http://127.0.0.1:$port/repo/index" >/dev/null 2>&1 && break
-	sleep 0.1
-done
 URL=http://127.0.0.1:$port/repo
 fetched() { awk '$1 == "GET" && $3 == 200 && $2 ~ /^\/repo\/objects\// {print $2}' ngx/logs/files.log | sort; }
 fetch_of() { jq -r "select(.fetch) | .fetch.$1" <<<"$RUN_OUT" | tail -1; }

@@ -22,14 +22,7 @@ t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
 t_require_tool jq python3 minisign bsdtar nginx curl setpriv gcc aarch64-linux-gnu-gcc
 [ "$(uname -m)" = x86_64 ] || t_skip "the expected objects are computed for an x86_64 host"
 
-declare -A CC=([x86_64]=gcc [aarch64]=aarch64-linux-gnu-gcc [i686]=i686-linux-gnu-gcc
-	[riscv64]=riscv64-linux-gnu-gcc)
-inputs=()
-for a in x86_64 aarch64 i686 riscv64; do
-	command -v "${CC[$a]}" >/dev/null 2>&1 || continue
-	"${CC[$a]}" -static -O2 -o "in-$a" "$top_srcdir/tests/integration/hello.c" && inputs+=("in-$a")
-done
-echo "# architectures: ${inputs[*]}"
+hello_inputs
 
 minisign -G -W -f -p vendor.pub -s vendor.key >/dev/null 2>&1 || fail "minisign -G (vendor)" "no key"
 minisign -G -W -f -p repo.pub -s repo.key >/dev/null 2>&1 || fail "minisign -G (repository)" "no key"
@@ -63,21 +56,8 @@ cp -a www/repo old-repo        # serial 2, for the rollback check
 
 # ---- nginx, serving www/
 port=$(free_port)
-mkdir -p ngx
-chmod -R go+rX www
-nginx_conf "$T_WORK/ngx" "	log_format files '\$request_method \$uri \$status \$body_bytes_sent';
-	server {
-		listen 127.0.0.1:$port;
-		root $T_WORK/www;
-		access_log $T_WORK/ngx/logs/files.log files;
-	}"
-nginx -c "$T_WORK/ngx/nginx.conf" -p "$T_WORK/ngx" -g 'daemon off;' 2>ngx/logs/stderr &
-NGPID=$!
+nginx_www "$port" || fail "nginx starts" "$(cat ngx/logs/stderr)"
 trap 'kill $NGPID 2>/dev/null; daemon_cleanup' EXIT
-for ((i = 0; i < 50; i++)); do
-	curl -sf "http://127.0.0.1:$port/repo/index" >/dev/null 2>&1 && break
-	sleep 0.1
-done
 URL=http://127.0.0.1:$port/repo
 : >ngx/logs/files.log
 

@@ -1652,15 +1652,15 @@ START_TEST(test_recover_older_remove)
 END_TEST
 
 #ifdef FATELF_FAILPOINTS
-/* Installs bundle in a child killed at failpoint fp; returns the wait status. */
-static int crash_child(const char *fp, const char *bundle)
+/* Runs body (NULL: nothing) with a durable engine in a child whose
+ * failpoint is fp; returns the wait status. */
+static int in_crash_child(const char *fp, int (*body)(engine *e, const void *arg), const void *arg)
 {
 	pid_t pid = fork();
 	int status;
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		engine_result res;
 		fatelf_diag d;
 		engine_config c = base_cfg();
 		engine *e = NULL;
@@ -1669,14 +1669,24 @@ static int crash_child(const char *fp, const char *bundle)
 		setenv("FATELF_FAILPOINT", fp, 1);
 		if (engine_open(&c, &pk, 1, 0, &e, NULL, &d) < 0)
 			_exit(3);
-		if (bundle) {
-			int q = install_file(e, bundle, NULL, &res, &d);
-			_exit(q == 0 ? 0 : 4);
-		}
-		_exit(0);
+		_exit(body ? body(e, arg) : 0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	return status;
+}
+
+static int install_body(engine *e, const void *bundle)
+{
+	engine_result res;
+	fatelf_diag d;
+
+	return install_file(e, bundle, NULL, &res, &d) == 0 ? 0 : 4;
+}
+
+/* Installs bundle in a child killed at failpoint fp; returns the wait status. */
+static int crash_child(const char *fp, const char *bundle)
+{
+	return in_crash_child(fp, bundle ? install_body : NULL, bundle);
 }
 
 /* Each step of the protocol: killed there, then reopened, the package is
@@ -1952,31 +1962,26 @@ START_TEST(test_group_conflicts_within)
 END_TEST
 
 #ifdef FATELF_FAILPOINTS
+/* hello 2.0 and alpha, committed in one group. */
+static int group_body(engine *e, const void *arg)
+{
+	engine_result res[2];
+	engine_group *g = engine_group_new(e);
+	fatelf_diag d;
+
+	(void)arg;
+	if (!g)
+		return 3;
+	if (group_stage(e, g, hello_bundle(2), &res[0], &d) < 0 ||
+	    group_stage(e, g, solo_bundle("alpha", false), &res[1], &d) < 0)
+		return 4;
+	return engine_group_commit(g, &d) == 0 ? 0 : 5;
+}
+
 /* Killed at fp while committing hello 2.0 and alpha in one group. */
 static int group_crash_child(const char *fp)
 {
-	pid_t pid = fork();
-	int status;
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		engine_result res[2];
-		fatelf_diag d;
-		engine_config c = base_cfg();
-		engine *e = NULL;
-		engine_group *g;
-
-		c.durable = true;
-		setenv("FATELF_FAILPOINT", fp, 1);
-		if (engine_open(&c, &pk, 1, 0, &e, NULL, &d) < 0 || !(g = engine_group_new(e)))
-			_exit(3);
-		if (group_stage(e, g, hello_bundle(2), &res[0], &d) < 0 ||
-		    group_stage(e, g, solo_bundle("alpha", false), &res[1], &d) < 0)
-			_exit(4);
-		_exit(engine_group_commit(g, &d) == 0 ? 0 : 5);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	return status;
+	return in_crash_child(fp, group_body, NULL);
 }
 
 /* Killed anywhere in the commit, both roll back or both roll forward. */
