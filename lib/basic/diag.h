@@ -90,6 +90,7 @@ enum fatelf_error_more {
 	FATELF_E_REPO_PACK,             /* a pack list breaks its syntax or misses an object */
 	FATELF_E_REPO_OBJECT,           /* an object is corrupt: not zstd, wrong size or hash */
 	FATELF_E_REPO_MISSING,          /* a file of the repository is not there */
+	FATELF_E_REPO_OCI,              /* a registry's index or manifest is not a fatelf artifact's */
 	FATELF_E_MAX
 };
 

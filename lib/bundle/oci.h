@@ -77,6 +77,54 @@ typedef struct fatelf_oci_entry {
 int fatelf_oci_index_json(const fatelf_manifest *m, const fatelf_oci_entry *e, size_t n, char **ret,
 			  size_t *ret_len);
 
+/* ------------------------------------------------------------ reading them back
+ * A registry's index and manifests are untrusted: parsed strictly (the
+ * manifests' JSON reader: no duplicate key, bounded depth), checked
+ * against the mapping, fuzzed. Every failure is FATELF_E_REPO_OCI. */
+
+#define FATELF_OCI_JSON_MAX     (16u << 20)
+#define FATELF_OCI_LAYERS_MAX   1000000u
+#define FATELF_OCI_MANIFESTS_MAX 1024u
+
+/* A descriptor, with what the mapping puts in its annotations. */
+typedef struct fatelf_oci_desc {
+	char media_type[128];
+	uint8_t digest[32];
+	uint64_t size;
+	bool has_platform;
+	fatelf_oci_platform platform;
+	char target[FATELF_TARGET_NAME_MAX];    /* io.fatelf.target, "" when none */
+	bool fat;                               /* io.fatelf.form: fat */
+	bool has_object;                        /* io.fatelf.object and io.fatelf.size */
+	uint8_t object[32];
+	uint64_t object_size;
+	char *signature;                        /* io.fatelf.signature (config), or NULL */
+} fatelf_oci_desc;
+
+typedef struct fatelf_oci_index {
+	size_t n;
+	fatelf_oci_desc *manifests;
+} fatelf_oci_index;
+
+typedef struct fatelf_oci_manifest {
+	fatelf_oci_desc config;                 /* FATELF_OCI_MT_CONFIG */
+	bool has_pack;
+	fatelf_oci_desc pack;                   /* FATELF_OCI_MT_PACK */
+	size_t nlayers;
+	fatelf_oci_desc *layers;                /* FATELF_OCI_MT_OBJECT, each with its object */
+	char target[FATELF_TARGET_NAME_MAX];
+	bool fat;
+} fatelf_oci_manifest;
+
+/* An image index: schemaVersion 2, the index media type, manifests of the
+ * image manifest media type (at most FATELF_OCI_MANIFESTS_MAX). */
+int fatelf_oci_index_parse(const void *json, size_t len, fatelf_oci_index **ret, fatelf_diag *d);
+void fatelf_oci_index_free(fatelf_oci_index *ix);
+/* An image manifest of the fatelf artifact type: its config, the pack
+ * list's layer when there is one, and every other layer an object. */
+int fatelf_oci_manifest_parse(const void *json, size_t len, fatelf_oci_manifest **ret, fatelf_diag *d);
+void fatelf_oci_manifest_free(fatelf_oci_manifest *m);
+
 /* ------------------------------------------------------------ the registry's words
  * Untrusted (a reference from the command line, a registry's reply
  * headers and token replies): bounded, strict, fuzzed (tests/fuzz/fuzz_oci.c). */

@@ -9,7 +9,12 @@
  *   1  a WWW-Authenticate challenge: Basic, or Bearer with a realm, and
  *      every field NUL-terminated within its buffer, printable ASCII;
  *   2  a token reply: a token is non-empty printable ASCII with no space,
- *      so it cannot break the header it goes into.
+ *      so it cannot break the header it goes into;
+ *   3  an image index, 4  an image manifest: what parses has every field
+ *      the mapping reads in its form (each manifest an image manifest,
+ *      each layer an object with its name, the config of our media type);
+ *      a failure is FATELF_E_REPO_OCI (or ENOMEM), the same in the diag,
+ *      with a clean message.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,25 +87,81 @@ static void token(const char *s, size_t len)
 	free(tok);
 }
 
+static void failed(int r, const fatelf_diag *d)
+{
+	fuzz_assert(r == -FATELF_E_REPO_OCI || r == -ENOMEM);
+	fuzz_assert(r == -ENOMEM || d->code == r);
+	fuzz_assert(fuzz_text_clean(d->msg));
+}
+
+static void index_input(const char *s, size_t len)
+{
+	fatelf_oci_index *ix = NULL;
+	fatelf_diag d = { 0 };
+	int r = fatelf_oci_index_parse(s, len, &ix, &d);
+
+	if (r < 0) {
+		failed(r, &d);
+		fuzz_assert(ix == NULL);
+		return;
+	}
+	fuzz_assert(ix->n <= FATELF_OCI_MANIFESTS_MAX);
+	for (size_t i = 0; i < ix->n; i++) {
+		fuzz_assert(strcmp(ix->manifests[i].media_type, FATELF_OCI_MT_MANIFEST) == 0);
+		fuzz_assert(printable(ix->manifests[i].target, sizeof(ix->manifests[i].target)));
+		if (ix->manifests[i].has_platform)
+			fuzz_assert(ix->manifests[i].platform.os[0] && ix->manifests[i].platform.architecture[0]);
+	}
+	fatelf_oci_index_free(ix);
+}
+
+static void manifest_input(const char *s, size_t len)
+{
+	fatelf_oci_manifest *m = NULL;
+	fatelf_diag d = { 0 };
+	int r = fatelf_oci_manifest_parse(s, len, &m, &d);
+
+	if (r < 0) {
+		failed(r, &d);
+		fuzz_assert(m == NULL);
+		return;
+	}
+	fuzz_assert(strcmp(m->config.media_type, FATELF_OCI_MT_CONFIG) == 0);
+	fuzz_assert(m->target[0] || m->fat);
+	fuzz_assert(!m->has_pack || (m->pack.has_object && strcmp(m->pack.media_type, FATELF_OCI_MT_PACK) == 0));
+	for (size_t i = 0; i < m->nlayers; i++)
+		fuzz_assert(m->layers[i].has_object && strcmp(m->layers[i].media_type, FATELF_OCI_MT_OBJECT) == 0 &&
+			    m->layers[i].object_size <= INT64_MAX);
+	if (m->config.signature)
+		fuzz_assert(strlen(m->config.signature) <= FATELF_REPO_SIG_MAX);
+	fatelf_oci_manifest_free(m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
 
-	if (size == 0 || size > 8192)
+	if (size == 0 || size > (1u << 20))
 		return 0;
 	s = malloc(size);
 	fuzz_assert(s != NULL);
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 3) {
+	switch (data[0] % 5) {
 	case 0:
 		reference(s);
 		break;
 	case 1:
 		challenge(s);
 		break;
-	default:
+	case 2:
 		token(s, size - 1);
+		break;
+	case 3:
+		index_input(s, size - 1);
+		break;
+	default:
+		manifest_input(s, size - 1);
 		break;
 	}
 	free(s);

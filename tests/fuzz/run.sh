@@ -248,6 +248,12 @@ printf '\001Basic realm="Registry Realm"' >"$work/seeds-oci/challenge-2"
 printf '\002{"token":"eyJhbGciOiJFUzI1NiJ9.e30.sig","expires_in":300,"issued_at":"2026-12-06T00:00:00Z"}\n' \
 	>"$work/seeds-oci/token-1"
 printf '\002{"access_token":"abc"}' >"$work/seeds-oci/token-2"
+D=sha256:$(printf 'ab%.0s' $(seq 32))
+H=$(printf 'cd%.0s' $(seq 32))
+printf '\003{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":100,"platform":{"architecture":"arm","os":"linux","variant":"v7"},"annotations":{"io.fatelf.target":"arm:32bits:le:sysv:osabiver0"}},{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":9,"annotations":{"io.fatelf.form":"fat"}}],"annotations":{"io.fatelf.package":"p"}}' \
+	"$D" "$D" >"$work/seeds-oci/index-1"
+printf '\004{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.fatelf.bundle.v1","config":{"mediaType":"application/vnd.fatelf.manifest.v1+json","digest":"%s","size":10,"annotations":{"io.fatelf.signature":"untrusted comment: x\\nRW\\n"}},"layers":[{"mediaType":"application/vnd.fatelf.pack.v1+zstd","digest":"%s","size":7,"annotations":{"io.fatelf.object":"%s","io.fatelf.size":"70"}},{"mediaType":"application/vnd.fatelf.object.v1+zstd","digest":"%s","size":3,"annotations":{"io.fatelf.object":"%s","io.fatelf.size":"30"}}],"annotations":{"io.fatelf.target":"x86_64:64bits:le:sysv:osabiver0"}}' \
+	"$D" "$D" "$H" "$D" "$H" >"$work/seeds-oci/manifest-1"
 echo "# $(ls "$work/seeds-oci" | wc -l) oci seeds"
 
 # run_one N TARGET: fuzzes TARGET for $seconds s; its TAP line goes to

@@ -1627,6 +1627,128 @@ START_TEST(test_oci_words)
 }
 END_TEST
 
+/* The index and manifests read back: what the writer makes parses to the
+ * same fields; each rule broken is FATELF_E_REPO_OCI. */
+START_TEST(test_oci_read)
+{
+	fatelf_manifest *m;
+	fatelf_target x86 = target_of(T_X86);
+	fatelf_oci_blob config = { .size = 10 }, pack = { .size = 7, .object_size = 70 },
+			layers[2] = { { .size = 3, .object_size = 30 }, { .size = 4, .object_size = 40 } };
+	fatelf_oci_entry entries[2] = { { .size = 100, .target = &x86 }, { .size = 200 } };
+	fatelf_oci_manifest *om = NULL;
+	fatelf_oci_index *oi = NULL;
+	char *j = NULL, *bad;
+	size_t l;
+	fatelf_diag d;
+
+	tu_tmpdir();
+	make_tree("tree", "oci data\n");
+	ck_assert_msg(create_bundle("tree", "b.fatbundle", "1.0", NULL, &d) == 0, "%s", d.msg);
+	m = bundle_manifest("b.fatbundle");
+	memset(config.digest, 0xc1, 32);
+	memset(pack.digest, 0x9a, 32);
+	memset(pack.object, 0x9b, 32);
+	for (int i = 0; i < 2; i++) {
+		memset(layers[i].digest, 0xd0 + i, 32);
+		memset(layers[i].object, 0xe0 + i, 32);
+	}
+	memset(entries[0].digest, 0x11, 32);
+	memset(entries[1].digest, 0x22, 32);
+
+	ck_assert_int_eq(fatelf_oci_manifest_json(m, &config, "untrusted comment: x\nRW\n", &pack, layers, 2, &x86,
+						  &j, &l), 0);
+	ck_assert_msg(fatelf_oci_manifest_parse(j, l, &om, &d) == 0, "%s", d.msg);
+	ck_assert_str_eq(om->config.media_type, FATELF_OCI_MT_CONFIG);
+	ck_assert_int_eq(memcmp(om->config.digest, config.digest, 32), 0);
+	ck_assert_uint_eq(om->config.size, 10);
+	ck_assert_str_eq(om->config.signature, "untrusted comment: x\nRW\n");
+	ck_assert(om->has_pack);
+	ck_assert_int_eq(memcmp(om->pack.object, pack.object, 32), 0);
+	ck_assert_uint_eq(om->pack.object_size, 70);
+	ck_assert_uint_eq(om->nlayers, 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(memcmp(om->layers[i].digest, layers[i].digest, 32), 0);
+		ck_assert_int_eq(memcmp(om->layers[i].object, layers[i].object, 32), 0);
+		ck_assert_uint_eq(om->layers[i].size, layers[i].size);
+		ck_assert_uint_eq(om->layers[i].object_size, layers[i].object_size);
+	}
+	ck_assert_str_eq(om->target, T_X86);
+	ck_assert(!om->fat);
+	fatelf_oci_manifest_free(om);
+
+	/* each rule, broken once */
+	static const struct {
+		const char *from, *to, *why;
+	} breaks[] = {
+		{ "\"schemaVersion\":2", "\"schemaVersion\":1", "schemaVersion 1" },
+		{ "\"artifactType\":\"application/vnd.fatelf.bundle.v1\"", "\"artifactType\":\"x/y\"", "artifactType" },
+		{ "\"config\":{\"mediaType\":\"application/vnd.fatelf.manifest.v1+json\"",
+		  "\"config\":{\"mediaType\":\"application/octet-stream\"", "the config is" },
+		{ "\"size\":10", "\"size\":-10", "negative" },
+		{ "\"size\":10", "\"size\":\"10\"", "wrong type" },
+		{ "\"io.fatelf.size\":\"30\"", "\"io.fatelf.size\":\"030\"", "decimal" },
+		{ "\"io.fatelf.size\":\"30\"", "\"io.fatelf.siz\":\"30\"", "go together" },
+		{ "\"mediaType\":\"application/vnd.fatelf.pack.v1+zstd\"", "\"mediaType\":\"application/vnd.fatelf.object.v1+zstd\",\"mediaType\":\"x\"", "" },
+		{ "\"io.fatelf.target\":\"" T_X86 "\"", "\"io.fatelf.tar\":\"x\"", "neither a target" },
+		{ "\"schemaVersion\":2,", "", "no schemaVersion" },
+	};
+	for (size_t i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
+		bad = replace(j, breaks[i].from, breaks[i].to);
+		ck_assert_msg(fatelf_oci_manifest_parse(bad, strlen(bad), &om, &d) == -FATELF_E_REPO_OCI,
+			      "break %zu was taken", i);
+		ck_assert_ptr_null(om);
+		ck_assert_msg(strstr(d.msg, breaks[i].why), "break %zu: %s", i, d.msg);
+		free(bad);
+	}
+	/* a digest in upper case, and a second pack list */
+	{
+		char dg[80] = "sha256:", upper[80];
+
+		fatelf_hex(layers[0].digest, 32, dg + 7);
+		snprintf(upper, sizeof(upper), "%s", dg);
+		for (char *p = upper + 7; *p; p++)
+			if (*p >= 'a' && *p <= 'f')
+				*p = (char)(*p - 32);
+		bad = replace(j, dg, upper);
+		ck_assert_int_eq(fatelf_oci_manifest_parse(bad, strlen(bad), &om, &d), -FATELF_E_REPO_OCI);
+		free(bad);
+		bad = replace(j, "application/vnd.fatelf.object.v1+zstd\",\"digest\":\"sha256:d1",
+			      "application/vnd.fatelf.pack.v1+zstd\",\"digest\":\"sha256:d1");
+		ck_assert_int_eq(fatelf_oci_manifest_parse(bad, strlen(bad), &om, &d), -FATELF_E_REPO_OCI);
+		ck_assert_ptr_nonnull(strstr(d.msg, "two pack lists"));
+		free(bad);
+	}
+	free(j);
+
+	ck_assert_int_eq(fatelf_oci_index_json(m, entries, 2, &j, &l), 0);
+	ck_assert_msg(fatelf_oci_index_parse(j, l, &oi, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(oi->n, 2);
+	ck_assert(oi->manifests[0].has_platform);
+	ck_assert_str_eq(oi->manifests[0].platform.architecture, "amd64");
+	ck_assert_str_eq(oi->manifests[0].platform.os, "linux");
+	ck_assert_str_eq(oi->manifests[0].target, T_X86);
+	ck_assert_uint_eq(oi->manifests[0].size, 100);
+	ck_assert(!oi->manifests[1].has_platform);
+	ck_assert(oi->manifests[1].fat);
+	ck_assert_int_eq(memcmp(oi->manifests[1].digest, entries[1].digest, 32), 0);
+	fatelf_oci_index_free(oi);
+	bad = replace(j, "\"os\":\"linux\"", "\"os\":\"linux\",\"os\":\"linux\"");
+	ck_assert_int_eq(fatelf_oci_index_parse(bad, strlen(bad), &oi, &d), -FATELF_E_REPO_OCI);
+	free(bad);
+	bad = replace(j, "\"os\":\"linux\"", "\"oss\":\"linux\"");
+	ck_assert_int_eq(fatelf_oci_index_parse(bad, strlen(bad), &oi, &d), -FATELF_E_REPO_OCI);
+	free(bad);
+	bad = replace(j, "application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json");
+	ck_assert_int_eq(fatelf_oci_index_parse(bad, strlen(bad), &oi, &d), -FATELF_E_REPO_OCI);
+	free(bad);
+	ck_assert_int_eq(fatelf_oci_index_parse("[]", 2, &oi, &d), -FATELF_E_REPO_OCI);
+	ck_assert_int_eq(fatelf_oci_index_parse("{\"schemaVersion\":2", 18, &oi, &d), -FATELF_E_REPO_OCI);
+	free(j);
+	fatelf_manifest_free(m);
+}
+END_TEST
+
 START_TEST(test_repo_life)
 {
 	fatelf_repo_dir *r;
@@ -2138,6 +2260,7 @@ int main(void)
 	tcase_add_test(tc, test_oci_platforms);
 	tcase_add_test(tc, test_oci_layers_and_json);
 	tcase_add_test(tc, test_oci_words);
+	tcase_add_test(tc, test_oci_read);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }
