@@ -286,6 +286,19 @@ static int top_fields(struct octx *c, const char *mt)
 	return strcmp(got, mt) == 0 ? 0 : ofail(c, "mediaType %s, not %s", got, mt);
 }
 
+/* The array under key at the top: its offset in *ret_at. */
+static int top_array(struct octx *c, const char *key, size_t *ret_at)
+{
+	fatelf_json_value v;
+	int r = fatelf_json_find(c->doc, 0, key, ret_at);
+
+	if (r == 0)
+		return ofail(c, "no %s", key);
+	if (r < 0)
+		return r;
+	return get(c, *ret_at, key, FATELF_JSON_ARRAY, &v);
+}
+
 void fatelf_oci_index_free(fatelf_oci_index *ix)
 {
 	if (!ix)
@@ -301,7 +314,6 @@ int fatelf_oci_index_parse(const void *json, size_t len, fatelf_oci_index **ret,
 	fatelf_json_doc doc = { 0 };
 	struct octx c = { .doc = &doc, .d = d, .what = "index" };
 	fatelf_oci_index *ix = NULL;
-	fatelf_json_value v;
 	size_t at, pos, vat, n;
 	int r;
 
@@ -309,13 +321,8 @@ int fatelf_oci_index_parse(const void *json, size_t len, fatelf_oci_index **ret,
 	r = open_doc(&c, json, len, &doc);
 	if (r == 0)
 		r = top_fields(&c, FATELF_OCI_MT_INDEX);
-	if (r == 0) {
-		r = fatelf_json_find(&doc, 0, "manifests", &at);
-		if (r == 0)
-			r = ofail(&c, "no manifests");
-		else if (r > 0)
-			r = get(&c, at, "manifests", FATELF_JSON_ARRAY, &v);
-	}
+	if (r == 0)
+		r = top_array(&c, "manifests", &at);
 	if (r < 0)
 		goto out;
 	n = fatelf_json_count(&doc, at);
@@ -367,7 +374,6 @@ int fatelf_oci_manifest_parse(const void *json, size_t len, fatelf_oci_manifest 
 	fatelf_json_doc doc = { 0 };
 	struct octx c = { .doc = &doc, .d = d, .what = "manifest" };
 	fatelf_oci_manifest *m = NULL;
-	fatelf_json_value v;
 	char at_type[128];
 	size_t at, pos, vat, n;
 	int r;
@@ -411,13 +417,8 @@ int fatelf_oci_manifest_parse(const void *json, size_t len, fatelf_oci_manifest 
 	}
 	if (r == 0 && !m->target[0] && !m->fat)
 		r = ofail(&c, "neither a target nor the fat form");
-	if (r == 0) {
-		r = fatelf_json_find(&doc, 0, "layers", &at);
-		if (r == 0)
-			r = ofail(&c, "no layers");
-		else if (r > 0)
-			r = get(&c, at, "layers", FATELF_JSON_ARRAY, &v);
-	}
+	if (r == 0)
+		r = top_array(&c, "layers", &at);
 	if (r < 0)
 		goto out;
 	n = fatelf_json_count(&doc, at);
