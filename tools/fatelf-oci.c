@@ -185,7 +185,17 @@ struct req {
 	int fd;                         /* body from fd (len bytes), or mem */
 	const void *mem;
 	uint64_t len;
+	bool realm;                     /* to the token service */
 };
+
+/* Whether url is on the registry's own scheme, host and port. */
+static bool on_registry(const struct reg *g, const char *url)
+{
+	size_t sl = strlen(g->ref.scheme), hl = strlen(g->ref.host);
+
+	return strncmp(url, g->ref.scheme, sl) == 0 && strncmp(url + sl, "://", 3) == 0 &&
+	       strncmp(url + sl + 3, g->ref.host, hl) == 0 && url[sl + 3 + hl] == '/';
+}
 
 static int send_once(struct reg *g, const struct req *q)
 {
@@ -210,9 +220,12 @@ static int send_once(struct reg *g, const struct req *q)
 	curl_easy_setopt(g->c, CURLOPT_WRITEDATA, g);
 	curl_easy_setopt(g->c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(g->c, CURLOPT_HEADERDATA, g);
-	if (g->auth)
+	/* The credentials and the token go to the registry itself (and the
+	 * credentials to its token service), never to another host that an
+	 * upload's Location names. */
+	if (g->auth && on_registry(g, q->url))
 		hs = curl_slist_append(hs, g->auth);
-	if (g->basic) {
+	if (g->basic && (q->realm || on_registry(g, q->url))) {
 		curl_easy_setopt(g->c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(g->c, CURLOPT_USERNAME, g->user);
 		curl_easy_setopt(g->c, CURLOPT_PASSWORD, g->pass);
@@ -286,13 +299,13 @@ static int authenticate(struct reg *g)
 	curl_free(esc);
 	free(g->auth);
 	g->auth = NULL;
-	if (send_once(g, &(struct req){ .method = "GET", .url = url }) < 0)
+	if (send_once(g, &(struct req){ .method = "GET", .url = url, .realm = true }) < 0)
 		return -EIO;
 	status = g->status;
 	if (status == 401 && g->have_creds) {
 		/* the realm asks for the credentials */
 		g->basic = true;
-		k = send_once(g, &(struct req){ .method = "GET", .url = url });
+		k = send_once(g, &(struct req){ .method = "GET", .url = url, .realm = true });
 		g->basic = false;
 		if (k < 0)
 			return -EIO;

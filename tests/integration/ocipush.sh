@@ -192,6 +192,74 @@ check_eq "... and the password is in none of the output" "" "$(grep -l hunter2 <
 run skopeo inspect --tls-verify=false --creds vendor:hunter2-secret --raw "docker://127.0.0.1:$P3/fatelf/hello:1.0"
 check_eq "... the same index there" "$INDEX" "sha256:$(printf '%s' "$RUN_OUT" | sha256sum | cut -c1-64)"
 
+# A registry of bearer tokens (a stand-in: docker-registry's token auth
+# needs a JWT signer), whose uploads go to another host: the token comes
+# from its realm with the credentials; the token and the credentials go to
+# the registry alone, never to the upload's other host.
+cat >fakereg.py <<'EOF'
+import base64, http.server, json, sys, threading
+reg_port, store_port, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+good = "Basic " + base64.b64encode(b"vendor:hunter2-secret").decode()
+lock = threading.Lock()
+def note(line):
+    with lock, open(log, "a") as f:
+        f.write(line + "\n")
+class Reg(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def reply(self, code, headers={}, body=b""):
+        self.send_response(code)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+    def handle_any(self):
+        self.body()
+        auth = self.headers.get("Authorization", "")
+        note("reg %s %s %s" % (self.command, self.path.split("?")[0], auth.split(" ")[0] or "none"))
+        if self.path.startswith("/token"):
+            if auth != good:
+                return self.reply(401, {"WWW-Authenticate": 'Basic realm="t"'})
+            return self.reply(200, {}, json.dumps({"token": "tok123"}).encode() + b"\n")
+        if auth != "Bearer tok123":
+            return self.reply(401, {"WWW-Authenticate":
+                'Bearer realm="http://127.0.0.1:%d/token",service="fake",scope="repository:x:pull,push"' % reg_port})
+        if self.command == "HEAD":
+            return self.reply(404)
+        if self.command == "POST":
+            return self.reply(202, {"Location": "http://127.0.0.1:%d/upload/1" % store_port})
+        return self.reply(201)
+    do_GET = do_HEAD = do_POST = do_PUT = handle_any
+class Store(Reg):
+    def handle_any(self):
+        self.body()
+        note("store %s %s" % (self.command, self.headers.get("Authorization", "none").split(" ")[0]))
+        self.reply(201)
+    do_PUT = handle_any
+for port, cls in ((store_port, Store), (reg_port, Reg)):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), cls)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait()
+EOF
+P4=$(free_port)
+P5=$(free_port)
+python3 fakereg.py "$P4" "$P5" fake.log >fake.out 2>&1 &
+PIDS+=($!)
+for ((i = 0; i < 50; i++)); do grep -q ready fake.out 2>/dev/null && break; sleep 0.1; done
+run "$FATELF" repo push --credentials good.creds hello-1.fatbundle "oci://127.0.0.1:$P4/x:1.0"
+check_eq "a registry of bearer tokens whose uploads go to another host: pushed" 0 "$RC"
+check_match "... the token asked of its realm with the credentials" "reg GET /token Basic" "$(cat fake.log)"
+check_match "... the registry's requests carrying the token" "reg PUT /v2/x/manifests/1.0 Bearer" "$(cat fake.log)"
+check_match "... the other host getting the uploads" "store PUT" "$(cat fake.log)"
+check_eq "... with neither the token nor the credentials" "" "$(grep '^store' fake.log | grep -v ' none$')"
+
 # ---- failures
 dead=$(free_port)
 run "$FATELF" repo push hello-1.fatbundle "oci://127.0.0.1:$dead/fatelf/hello"
