@@ -404,7 +404,9 @@ static int frames_line(struct frames *f, char **ret)
 	}
 }
 
-static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64_t len)
+/* The bytes of a data frame to g. A failure to write them down (a full
+ * disk) is -errno with *ret_write set too. */
+static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64_t len, bool *ret_write)
 {
 	while (len > 0) {
 		size_t have = f->len - f->off, k;
@@ -419,13 +421,17 @@ static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64
 		k = (size_t)MIN((uint64_t)have, len);
 		if (g->fd < 0 && g->name) {
 			g->fd = openat(g->dirfd, g->name, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-			if (g->fd < 0)
+			if (g->fd < 0) {
+				*ret_write = true;
 				return -errno;
+			}
 		}
 		if (g->fd >= 0) {
 			r = pwrite_all(g->fd, f->buf + f->off, k, g->base + off);
-			if (r < 0)
+			if (r < 0) {
+				*ret_write = true;
 				return r;
+			}
 		} else {
 			memcpy(g->buf + off, f->buf + f->off, k);
 		}
@@ -544,6 +550,7 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 	_cleanup_free_ char *text = NULL;
 	char *line;
 	size_t ndone = 0;
+	bool write_failed = false;
 	int in, k, status = 0;
 
 	if (n == 0) {
@@ -619,9 +626,13 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 				snprintf(failmsg, sizeof(failmsg), "%s: larger than %" PRIu64 " bytes", g->path, lim);
 				break;
 			}
-			k = take_bytes(f, g, a, b);
-			if (k < 0)
+			k = take_bytes(f, g, a, b, &write_failed);
+			if (k < 0) {
+				if (write_failed)
+					snprintf(failmsg, sizeof(failmsg), "%s: cannot keep its bytes: %s", g->path,
+						 fatelf_strerror(k));
 				break;
+			}
 			if (event)
 				event(ctx, (size_t)id, false);
 		} else if (sscanf(line, "done %llu %llu%n", &id, &a, &used) == 2 && line[used] == '\0') {
@@ -674,7 +685,8 @@ out:
 		const char *why = failmsg[0] ? failmsg : msg[0] ? msg : k == -EPROTO ? "the download helper broke its protocol"
 											: "the download helper ended early";
 
-		return fatelf_diag_set(d, -EIO, -1, "repository %s: %s", r->name, why);
+		/* a disk that filled up is the machine's error, not the mirror's */
+		return fatelf_diag_set(d, write_failed ? k : -EIO, -1, "repository %s: %s", r->name, why);
 	}
 	return 0;
 }
