@@ -27,6 +27,7 @@
 #include "fetch_batch.h"
 #include "io.h"
 #include "macro.h"
+#include "oci.h"
 #include "text.h"
 
 /* The output buffer: frames collect here between waits. */
@@ -35,6 +36,12 @@
 #define BATCH_FILE_CHUNK (64 * 1024)
 /* Longest wait of the loop, when nothing happens. */
 #define BATCH_POLL_MS 1000
+/* A WWW-Authenticate header's value, at most: a challenge's parameters
+ * (fatelf_oci_challenge) and room for their quoting. */
+#define BATCH_CHALLENGE_MAX 4096
+/* Authorizations one get may take on one mirror: its own fresh one, and
+ * the new ones other transfers found meanwhile. */
+#define BATCH_AUTH_ROUNDS 8
 
 /* ------------------------------------------------------------ stdin */
 
@@ -47,6 +54,10 @@ void fatelf_fetch_batch_input_free(fatelf_fetch_batch_input *in)
 {
 	for (size_t i = 0; i < in->n_mirrors; i++)
 		fatelf_fetch_url_clear(&in->mirrors[i]);
+	if (in->basic) {
+		explicit_bzero(in->basic, strlen(in->basic));
+		free(in->basic);
+	}
 	free(in->gets);
 	free(in->pool);
 	fatelf_fetch_batch_input_init(in, in->allow_file);
@@ -89,7 +100,7 @@ static int parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret)
 static bool path_char(char c)
 {
 	return fatelf_text_is_alpha(c) || fatelf_text_is_digit(c) || c == '.' || c == '_' ||
-	       c == '/' || c == '-';
+	       c == '/' || c == '-' || c == ':';
 }
 
 static const char *path_problem(const char *p, size_t len)
@@ -102,9 +113,12 @@ static const char *path_problem(const char *p, size_t len)
 		return "a path longer than 4096 bytes";
 	for (i = 0; i < len; i++)
 		if (!path_char(p[i]))
-			return "a path with a byte other than [a-zA-Z0-9._/-]";
+			return "a path with a byte other than [a-zA-Z0-9._/:-]";
 	if (p[0] == '/')
 		return "an absolute path";
+	/* "a:b" alone could read as a URL of scheme "a". */
+	if (p[0] == ':')
+		return "a path that starts with \":\"";
 	for (start = 0; start <= len; start = i + 1) {
 		for (i = start; i < len && p[i] != '/'; i++)
 			;
@@ -158,6 +172,105 @@ static int mirror_add(fatelf_fetch_batch_input *in, const char *text, size_t len
 		return r;
 	}
 	in->n_mirrors++;
+	return 0;
+}
+
+static bool media_type_char(char c)
+{
+	return fatelf_text_is_alpha(c) || fatelf_text_is_digit(c) || c == '.' || c == '+' ||
+	       c == '/' || c == '-';
+}
+
+static int accept_add(fatelf_fetch_batch_input *in, const char *s, size_t len, fatelf_diag *d)
+{
+	const char *slash;
+
+	if (in->n_accept >= FATELF_FETCH_BATCH_ACCEPT_MAX)
+		return line_error(in, d, "more than %d accept lines", FATELF_FETCH_BATCH_ACCEPT_MAX);
+	if (len > FATELF_FETCH_BATCH_MEDIA_TYPE_MAX)
+		return line_error(in, d, "a media type longer than %d bytes", FATELF_FETCH_BATCH_MEDIA_TYPE_MAX);
+	for (size_t i = 0; i < len; i++)
+		if (!media_type_char(s[i]))
+			return line_error(in, d, "a media type with a byte other than [A-Za-z0-9.+/-]");
+	slash = memchr(s, '/', len);
+	if (!slash || slash == s || slash == s + len - 1 ||
+	    memchr(slash + 1, '/', len - (size_t)(slash + 1 - s)))
+		return line_error(in, d, "\"%.*s\" is not a media type (TYPE/SUBTYPE)", (int)len, s);
+	for (size_t i = 0; i < in->n_accept; i++)
+		if (strlen(in->accept[i]) == len && memcmp(in->accept[i], s, len) == 0)
+			return line_error(in, d, "the media type \"%.*s\" twice", (int)len, s);
+	memcpy(in->accept[in->n_accept], s, len);
+	in->accept[in->n_accept][len] = '\0';
+	in->n_accept++;
+	return 0;
+}
+
+static int base64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Standard base64 with its padding, in its one canonical form, of bytes
+ * that hold a ':' and no control character. Nothing of it is quoted. */
+static const char *basic_problem(const char *s, size_t len)
+{
+	size_t pad = 0;
+	bool colon = false;
+	uint32_t acc = 0;
+	unsigned bits = 0;
+
+	if (len > FATELF_FETCH_BATCH_BASIC_MAX)
+		return "longer than 1024 bytes";
+	if (len % 4)
+		return "not base64 (its length is not a multiple of 4)";
+	while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
+		pad++;
+	for (size_t i = 0; i < len - pad; i++) {
+		int v = base64_value(s[i]);
+
+		if (v < 0)
+			return "not base64 (a byte outside A-Za-z0-9+/, or \"=\" inside)";
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			unsigned char c = (unsigned char)(acc >> (bits - 8));
+
+			bits -= 8;
+			acc &= ((uint32_t)1 << bits) - 1;
+			if (c < 0x20 || c == 0x7f)
+				return "the credentials hold a control character";
+			colon |= c == ':';
+		}
+	}
+	if (acc != 0)
+		return "not base64 in its canonical form (padding bits set)";
+	if (!colon)
+		return "the credentials are not USER:PASSWORD (no \":\")";
+	return NULL;
+}
+
+static int basic_set(fatelf_fetch_batch_input *in, const char *s, size_t len, fatelf_diag *d)
+{
+	const char *why;
+
+	if (in->basic)
+		return line_error(in, d, "a second basic line");
+	why = basic_problem(s, len);
+	if (why)
+		return line_error(in, d, "\"basic\": %s", why);
+	in->basic = strndup(s, len);
+	if (!in->basic)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	return 0;
 }
 
@@ -215,6 +328,16 @@ int fatelf_fetch_batch_input_line(fatelf_fetch_batch_input *in, const char *line
 		if (in->n_mirrors >= FATELF_FETCH_BATCH_MIRRORS_MAX)
 			return line_error(in, d, "more than %d mirrors", FATELF_FETCH_BATCH_MIRRORS_MAX);
 		return mirror_add(in, line + 7, len - 7, d);
+	}
+	if (len > 7 && memcmp(line, "accept ", 7) == 0) {
+		if (in->n_gets)
+			return line_error(in, d, "an accept after a get");
+		return accept_add(in, line + 7, len - 7, d);
+	}
+	if (len > 6 && memcmp(line, "basic ", 6) == 0) {
+		if (in->n_gets)
+			return line_error(in, d, "a basic after a get");
+		return basic_set(in, line + 6, len - 6, d);
 	}
 	if (len > 4 && memcmp(line, "get ", 4) == 0) {
 		if (!in->n_mirrors)
@@ -422,6 +545,7 @@ enum next {
 	NX_MIRROR,                  /* the next mirror, from the bytes received */
 	NX_RESTART,                 /* the next mirror, from offset 0 */
 	NX_FAIL,                    /* the object fails, whatever mirrors are left */
+	NX_AUTH,                    /* again on this mirror with its new authorization (no retry counted) */
 	NX_ABORT,                   /* the batch stops (a system error, the output's) */
 };
 
@@ -461,6 +585,13 @@ typedef struct slot {
 	int fd;                     /* file: mirrors */
 	fatelf_fetch_guard guard;
 	char errbuf[CURL_ERROR_SIZE];
+	/* Registry auth. */
+	struct curl_slist *headers; /* this attempt's Accept and Authorization */
+	unsigned auth_sent;         /* the serial of the mirror's authorization it sent, 0: none */
+	bool authed;                /* this get took a fresh authorization on this mirror */
+	unsigned auth_rounds;       /* authorizations this get took on this mirror */
+	bool challenge_long;
+	char challenge[BATCH_CHALLENGE_MAX];    /* the answer's last WWW-Authenticate, "": none */
 } slot;
 
 struct batch {
@@ -471,6 +602,15 @@ struct batch {
 	 * one root configured, so its own host is exempt for its requests. */
 	uint64_t exempt[FATELF_FETCH_BATCH_MIRRORS_MAX];
 	bool proxied;               /* every connection goes to the proxy */
+	char *accept;               /* "Accept: ..." for every request, NULL: none */
+	/* The authorization each mirror asked for ("Authorization: ..."),
+	 * sent with every later request to it; NULL: none yet. Its serial
+	 * (never 0) tells a transfer whether it sent the newest. */
+	char *auth[FATELF_FETCH_BATCH_MIRRORS_MAX];
+	unsigned auth_serial[FATELF_FETCH_BATCH_MIRRORS_MAX];
+	bool auth_basic[FATELF_FETCH_BATCH_MIRRORS_MAX];
+	unsigned serial;
+	CURL *token_easy;           /* the token requests', made at the first */
 	CURLM *multi;
 	slot *slots;
 	unsigned n_slots;
@@ -639,6 +779,38 @@ static void slot_content_range(slot *x, const char *p, size_t n)
 	x->range_total = total[0] == '*' ? 0 : strtoull(total, NULL, 10);
 }
 
+/* A WWW-Authenticate header: the last of an answer is the one met. */
+static void slot_challenge(slot *x, const char *p, size_t n)
+{
+	while (n && (*p == ' ' || *p == '\t'))
+		p++, n--;
+	while (n && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	x->challenge_long = n >= sizeof(x->challenge);
+	if (x->challenge_long)
+		n = 0;
+	memcpy(x->challenge, p, n);
+	x->challenge[n] = '\0';
+}
+
+/* A list of headers that may hold a secret: wiped, then freed. */
+static void headers_free(struct curl_slist **l)
+{
+	for (struct curl_slist *i = *l; i; i = i->next)
+		explicit_bzero(i->data, strlen(i->data));
+	curl_slist_free_all(*l);
+	*l = NULL;
+}
+
+static void secret_free(char **s)
+{
+	if (*s) {
+		explicit_bzero(*s, strlen(*s));
+		free(*s);
+	}
+	*s = NULL;
+}
+
 static size_t slot_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	slot *x = userdata;
@@ -657,8 +829,12 @@ static size_t slot_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 	if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0) {
 		x->range_start = -1;
 		x->range_total = 0;
+		x->challenge[0] = '\0';
+		x->challenge_long = false;
 	} else if (n > 14 && strncasecmp(ptr, "Content-Range:", 14) == 0) {
 		slot_content_range(x, ptr + 14, n - 14);
+	} else if (n > 17 && strncasecmp(ptr, "WWW-Authenticate:", 17) == 0) {
+		slot_challenge(x, ptr + 17, n - 17);
 	}
 	return n;
 }
@@ -721,6 +897,22 @@ static enum next slot_http_start(slot *x, uint64_t timeout_ms)
 	CURLcode c;
 	CURLMcode mc;
 
+	headers_free(&x->headers);
+	x->auth_sent = 0;
+	if (b->accept && !(x->headers = curl_slist_append(NULL, b->accept))) {
+		b->error = -ENOMEM;
+		return NX_ABORT;
+	}
+	if (b->auth[x->mirror]) {
+		struct curl_slist *l = curl_slist_append(x->headers, b->auth[x->mirror]);
+
+		if (!l) {
+			b->error = -ENOMEM;
+			return NX_ABORT;
+		}
+		x->headers = l;
+		x->auth_sent = b->auth_serial[x->mirror];
+	}
 	c = fatelf_fetch_setopt_common(x->easy, b->o, m->https, &x->guard);
 #define SETOPT(opt, val) do { if (c == CURLE_OK) c = curl_easy_setopt(x->easy, opt, val); } while (0)
 	SETOPT(CURLOPT_URL, x->url);
@@ -744,6 +936,11 @@ static enum next slot_http_start(slot *x, uint64_t timeout_ms)
 	SETOPT(CURLOPT_WRITEDATA, x);
 	SETOPT(CURLOPT_ERRORBUFFER, x->errbuf);
 	SETOPT(CURLOPT_PRIVATE, x);
+	/* The mirror's authorization goes to its own host and port alone:
+	 * curl sends a custom Authorization header to no other host that a
+	 * redirect names (a registry's blob storage) unless told to. */
+	SETOPT(CURLOPT_UNRESTRICTED_AUTH, 0L);
+	SETOPT(CURLOPT_HTTPHEADER, x->headers);
 #undef SETOPT
 	if (c != CURLE_OK) {
 		slot_why(x, "%s", curl_easy_strerror(c));
@@ -784,6 +981,8 @@ static enum next slot_attempt(slot *x)
 	x->stop = STOP_NONE;
 	x->code = 0;
 	x->errbuf[0] = '\0';
+	x->challenge[0] = '\0';
+	x->challenge_long = false;
 	fatelf_fetch_guard_reset(&x->guard);
 	/* A mirror's own host is root's choice (the repository's config),
 	 * as the one URL of a single download is: its first connection is
@@ -818,6 +1017,8 @@ static bool slot_advance(slot *x, enum next nx)
 		return false;
 	case NX_FAIL:
 		break;
+	case NX_AUTH:
+		return true;
 	case NX_RETRY:
 		if (x->retries < FATELF_FETCH_BATCH_RETRIES) {
 			x->retries++;
@@ -834,6 +1035,8 @@ static bool slot_advance(slot *x, enum next nx)
 		if (x->mirror + 1 < b->in->n_mirrors) {
 			x->mirror++;
 			x->retries = 0;
+			x->authed = false;
+			x->auth_rounds = 0;
 			return true;
 		}
 		break;
@@ -868,8 +1071,295 @@ static void slot_start(slot *x, const fatelf_fetch_batch_get *g)
 	x->started_ms = now_ms();
 	x->code = 0;
 	x->why[0] = '\0';
+	x->authed = false;
+	x->auth_rounds = 0;
 	x->b->active++;
 	slot_go(x);
+}
+
+/* ------------------------------------------------------------ registry auth */
+
+/* "Accept: t1, t2, ..." of the accept lines. */
+static int batch_accept_header(const fatelf_fetch_batch_input *in, char **ret)
+{
+	size_t cap = sizeof("Accept: ");
+	char *s;
+	size_t len;
+
+	for (size_t i = 0; i < in->n_accept; i++)
+		cap += strlen(in->accept[i]) + 2;
+	s = malloc(cap);
+	if (!s)
+		return -ENOMEM;
+	len = (size_t)snprintf(s, cap, "Accept: ");
+	for (size_t i = 0; i < in->n_accept; i++)
+		len += (size_t)snprintf(s + len, cap - len, "%s%s", i ? ", " : "", in->accept[i]);
+	*ret = s;
+	return 0;
+}
+
+/* A token service's reply, bounded. */
+typedef struct token_reply {
+	char *buf;
+	size_t len, cap;
+	bool too_long;
+} token_reply;
+
+static size_t token_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	token_reply *t = userdata;
+	size_t n = size * nmemb;
+
+	if (n > FATELF_FETCH_BATCH_TOKEN_REPLY_MAX - t->len) {
+		t->too_long = true;
+		return 0;
+	}
+	if (t->len + n > t->cap) {
+		size_t cap = MAX(t->cap * 2, (size_t)4096);
+		char *p;
+
+		cap = MIN(MAX(cap, t->len + n), (size_t)FATELF_FETCH_BATCH_TOKEN_REPLY_MAX);
+		p = malloc(cap);
+		if (!p)
+			return 0;
+		/* The reply holds a token: no copy of it is left behind. */
+		if (t->buf) {
+			memcpy(p, t->buf, t->len);
+			explicit_bzero(t->buf, t->cap);
+			free(t->buf);
+		}
+		t->buf = p;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, ptr, n);
+	t->len += n;
+	return n;
+}
+
+static void token_reply_free(token_reply *t)
+{
+	if (t->buf) {
+		explicit_bzero(t->buf, t->cap);
+		free(t->buf);
+	}
+	*t = (token_reply){ 0 };
+}
+
+/* The realm's URL with the challenge's service and scope; NULL with why
+ * set when the realm is refused (x->b->error on a system error). */
+static char *token_url(slot *x, const fatelf_oci_challenge *ch, bool *ret_https)
+{
+	const fatelf_fetch_url *m = &x->b->in->mirrors[x->mirror];
+	_cleanup_free_ char *shown = fatelf_text_url_redact(ch->realm);
+	char *scheme = NULL, *es = NULL, *esc = NULL, *url = NULL;
+	bool https = false, ok = false;
+	CURLU *u = curl_url();
+	int r;
+
+	if (!u || !shown) {
+		curl_url_cleanup(u);
+		x->b->error = -ENOMEM;
+		return NULL;
+	}
+	if (strchr(ch->realm, '#') || curl_url_set(u, CURLUPART_URL, ch->realm, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+		slot_why(x, "the registry's token realm %.*s is not a URL fatelf reads (HTTP 401)",
+			 FATELF_FETCH_URL_SHOWN / 2, shown);
+	} else if (strcasecmp(scheme, "https") == 0) {
+		https = ok = true;
+	} else if (strcasecmp(scheme, "http") == 0 && !m->https) {
+		ok = true;
+	} else {
+		slot_why(x, "the registry's token realm %.*s is not https%s (HTTP 401)", FATELF_FETCH_URL_SHOWN / 2,
+			 shown, m->https ? "" : " or http");
+	}
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	if (!ok)
+		return NULL;
+	if (ch->service[0] && !(es = curl_easy_escape(NULL, ch->service, 0)))
+		goto oom;
+	if (ch->scope[0] && !(esc = curl_easy_escape(NULL, ch->scope, 0)))
+		goto oom;
+	r = asprintf(&url, "%s%s%s%s%s%s", ch->realm,
+		     es || esc ? (strchr(ch->realm, '?') ? "&" : "?") : "",
+		     es ? "service=" : "", es ? es : "",
+		     esc ? (es ? "&scope=" : "scope=") : "", esc ? esc : "");
+	curl_free(es);
+	curl_free(esc);
+	if (r < 0) {
+		x->b->error = -ENOMEM;
+		return NULL;
+	}
+	*ret_https = https;
+	return url;
+oom:
+	curl_free(es);
+	curl_free(esc);
+	x->b->error = -ENOMEM;
+	return NULL;
+}
+
+/* Asks the realm of a Bearer challenge for a token (one blocking request,
+ * bounded by the timeout and the object's deadline) and keeps it as the
+ * mirror's authorization. NX_AUTH, or what the failure leads to. */
+static enum next slot_token(slot *x, const fatelf_oci_challenge *ch)
+{
+	batch *b = x->b;
+	const fatelf_fetch_opts *o = b->o;
+	const bool creds = b->in->basic != NULL;
+	_cleanup_free_ char *url = NULL, *shown = NULL;
+	struct curl_slist *headers = NULL;
+	fatelf_fetch_guard guard = {
+		.deny = &b->deny,
+		/* The realm is a host the registry chose, as a redirect's hop
+		 * is: checked from its first connection. */
+		.exempt = &b->exempt[x->mirror],
+		.check = true,
+	};
+	token_reply reply = { 0 };
+	char errbuf[CURL_ERROR_SIZE] = "", *tok = NULL, *auth = NULL;
+	uint64_t timeout_ms = (uint64_t)(o->timeout_sec ? o->timeout_sec : 60) * 1000;
+	enum next nx = NX_MIRROR;
+	bool https = false;
+	long code = 0;
+	CURLcode c = CURLE_OK;
+
+	url = token_url(x, ch, &https);
+	if (!url)
+		return b->error ? NX_ABORT : NX_MIRROR;
+	shown = fatelf_text_url_redact(ch->realm);
+	if (!shown)
+		goto oom;
+	if (o->deadline_sec) {
+		uint64_t spent = now_ms() - x->started_ms, limit = (uint64_t)o->deadline_sec * 1000;
+
+		if (spent >= limit) {
+			slot_why_deadline(x);
+			return NX_FAIL;
+		}
+		timeout_ms = MIN(timeout_ms, limit - spent);
+	}
+	if (!b->token_easy && !(b->token_easy = curl_easy_init()))
+		goto oom;
+	if (creds) {
+		_cleanup_free_ char *h = NULL;
+
+		if (asprintf(&h, "Authorization: Basic %s", b->in->basic) < 0)
+			goto oom;
+		headers = curl_slist_append(NULL, h);
+		explicit_bzero(h, strlen(h));
+		if (!headers)
+			goto oom;
+	}
+	curl_easy_reset(b->token_easy);
+	c = fatelf_fetch_setopt_common(b->token_easy, o, https, &guard);
+#define SETOPT(opt, val) do { if (c == CURLE_OK) c = curl_easy_setopt(b->token_easy, opt, val); } while (0)
+	SETOPT(CURLOPT_URL, url);
+	SETOPT(CURLOPT_HTTPGET, 1L);
+	SETOPT(CURLOPT_TIMEOUT_MS, (long)MIN(timeout_ms, (uint64_t)LONG_MAX));
+	SETOPT(CURLOPT_UNRESTRICTED_AUTH, 0L);
+	SETOPT(CURLOPT_HTTPHEADER, headers);
+	SETOPT(CURLOPT_WRITEFUNCTION, token_write);
+	SETOPT(CURLOPT_WRITEDATA, &reply);
+	SETOPT(CURLOPT_ERRORBUFFER, errbuf);
+#undef SETOPT
+	if (c == CURLE_OK)
+		c = curl_easy_perform(b->token_easy);
+	curl_easy_getinfo(b->token_easy, CURLINFO_RESPONSE_CODE, &code);
+	/* The handle keeps its connections, not our buffers and headers. */
+	curl_easy_setopt(b->token_easy, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+	curl_easy_setopt(b->token_easy, CURLOPT_ERRORBUFFER, (char *)NULL);
+	headers_free(&headers);
+
+	if (guard.denied && c == CURLE_COULDNT_CONNECT) {
+		slot_why(x, "the registry's token realm %.*s: %s is in a denied network (%s)",
+			 FATELF_FETCH_URL_SHOWN / 2, shown, guard.denied_addr, guard.denied_range);
+	} else if (c == CURLE_HTTP_RETURNED_ERROR && (code == 401 || code == 403)) {
+		slot_why(x, "the registry %s (its token service answered HTTP %ld)",
+			 creds ? "refused the credentials" : "wants credentials", code);
+	} else if (c == CURLE_HTTP_RETURNED_ERROR) {
+		slot_why(x, "the registry's token service %.*s answered HTTP %ld%s", FATELF_FETCH_URL_SHOWN / 2,
+			 shown, code, fatelf_fetch_http_reason(code));
+	} else if (reply.too_long) {
+		slot_why(x, "the registry's token service %.*s sent a reply longer than %d bytes",
+			 FATELF_FETCH_URL_SHOWN / 2, shown, FATELF_FETCH_BATCH_TOKEN_REPLY_MAX);
+	} else if (c != CURLE_OK) {
+		slot_why(x, "the registry's token service %.*s: %s", FATELF_FETCH_URL_SHOWN / 2, shown,
+			 errbuf[0] ? errbuf : curl_easy_strerror(c));
+		if (c == CURLE_OUT_OF_MEMORY)
+			goto oom;
+	} else if (fatelf_oci_token_parse(reply.buf ? reply.buf : "", reply.len, &tok) < 0) {
+		slot_why(x, "the registry's token service %.*s sent no token", FATELF_FETCH_URL_SHOWN / 2, shown);
+	} else if (asprintf(&auth, "Authorization: Bearer %s", tok) < 0) {
+		secret_free(&tok);
+		goto oom;
+	} else {
+		secret_free(&b->auth[x->mirror]);
+		b->auth[x->mirror] = auth;
+		b->auth_serial[x->mirror] = ++b->serial;
+		b->auth_basic[x->mirror] = false;
+		nx = NX_AUTH;
+	}
+	secret_free(&tok);
+	token_reply_free(&reply);
+	fatelf_fetch_guard_reset(&guard);
+	/* The get's code stays the registry's 401. */
+	return nx;
+oom:
+	headers_free(&headers);
+	token_reply_free(&reply);
+	fatelf_fetch_guard_reset(&guard);
+	b->error = -ENOMEM;
+	return NX_ABORT;
+}
+
+/* A 401. From the mirror itself, with a challenge: the helper meets it
+ * (fetch_batch.h, "Registry auth") and the get goes again on this mirror;
+ * else the mirror gives way. */
+static enum next slot_unauthorized(slot *x)
+{
+	batch *b = x->b;
+	unsigned m = x->mirror;
+	fatelf_oci_challenge ch;
+	long redirects = 0;
+
+	curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_COUNT, &redirects);
+	if (redirects > 0 || (!x->challenge[0] && !x->challenge_long)) {
+		slot_why(x, "the server answered HTTP 401%s", fatelf_fetch_http_reason(401));
+		return NX_MIRROR;
+	}
+	if (x->challenge_long || fatelf_oci_challenge_parse(x->challenge, &ch) < 0) {
+		slot_why(x, "the registry's WWW-Authenticate challenge is not one fatelf reads (HTTP 401)");
+		return NX_MIRROR;
+	}
+	if (++x->auth_rounds > BATCH_AUTH_ROUNDS) {
+		slot_why(x, "the registry refused the credentials (HTTP 401, %d times)", BATCH_AUTH_ROUNDS);
+		return NX_MIRROR;
+	}
+	/* Another transfer took a new authorization since this one started. */
+	if (b->auth[m] && b->auth_serial[m] != x->auth_sent)
+		return NX_AUTH;
+	if (x->authed || (ch.scheme == FATELF_OCI_AUTH_BASIC && x->auth_sent && b->auth_basic[m])) {
+		slot_why(x, "the registry refused the credentials (HTTP 401)");
+		return NX_MIRROR;
+	}
+	x->authed = true;
+	if (ch.scheme == FATELF_OCI_AUTH_BEARER)
+		return slot_token(x, &ch);
+	if (!b->in->basic) {
+		slot_why(x, "the registry wants credentials (HTTP 401)");
+		return NX_MIRROR;
+	}
+	secret_free(&b->auth[m]);
+	if (asprintf(&b->auth[m], "Authorization: Basic %s", b->in->basic) < 0) {
+		b->auth[m] = NULL;
+		b->error = -ENOMEM;
+		return NX_ABORT;
+	}
+	b->auth_serial[m] = ++b->serial;
+	b->auth_basic[m] = true;
+	return NX_AUTH;
 }
 
 /* curl's word on an attempt that ended. */
@@ -882,6 +1372,8 @@ static enum next slot_finished(slot *x, CURLcode res)
 	x->code = code;
 	if (res == CURLE_OK && !x->body && !slot_body_start(x))
 		res = CURLE_WRITE_ERROR;
+	if (code == 401 && (x->stop == STOP_NONE || x->stop == STOP_STATUS))
+		return slot_unauthorized(x);
 	switch (x->stop) {
 	case STOP_NONE:
 		break;
@@ -1025,8 +1517,14 @@ static void batch_free(batch *b)
 		free(x->url);
 		free(x->shown);
 		fatelf_fetch_guard_reset(&x->guard);
+		headers_free(&x->headers);
 	}
 	free(b->slots);
+	for (unsigned i = 0; i < FATELF_FETCH_BATCH_MIRRORS_MAX; i++)
+		secret_free(&b->auth[i]);
+	free(b->accept);
+	if (b->token_easy)
+		curl_easy_cleanup(b->token_easy);
 	if (b->multi)
 		curl_multi_cleanup(b->multi);
 	free(b->chunk);
@@ -1118,6 +1616,8 @@ int fatelf_fetch_batch_run(const fatelf_fetch_batch_input *in, const fatelf_fetc
 	b.multi = curl_multi_init();
 	b.slots = calloc(parallel, sizeof(*b.slots));
 	b.chunk = malloc(BATCH_FILE_CHUNK);
+	if (r == 0 && in->n_accept)
+		r = batch_accept_header(in, &b.accept);
 	if (r < 0 || !b.multi || !b.slots || !b.chunk) {
 		batch_free(&b);
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");

@@ -15,22 +15,35 @@
  *
  *   mirror <base-url>                  1 to 16 of them, first; tried in
  *                                      this order
+ *   accept <media-type>                0 to 8, before the first get
+ *   basic <base64>                     at most one, before the first get
  *   get <id> <relative-path> <size>    then at most 1,000,000 of these
  *
  *   - base-url: http, https, or file with --allow-file (no other host);
  *     no query and no fragment. An object's URL is base-url, a "/" when
  *     base-url does not end with one, and relative-path.
+ *   - media-type: [A-Za-z0-9.+/-]+, at most 127 bytes, one "/" with bytes
+ *     on both sides of it; each once. With any, every HTTP request of the
+ *     batch sends "Accept: <t1>, <t2>, ..." in the order given (an OCI
+ *     registry returns an image index or manifest only to a request that
+ *     accepts its type).
+ *   - base64: an OCI registry's credentials, USER:PASSWORD in base64
+ *     (standard alphabet, with its padding, at most 1024 bytes); the
+ *     decoded bytes hold a ":" and no control character. Used only as
+ *     registry auth asks for it (below), never shown.
  *   - id: decimal without leading zeros, 0 to 2^31; each id once.
- *   - relative-path: [a-zA-Z0-9._/-]+, at most 4096 bytes, not starting
- *     with "/", no ".." component.
+ *   - relative-path: [a-zA-Z0-9._/:-]+, at most 4096 bytes, not starting
+ *     with "/" or ":", no ".." component (a registry's paths:
+ *     "v2/NAME/blobs/sha256:<hex>", "v2/NAME/manifests/<tag or digest>").
  *   - size: the object's bytes, decimal without leading zeros, at most
  *     2^63-1; 0: not known.
  *
  * Anything else (an unknown keyword, an empty line, a control character,
- * a line longer than 16 KiB or without its "\n", a mirror after a get, a
- * refused URL) is refused before any transfer: exit 2 and one line on
- * stderr that names the line (and a URL only without its credentials).
- * Nothing is written to stdout before stdin has ended.
+ * a line longer than 16 KiB or without its "\n", a mirror, an accept or a
+ * basic after a get, a refused URL) is refused before any transfer: exit
+ * 2 and one line on stderr that names the line (and a URL only without
+ * its credentials, a basic line never with its argument). Nothing is
+ * written to stdout before stdin has ended.
  *
  * Standard output, one writer, frames of different ids interleaved:
  *
@@ -81,6 +94,34 @@
  * addresses that answered for it. Through --proxy, as for one download,
  * the list sees only the proxy's address.
  *
+ * Registry auth (OCI distribution), per http or https mirror: a 401 from
+ * the mirror itself (not from a redirect's hop) with a WWW-Authenticate
+ * challenge (the last one of that answer) is met by the helper:
+ *
+ *   - Bearer realm="...",service="...",scope="...": a GET of the realm
+ *     with "?service=...&scope=..." (those present, URL-encoded; "&" when
+ *     the realm has a query already), with the basic credentials, when
+ *     given, as HTTP Basic; its JSON reply (at most 64 KiB) holds the
+ *     token, sent as "Authorization: Bearer <token>". The realm is https,
+ *     or http when the mirror is http; its connection is a redirect's hop
+ *     of that mirror for the deny list, through the same proxy, CA bundle
+ *     and timeouts (and within the deadline);
+ *   - Basic: "Authorization: Basic <base64>" when a basic line was given;
+ *     without one, the mirror fails the object with code 401, "the
+ *     registry wants credentials (HTTP 401)".
+ *
+ * The same get is then asked again on that mirror (not one of its 3
+ * retries), and the authorization is kept for the mirror: every later
+ * request to it sends it at once, so a batch makes one token request, not
+ * one per object. When a request that carried it is answered 401, a fresh
+ * token is asked for once for that get; another 401 fails the mirror for
+ * it with code 401, "the registry refused the credentials (HTTP 401)". A
+ * token service that refuses the credentials does the same. The
+ * Authorization header goes to the mirror's own host and port alone,
+ * never to a redirect's other host (a registry's blob storage), and
+ * neither the credentials nor a token appear in a fail frame, on stderr,
+ * or anywhere on stdout but in the bodies that servers send.
+ *
  * file: mirrors (--allow-file) are read directly, with the same frames;
  * a missing or short file gives way to the next mirror.
  */
@@ -98,6 +139,11 @@
 #define FATELF_FETCH_BATCH_ID_MAX ((uint32_t)1 << 31)
 #define FATELF_FETCH_BATCH_PATH_MAX 4096
 #define FATELF_FETCH_BATCH_LINE_MAX 16384
+#define FATELF_FETCH_BATCH_ACCEPT_MAX 8
+#define FATELF_FETCH_BATCH_MEDIA_TYPE_MAX 127
+#define FATELF_FETCH_BATCH_BASIC_MAX 1024
+/* A token service's reply, at most. */
+#define FATELF_FETCH_BATCH_TOKEN_REPLY_MAX (64 * 1024)
 #define FATELF_FETCH_BATCH_PARALLEL_DEFAULT 6
 #define FATELF_FETCH_BATCH_PARALLEL_MAX 64
 /* Retries of a broken transfer on one mirror. */
@@ -121,6 +167,10 @@ typedef struct fatelf_fetch_batch_input {
 	bool allow_file;            /* file: mirrors; set before the first line */
 	fatelf_fetch_url mirrors[FATELF_FETCH_BATCH_MIRRORS_MAX];
 	size_t n_mirrors;
+	/* accept lines, in their order */
+	char accept[FATELF_FETCH_BATCH_ACCEPT_MAX][FATELF_FETCH_BATCH_MEDIA_TYPE_MAX + 1];
+	size_t n_accept;
+	char *basic;                /* the basic line's base64; NULL: none (wiped when freed) */
 	fatelf_fetch_batch_get *gets;
 	size_t n_gets, cap_gets;
 	char *pool;                 /* the paths */

@@ -301,7 +301,12 @@ START_TEST(test_parse_refused)
 	refused("mirror http://h/\nget 1 ../a 1\n", false, "\"..\" component");
 	refused("mirror http://h/\nget 1 a/../b 1\n", false, "\"..\" component");
 	refused("mirror http://h/\nget 1 a/.. 1\n", false, "\"..\" component");
-	refused("mirror http://h/\nget 1 a%2f 1\n", false, "a byte other than [a-zA-Z0-9._/-]");
+	refused("mirror http://h/\nget 1 a%2f 1\n", false, "a byte other than [a-zA-Z0-9._/:-]");
+	refused("mirror http://h/\nget 1 :a 1\n", false, "line 2: a path that starts with \":\"");
+	refused("mirror http://h/\nget 1 :/a 1\n", false, "starts with \":\"");
+	refused("mirror http://h/\nget 1 /v2/x/blobs/sha256:ab 1\n", false, "line 2: an absolute path");
+	refused("mirror http://h/\nget 1 v2/x/../y/blobs/sha256:ab 1\n", false, "\"..\" component");
+	refused("mirror http://h/\nget 1 v2/x/manifests/a@sha256:ab 1\n", false, "a byte other than");
 	refused("mirror http://h/\nget 1 a?b 1\n", false, "a byte other than");
 	refused("mirror http://h/\nget 1 ~root 1\n", false, "a byte other than");
 	memset(path, 'a', FATELF_FETCH_BATCH_PATH_MAX + 1);
@@ -321,6 +326,120 @@ START_TEST(test_parse_refused)
 	text[FATELF_FETCH_BATCH_LINE_MAX + 1] = '\n';
 	text[FATELF_FETCH_BATCH_LINE_MAX + 2] = '\0';
 	refused(text, false, "line 1: longer than 16384 bytes");
+}
+END_TEST
+
+/* accept and basic: a registry's media types and credentials. */
+START_TEST(test_parse_registry)
+{
+	fatelf_fetch_batch_input in;
+	fatelf_diag d;
+	char text[4096], mt[160];
+
+	ck_assert_int_eq(parse_text(&in, false,
+				    "mirror http://127.0.0.1:5000/\n"
+				    "accept application/vnd.oci.image.index.v1+json\n"
+				    "accept application/vnd.oci.image.manifest.v1+json\n"
+				    "basic dmVuZG9yOnMzY3JldA==\n"
+				    "get 1 v2/fatelf/hello/manifests/1.0 0\n"
+				    "get 2 v2/fatelf/hello/manifests/sha256:"
+				    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef 0\n"
+				    "get 3 v2/fatelf/hello/blobs/sha256:"
+				    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef 12\n"
+				    "get 4 a:b/c: 1\n",
+				    &d),
+			 0);
+	ck_assert_uint_eq(in.n_accept, 2);
+	ck_assert_str_eq(in.accept[0], "application/vnd.oci.image.index.v1+json");
+	ck_assert_str_eq(in.accept[1], "application/vnd.oci.image.manifest.v1+json");
+	ck_assert_str_eq(in.basic, "dmVuZG9yOnMzY3JldA==");
+	ck_assert_uint_eq(in.n_gets, 4);
+	ck_assert_str_eq(fatelf_fetch_batch_path(&in, &in.gets[2]),
+			 "v2/fatelf/hello/blobs/sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	ck_assert_str_eq(fatelf_fetch_batch_path(&in, &in.gets[3]), "a:b/c:");
+	fatelf_fetch_batch_input_free(&in);
+	ck_assert_ptr_null(in.basic);
+
+	/* Before the mirrors too; every padding; a UTF-8 password; 8 media
+	 * types, one of 127 bytes. */
+	memset(mt, 'a', sizeof(mt));
+	mt[0] = 'x';
+	mt[1] = '/';
+	mt[127] = '\0';
+	snprintf(text, sizeof(text),
+		 "basic dTpzM2NyZXTDqQ==\naccept a/b\nmirror http://h/\naccept A-Z.0+9/x\n"
+		 "accept t/3\naccept t/4\naccept t/5\naccept t/6\naccept t/7\naccept %s\n",
+		 mt);
+	ck_assert_int_eq(parse_text(&in, false, text, &d), 0);
+	ck_assert_uint_eq(in.n_accept, 8);
+	ck_assert_str_eq(in.accept[7], mt);
+	fatelf_fetch_batch_input_free(&in);
+	ck_assert_int_eq(parse_text(&in, false, "mirror http://h/\nbasic dmVuZG9yOnMzY3I=\n", &d), 0);
+	fatelf_fetch_batch_input_free(&in);
+	ck_assert_int_eq(parse_text(&in, false, "mirror http://h/\nbasic dmVuZG9yOnMzY3Jl\n", &d), 0);
+	fatelf_fetch_batch_input_free(&in);
+
+	/* accept */
+	refused("mirror http://h/\naccept\n", false, "line 2: unknown keyword \"accept\" (or no argument)");
+	refused("mirror http://h/\naccept application/json text/plain\n", false,
+		"line 2: a media type with a byte other than [A-Za-z0-9.+/-]");
+	refused("mirror http://h/\naccept application/json;q=1\n", false, "line 2: a media type with a byte other");
+	refused("mirror http://h/\naccept */*\n", false, "a media type with a byte other");
+	refused("mirror http://h/\naccept  a/b\n", false, "a media type with a byte other");
+	refused("mirror http://h/\naccept json\n", false, "line 2: \"json\" is not a media type (TYPE/SUBTYPE)");
+	refused("mirror http://h/\naccept /json\n", false, "is not a media type");
+	refused("mirror http://h/\naccept a/\n", false, "is not a media type");
+	refused("mirror http://h/\naccept a/b/c\n", false, "\"a/b/c\" is not a media type");
+	refused("mirror http://h/\naccept a/b\naccept a/b\n", false, "line 3: the media type \"a/b\" twice");
+	mt[127] = 'a';
+	mt[128] = '\0';
+	snprintf(text, sizeof(text), "mirror http://h/\naccept %s\n", mt);
+	refused(text, false, "line 2: a media type longer than 127 bytes");
+	refused("mirror http://h/\naccept t/1\naccept t/2\naccept t/3\naccept t/4\naccept t/5\n"
+		"accept t/6\naccept t/7\naccept t/8\naccept t/9\n",
+		false, "line 10: more than 8 accept lines");
+	refused("mirror http://h/\nget 1 a 1\naccept a/b\n", false, "line 3: an accept after a get");
+
+	/* basic: never quoted. */
+	refused("mirror http://h/\nbasic\n", false, "line 2: unknown keyword \"basic\" (or no argument)");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3JldA==\nbasic dmVuZG9yOnMzY3JldA==\n", false,
+		"line 3: a second basic line");
+	refused("mirror http://h/\nget 1 a 1\nbasic dmVuZG9yOnMzY3JldA==\n", false, "line 3: a basic after a get");
+	refused("mirror http://h/\nbasic vendor:s3cret\n", false,
+		"line 2: \"basic\": not base64 (its length is not a multiple of 4)");
+	refused("mirror http://h/\nbasic vendor:s3cret!!!\n", false,
+		"line 2: \"basic\": not base64 (a byte outside A-Za-z0-9+/, or \"=\" inside)");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3JldA\n", false, "its length is not a multiple of 4");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3JldA= \n", false, "not base64");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3Jl=A==\n", false, "\"=\" inside");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3JldA===\n", false, "not base64");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3JldA-_\n", false, "a byte outside A-Za-z0-9+/");
+	refused("mirror http://h/\nbasic ====\n", false, "not base64");
+	/* "dmVuZG9yOnMzY3JldB==": the same bytes, with padding bits set. */
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzY3JldB==\n", false,
+		"line 2: \"basic\": not base64 in its canonical form");
+	refused("mirror http://h/\nbasic dmVuZG9yczNjcmV0\n", false,
+		"line 2: \"basic\": the credentials are not USER:PASSWORD (no \":\")");
+	refused("mirror http://h/\nbasic dmVuZG9yOnMzCmNyZXQ=\n", false,
+		"line 2: \"basic\": the credentials hold a control character");
+	refused("mirror http://h/\nbasic dmU6czNjcmV0fw==\n", false, "hold a control character");
+	memset(text, 0, sizeof(text));
+	memcpy(text, "mirror http://h/\nbasic ", 23);
+	memset(text + 23, 'A', 1028);
+	memcpy(text + 23 + 1028, "\n", 2);
+	refused(text, false, "line 2: \"basic\": longer than 1024 bytes");
+	/* 1024 bytes are the most: "AAA6" is 0x00 0x00 0x3a, a control
+	 * character; "OjE6" is ":1:". */
+	text[0] = '\0';
+	snprintf(text, sizeof(text), "mirror http://h/\nbasic ");
+	for (int i = 0; i < 256; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "OjE6");
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), "\n");
+	ck_assert_int_eq(parse_text(&in, false, text, &d), 0);
+	ck_assert_uint_eq(strlen(in.basic), 1024);
+	fatelf_fetch_batch_input_free(&in);
+	snprintf(text, sizeof(text), "mirror http://h/\nbasic AAA6\n");
+	refused(text, false, "control character");
 }
 END_TEST
 
@@ -660,6 +779,7 @@ static Suite *fetch_batch_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_parse_good);
 	tcase_add_test(tc, test_parse_refused);
+	tcase_add_test(tc, test_parse_registry);
 	tcase_add_test(tc, test_parse_nul);
 	tcase_add_test(tc, test_parse_too_many_gets);
 	tcase_add_test(tc, test_input_read);
