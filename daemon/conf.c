@@ -385,6 +385,7 @@ static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "AdminGroup", parse_group, FIELD(admin_group), 0, 0 },
 	{ SECTION_DAEMON, "TrustedKeys", parse_abs_path, FIELD(trusted_keys), 0, 0 },
 	{ SECTION_DAEMON, "Repositories", parse_abs_path, FIELD(repos_dir), 0, 0 },
+	{ SECTION_DAEMON, "Registries", parse_abs_path, FIELD(registries_dir), 0, 0 },
 	{ SECTION_DAEMON, "RequireSignature", parse_bool, FIELD(require_signature), 0, 0 },
 	{ SECTION_DAEMON, "Durable", parse_bool, FIELD(durable), 0, 0 },
 	{ SECTION_DAEMON, "RunLdconfig", parse_bool, FIELD(ldconfig), 0, 0 },

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "jobjson.h"
+#include "oci.h"
 #include "macro.h"
 #include "methods.h"
 #include "reply.h"
@@ -221,6 +222,16 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 	if (in->url && strncasecmp(in->url, "file:", 5) == 0 && c->uid != 0) {
 		reply_error_str(c, E("RootRequired"), "parameter", "url");
 		return;
+	}
+	/* A registry's reference is checked here, so that a bad one is the
+	 * caller's error at once. */
+	if (in->url && strncmp(in->url, "oci://", 6) == 0) {
+		fatelf_oci_ref ref;
+
+		if (fatelf_oci_ref_parse(in->url, false, &ref) < 0 || (!ref.tag[0] && !ref.has_digest)) {
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "url");
+			return;
+		}
 	}
 	if (in->path && in->path[0] != '/') {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "path");

@@ -53,8 +53,15 @@ struct rfetch {
 	 * is a hole; an object two files need is read twice): one inode for
 	 * all of them, not one created and unlinked per object. */
 	int spool;
-	char (*paths)[FATELF_REPO_OBJECT_PATH_MAX];
+	char *paths;            /* n of plen bytes each */
+	size_t plen;
 	char (*names)[80];
+	/* From a registry: where each object's blob is, and its digest,
+	 * checked once the blob is whole (before the reader sees its end). */
+	const struct oci_blobs *oci;
+	const uint8_t **digests;
+	int verdict;            /* a blob that failed its digest */
+	fatelf_diag vdiag;
 	bool *ready;            /* whole */
 	uint64_t *have;         /* bytes in, from the start */
 	struct byhash *byhash;  /* sorted */
@@ -73,19 +80,105 @@ static void cache_name(const uint8_t sha[32], char buf[80])
 	snprintf(buf, 80, "%s.zst", hex);
 }
 
+/* Whether the cache file name hashes to digest (the blob at path). */
+static int cache_digest_check(int cache, const char *name, const uint8_t digest[32], const char *path,
+			      fatelf_diag *d)
+{
+	uint8_t buf[1 << 16], sha[32];
+	fatelf_sha256 *h;
+	ssize_t n;
+	int fd = openat(cache, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), k = 0;
+
+	if (fd < 0)
+		return fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
+	h = fatelf_sha256_new();
+	if (!h) {
+		close(fd);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			k = fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
+			break;
+		}
+		fatelf_sha256_update(h, buf, (size_t)n);
+	}
+	fatelf_sha256_final(h, sha);
+	fatelf_sha256_free(h);
+	close(fd);
+	if (k == 0 && memcmp(sha, digest, 32) != 0)
+		k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1,
+				    "%s: the blob's bytes do not hash to the digest that names them", path);
+	return k;
+}
+
 static int byhash_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, 32);
 }
 
+/* Whether the stored bytes of gets[i] hash to the blob's digest. */
+static int rf_digest(struct rfetch *f, size_t i, fatelf_diag *d)
+{
+	const struct repo_get *g = &f->gets[i];
+	_cleanup_free_ uint8_t *buf = malloc(1 << 17);
+	fatelf_sha256 *h = fatelf_sha256_new();
+	uint8_t sha[32];
+	uint64_t pos = 0;
+	int k = 0;
+
+	if (!buf || !h) {
+		fatelf_sha256_free(h);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	while (pos < g->len && k == 0) {
+		ssize_t n = pread(f->spool, buf, (size_t)MIN((uint64_t)(1 << 17), g->len - pos), (off_t)(g->base + pos));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			k = fatelf_diag_set(d, n < 0 ? -errno : -EIO, -1, "%s: cannot read it back: %s", g->path,
+					    fatelf_strerror(n < 0 ? -errno : -EIO));
+		else {
+			fatelf_sha256_update(h, buf, (size_t)n);
+			pos += (uint64_t)n;
+		}
+	}
+	fatelf_sha256_final(h, sha);
+	fatelf_sha256_free(h);
+	if (k == 0 && memcmp(sha, f->digests[i], 32) != 0) {
+		char hex[65];
+
+		fatelf_hex(sha, 32, hex);
+		k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1,
+				    "%s: the blob's bytes hash to sha256:%s, not to the digest that names them",
+				    g->path, hex);
+	}
+	return k;
+}
+
 static void rf_event(void *ctx, size_t i, bool whole)
 {
 	struct rfetch *f = ctx;
+	fatelf_diag d = { 0 };
+	int k = 0;
 
+	if (whole && f->digests && f->digests[i])
+		k = rf_digest(f, i, &d);
 	pthread_mutex_lock(&f->lock);
-	f->have[i] = f->gets[i].len;
-	if (whole)
-		f->ready[i] = true;
+	if (k < 0) {
+		if (!f->verdict) {
+			f->verdict = k;
+			f->vdiag = d;
+		}
+		atomic_store(&f->stop, 1);
+	} else {
+		f->have[i] = f->gets[i].len;
+		if (whole)
+			f->ready[i] = true;
+	}
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 }
@@ -127,12 +220,14 @@ static void rf_free(struct rfetch *f)
 	f->spool = -1;
 	free(f->gets);
 	free(f->paths);
+	free(f->digests);
 	free(f->names);
 	free(f->ready);
 	free(f->have);
 	free(f->byhash);
 	f->gets = NULL;
 	f->paths = NULL;
+	f->digests = NULL;
 	f->names = NULL;
 	f->ready = NULL;
 	f->have = NULL;
@@ -140,33 +235,69 @@ static void rf_free(struct rfetch *f)
 	f->n = 0;
 }
 
+/* Where object sha is on f's mirrors, into buf (f->plen bytes): the
+ * repository's path, or the blob that holds it in a registry (then
+ * *ret_blob is its layer). */
+static int rf_path(struct rfetch *f, const uint8_t sha[32], char *buf, const struct oci_blob_ref **ret_blob,
+		   fatelf_diag *d)
+{
+	const struct oci_blob_ref *b;
+	char hex[65];
+
+	*ret_blob = NULL;
+	if (!f->oci) {
+		fatelf_repo_object_path(sha, buf);
+		return 0;
+	}
+	b = oci_blobs_find(f->oci, sha);
+	fatelf_hex(sha, 32, hex);
+	if (!b)
+		return fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1,
+				       "%s: object %s is not a layer of the manifest, so the install cannot fetch it",
+				       f->r->name, hex);
+	fatelf_hex(b->digest, 32, hex);
+	snprintf(buf, f->plen, "%s%s", f->oci->prefix, hex);
+	*ret_blob = b;
+	return 0;
+}
+
 /* gets for objs into the cache, each file opened at its first bytes. */
 static int rf_prepare(struct rfetch *f, const fatelf_repo_object *objs, size_t n, fatelf_diag *d)
 {
 	f->gets = calloc(n ? n : 1, sizeof(*f->gets));
-	f->paths = calloc(n ? n : 1, sizeof(*f->paths));
+	f->paths = calloc(n ? n : 1, f->plen);
+	f->digests = f->oci ? calloc(n ? n : 1, sizeof(*f->digests)) : NULL;
 	f->names = calloc(n ? n : 1, sizeof(*f->names));
 	f->ready = calloc(n ? n : 1, sizeof(*f->ready));
 	f->have = calloc(n ? n : 1, sizeof(*f->have));
 	f->byhash = calloc(n ? n : 1, sizeof(*f->byhash));
 	uint64_t at = 0;
+	int k;
 
-	if (!f->gets || !f->paths || !f->names || !f->ready || !f->have || !f->byhash)
+	if (!f->gets || !f->paths || !f->names || !f->ready || !f->have || !f->byhash || (f->oci && !f->digests))
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	f->spool = openat(f->cache, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (f->spool < 0)
 		return fatelf_diag_set(d, -errno, -1, "cannot make the download's spool file: %s",
 				       fatelf_strerror(-errno));
 	for (size_t i = 0; i < n; i++) {
-		fatelf_repo_object_path(objs[i].sha256, f->paths[i]);
+		const struct oci_blob_ref *b;
+		char *path = f->paths + i * f->plen;
+
+		k = rf_path(f, objs[i].sha256, path, &b, d);
+		if (k < 0)
+			return k;
 		cache_name(objs[i].sha256, f->names[i]);
-		f->gets[i].path = f->paths[i];
-		f->gets[i].size = objs[i].csize;
+		f->gets[i].path = path;
+		/* a registry's layer says its blob's size, as a pack list does */
+		f->gets[i].size = b ? b->size : objs[i].csize;
 		/* unknown: at most what zstd makes of incompressible bytes */
 		f->gets[i].max = objs[i].size + (objs[i].size >> 7) + 1024;
 		f->gets[i].fd = f->spool;
 		f->gets[i].base = at;
-		at += objs[i].csize ? objs[i].csize : f->gets[i].max;
+		at += f->gets[i].size ? f->gets[i].size : f->gets[i].max;
+		if (b)
+			f->digests[i] = b->digest;
 		memcpy(f->byhash[i].sha, objs[i].sha256, 32);
 		f->byhash[i].i = i;
 	}
@@ -186,10 +317,18 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 		 * on its own */
 		struct repo_get g = { .size = objs[0].csize, .max = objs[0].size + (objs[0].size >> 7) + 1024,
 				      .fd = -1, .dirfd = f->cache };
-		char path[FATELF_REPO_OBJECT_PATH_MAX], name[80];
+		const struct oci_blob_ref *b;
+		_cleanup_free_ char *path = malloc(f->plen);
+		char name[80];
 
+		if (!path)
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		/* beside the download, which goes on */
-		fatelf_repo_object_path(objs[0].sha256, path);
+		k = rf_path(f, objs[0].sha256, path, &b, d);
+		if (k < 0)
+			return k;
+		if (b)
+			g.size = b->size;
 		cache_name(objs[0].sha256, name);
 		g.path = path;
 		g.name = name;
@@ -197,6 +336,8 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 		f->bytes += g.len;
 		if (g.fd >= 0)
 			close(g.fd);
+		if (k == 0 && b)
+			k = cache_digest_check(f->cache, name, b->digest, path, d);
 		return k;
 	}
 	k = rf_prepare(f, objs, n, d);
@@ -214,6 +355,11 @@ static int rf_failed(struct rfetch *f, fatelf_diag *d)
 {
 	int k = f->result < 0 ? f->result : -EIO;
 
+	if (f->verdict < 0) {
+		if (d)
+			*d = f->vdiag;
+		return f->verdict;
+	}
 	if (d)
 		*d = f->diag;
 	if (k == -EIO && d && !d->msg[0])
@@ -226,7 +372,7 @@ static int rf_failed(struct rfetch *f, fatelf_diag *d)
  * error. */
 static int rf_wait_locked(struct rfetch *f, size_t i, uint64_t pos, fatelf_diag *d)
 {
-	while (f->have[i] <= pos && !f->ready[i] && !f->finished) {
+	while (f->have[i] <= pos && !f->ready[i] && !f->finished && !f->verdict) {
 		struct timespec ts;
 
 		if (atomic_load(&f->w->cancel))
@@ -381,6 +527,42 @@ static void clear_cache(int fd)
 	closedir(dh);
 }
 
+int repo_install_pieces(worker *w, const struct repo_conf *rc, const struct oci_blobs *oci, struct repo_helper *pre,
+			const engine_repo_version *rv, const engine_install_opts *o, engine_result *res,
+			struct job_fetch *fs, fatelf_diag *d)
+{
+	const engine_config *cfg = engine_get_config(w->rw);
+	struct rfetch f = { .cfg = cfg, .r = rc, .w = w, .cache = -1, .spool = -1, .oci = oci,
+			    .plen = oci ? strlen(oci->prefix) + 65 : FATELF_REPO_OBJECT_PATH_MAX,
+			    .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .ctx = &f };
+	engine_repo_stats stats = { 0 };
+	int k;
+
+	f.pre = *pre;
+	*pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+	f.cache = open_cache(cfg, d);
+	if (f.cache < 0) {
+		k = f.cache;
+		goto out;
+	}
+	clear_cache(f.cache);
+	k = engine_install_repo(w->rw, rv, &fe, o, &stats, res, d);
+	rf_free(&f);
+	fs->objects = stats.objects;
+	fs->local = stats.local;
+	fs->cloned = stats.cloned;
+	fs->fetched = stats.fetched;
+	fs->bytes = rv->pack ? stats.fetch_bytes : f.bytes;
+out:
+	rf_free(&f);
+	if (f.cache >= 0) {
+		clear_cache(f.cache);
+		close(f.cache);
+	}
+	return k;
+}
+
 /* One package, spec "NAME[=VERSION]": the version resolved, its
  * repository's name in *ret_repo, what it installed in *res (or staged,
  * with o->group), what it fetched in *fs. */
@@ -397,11 +579,8 @@ static int install_one(worker *w, job *j, const char *spec, const engine_install
 	struct repo_get *gman = &gets[0], *gsig = NULL, *gpack = NULL;
 	struct membuf pack_text = { 0 };
 	fatelf_repo_pack *pack = NULL;
-	struct rfetch f = { .cfg = cfg, .w = w, .cache = -1, .spool = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
-			    .cond = PTHREAD_COND_INITIALIZER };
-	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .ctx = &f };
+	struct repo_helper pre = { .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
 	engine_repo_version rv = { 0 };
-	engine_repo_stats stats = { 0 };
 	uint8_t sha[32];
 	fatelf_sha256 *h;
 	size_t ngets;
@@ -421,11 +600,10 @@ static int install_one(worker *w, job *j, const char *spec, const engine_install
 	}
 	free(*ret_repo);
 	*ret_repo = strdup(rc.name);
-	f.r = &rc;
 	/* The objects' helper loads while the metadata is fetched and the
 	 * preflight runs (without it, one is started then). */
-	if (!o->dry_run && repo_helper_spawn(cfg, &rc, &f.pre, NULL) < 0)
-		f.pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+	if (!o->dry_run && repo_helper_spawn(cfg, &rc, &pre, NULL) < 0)
+		pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
 	fatelf_repo_manifest_path(v->manifest, false, mpath);
 	fatelf_repo_manifest_path(v->manifest, true, spath);
 	fatelf_repo_object_path(v->pack, ppath);
@@ -480,30 +658,14 @@ static int install_one(worker *w, job *j, const char *spec, const engine_install
 		if (k < 0)
 			goto out;
 	}
-	f.cache = open_cache(cfg, &j->diag);
-	if (f.cache < 0) {
-		k = f.cache;
-		goto out;
-	}
-	clear_cache(f.cache);
 	rv.manifest = gman->buf;
 	rv.manifest_len = gman->len;
 	rv.sig = gsig ? gsig->buf : NULL;
 	rv.sig_len = gsig ? gsig->len : 0;
 	rv.pack = pack;
-	k = engine_install_repo(w->rw, &rv, &fe, o, &stats, res, &j->diag);
-	rf_free(&f);
-	fs->objects = stats.objects;
-	fs->local = stats.local;
-	fs->cloned = stats.cloned;
-	fs->fetched = stats.fetched;
-	fs->bytes = pack ? stats.fetch_bytes : f.bytes;
+	k = repo_install_pieces(w, &rc, NULL, &pre, &rv, o, res, fs, &j->diag);
 out:
-	rf_free(&f);
-	if (f.cache >= 0) {
-		clear_cache(f.cache);
-		close(f.cache);
-	}
+	repo_helper_discard(&pre);
 	for (size_t i = 0; i < 3; i++)
 		free(gets[i].buf);
 	free(pack_text.p);

@@ -25,6 +25,7 @@
 #include "fetchchild.h"
 #include "io.h"
 #include "macro.h"
+#include "oci.h"
 #include "path.h"
 #include "jobjson.h"
 #include "job.h"
@@ -37,6 +38,10 @@ void repo_conf_done(struct repo_conf *r)
 {
 	for (size_t i = 0; i < r->nurls; i++)
 		free(r->urls[i]);
+	if (r->basic) {
+		explicit_bzero(r->basic, strlen(r->basic));
+		free(r->basic);
+	}
 	memset(r, 0, sizeof(*r));
 }
 
@@ -456,11 +461,20 @@ static char *request_text(const struct repo_conf *r, const struct repo_get *gets
 		cap += strlen(r->urls[i]) + 16;
 	for (size_t i = 0; i < n; i++)
 		cap += strlen(gets[i].path) + 64;
+	if (r->oci)
+		cap += sizeof(FATELF_OCI_MT_INDEX) + sizeof(FATELF_OCI_MT_MANIFEST) + 32;
+	if (r->basic)
+		cap += strlen(r->basic) + 16;
 	s = malloc(cap);
 	if (!s)
 		return NULL;
 	for (size_t i = 0; i < r->nurls; i++)
 		len += (size_t)snprintf(s + len, cap - len, "mirror %s\n", r->urls[i]);
+	if (r->oci)
+		len += (size_t)snprintf(s + len, cap - len, "accept %s\naccept %s\n", FATELF_OCI_MT_INDEX,
+					FATELF_OCI_MT_MANIFEST);
+	if (r->basic)
+		len += (size_t)snprintf(s + len, cap - len, "basic %s\n", r->basic);
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(s + len, cap - len, "get %zu %s %" PRIu64 "\n", i, gets[i].path, gets[i].size);
 	return s;
@@ -658,6 +672,8 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 			/* one line from the helper, made printable */
 			size_t m = 0;
 
+			if (id < n)
+				gets[id].code = (long)MIN(a, 999ULL);
 			for (const char *p = line + used; *p && m + 1 < sizeof(failmsg); p++)
 				failmsg[m++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
 			failmsg[m] = '\0';

@@ -25,6 +25,11 @@ struct repo_conf {
 	char *urls[REPO_MIRRORS_MAX];
 	size_t nurls;
 	fatelf_ms_pubkey key;
+	/* A registry's (doc/repository.md §10): the helper asks for the OCI
+	 * media types and answers its auth challenges, with basic (base64
+	 * USER:PASSWORD, malloc'd; NULL: anonymous) when it has them. */
+	bool oci;
+	char *basic;
 };
 
 void repo_conf_done(struct repo_conf *r);
@@ -70,6 +75,7 @@ struct repo_get {
 	char *buf;                      /* malloc'd, NUL-terminated */
 	size_t len;                     /* bytes received */
 	bool done;
+	long code;                      /* when it failed: the last HTTP status (0: none) */
 };
 
 /*
@@ -106,6 +112,34 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
  */
 int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *ret_conf,
 		 fatelf_repo_index **ret_ix, const fatelf_repo_version **ret_v, fatelf_diag *d);
+
+/* The objects of a registry's manifest: each object's blob, by the
+ * object's name (sorted by it), under prefix ("v2/NAME/blobs/sha256:"). */
+struct oci_blob_ref {
+	uint8_t object[32];
+	uint8_t digest[32];
+	uint64_t size;
+};
+struct oci_blobs {
+	char prefix[300];
+	struct oci_blob_ref *v;
+	size_t n;
+};
+const struct oci_blob_ref *oci_blobs_find(const struct oci_blobs *b, const uint8_t object[32]);
+
+/*
+ * The shared half of an install from a repository or a registry: the
+ * version rv (its manifest, signature and pack list, fetched and checked
+ * by the caller) installed with the engine's repository install, its
+ * objects from r's mirrors (oci: where a registry's blobs are, each
+ * checked against its digest as it arrives) through pre (taken over; may
+ * be unstarted). fs gets what was fetched, but for its metadata.
+ */
+struct worker;
+struct job_fetch;
+int repo_install_pieces(struct worker *w, const struct repo_conf *r, const struct oci_blobs *oci,
+			struct repo_helper *pre, const engine_repo_version *rv, const engine_install_opts *o,
+			engine_result *res, struct job_fetch *fs, fatelf_diag *d);
 
 /* A Repository of the interface: r, and what ix (may be NULL) says. */
 #include <json-c/json.h>

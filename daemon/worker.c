@@ -112,6 +112,10 @@ static int job_install(worker *w, job *j)
 	}
 	/* A passed descriptor is read, never mapped: its owner could shrink
 	 * the file under the mapping. */
+	if (j->url && strncmp(j->url, "oci://", 6) == 0) {
+		job_phase(j, "fetching");
+		return job_install_oci(w, j, &o);
+	}
 	if (j->url) {
 		struct download dl = { .w = w, .j = j, .src = &src };
 

@@ -50,5 +50,7 @@ void worker_wake(worker *w);
 
 /* Install{package}: the version a repository offers (daemon/repomethods.c). */
 int job_install_repo(worker *w, job *j, const engine_install_opts *o);
+/* Install{url: "oci://..."}: a version from an OCI registry (daemon/ociinstall.c). */
+int job_install_oci(worker *w, job *j, const engine_install_opts *o);
 
 #endif

@@ -421,7 +421,8 @@ static bool host_valid(const char *h)
 
 int fatelf_oci_ref_parse(const char *s, bool plain_http, fatelf_oci_ref *r)
 {
-	const char *p, *slash, *colon;
+	const char *p, *slash, *colon, *at;
+	char tail[sizeof(r->name)];
 	size_t hl, nl;
 
 	memset(r, 0, sizeof(*r));
@@ -438,6 +439,22 @@ int fatelf_oci_ref_parse(const char *s, bool plain_http, fatelf_oci_ref *r)
 	if (!host_valid(r->host))
 		return -EINVAL;
 	p = slash + 1;
+	at = strchr(p, '@');
+	if (at) {
+		const char *h = at + 1;
+
+		if (strncmp(h, "sha256:", 7) != 0 || strlen(h + 7) != 64)
+			return -EINVAL;
+		if (fatelf_unhex_lower(h + 7, r->digest, 32) < 0)
+			return -EINVAL;
+		r->has_digest = true;
+		nl = (size_t)(at - p);
+		if (nl >= sizeof(tail))
+			return -EINVAL;
+		memcpy(tail, p, nl);
+		tail[nl] = '\0';
+		p = tail;
+	}
 	colon = strrchr(p, ':');
 	nl = colon ? (size_t)(colon - p) : strlen(p);
 	if (nl >= sizeof(r->name))

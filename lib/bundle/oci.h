@@ -140,8 +140,11 @@ typedef struct fatelf_oci_ref {
 	char host[256];                 /* HOST[:PORT] */
 	char name[256];
 	char tag[129];                  /* "" when none was given */
+	bool has_digest;                /* @sha256:HEX was given: the index's digest */
+	uint8_t digest[32];
 } fatelf_oci_ref;
-/* oci://HOST[:PORT]/NAME[:TAG]: 0, or -EINVAL. */
+/* oci://HOST[:PORT]/NAME[:TAG][@sha256:HEX] (64 lower-case hex digits):
+ * 0, or -EINVAL. */
 int fatelf_oci_ref_parse(const char *s, bool plain_http, fatelf_oci_ref *ret);
 
 /* A WWW-Authenticate challenge: Basic, or Bearer with its parameters. */

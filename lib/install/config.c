@@ -15,6 +15,7 @@
 #define DEFAULT_STATE_DIR       "/var/lib/fatelf"
 #define DEFAULT_TRUSTED_KEYS    SYSCONFDIR "/fatelf/keys.d"
 #define DEFAULT_REPOS_DIR       SYSCONFDIR "/fatelf/repos.d"
+#define DEFAULT_REGISTRIES_DIR  SYSCONFDIR "/fatelf/registries.d"
 #define DEFAULT_LDCONFIG_PATH   "/sbin/ldconfig"
 
 void engine_config_init(engine_config *c)
@@ -27,6 +28,7 @@ void engine_config_init(engine_config *c)
 	c->require_signature = true;
 	c->trusted_keys = strdup(DEFAULT_TRUSTED_KEYS);
 	c->repos_dir = strdup(DEFAULT_REPOS_DIR);
+	c->registries_dir = strdup(DEFAULT_REGISTRIES_DIR);
 	c->admin_group = NULL;
 	c->durable = true;
 	c->ldconfig = true;
@@ -55,6 +57,7 @@ void engine_config_done(engine_config *c)
 	free(c->keep_fat);
 	free(c->trusted_keys);
 	free(c->repos_dir);
+	free(c->registries_dir);
 	free(c->admin_group);
 	free(c->ldconfig_path);
 	memset(c, 0, sizeof(*c));
@@ -85,7 +88,7 @@ int engine_config_copy(engine_config *dst, const engine_config *src)
 {
 	engine_config c = *src;
 
-	c.root = c.state_dir = c.trusted_keys = c.repos_dir = c.admin_group = c.ldconfig_path = NULL;
+	c.root = c.state_dir = c.trusted_keys = c.repos_dir = c.registries_dir = c.admin_group = c.ldconfig_path = NULL;
 	c.keep_fat = NULL;
 	c.nkeep_fat = 0;
 	c.policy.ntargets = 0;
@@ -95,6 +98,7 @@ int engine_config_copy(engine_config *dst, const engine_config *src)
 	    dup_or(&c.state_dir, src->state_dir, DEFAULT_STATE_DIR) < 0 ||
 	    dup_or_null(&c.trusted_keys, src->trusted_keys) < 0 ||
 	    dup_or(&c.repos_dir, src->repos_dir, DEFAULT_REPOS_DIR) < 0 ||
+	    dup_or(&c.registries_dir, src->registries_dir, DEFAULT_REGISTRIES_DIR) < 0 ||
 	    dup_or_null(&c.admin_group, src->admin_group) < 0 ||
 	    dup_or(&c.ldconfig_path, src->ldconfig_path, DEFAULT_LDCONFIG_PATH) < 0)
 		goto oom;

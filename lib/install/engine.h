@@ -98,6 +98,9 @@ typedef struct engine_config {
 	bool require_signature;         /* RequireSignature=, default yes */
 	char *trusted_keys;             /* TrustedKeys= directory of *.pub; default SYSCONFDIR/fatelf/keys.d */
 	char *repos_dir;                /* Repositories= directory of NAME.conf; default SYSCONFDIR/fatelf/repos.d */
+	/* Registries= directory of HOST[:PORT].conf (plain HTTP, credentials
+	 * of an OCI registry); default SYSCONFDIR/fatelf/registries.d */
+	char *registries_dir;
 	char *admin_group;              /* AdminGroup=, default NULL (root only) */
 	bool durable;                   /* Durable=, default yes: fsync/syncfs before each commit */
 	bool ldconfig;                  /* RunLdconfig=, default yes */

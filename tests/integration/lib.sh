@@ -261,6 +261,35 @@ hello_inputs() {
 	echo "# architectures: ${inputs[*]}"
 }
 
+# oci_registry NAME PORT [YAML]: Debian's docker-registry (CNCF
+# Distribution) on 127.0.0.1:PORT, its storage, config and log (with the
+# access log) under $T_WORK/NAME, YAML appended to its config; its pid
+# appended to REGISTRY_PIDS. Returns once it answers.
+REGISTRY_PIDS=()
+oci_registry() {
+	local i
+	mkdir -p "$T_WORK/$1/data"
+	{
+		printf 'version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\n'
+		printf 'storage:\n  filesystem:\n    rootdirectory: %s/%s/data\n' "$T_WORK" "$1"
+		printf 'http:\n  addr: 127.0.0.1:%s\n' "$2"
+		[ -n "${3:-}" ] && printf '%s\n' "$3"
+	} >"$T_WORK/$1/config.yml"
+	docker-registry serve "$T_WORK/$1/config.yml" >"$T_WORK/$1/log" 2>&1 &
+	REGISTRY_PIDS+=($!)
+	for ((i = 0; i < 100; i++)); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$2/v2/")" != 000 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# registry_requests NAME: the "METHOD PATH STATUS" of each request in the
+# access log of oci_registry NAME, in order.
+registry_requests() {
+	sed -n 's/.*"\([A-Z]*\) \([^ ]*\) HTTP[^"]*" \([0-9]*\) .*/\1 \2 \3/p' "$T_WORK/$1/log"
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on at the moment.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

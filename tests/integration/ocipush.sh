@@ -45,25 +45,8 @@ echo "file 07 version 2" >t2/opt/hello/share/f07
 
 # ---- registries
 PIDS=()
-trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
-# registry NAME PORT [AUTH-YAML]: a docker-registry with its storage and
-# log under NAME/
-registry() {
-	mkdir -p "$1/data"
-	{
-		printf 'version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\n'
-		printf 'storage:\n  filesystem:\n    rootdirectory: %s/%s/data\n' "$T_WORK" "$1"
-		printf 'http:\n  addr: 127.0.0.1:%s\n' "$2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3"
-	} >"$1/config.yml"
-	docker-registry serve "$1/config.yml" >"$1/log" 2>&1 &
-	PIDS+=($!)
-	for ((i = 0; i < 100; i++)); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$2/v2/")" != 000 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+trap 'kill "${PIDS[@]}" "${REGISTRY_PIDS[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
+registry() { oci_registry "$@"; }
 P1=$(free_port)
 registry r1 "$P1" || fail "docker-registry starts" "$(cat r1/log)"
 P2=$(free_port)
@@ -75,8 +58,7 @@ registry r3 "$P3" "auth:
     realm: fatelf-test
     path: $T_WORK/htpasswd" || fail "the registry with auth starts" "$(cat r3/log)"
 
-# requests "METHOD PATH STATUS" of a registry's access log
-requests() { sed -n 's/.*"\([A-Z]*\) \([^ ]*\) HTTP[^"]*" \([0-9]*\) .*/\1 \2 \3/p' "$1/log"; }
+requests() { registry_requests "$1"; }
 uploads() { requests "$1" | awk '$1 == "PUT" && $2 ~ /\/blobs\/uploads\// && $3 == 201' | wc -l; }
 REF=oci://127.0.0.1:$P1/fatelf/hello
 

@@ -1588,7 +1588,25 @@ START_TEST(test_oci_words)
 	ck_assert_int_eq(fatelf_oci_ref_parse("oci://[::1]:5000/x:t", false, &r), 0);
 	ck_assert_str_eq(r.scheme, "http");
 	ck_assert_int_eq(fatelf_oci_ref_parse("oci://localhost/my__name/x-y.z:T_1", false, &r), 0);
+	ck_assert(!r.has_digest);
+	/* by digest, with or without a tag */
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://h:1/a/b@sha256:00112233445566778899aabbccddeeff"
+					      "00112233445566778899aabbccddeeff", false, &r), 0);
+	ck_assert_str_eq(r.name, "a/b");
+	ck_assert_str_eq(r.tag, "");
+	ck_assert(r.has_digest);
+	ck_assert_int_eq(r.digest[0], 0x00);
+	ck_assert_int_eq(r.digest[15], 0xff);
+	ck_assert_int_eq(fatelf_oci_ref_parse("oci://h:1/a:1.0@sha256:00112233445566778899aabbccddeeff"
+					      "00112233445566778899aabbccddeeff", false, &r), 0);
+	ck_assert_str_eq(r.name, "a");
+	ck_assert_str_eq(r.tag, "1.0");
+	ck_assert(r.has_digest);
 	static const char *const bad[] = {
+		"oci://h/x@sha256:00", "oci://h/x@sha512:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+		"oci://h/x@sha256:00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff",
+		"oci://h/x@sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff0",
+		"oci://h/@sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
 		"http://h/x", "oci://h", "oci:///x", "oci://h/", "oci://h/X", "oci://h/x/", "oci://h//x",
 		"oci://h/-x", "oci://h/x.", "oci://h/x:", "oci://h/x:.t", "oci://h/x:t/u", "oci://h:0/x",
 		"oci://h:65536/x", "oci://h:/x", "oci://h@e/x", "oci://[::1/x", "oci://h/x y",
