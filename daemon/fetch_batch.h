@@ -17,6 +17,8 @@
  *                                      this order
  *   accept <media-type>                0 to 8, before the first get
  *   basic <base64>                     at most one, before the first get
+ *                                      (accept and basic lines may also
+ *                                      come before or among the mirrors)
  *   get <id> <relative-path> <size>    then at most 1,000,000 of these
  *
  *   - base-url: http, https, or file with --allow-file (no other host);
