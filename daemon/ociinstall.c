@@ -43,11 +43,6 @@ static int blob_cmp(const void *a, const void *b)
 	return memcmp(a, b, 32);
 }
 
-const struct oci_blob_ref *oci_blobs_find(const struct oci_blobs *b, const uint8_t object[32])
-{
-	return b->n ? bsearch(object, b->v, b->n, sizeof(*b->v), blob_cmp) : NULL;
-}
-
 static char *base64(const unsigned char *p, size_t n)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -110,6 +105,68 @@ static int read_credentials(const char *conf, const char *path, char **ret, fate
 }
 
 /* The settings of the registry host (HOST[:PORT]), when there are any. */
+static int registry_settings(const engine_config *cfg, const char *host, bool *ret_plain, char **ret_basic,
+			     fatelf_diag *d);
+
+int oci_conf_for(const engine_config *cfg, const char *host, struct repo_conf *rc, fatelf_diag *d)
+{
+	fatelf_oci_ref ref;
+	char url[300];
+	bool plain = false;
+	int k;
+
+	snprintf(url, sizeof(url), "oci://%s/x", host);
+	if (fatelf_oci_ref_parse(url, false, &ref) < 0)
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a registry's host", host);
+	k = registry_settings(cfg, host, &plain, &rc->basic, d);
+	if (k < 0)
+		return k;
+	snprintf(url, sizeof(url), "%s://%s/", plain ? "http" : ref.scheme, host);
+	rc->urls[0] = strdup(url);
+	if (!rc->urls[0])
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	rc->nurls = 1;
+	rc->oci = true;
+	return 0;
+}
+
+/* What a repository of type oci asks of the version it resolved: its
+ * name and version, signed by the repository's key. */
+struct oci_want {
+	const char *name, *version;
+	const fatelf_ms_pubkey *key;
+	const char *repo;
+};
+
+/* The version a repository resolved: its name and version, signed by the
+ * repository's key (beside the TrustedKeys check every install makes). */
+static int oci_check_want(const engine_config *cfg, const struct oci_want *want, const char *shown,
+			  const void *manifest, size_t mlen, const char *sig, size_t slen, fatelf_diag *d)
+{
+	fatelf_manifest *m = NULL;
+	int k;
+
+	if (!sig) {
+		FATELF_DIAG_FACT(d, package, want->name);
+		return fatelf_diag_set(d, -FATELF_E_SIG_MISSING, -1,
+				       "%s: not signed, and repository %s takes only what its key signed", shown,
+				       want->repo);
+	}
+	k = fatelf_ms_verify(want->key, 1, manifest, mlen, sig, slen, NULL, d);
+	if (k < 0) {
+		char msg[sizeof(d->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", d->msg);
+		return fatelf_diag_set(d, k, -1, "%s: not signed by repository %s's key: %s", shown, want->repo, msg);
+	}
+	k = fatelf_manifest_parse(manifest, mlen, &cfg->limits, &m, d);
+	if (k < 0)
+		return k;
+	if (strcmp(m->name, want->name) != 0 || strcmp(m->version, want->version) != 0)
+		k = fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: the tag holds %s %s", shown, m->name, m->version);
+	fatelf_manifest_free(m);
+	return k;
+}
 static int registry_settings(const engine_config *cfg, const char *host, bool *ret_plain, char **ret_basic,
 			     fatelf_diag *d)
 {
@@ -249,23 +306,11 @@ static void blob_path(const char *name, const char *kind, const uint8_t digest[3
 	snprintf(buf, size, "v2/%s/%s/sha256:%s", name, kind, hex);
 }
 
-struct membuf {
-	char *p;
-	size_t len, cap;
-};
-
-static int membuf_put(void *ctx, const void *buf, size_t len)
-{
-	struct membuf *m = ctx;
-
-	if (len > m->cap - m->len)
-		return -EFBIG;
-	memcpy(m->p + m->len, buf, len);
-	m->len += len;
-	return 0;
-}
-
-int job_install_oci(worker *w, job *j, const engine_install_opts *o)
+/* The version of the image index at refstr (shown: the same without
+ * credentials), installed with o; res, fs and *ret_repo are the job's or
+ * a member's. */
+static int oci_install(worker *w, job *j, const char *refstr, const char *shown_ref, const struct oci_want *want,
+		       const engine_install_opts *o, engine_result *res, struct job_fetch *fs, char **ret_repo)
 {
 	const engine_config *cfg = engine_get_config(w->rw);
 	fatelf_diag *d = &j->diag;
@@ -273,50 +318,45 @@ int job_install_oci(worker *w, job *j, const engine_install_opts *o)
 	struct repo_conf rc = { 0 };
 	struct repo_helper pre = { .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
 	struct repo_get gi = { .fd = -1 }, gm = { .fd = -1 }, gb[2] = { { .fd = -1 }, { .fd = -1 } };
-	char ipath[600], mpath[600], cpath[600], ppath[600], url[300], shown[700], hex[65];
+	char ipath[600], mpath[600], cpath[600], ppath[600], shown[700], hex[65];
 	fatelf_oci_index *ix = NULL;
 	fatelf_oci_manifest *om = NULL;
 	const fatelf_oci_desc *entry;
 	struct oci_blobs blobs = { 0 };
-	struct membuf pack_text = { 0 };
+	struct repo_membuf pack_text = { 0 };
 	fatelf_repo_pack *pack = NULL;
 	engine_repo_version rv = { 0 };
-	bool plain = false;
 	size_t pick = 0, nb = 1;
 	int k;
 
-	if (fatelf_oci_ref_parse(j->url, false, &ref) < 0 || (!ref.tag[0] && !ref.has_digest))
+	if (fatelf_oci_ref_parse(refstr, false, &ref) < 0 || (!ref.tag[0] && !ref.has_digest))
 		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a registry reference "
 				       "(oci://HOST[:PORT]/NAME:TAG or oci://HOST[:PORT]/NAME@sha256:HEX)",
-				       j->url_shown);
-	k = registry_settings(cfg, ref.host, &plain, &rc.basic, d);
+				       shown_ref);
+	k = oci_conf_for(cfg, ref.host, &rc, d);
 	if (k < 0)
-		return k;
-	if (plain)
-		snprintf(ref.scheme, sizeof(ref.scheme), "http");
+		goto out;
 	/* what errors and the fetch report name */
-	free(j->repo_name);
-	if (asprintf(&j->repo_name, "oci://%s/%s", ref.host, ref.name) < 0) {
-		j->repo_name = NULL;
+	free(*ret_repo);
+	if (want && want->repo)
+		*ret_repo = strdup(want->repo);
+	else if (asprintf(ret_repo, "oci://%s/%s", ref.host, ref.name) < 0)
+		*ret_repo = NULL;
+	if (!*ret_repo) {
 		k = -ENOMEM;
 		goto out;
 	}
-	snprintf(rc.name, sizeof(rc.name), "%.*s", (int)sizeof(rc.name) - 1, j->repo_name + 6);
-	snprintf(url, sizeof(url), "%s://%s/", ref.scheme, ref.host);
-	rc.urls[0] = strdup(url);
-	if (!rc.urls[0]) {
-		k = -ENOMEM;
-		goto out;
-	}
-	rc.nurls = 1;
-	rc.oci = true;
+	if (!want)
+		snprintf(rc.name, sizeof(rc.name), "%.*s", (int)sizeof(rc.name) - 1, *ret_repo + 6);
+	else
+		snprintf(rc.name, sizeof(rc.name), "%s", want->repo);
 	if (ref.has_digest) {
 		fatelf_hex(ref.digest, 32, hex);
 		snprintf(ipath, sizeof(ipath), "v2/%s/manifests/sha256:%s", ref.name, hex);
 	} else {
 		snprintf(ipath, sizeof(ipath), "v2/%s/manifests/%s", ref.name, ref.tag);
 	}
-	snprintf(shown, sizeof(shown), "%s", j->url_shown);
+	snprintf(shown, sizeof(shown), "%s", shown_ref);
 	/* The objects' helper loads while the metadata is fetched. */
 	if (!o->dry_run && repo_helper_spawn(cfg, &rc, &pre, NULL) < 0)
 		pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
@@ -400,7 +440,7 @@ int job_install_oci(worker *w, job *j, const engine_install_opts *o)
 			k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its digest", gb[i].path);
 			goto out;
 		}
-	j->fetch.metadata = gi.len + gm.len + gb[0].len + (nb > 1 ? gb[1].len : 0);
+	fs->metadata = gi.len + gm.len + gb[0].len + (nb > 1 ? gb[1].len : 0);
 	if (om->has_pack) {
 		fatelf_reader rd;
 
@@ -411,7 +451,7 @@ int job_install_oci(worker *w, job *j, const engine_install_opts *o)
 			goto out;
 		}
 		fatelf_reader_mem(&rd, gb[1].buf, gb[1].len);
-		k = fatelf_repo_object_read(&rd, om->pack.object, om->pack.object_size, ppath, membuf_put, &pack_text,
+		k = fatelf_repo_object_read(&rd, om->pack.object, om->pack.object_size, ppath, repo_membuf_put, &pack_text,
 					    d);
 		fatelf_reader_close(&rd);
 		if (k == 0)
@@ -440,13 +480,17 @@ int job_install_oci(worker *w, job *j, const engine_install_opts *o)
 	rv.sig = om->config.signature;
 	rv.sig_len = om->config.signature ? strlen(om->config.signature) : 0;
 	rv.pack = pack;
-	k = repo_install_pieces(w, &rc, &blobs, &pre, &rv, o, &j->result, &j->fetch, d);
+	if (want) {
+		k = oci_check_want(cfg, want, shown, rv.manifest, rv.manifest_len, rv.sig, rv.sig_len, d);
+		if (k < 0)
+			goto out;
+	}
+	k = repo_install_pieces(w, &rc, &blobs, &pre, &rv, o, res, fs, d);
 fetch_out:
 	/* the registry's failure (or gone): a download that failed */
 	if (k == -EIO)
 		j->fetch_failed = true;
 out:
-	j->has_fetch = true;
 	repo_helper_discard(&pre);
 	free(gi.buf);
 	free(gm.buf);
@@ -458,5 +502,164 @@ out:
 	fatelf_oci_manifest_free(om);
 	fatelf_oci_index_free(ix);
 	repo_conf_done(&rc);
+	return k;
+}
+
+int job_install_oci(worker *w, job *j, const engine_install_opts *o)
+{
+	int k = oci_install(w, j, j->url, j->url_shown, NULL, o, &j->result, &j->fetch, &j->repo_name);
+
+	/* also when it failed: what it fetched until then */
+	j->has_fetch = true;
+	return k;
+}
+
+int repo_install_oci(struct worker *w, struct job *j, const struct repo_conf *r, const char *name, const char *version,
+		     const engine_install_opts *o, engine_result *res, struct job_fetch *fs)
+{
+	struct oci_want want = { .name = name, .version = version, .key = &r->key, .repo = r->name };
+	_cleanup_free_ char *ref = NULL, *repo = NULL;
+	int k;
+
+	if (asprintf(&ref, "%s/%s:%s", r->urls[0], name, version) < 0) {
+		ref = NULL;
+		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+	}
+	k = oci_install(w, j, ref, ref, &want, o, res, fs, &repo);
+	return k;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int version_cmp(const void *a, const void *b)
+{
+	return fatelf_pkg_version_compare(((const fatelf_repo_version *)a)->version,
+					  ((const fatelf_repo_version *)b)->version);
+}
+
+int oci_update(const engine_config *cfg, const struct repo_conf *r, fatelf_repo_index **ret, fatelf_diag *d)
+{
+	fatelf_oci_ref base;
+	struct repo_conf fc = { 0 };
+	struct repo_get cat = { .path = "v2/_catalog", .max = FATELF_OCI_JSON_MAX, .fd = -1 };
+	struct repo_get *gets = NULL;
+	char **repos = NULL, **names = NULL, (*paths)[600] = NULL;
+	size_t nrepos = 0, nnames = 0, plen;
+	fatelf_repo_index *ix = NULL, *old = NULL;
+	int k;
+
+	if (fatelf_oci_ref_parse(r->urls[0], false, &base) < 0)
+		return fatelf_diag_set(d, -EINVAL, -1, "repository %s: %s is not oci://HOST[:PORT]/NAMESPACE", r->name,
+				       r->urls[0]);
+	k = oci_conf_for(cfg, base.host, &fc, d);
+	if (k < 0)
+		goto out;
+	snprintf(fc.name, sizeof(fc.name), "%s", r->name);
+	/* The packages: the catalog's repositories NAMESPACE/NAME. */
+	k = repo_fetch(cfg, &fc, &cat, 1, NULL, NULL, d);
+	if (k < 0)
+		goto out;
+	k = fatelf_oci_names_parse(cat.buf, cat.len, false, &repos, &nrepos, d);
+	if (k < 0) {
+		k = name_it(d, k, r->urls[0]);
+		goto out;
+	}
+	plen = strlen(base.name);
+	names = calloc(nrepos ? nrepos : 1, sizeof(*names));
+	if (!names) {
+		k = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nrepos; i++) {
+		const char *rest = repos[i] + plen + 1;
+
+		if (strncmp(repos[i], base.name, plen) == 0 && repos[i][plen] == '/' && !strchr(rest, '/') &&
+		    fatelf_pkg_name_valid(rest))
+			names[nnames++] = (char *)rest;
+	}
+	qsort(names, nnames, sizeof(*names), str_cmp);
+	/* Their versions: the tags that are versions. */
+	gets = calloc(nnames ? nnames : 1, sizeof(*gets));
+	paths = calloc(nnames ? nnames : 1, sizeof(*paths));
+	ix = fatelf_repo_index_new();
+	if (!gets || !paths || !ix) {
+		k = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nnames; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "v2/%s/%s/tags/list", base.name, names[i]);
+		gets[i] = (struct repo_get){ .path = paths[i], .max = FATELF_OCI_JSON_MAX, .fd = -1 };
+	}
+	k = repo_fetch(cfg, &fc, gets, nnames, NULL, NULL, d);
+	if (k < 0)
+		goto out;
+	ix->packages = calloc(nnames ? nnames : 1, sizeof(*ix->packages));
+	if (!ix->packages) {
+		k = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nnames && k == 0; i++) {
+		fatelf_repo_package *p = &ix->packages[ix->npackages];
+		char **tags = NULL;
+		size_t ntags = 0;
+
+		k = fatelf_oci_names_parse(gets[i].buf, gets[i].len, true, &tags, &ntags, d);
+		if (k < 0) {
+			k = name_it(d, k, paths[i]);
+			break;
+		}
+		p->versions = calloc(ntags ? ntags : 1, sizeof(*p->versions));
+		p->name = strdup(names[i]);
+		if (!p->versions || !p->name) {
+			free(p->versions);
+			free(p->name);
+			fatelf_oci_names_free(tags, ntags);
+			k = -ENOMEM;
+			break;
+		}
+		ix->npackages++;
+		for (size_t t = 0; t < ntags; t++)
+			if (fatelf_pkg_version_valid(tags[t])) {
+				p->versions[p->nversions].version = tags[t];
+				p->versions[p->nversions++].summary = strdup("");
+				tags[t] = NULL;
+			}
+		fatelf_oci_names_free(tags, ntags);
+		if (p->nversions > 1)
+			qsort(p->versions, p->nversions, sizeof(*p->versions), version_cmp);
+		if (p->nversions == 0) {
+			/* no tag is a version: not a package of ours */
+			free(p->versions);
+			free(p->name);
+			memset(p, 0, sizeof(*p));
+			ix->npackages--;
+		}
+	}
+	if (k < 0)
+		goto out;
+	ix->format = FATELF_REPO_FORMAT;
+	ix->created = (int64_t)time(NULL);
+	ix->serial = 1;
+	if (repo_state_load(cfg->state_dir, r->name, &old, NULL) == 0 && old)
+		ix->serial = old->serial + 1;
+	k = repo_state_keep(cfg->state_dir, r->name, ix, d);
+	if (k == 0) {
+		*ret = ix;
+		ix = NULL;
+	}
+out:
+	fatelf_repo_index_free(old);
+	fatelf_repo_index_free(ix);
+	for (size_t i = 0; gets && i < nnames; i++)
+		free(gets[i].buf);
+	free(gets);
+	free(paths);
+	free(names);
+	fatelf_oci_names_free(repos, nrepos);
+	free(cat.buf);
+	repo_conf_done(&fc);
 	return k;
 }

@@ -60,6 +60,10 @@ int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index *
 int repo_state_accept(const struct repo_conf *r, const char *state_dir, const char *json, size_t len,
 		      const char *sig, size_t slen, int64_t now, fatelf_repo_index **ret, fatelf_diag *d);
 
+/* Keeps ix as the repository's index (a repository of type oci, whose
+ * index is made here from its registry's tags, not signed). */
+int repo_state_keep(const char *state_dir, const char *name, const fatelf_repo_index *ix, fatelf_diag *d);
+
 /* A download of some of a repository's files through the helper. */
 struct repo_get {
 	const char *path;               /* relative to a mirror's URL */
@@ -113,6 +117,14 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *ret_conf,
 		 fatelf_repo_index **ret_ix, const fatelf_repo_version **ret_v, fatelf_diag *d);
 
+/* A bounded buffer that bytes are appended to (repo_membuf_put, a data
+ * callback of fatelf_repo_object_read): -EFBIG past cap. */
+struct repo_membuf {
+	char *p;
+	size_t len, cap;
+};
+int repo_membuf_put(void *ctx, const void *buf, size_t len);
+
 /* The objects of a registry's manifest: each object's blob, by the
  * object's name (sorted by it), under prefix ("v2/NAME/blobs/sha256:"). */
 struct oci_blob_ref {
@@ -140,6 +152,19 @@ struct job_fetch;
 int repo_install_pieces(struct worker *w, const struct repo_conf *r, const struct oci_blobs *oci,
 			struct repo_helper *pre, const engine_repo_version *rv, const engine_install_opts *o,
 			engine_result *res, struct job_fetch *fs, fatelf_diag *d);
+
+/* A registry's host (HOST[:PORT]) as a mirror for the helper: http on
+ * a loopback address or with PlainHTTP=yes in its registries.d file,
+ * else https; its credentials from there (daemon/ociinstall.c). */
+int oci_conf_for(const engine_config *cfg, const char *host, struct repo_conf *rc, fatelf_diag *d);
+/* The version a repository of type oci (URL=oci://HOST/NAMESPACE)
+ * resolved: NAMESPACE/name:version from its registry, signed by its key. */
+struct job;
+int repo_install_oci(struct worker *w, struct job *j, const struct repo_conf *r, const char *name,
+		     const char *version, const engine_install_opts *o, engine_result *res, struct job_fetch *fs);
+/* Update of a repository of type oci: the registry's catalog, the tags
+ * of each package under NAMESPACE, kept as the repository's index. */
+int oci_update(const engine_config *cfg, const struct repo_conf *r, fatelf_repo_index **ret, fatelf_diag *d);
 
 /* A Repository of the interface: r, and what ix (may be NULL) says. */
 #include <json-c/json.h>

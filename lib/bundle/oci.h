@@ -125,6 +125,13 @@ void fatelf_oci_index_free(fatelf_oci_index *ix);
 int fatelf_oci_manifest_parse(const void *json, size_t len, fatelf_oci_manifest **ret, fatelf_diag *d);
 void fatelf_oci_manifest_free(fatelf_oci_manifest *m);
 
+/* A tag list ({"name": ..., "tags": [...]}, tags true; "tags": null is
+ * none) or a catalog ({"repositories": [...]}): each a valid tag or
+ * repository name, at most FATELF_OCI_NAMES_MAX; malloc'd strings. */
+#define FATELF_OCI_NAMES_MAX    100000u
+int fatelf_oci_names_parse(const void *json, size_t len, bool tags, char ***ret, size_t *ret_n, fatelf_diag *d);
+void fatelf_oci_names_free(char **v, size_t n);
+
 /* ------------------------------------------------------------ the registry's words
  * Untrusted (a reference from the command line, a registry's reply
  * headers and token replies): bounded, strict, fuzzed (tests/fuzz/fuzz_oci.c). */

@@ -462,3 +462,84 @@ out:
 	*ret = m;
 	return 0;
 }
+
+void fatelf_oci_names_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int fatelf_oci_names_parse(const void *json, size_t len, bool tags, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	fatelf_json_doc doc = { 0 };
+	const char *key = tags ? "tags" : "repositories";
+	struct octx c = { .doc = &doc, .d = d, .what = tags ? "tag list" : "catalog" };
+	fatelf_json_value v;
+	char **names = NULL;
+	size_t at, pos, vat, n = 0, count = 0;
+	int r;
+
+	*ret = NULL;
+	*ret_n = 0;
+	r = open_doc(&c, json, len, &doc);
+	if (r < 0)
+		goto out;
+	r = fatelf_json_find(&doc, 0, key, &at);
+	if (r == 0) {
+		r = ofail(&c, "no %s", key);
+		goto out;
+	}
+	if (r < 0 || (r = fatelf_json_read(&doc, at, &v)) < 0)
+		goto out;
+	/* a repository whose tags were all deleted: "tags": null */
+	if (v.type == FATELF_JSON_NULL && tags) {
+		r = 0;
+		goto out;
+	}
+	if (v.type != FATELF_JSON_ARRAY) {
+		r = ofail(&c, "field '%s' has the wrong type", key);
+		goto out;
+	}
+	count = fatelf_json_count(&doc, at);
+	if (count > FATELF_OCI_NAMES_MAX) {
+		r = ofail(&c, "%zu names, the limit is %u", count, FATELF_OCI_NAMES_MAX);
+		goto out;
+	}
+	names = calloc(count ? count : 1, sizeof(*names));
+	if (!names) {
+		r = -ENOMEM;
+		goto out;
+	}
+	pos = at;
+	while ((r = fatelf_json_next_member(&doc, &pos, NULL, &vat)) > 0) {
+		char name[256];
+
+		r = get_ascii(&c, vat, key, name, sizeof(name));
+		if (r < 0)
+			goto out;
+		if (tags ? !fatelf_oci_tag_valid(name) : !fatelf_oci_name_valid(name)) {
+			r = ofail(&c, "'%s' is not a valid %s", name, tags ? "tag" : "repository name");
+			goto out;
+		}
+		if (n == count) {
+			r = ofail(&c, "more names than counted");
+			goto out;
+		}
+		names[n] = strdup(name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+out:
+	fatelf_json_doc_done(&doc);
+	if (r < 0) {
+		fatelf_oci_names_free(names, n);
+		return r;
+	}
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}

@@ -3,13 +3,14 @@
  * (lib/bundle/oci.c), all untrusted. The input's first byte picks the
  * parser, the rest (NUL-terminated here) is its input:
  *
- *   0  a reference (oci://HOST[:PORT]/NAME[:TAG]): what parses has a host,
+ *   0  a reference (oci://HOST[:PORT]/NAME[:TAG][@sha256:HEX]): what parses has a host,
  *      a valid name and a valid or empty tag, and "oci://HOST/NAME[:TAG]"
  *      made of them parses back to the same fields;
  *   1  a WWW-Authenticate challenge: Basic, or Bearer with a realm, and
  *      every field NUL-terminated within its buffer, printable ASCII;
  *   2  a token reply: a token is non-empty printable ASCII with no space,
  *      so it cannot break the header it goes into;
+ *   5  a tag list, 6  a catalog: each name valid, or FATELF_E_REPO_OCI;
  *   3  an image index, 4  an image manifest: what parses has every field
  *      the mapping reads in its form (each manifest an image manifest,
  *      each layer an object with its name, the config of our media type);
@@ -39,7 +40,7 @@ static bool printable(const char *s, size_t cap)
 static void reference(const char *s)
 {
 	fatelf_oci_ref r, again;
-	char text[700];
+	char text[800], hex[65];
 	int q = fatelf_oci_ref_parse(s, false, &r);
 
 	if (q < 0) {
@@ -50,7 +51,10 @@ static void reference(const char *s)
 	fuzz_assert(fatelf_oci_name_valid(r.name));
 	fuzz_assert(!r.tag[0] || fatelf_oci_tag_valid(r.tag));
 	fuzz_assert(strcmp(r.scheme, "http") == 0 || strcmp(r.scheme, "https") == 0);
-	snprintf(text, sizeof(text), "oci://%s/%s%s%s", r.host, r.name, r.tag[0] ? ":" : "", r.tag);
+	for (size_t i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", r.digest[i]);
+	snprintf(text, sizeof(text), "oci://%s/%s%s%s%s%s", r.host, r.name, r.tag[0] ? ":" : "", r.tag,
+		 r.has_digest ? "@sha256:" : "", r.has_digest ? hex : "");
 	fuzz_assert(fatelf_oci_ref_parse(text, false, &again) == 0);
 	fuzz_assert(memcmp(&r, &again, sizeof(r)) == 0);
 }
@@ -137,6 +141,24 @@ static void manifest_input(const char *s, size_t len)
 	fatelf_oci_manifest_free(m);
 }
 
+static void names_input(const char *s, size_t len, bool tags)
+{
+	char **v = NULL;
+	size_t n = 0;
+	fatelf_diag d = { 0 };
+	int r = fatelf_oci_names_parse(s, len, tags, &v, &n, &d);
+
+	if (r < 0) {
+		failed(r, &d);
+		fuzz_assert(v == NULL && n == 0);
+		return;
+	}
+	fuzz_assert(n <= FATELF_OCI_NAMES_MAX);
+	for (size_t i = 0; i < n; i++)
+		fuzz_assert(tags ? fatelf_oci_tag_valid(v[i]) : fatelf_oci_name_valid(v[i]));
+	fatelf_oci_names_free(v, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -147,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_assert(s != NULL);
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 5) {
+	switch (data[0] % 7) {
 	case 0:
 		reference(s);
 		break;
@@ -160,8 +182,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 3:
 		index_input(s, size - 1);
 		break;
-	default:
+	case 4:
 		manifest_input(s, size - 1);
+		break;
+	case 5:
+		names_input(s, size - 1, true);
+		break;
+	default:
+		names_input(s, size - 1, false);
 		break;
 	}
 	free(s);

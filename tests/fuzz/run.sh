@@ -242,6 +242,11 @@ echo "# $(ls "$work/seeds-repo" | wc -l) repo seeds"
 mkdir -p "$work/seeds-oci"
 printf '\000oci://127.0.0.1:5000/fatelf/hello:1.0' >"$work/seeds-oci/ref-1"
 printf '\000oci://[::1]:443/a/b__c/d-e.f' >"$work/seeds-oci/ref-2"
+printf '\000oci://h:1/a:1.0@sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff' \
+	>"$work/seeds-oci/ref-3"
+printf '\005{"name":"fleet/hello","tags":["1.0","2.0","latest"]}' >"$work/seeds-oci/tags-1"
+printf '\005{"name":"fleet/hello","tags":null}' >"$work/seeds-oci/tags-2"
+printf '\006{"repositories":["fleet/hello","fleet/tools","other/x"]}' >"$work/seeds-oci/catalog-1"
 printf '\001Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/hello:pull"' \
 	>"$work/seeds-oci/challenge-1"
 printf '\001Basic realm="Registry Realm"' >"$work/seeds-oci/challenge-2"

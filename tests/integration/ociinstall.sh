@@ -90,7 +90,7 @@ tree_sums() { (cd "$1" && find . -type f -exec sha256sum {} + | sort -k2); }
 
 daemon_init
 mkdir -p registries.d
-daemon_prepare d1 "Registries=$T_WORK/registries.d"
+daemon_prepare d1 "Registries=$T_WORK/registries.d" "Repositories=$T_WORK/d1/repos.d"
 daemon_start d1 || fail "fatelfd starts" "see $T_WORK/d1/log"
 
 # ---- a native install
@@ -177,6 +177,38 @@ auth_out+=$RUN_OUT
 check_eq "... the password in no reply, history, log or database" "" \
 	"$(grep -l 's3cret' <<<"$auth_out"; grep -rl 's3cret' "$DDIR/log" "$DDIR/state" 2>/dev/null)"
 check "remove hello" ctl remove hello
+
+# ---- a repository of type oci: install NAME, update, upgrade
+check "repo add fleet oci://…/fatelf --key vendor.pub" ctl repo add fleet "oci://127.0.0.1:$P1/fatelf" --key vendor.pub
+curl -sf -X PUT -H 'Content-Type: application/vnd.oci.image.index.v1+json' --data-binary "$(idx 1.0)" \
+	"http://127.0.0.1:$P1/v2/fatelf/hello/manifests/latest" || fail "PUT a tag that is not a version" ""
+run ctl --json update
+check_eq "update exits 0" 0 "$RC"
+check_eq "... the registry's catalog gives one package" "fleet 1" \
+	"$(jq -r 'select(.repositories) | .repositories[0] | "\(.name) \(.packages)"' <<<"$RUN_OUT" | tail -1)"
+run ctl --json search hello
+check_eq "search hello: its tags that are versions, not latest" "hello 1.0 fleet
+hello 2.0 fleet" "$(jq -r '.packages[] | "\(.name) \(.version) \(.repository)"' <<<"$RUN_OUT" | sort)"
+run ctl install hello=1.0
+check_eq "install hello=1.0 from the registry exits 0" 0 "$RC"
+check_eq "... listed: hello 1.0" "hello 1.0" "$(ctl --json list | jq -r '.packages[] | "\(.name) \(.version)"')"
+n=$(count r1)
+run ctl upgrade
+check_eq "upgrade exits 0" 0 "$RC"
+got=$(since "$n" r1)
+check_eq "... to hello 2.0" "hello 2.0" "$(ctl --json list | jq -r '.packages[] | "\(.name) \(.version)"')"
+check_eq "... fetching the index, the manifest, the config and the one blob that changed" "$want" "$got"
+check "remove hello" ctl remove hello
+# a tag that holds another version than it says
+curl -sf -X PUT -H 'Content-Type: application/vnd.oci.image.index.v1+json' --data-binary "$(idx 1.0)" \
+	"http://127.0.0.1:$P1/v2/fatelf/hello/manifests/3.0" || fail "PUT 1.0's index under the tag 3.0" ""
+check "update" ctl update
+run ctl --json install hello
+check_eq "install hello, whose newest tag 3.0 holds 1.0: RepositoryInvalid" "5 io.fatelf.Manager.RepositoryInvalid" \
+	"$RC $(tail -1 <<<"$RUN_OUT" | jq -r .error)"
+check_match "... saying what the tag holds" "hello:3.0: the tag holds hello 1.0" \
+	"$(tail -1 <<<"$RUN_OUT" | jq -r .parameters.message)"
+check "repo remove fleet" ctl repo remove fleet
 
 # ---- failures: each a clear error, nothing installed
 before=$(tree_sums "$ROOT")
