@@ -2,7 +2,8 @@
  * fatelfctl status: the daemon (version, uptime, socket, root, database),
  * the machine (host targets, policy), what is installed (packages, files,
  * fat files, bytes on disk and saved), the transaction running, if any,
- * and the jobs that wait their turn.
+ * and the jobs that wait their turn. With --prometheus, the metrics that
+ * fatelfd computes (daemon/metrics.c), printed as they come.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include "macro.h"
 
 const char verb_status_usage[] =
-	"Usage: fatelfctl status\n"
+	"Usage: fatelfctl status [--prometheus]\n"
 	"\n"
 	"Show fatelfd's version and uptime, its socket, root and database, this\n"
 	"host's targets and the policy, the counts of packages, files and fat files,\n"
@@ -19,7 +20,15 @@ const char verb_status_usage[] =
 	"running and queued (transaction id, kind, package or source, state, caller).\n"
 	"\n"
 	"Options:\n"
-	"  -h, --help  show this help\n";
+	"  --prometheus  print the machine's metrics in the Prometheus text format\n"
+	"                instead (packages, files, bytes, upgrades pending, holds,\n"
+	"                the last transaction and the last verify): the text that\n"
+	"                fatelfd writes to MetricsFile= (fatelfd.conf(5))\n"
+	"  -h, --help    show this help\n";
+
+enum {
+	OPT_PROMETHEUS = 0x100,
+};
 
 static void print_running(json_object *tx, json_object *progress)
 {
@@ -97,6 +106,10 @@ static int on_reply(json_object *p, bool continues, void *userdata)
 		ctl_json_print(p);
 		return CTL_CONTINUE;
 	}
+	if (userdata) {
+		fputs(ctl_json_str(p, "metrics", ""), stdout);
+		return CTL_CONTINUE;
+	}
 	printf("version: %s\n", ctl_json_str(p, "version", "?"));
 	printf("uptime: %s\n", ctl_format_duration(ctl_json_int(p, "uptime"), a));
 	printf("socket: %s\n", ctl_json_str(p, "socket", ctl_arg.socket));
@@ -120,11 +133,33 @@ static int on_reply(json_object *p, bool continues, void *userdata)
 
 int verb_status(int argc, char **argv)
 {
-	int status = ctl_parse_plain(argc, argv, verb_status_usage);
+	static const struct option options[] = {
+		{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	json_object *params = NULL;
+	bool prometheus = false;
+	int c, status;
 
-	if (status >= 0)
-		return status;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+		if (c == 'h')
+			return ctl_help(verb_status_usage);
+		if (c != OPT_PROMETHEUS)
+			return ctl_option_error(c, argv);
+		prometheus = true;
+	}
 	if (optind < argc)
 		return ctl_usage_error("no arguments expected ('%s')", argv[optind]);
-	return ctl_call("Status", NULL, 0, NULL, 0, on_reply, NULL);
+	if (prometheus) {
+		params = json_object_new_object();
+		if (!params || json_object_object_add(params, "prometheus", json_object_new_boolean(true)) < 0) {
+			json_object_put(params);
+			return ctl_error(EXIT_SYSTEM, "out of memory");
+		}
+	}
+	status = ctl_call("Status", params, 0, NULL, 0, on_reply, prometheus ? &prometheus : NULL);
+	json_object_put(params);
+	return status;
 }

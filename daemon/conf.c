@@ -380,6 +380,19 @@ static int parse_proxy(conf_ctx *x, const conf_key *k, const char *value, void *
 	return 0;
 }
 
+/* node_exporter's textfile collector reads *.prom files only; empty: none. */
+static int parse_metrics_file(conf_ctx *x, const conf_key *k, const char *value, void *field)
+{
+	size_t len = strlen(value);
+
+	if (!*value)
+		return set_string(x, field, NULL);
+	if (value[0] != '/' || len <= 6 || strcmp(value + len - 5, ".prom") != 0 || value[len - 6] == '/')
+		return conf_error(x, k->name, "'%.64s' is not an absolute path of a file ending in .prom "
+				  "(node_exporter's textfile collector reads *.prom only)", value);
+	return set_string(x, field, value);
+}
+
 #define FIELD(f) offsetof(engine_config, f)
 static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "AdminGroup", parse_group, FIELD(admin_group), 0, 0 },
@@ -408,6 +421,7 @@ static const conf_key conf_keys[] = {
 	{ SECTION_DAEMON, "FetchLowSpeedSec", parse_unsigned, FIELD(fetch_low_speed), 1, 86400 },
 	{ SECTION_DAEMON, "FetchDenyNetworks", parse_netranges, FIELD(fetch_deny), 0, 0 },
 	{ SECTION_DAEMON, "FetchProxy", parse_proxy, FIELD(fetch_proxy), 0, 0 },
+	{ SECTION_DAEMON, "MetricsFile", parse_metrics_file, FIELD(metrics_file), 0, 0 },
 	{ SECTION_POLICY, "Policy", parse_policy, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "Targets", parse_targets, FIELD(policy), 0, 0 },
 	{ SECTION_POLICY, "KeepFat", parse_keep_fat, FIELD(keep_fat), 0, 0 },

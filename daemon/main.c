@@ -25,6 +25,7 @@
 
 #include "dispatch.h"
 #include "fatelfd.h"
+#include "metrics.h"
 #include "worker.h"
 #include "macro.h"
 #include "path.h"
@@ -369,6 +370,7 @@ int main(int argc, char **argv)
 	}
 	rw = NULL;
 	s.started_usec = now_usec();
+	metrics_file_update(&s);
 
 	log_info("serving %s on %s (root %s, database %s)", FATELFD_INTERFACE, socket_path,
 		 s.cfg.root, s.db_path);

@@ -19,7 +19,7 @@
 	X("org.varlink.service.GetInfo", method_get_info, none, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("org.varlink.service.GetInterfaceDescription", method_get_interface_description, interface, \
 	  PARAMS_ANYONE, PARAMS_INLINE) \
-	X("io.fatelf.Manager.Status", method_status, none, PARAMS_ANYONE, PARAMS_INLINE) \
+	X("io.fatelf.Manager.Status", method_status, status, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("io.fatelf.Manager.Install", method_install, install, PARAMS_ADMIN, PARAMS_QUEUED) \
 	X("io.fatelf.Manager.Remove", method_remove, remove, PARAMS_ADMIN, PARAMS_QUEUED) \
 	X("io.fatelf.Manager.Thin", method_thin, thin, PARAMS_ADMIN, PARAMS_QUEUED) \

@@ -80,6 +80,10 @@ static const vl_field params_fields_search[] = {
 	F(struct p_search, upgradable, VL_BOOL, 0),
 	{ NULL },
 };
+static const vl_field params_fields_status[] = {
+	F(struct p_status, prometheus, VL_BOOL, 0),
+	{ NULL },
+};
 static const vl_field params_fields_interface[] = {
 	F(struct p_interface, interface, VL_STRING, VL_MANDATORY),
 	{ NULL },

@@ -69,6 +69,9 @@ struct p_search {
 	const char *pattern;
 	bool upgradable;
 };
+struct p_status {
+	bool prometheus;
+};
 
 union method_params {
 	struct p_install install;
@@ -83,6 +86,7 @@ union method_params {
 	struct p_repo_name repo_name;
 	struct p_update update;
 	struct p_search search;
+	struct p_status status;
 };
 
 /* Who may call a method. */

@@ -11,6 +11,8 @@
 
 #include "fetchchild.h"
 #include "jobjson.h"
+#include "macro.h"
+#include "metrics.h"
 #include "reply.h"
 #include "worker_private.h"
 
@@ -195,14 +197,27 @@ void worker_dispatch(worker *w)
 	 * jobs, after taking them off the done list. */
 	if (progress)
 		job_send_progress(running, progress);
+	if (!done)
+		return;
 	while (done) {
 		job *j = done;
 
 		done = j->next;
+		if (j->kind == JOB_VERIFY && j->r >= 0 && j->reply) {
+			json_object *problems = NULL, *checked = NULL;
+
+			json_object_object_get_ex(j->reply, "problems", &problems);
+			json_object_object_get_ex(j->reply, "checked", &checked);
+			metrics_verify_done(w->srv, j->package, (uint64_t)MAX(json_object_get_int64(checked), 0),
+					    problems ? json_object_array_length(problems) : 0);
+		}
 		job_answer(j);
 		job_answer_waiters(j);
 		job_free(j);
 	}
+	/* A job ended: a transaction, a verify or an update changed what
+	 * the metrics say. */
+	metrics_file_update(w->srv);
 }
 
 int worker_cancel(worker *w, int64_t id, conn *c, bool more)
@@ -251,6 +266,7 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 		queued->cancel_id = queued->txid;
 		job_answer(queued);
 		job_free(queued);
+		metrics_file_update(w->srv);
 		if (!c->oneway)
 			cancel_reply(c, id, "cancelled", false);
 		return 0;

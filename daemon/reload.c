@@ -17,6 +17,7 @@
 #include "fatelfd.h"
 #include "worker.h"
 #include "macro.h"
+#include "metrics.h"
 
 void server_reload(server *s)
 {
@@ -63,6 +64,8 @@ void server_reload(server *s)
 	s->nkeys = nkeys;
 	log_info("reloaded %s: %zu trusted key%s in %s%s", s->config_path, nkeys, nkeys == 1 ? "" : "s",
 		 s->cfg.trusted_keys, running ? "; the running job keeps the settings it started with" : "");
+	/* MetricsFile= may name another file now. */
+	metrics_file_update(s);
 out:
 	engine_config_done(&cfg);
 	free(keys);

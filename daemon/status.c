@@ -1,11 +1,14 @@
 /*
  * Status: the daemon's settings, the store's totals (recomputed once per
- * change of the store), the running job and its progress, and the queue.
+ * change of the store), the running job and its progress, and the queue;
+ * with prometheus, the metrics too (daemon/metrics.c).
  */
 #include <stdio.h>
 
 #include "jobjson.h"
+#include "macro.h"
 #include "methods.h"
+#include "metrics.h"
 #include "reply.h"
 #include "worker.h"
 
@@ -15,28 +18,29 @@ void method_status(conn *c, const vl_call *call, union method_params *p)
 	_cleanup_json_ json_object *o = json_object_new_object();
 	job_info ji;
 	store_usage u = { 0 };
-	uint64_t npkg = 0, gen = atomic_load(&s->store_gen);
+	uint64_t npkg = 0;
 	fatelf_diag d = { 0 };
 	char policy[4096];
 	int r;
 
 	if (!o)
 		return;
-	if (!s->usage_valid || s->usage_gen != gen) {
-		r = store_package_count(method_store(c), &npkg, &d);
-		if (r >= 0)
-			r = store_usage_get(method_store(c), 0, &u, &d);
+	r = server_usage(s, &npkg, &u, &d);
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	if (p->status.prometheus) {
+		_cleanup_free_ char *text = NULL;
+		size_t len = 0;
+
+		r = metrics_render(s, &text, &len, &d);
 		if (r < 0) {
 			reply_failed(c, r, d.msg);
 			return;
 		}
-		s->usage = u;
-		s->usage_packages = npkg;
-		s->usage_gen = gen;
-		s->usage_valid = true;
+		json_set_str(o, "metrics", text);
 	}
-	u = s->usage;
-	npkg = s->usage_packages;
 	if (engine_policy_spec_format(&s->cfg.policy, policy, sizeof(policy)) < 0)
 		snprintf(policy, sizeof(policy), "%s", engine_policy_name(s->cfg.policy.policy));
 	json_set_str(o, "version", PACKAGE_VERSION);

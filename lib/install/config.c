@@ -60,6 +60,7 @@ void engine_config_done(engine_config *c)
 	free(c->registries_dir);
 	free(c->admin_group);
 	free(c->ldconfig_path);
+	free(c->metrics_file);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -89,6 +90,7 @@ int engine_config_copy(engine_config *dst, const engine_config *src)
 	engine_config c = *src;
 
 	c.root = c.state_dir = c.trusted_keys = c.repos_dir = c.registries_dir = c.admin_group = c.ldconfig_path = NULL;
+	c.metrics_file = NULL;
 	c.keep_fat = NULL;
 	c.nkeep_fat = 0;
 	c.policy.ntargets = 0;
@@ -100,7 +102,8 @@ int engine_config_copy(engine_config *dst, const engine_config *src)
 	    dup_or(&c.repos_dir, src->repos_dir, DEFAULT_REPOS_DIR) < 0 ||
 	    dup_or(&c.registries_dir, src->registries_dir, DEFAULT_REGISTRIES_DIR) < 0 ||
 	    dup_or_null(&c.admin_group, src->admin_group) < 0 ||
-	    dup_or(&c.ldconfig_path, src->ldconfig_path, DEFAULT_LDCONFIG_PATH) < 0)
+	    dup_or(&c.ldconfig_path, src->ldconfig_path, DEFAULT_LDCONFIG_PATH) < 0 ||
+	    dup_or_null(&c.metrics_file, src->metrics_file) < 0)
 		goto oom;
 	for (size_t i = 0; i < src->policy.ntargets && i < ENGINE_TARGETS_MAX; i++) {
 		if (dup_or_null(&c.policy.targets[i], src->policy.targets[i]) < 0)

@@ -122,6 +122,9 @@ typedef struct engine_config {
 	/* FetchProxy=: the one proxy downloads go through (scheme://host[:port],
 	 * no credentials); empty: none, whatever the environment says. */
 	char fetch_proxy[ENGINE_PROXY_MAX];
+	/* MetricsFile=: the Prometheus text file fatelfd keeps for
+	 * node_exporter's textfile collector; NULL: none (the default). */
+	char *metrics_file;
 } engine_config;
 
 void engine_config_init(engine_config *c);      /* the defaults */

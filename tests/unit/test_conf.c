@@ -117,7 +117,7 @@ START_TEST(test_shipped_file)
 		"LdconfigPath", "MaxEntries", "MaxPathLength", "MaxTotalSize", "MaxMessageSize",
 		"MaxConnectionsPerUser", "FetchTimeoutSec", "FetchDeadlineSec", "FetchMinRateBytes",
 		"FetchLowSpeedSec", "FetchDenyNetworks", "Policy", "Targets", "KeepFat",
-		"MaxBufferedPerUser", "MaxBufferedTotal", "FetchProxy",
+		"MaxBufferedPerUser", "MaxBufferedTotal", "FetchProxy", "MetricsFile",
 	};
 	/* The file as installed: data/fatelfd.conf.in with the build's paths. */
 	const char *top = getenv("top_builddir");
