@@ -16,7 +16,7 @@
 #include "run.h"
 
 const char cmd_targets_usage[] =
-	"Usage: fatelf targets [--json]\n"
+	"Usage: fatelf targets [--json] [--names]\n"
 	"\n"
 	"Show this machine's uname machine, the targets it runs natively and as\n"
 	"compatible targets (machine:bits:order, and the familiar architecture\n"
@@ -27,6 +27,9 @@ const char cmd_targets_usage[] =
 	"\n"
 	"Options:\n"
 	"  -j, --json   print one JSON object\n"
+	"  -n, --names  print instead the familiar architecture names every command\n"
+	"               takes as a TARGET (x86_64, aarch64, amd64, arm64, ...), one a\n"
+	"               line; with --json, an array of {\"arch\", \"debian\", \"target\"}\n"
 	"  -h, --help   show this help\n";
 
 enum binfmt_state { BINFMT_UNAVAILABLE, BINFMT_NOT_REGISTERED, BINFMT_REGISTERED };
@@ -262,20 +265,91 @@ static struct json_object *binfmt_json(const struct binfmt *bf)
 	return b;
 }
 
+/* Whether name is row i's Debian name that an earlier name already gave. */
+static bool name_seen(const char *name, size_t row)
+{
+	fatelf_target t;
+	const char *arch, *debian;
+
+	for (size_t i = 0; i <= row && fatelf_arch_get(i, &t, &arch, &debian); i++)
+		if (strcmp(arch, name) == 0 || (i < row && debian && strcmp(debian, name) == 0))
+			return true;
+	return false;
+}
+
+static int print_names(bool json)
+{
+	_cleanup_json_ struct json_object *a = json ? json_object_new_array() : NULL;
+	const char *arch, *debian;
+	fatelf_target t;
+
+	for (size_t i = 0; fatelf_arch_get(i, &t, &arch, &debian); i++) {
+		char name[FATELF_TARGET_NAME_MAX];
+
+		if (!json) {
+			puts(arch);
+			if (debian && !name_seen(debian, i))
+				puts(debian);
+			continue;
+		}
+		struct json_object *o = json_object_new_object();
+
+		fatelf_target_format_fields(&t, FATELF_WANT_MACHINE | FATELF_WANT_WORDSIZE |
+					    FATELF_WANT_BYTEORDER, name);
+		json_object_object_add(o, "arch", json_object_new_string(arch));
+		json_object_object_add(o, "debian", debian ? json_object_new_string(debian) : NULL);
+		json_object_object_add(o, "target", json_object_new_string(name));
+		json_object_array_add(a, o);
+	}
+	if (json)
+		cmd_json_print(a);
+	return EXIT_OK;
+}
+
+static int parse_targets_options(int argc, char **argv, bool *ret_json, bool *ret_names)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "names", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jnh", options, NULL)) >= 0) {
+		switch (c) {
+		case 'j':
+			*ret_json = true;
+			break;
+		case 'n':
+			*ret_names = true;
+			break;
+		case 'h':
+			return cmd_help(cmd_targets_usage);
+		default:
+			return cmd_option_error("targets", c, argv);
+		}
+	}
+	return -1;
+}
+
 int cmd_targets(int argc, char **argv)
 {
 	_cleanup_free_ struct emulated *emu = NULL;
 	fatelf_host host;
 	struct binfmt bf;
-	bool json = false;
+	bool json = false, names = false;
 	unsigned nemu;
 	int r;
 
-	r = cmd_parse_json(argc, argv, "targets", cmd_targets_usage, &json);
+	r = parse_targets_options(argc, argv, &json, &names);
 	if (r >= 0)
 		return r;
 	if (optind < argc)
 		return cmd_usage_error("targets", "unexpected argument '%s'", argv[optind]);
+	if (names)
+		return print_names(json);
 
 	r = fatelf_host_detect(&host);
 	if (r < 0) {

@@ -191,6 +191,11 @@ void fatelf_target_format_fields(const fatelf_target *t, unsigned want,
  * alone (what split names files by, and info prints as "name"). */
 void fatelf_target_short_name(const fatelf_header *hdr, int index,
 			      char buf[FATELF_TARGET_NAME_MAX]);
+/* The familiar architectures, for listings and shell completion: row i's
+ * target (machine, word size, byte order), its name and its Debian name
+ * (NULL when Debian has none). False past the last row. */
+bool fatelf_arch_get(size_t i, fatelf_target *ret_target, const char **ret_arch,
+		     const char **ret_debian);
 
 /* Host (lib/fatelf/host.c) */
 #define FATELF_HOST_MAX 8

@@ -532,6 +532,21 @@ const char *fatelf_target_arch(const fatelf_target *t)
 	return a ? a->arch : NULL;
 }
 
+bool fatelf_arch_get(size_t i, fatelf_target *ret_target, const char **ret_arch,
+		     const char **ret_debian)
+{
+	if (i >= ARRAY_SIZE(arches))
+		return false;
+	*ret_target = (fatelf_target){
+		.machine = arches[i].machine,
+		.word_size = arches[i].word_size,
+		.byte_order = arches[i].byte_order,
+	};
+	*ret_arch = arches[i].arch;
+	*ret_debian = arches[i].debian;
+	return true;
+}
+
 const char *fatelf_target_debian_arch(const fatelf_target *t)
 {
 	const struct arch *a = arch_lookup(t);
