@@ -10,13 +10,22 @@
 #       file's blob + the new config (the fat manifest) + the manifests and
 #       the index, as the registry serves them (<= 1.0: nothing else);
 #   (2) the same bytes  vs  the whole bundle of version 2 (<= 0.01).
+#   (3) a native install (x86_64) by a private fatelfd of a 4-architecture
+#       package (hello built static by gcc and the aarch64, i686 and
+#       riscv64 cross compilers, glued, plus 40 files): the bytes the
+#       registry served (its access log)  vs  the index + this machine's
+#       manifest + its config + its blobs (<= 1.05); the whole bundle's
+#       size beside.
 # The registry's log gives the count of blob uploads, printed beside.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$(cd "${1:-$top/build}" && pwd) || exit 2
 FATELF=$builddir/tools/fatelf
+FATELFD=$builddir/daemon/fatelfd
+FATELFCTL=$builddir/client/fatelfctl
 NFILES=${BENCH_OCI_FILES:-2000}
-for t in docker-registry skopeo jq python3 curl minisign; do
+for t in docker-registry skopeo jq python3 curl minisign gcc aarch64-linux-gnu-gcc i686-linux-gnu-gcc \
+	riscv64-linux-gnu-gcc; do
 	command -v "$t" >/dev/null || { echo "bench: skipped: $t is not installed" >&2; exit 77; }
 done
 
@@ -70,6 +79,39 @@ addrow "(1) push, 1 of $NFILES changed: bytes sent" "$sent" "$base" "$(ratio "$s
 addrow "(2) ... against the bundle" "$sent" "$(stat -c %s up-2.fatbundle)" \
 	"$(ratio "$sent" "$(stat -c %s up-2.fatbundle)")" 0.01
 notes+=("(1) the push of version 2 sent $sent bytes in $blobs blob upload(s) (the registry's log) and $(jq -r .manifests_put <<<"$out") manifest(s) and the index: the changed file's blob $obj_b + the config $cfg_b + the manifests $man_b + the index $index_b = $base; the bundle is $(stat -c %s up-2.fatbundle) bytes")
+
+# ---- (3)
+mkdir -p fat/opt/hello/bin fat/opt/hello/share keys root state
+for cc in gcc aarch64-linux-gnu-gcc i686-linux-gnu-gcc riscv64-linux-gnu-gcc; do
+	"$cc" -static -O2 -o "in-$cc" "$top/tests/integration/hello.c" || exit 1
+done
+"$FATELF" glue -o fat/opt/hello/bin/hello in-* >/dev/null || exit 1
+for i in $(seq -w 0 39); do echo "file $i" >"fat/opt/hello/share/f$i"; done
+"$FATELF" bundle create -o hello.fatbundle --name hello --version 1.0 --sign vendor.key fat >/dev/null || exit 1
+"$FATELF" repo push hello.fatbundle "oci://127.0.0.1:$port/bench/hello" >/dev/null || exit 1
+cp vendor.pub keys/
+printf '[Policy]\nPolicy=native\n[Daemon]\nRequireSignature=yes\nTrustedKeys=%s/keys\n' "$work" >fatelfd.conf
+SOCK=$work/d.sock
+"$FATELFD" --socket "$SOCK" --root "$work/root" --state-dir "$work/state" --config "$work/fatelfd.conf" \
+	>/dev/null 2>>daemon.log &
+PIDS+=($!)
+for ((i = 0; i < 100; i++)); do
+	"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break
+	sleep 0.1
+done
+# served BYTES of the log's GETs after its first N lines
+served() { tail -n +$(($1 + 1)) reg/log | sed -n 's/.*"GET [^ ]* HTTP[^"]*" [0-9]* \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { printf "%d\n", s }'; }
+n=$(wc -l <reg/log)
+"$FATELFCTL" --socket "$SOCK" install "oci://127.0.0.1:$port/bench/hello:1.0" >/dev/null ||
+	{ echo "bench: the install from the registry failed" >&2; tail daemon.log >&2; exit 1; }
+pulled=$(served "$n")
+hidx=$(skopeo inspect --tls-verify=false --raw "docker://127.0.0.1:$port/bench/hello:1.0")
+amd=$(jq -r '.manifests[] | select(.platform.architecture == "amd64") | .digest' <<<"$hidx")
+amd_b=$(jq -r '.manifests[] | select(.platform.architecture == "amd64") | .size' <<<"$hidx")
+hm=$(curl -sf -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://127.0.0.1:$port/v2/bench/hello/manifests/$amd")
+own=$(( $(printf '%s' "$hidx" | wc -c) + amd_b + $(jq -r '.config.size + ([.layers[].size] | add)' <<<"$hm") ))
+addrow "(3) native install, 4 archs: bytes pulled" "$pulled" "$own" "$(ratio "$pulled" "$own")" 1.05
+notes+=("(3) the registry served $pulled bytes for the x86_64 install; its index, manifest, config and blobs are $own bytes; the whole bundle is $(stat -c %s hello.fatbundle) bytes ($(ratio "$pulled" "$(stat -c %s hello.fatbundle)") of it)")
 
 printf '\n%-46s %11s %11s %7s %7s  %s\n' "benchmark (one run: bytes)" "fatelf" "baseline" ratio target result
 for r in "${rows[@]}"; do
