@@ -18,6 +18,7 @@ int cmd_bundle_create(int argc, char **argv);
 int cmd_bundle_inspect(int argc, char **argv);
 int cmd_bundle_verify(int argc, char **argv);
 int cmd_bundle_extract(int argc, char **argv);
+int cmd_bundle_keygen(int argc, char **argv);
 
 /* bundle create --from (bundle_unify.c): unifies uo's sources into out
  * through a, which open_output opens; prints the report. Returns the exit

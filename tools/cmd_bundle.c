@@ -18,6 +18,7 @@ static const struct fatelf_cmd verbs[] = {
 	{ "inspect", "Show a bundle's package, entries and thinning", cmd_bundle_inspect, cmd_bundle_usage },
 	{ "verify",  "Check a bundle's signature, hashes and records", cmd_bundle_verify,  cmd_bundle_usage },
 	{ "extract", "Unpack a bundle, thinned to one target",        cmd_bundle_extract, cmd_bundle_usage },
+	{ "keygen",  "Make a minisign key pair to sign bundles",      cmd_bundle_keygen,  cmd_bundle_usage },
 };
 
 /* "create, inspect, verify" and then last_sep and "extract": the verbs

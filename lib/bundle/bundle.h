@@ -64,6 +64,18 @@ int fatelf_ms_seckey_parse(const char *text, size_t len, const char *password,
 			   fatelf_ms_seckey *ret, fatelf_diag *d);
 
 /*
+ * A new key pair, as minisign -G makes it: a random key id and Ed25519
+ * key. With a password the secret key is encrypted the way minisign
+ * encrypts it (scrypt "Sc" with minisign's limits, N = 2^20, r = 8,
+ * p = 1); with NULL it is stored unencrypted (minisign -G -W). *ret_pub
+ * and *ret_sec get the texts of the .pub and the secret key file
+ * (malloc'd: an "untrusted comment:" line, then the key line); *ret_key
+ * (may be NULL) the public key.
+ */
+int fatelf_ms_keygen(const char *password, char **ret_pub, char **ret_sec, fatelf_ms_pubkey *ret_key,
+		     fatelf_diag *d);
+
+/*
  * Signs msg in the prehashed form (algorithm "ED": Ed25519 over the
  * BLAKE2b-512 of msg) and returns the text of a .minisig file (malloc'd,
  * NUL-terminated): untrusted comment, signature, trusted comment, global

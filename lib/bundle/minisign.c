@@ -25,6 +25,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "bundle.h"
 #include "io.h"
@@ -599,6 +600,95 @@ out:
 	OPENSSL_cleanse(raw, sizeof(raw));
 	OPENSSL_cleanse(sum_in, sizeof(sum_in));
 	OPENSSL_cleanse(sum, sizeof(sum));
+	return r;
+}
+
+/* ------------------------------------------------------------ key pairs */
+
+/* What minisign -G writes: libsodium's "sensitive" scrypt limits, which
+ * scrypt_params turns into N = 2^20, r = 8, p = 1 (1 GiB, a few seconds). */
+#define KEYGEN_OPSLIMIT (UINT64_C(1) << 25)
+#define KEYGEN_MEMLIMIT (UINT64_C(1) << 30)
+
+static int random_bytes(uint8_t *buf, size_t n)
+{
+	return RAND_bytes(buf, (int)n) == 1 ? 0 : -EIO;
+}
+
+int fatelf_ms_keygen(const char *password, char **ret_pub, char **ret_sec, fatelf_ms_pubkey *ret_key,
+		     fatelf_diag *d)
+{
+	uint8_t raw[SECKEY_BYTES], pub[PUBKEY_BYTES], sum_in[2 + FATELF_MS_KEYID_SIZE + 64];
+	uint8_t *keyid = raw + SECKEY_HEAD, *sk = keyid + FATELF_MS_KEYID_SIZE, *chk = sk + 64;
+	char sec64[4 * ((SECKEY_BYTES + 2) / 3) + 1], pub64[4 * ((PUBKEY_BYTES + 2) / 3) + 1], id[17];
+	char *pubtext = NULL, *sectext = NULL;
+	int r;
+
+	memset(raw, 0, sizeof(raw));
+	memcpy(raw, ALG_ED25519, 2);
+	memcpy(raw + 2, password ? KDF_SCRYPT : "\0\0", 2);
+	memcpy(raw + 4, CHK_BLAKE2B, 2);
+	r = random_bytes(raw + 6, 32);                          /* salt */
+	if (r >= 0)
+		r = random_bytes(keyid, FATELF_MS_KEYID_SIZE);
+	if (r >= 0)
+		r = random_bytes(sk, 32);                       /* seed */
+	if (r < 0) {
+		r = fatelf_diag_set(d, r, -1, "key pair: no random bytes from libcrypto");
+		goto out;
+	}
+	r = ed25519_public_from_seed(sk, sk + 32);
+	if (r < 0) {
+		fatelf_diag_set(d, r, -1, "key pair: cannot derive the Ed25519 public key");
+		goto out;
+	}
+	memcpy(sum_in, ALG_ED25519, 2);
+	memcpy(sum_in + 2, keyid, FATELF_MS_KEYID_SIZE);
+	memcpy(sum_in + 2 + FATELF_MS_KEYID_SIZE, sk, 64);
+	blake2b_256(sum_in, sizeof(sum_in), chk);
+
+	memcpy(pub, ALG_ED25519, 2);
+	memcpy(pub + 2, keyid, FATELF_MS_KEYID_SIZE);
+	memcpy(pub + 2 + FATELF_MS_KEYID_SIZE, sk + 32, 32);
+	if (ret_key) {
+		memcpy(ret_key->keyid, keyid, FATELF_MS_KEYID_SIZE);
+		memcpy(ret_key->pk, sk + 32, 32);
+	}
+	fatelf_ms_keyid_format(keyid, id);
+
+	if (password) {
+		put_le64(raw + 38, KEYGEN_OPSLIMIT);
+		put_le64(raw + 46, KEYGEN_MEMLIMIT);
+		/* Encrypting is the same XOR with the same stream. */
+		r = seckey_decrypt(raw, password, d);
+		if (r < 0)
+			goto out;
+	}
+	b64_encode(raw, sizeof(raw), sec64);
+	b64_encode(pub, sizeof(pub), pub64);
+	if (asprintf(&pubtext, UNTRUSTED_PREFIX " minisign public key %s\n%s\n", id, pub64) < 0) {
+		pubtext = NULL;
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	if (asprintf(&sectext, UNTRUSTED_PREFIX " minisign %ssecret key\n%s\n",
+		     password ? "encrypted " : "", sec64) < 0) {
+		sectext = NULL;
+		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	*ret_pub = TAKE_PTR(pubtext);
+	*ret_sec = TAKE_PTR(sectext);
+	r = 0;
+out:
+	free(pubtext);
+	if (sectext) {
+		explicit_bzero(sectext, strlen(sectext));
+		free(sectext);
+	}
+	OPENSSL_cleanse(raw, sizeof(raw));
+	OPENSSL_cleanse(sum_in, sizeof(sum_in));
+	OPENSSL_cleanse(sec64, sizeof(sec64));
 	return r;
 }
 

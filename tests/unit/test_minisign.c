@@ -354,6 +354,67 @@ START_TEST(test_encrypted_key)
 }
 END_TEST
 
+/* Our key pairs: parsed back by us, and used by minisign itself. */
+START_TEST(test_keygen)
+{
+	char *pub = NULL, *sec = NULL, *pub2 = NULL, *sec2 = NULL, id[17], line[64];
+	fatelf_ms_pubkey pk, parsed, pk2;
+	fatelf_ms_seckey sk;
+	fatelf_diag d;
+
+	tu_tmpdir();
+	ck_assert_msg(fatelf_ms_keygen("open sesame", &pub, &sec, &pk, &d) == 0, "%s", d.msg);
+	fatelf_ms_keyid_format(pk.keyid, id);
+	char want[128];
+	snprintf(want, sizeof(want), "untrusted comment: minisign public key %s\n", id);
+	ck_assert_int_eq(strncmp(pub, want, strlen(want)), 0);
+	ck_assert_int_eq(fatelf_ms_pubkey_parse(pub, strlen(pub), &parsed, &d), 0);
+	ck_assert_int_eq(memcmp(&parsed, &pk, sizeof(pk)), 0);
+	fatelf_ms_pubkey_format(&pk, line);
+	ck_assert_ptr_nonnull(strstr(pub, line));
+
+	/* Encrypted: no password or a wrong one fails the checksum. */
+	ck_assert(fatelf_ms_seckey_encrypted(sec, strlen(sec)));
+	ck_assert_int_eq(fatelf_ms_seckey_parse(sec, strlen(sec), NULL, &sk, &d), -FATELF_E_KEY_PASSWORD);
+	ck_assert_int_eq(fatelf_ms_seckey_parse(sec, strlen(sec), "open sesamE", &sk, &d),
+			 -FATELF_E_KEY_PASSWORD);
+	ck_assert_msg(fatelf_ms_seckey_parse(sec, strlen(sec), "open sesame", &sk, &d) == 0, "%s", d.msg);
+	ck_assert_int_eq(memcmp(sk.keyid, pk.keyid, 8), 0);
+	ck_assert_int_eq(memcmp(sk.sk + 32, pk.pk, 32), 0);
+
+	/* minisign signs with it (the password on stdin); we verify. */
+	write_text("k.pub", pub);
+	write_text("k.key", sec);
+	const char *msg = "signed by minisign with our key\n";
+	write_text("m", msg);
+	const char *s[] = { "minisign", "-S", "-s", "k.key", "-m", "m", NULL };
+	ck_assert_int_eq(run("open sesame\n", NULL, s), 0);
+	size_t siglen;
+	char *sig = slurp("m.minisig", &siglen);
+	ck_assert_int_eq(verify_text(&pk, 1, msg, sig, &d), 0);
+	free(sig);
+	const char *v[] = { "minisign", "-V", "-q", "-m", "m", "-p", "k.pub", NULL };
+	ck_assert_int_eq(run(NULL, NULL, v), 0);
+
+	/* Unencrypted: no password needed, by us or by minisign. */
+	ck_assert_int_eq(fatelf_ms_keygen(NULL, &pub2, &sec2, &pk2, &d), 0);
+	ck_assert(!fatelf_ms_seckey_encrypted(sec2, strlen(sec2)));
+	ck_assert_int_ne(memcmp(pk2.keyid, pk.keyid, 8), 0);
+	ck_assert_int_eq(fatelf_ms_seckey_parse(sec2, strlen(sec2), NULL, &sk, &d), 0);
+	ck_assert_int_eq(memcmp(sk.sk + 32, pk2.pk, 32), 0);
+	write_text("u.pub", pub2);
+	write_text("u.key", sec2);
+	const char *s2[] = { "minisign", "-S", "-s", "u.key", "-m", "m", "-x", "u.minisig", NULL };
+	ck_assert_int_eq(run(NULL, NULL, s2), 0);
+	const char *v2[] = { "minisign", "-V", "-q", "-m", "m", "-x", "u.minisig", "-p", "u.pub", NULL };
+	ck_assert_int_eq(run(NULL, NULL, v2), 0);
+	free(pub);
+	free(sec);
+	free(pub2);
+	free(sec2);
+}
+END_TEST
+
 /* ------------------------------------------------------------ rejections */
 
 START_TEST(test_verify_rejections)
@@ -700,6 +761,7 @@ static Suite *minisign_suite(void)
 	tcase_add_test(tc, test_we_sign_minisign_verifies);
 	tcase_add_test(tc, test_minisign_signs_we_verify);
 	tcase_add_test(tc, test_encrypted_key);
+	tcase_add_test(tc, test_keygen);
 	tcase_add_test(tc, test_verify_rejections);
 	tcase_add_test(tc, test_malformed_signatures);
 	tcase_add_test(tc, test_keys);
