@@ -73,11 +73,24 @@ static inline void json_putp(json_object **o)
 }
 #define _cleanup_json_ __attribute__((cleanup(json_putp)))
 
-/* Logging to stderr with sd-daemon priority prefixes (journald reads
- * them): daemon/log.c. */
+/* Logging (daemon/log.c): to the journal with structured fields when
+ * stderr is systemd's journal stream, else to stderr with sd-daemon
+ * priority prefixes. A transaction's lines carry its fields:
+ * FATELF_PACKAGE=, FATELF_TXID=, FATELF_KIND= (each left out when
+ * NULL, empty or 0). */
+typedef struct log_fields {
+	const char *package;
+	int64_t txid;
+	const char *kind;
+} log_fields;
 #define log_info(...) daemon_log(6, __VA_ARGS__)
 #define log_error(...) daemon_log(3, __VA_ARGS__)
+#define log_info_tx(fields, ...) daemon_log_fields(6, fields, __VA_ARGS__)
+#define log_error_tx(fields, ...) daemon_log_fields(3, fields, __VA_ARGS__)
 void daemon_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void daemon_log_fields(int prio, const log_fields *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Whether lines go to the journal (decided once, at the first line). */
+bool daemon_log_to_journal(void);
 
 typedef struct server server;
 typedef struct conn conn;

@@ -1,11 +1,111 @@
 /*
- * The daemon's log: lines on stderr with sd-daemon priority prefixes, which
- * journald reads.
+ * The daemon's log. Under systemd, stderr is a stream to the journal, and
+ * systemd says so in JOURNAL_STREAM ("DEVICE:INODE" of that stream): each
+ * line then goes to the journal as a structured entry (sd_journal_sendv),
+ * with MESSAGE, PRIORITY and SYSLOG_IDENTIFIER, and for a transaction's
+ * lines FATELF_PACKAGE, FATELF_TXID and FATELF_KIND, which fleet log
+ * pipelines filter on (journalctl FATELF_PACKAGE=hello). Anywhere else
+ * (a terminal, a file, a test), and whenever the journal refuses an entry,
+ * lines go to stderr with sd-daemon priority prefixes ("<6>...").
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <systemd/sd-journal.h>
 
 #include "fatelfd.h"
+#include "macro.h"
+
+static pthread_once_t journal_once = PTHREAD_ONCE_INIT;
+static bool journal_on;
+
+/* "N:N", decimal, nothing else. */
+static bool parse_dev_ino(const char *s, unsigned long long *ret_dev, unsigned long long *ret_ino)
+{
+	unsigned long long v[2] = { 0, 0 };
+
+	for (int i = 0; i < 2; i++) {
+		const char *start = s;
+
+		for (; *s >= '0' && *s <= '9'; s++) {
+			if (v[i] > (~0ULL - 9) / 10)
+				return false;
+			v[i] = v[i] * 10 + (unsigned)(*s - '0');
+		}
+		if (s == start || *s != (i == 0 ? ':' : '\0'))
+			return false;
+		s++;
+	}
+	*ret_dev = v[0];
+	*ret_ino = v[1];
+	return true;
+}
+
+/* Whether stderr is the journal stream systemd connected: a JOURNAL_STREAM
+ * inherited by a child whose stderr went elsewhere does not count. */
+static void journal_detect(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	journal_on = e && parse_dev_ino(e, &dev, &ino) && fstat(STDERR_FILENO, &st) == 0 &&
+		     (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+bool daemon_log_to_journal(void)
+{
+	pthread_once(&journal_once, journal_detect);
+	return journal_on;
+}
+
+static int journal_send(int prio, const log_fields *f, const char *msg)
+{
+	char message[4200], priority[32], package[300], txid[48], kind[64];
+	struct iovec iov[6];
+	size_t n = 0;
+
+#define FIELD(buf, ...)                                                   \
+	do {                                                              \
+		int _k = snprintf(buf, sizeof(buf), __VA_ARGS__);         \
+		iov[n].iov_base = buf;                                    \
+		iov[n].iov_len = MIN((size_t)MAX(_k, 0), sizeof(buf) - 1); \
+		n++;                                                      \
+	} while (0)
+	FIELD(message, "MESSAGE=%s", msg);
+	FIELD(priority, "PRIORITY=%d", prio);
+	iov[n++] = (struct iovec){ .iov_base = (char *)"SYSLOG_IDENTIFIER=fatelfd",
+				   .iov_len = strlen("SYSLOG_IDENTIFIER=fatelfd") };
+	if (f && f->package && *f->package)
+		FIELD(package, "FATELF_PACKAGE=%s", f->package);
+	if (f && f->txid > 0)
+		FIELD(txid, "FATELF_TXID=%lld", (long long)f->txid);
+	if (f && f->kind && *f->kind)
+		FIELD(kind, "FATELF_KIND=%s", f->kind);
+#undef FIELD
+	return sd_journal_sendv(iov, (int)n);
+}
+
+void daemon_log_fields(int prio, const log_fields *f, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (daemon_log_to_journal() && journal_send(prio, f, msg) >= 0)
+		return;
+	/* One write per line, so lines of two threads never interleave. */
+	fprintf(stderr, "<%d>%s\n", prio, msg);
+}
 
 void daemon_log(int prio, const char *fmt, ...)
 {
@@ -15,6 +115,5 @@ void daemon_log(int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	/* One write per line, so lines of two threads never interleave. */
-	fprintf(stderr, "<%d>%s\n", prio, msg);
+	daemon_log_fields(prio, NULL, "%s", msg);
 }

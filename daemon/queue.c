@@ -245,8 +245,10 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 		atomic_store(&w->cancel, 1);
 		fetch_child_kill_locked(w);
 		running->cancel_id = running->txid;
-		log_info("job %llu: cancel requested (transaction %lld): rolling back",
-			 (unsigned long long)running->seq, (long long)running->txid);
+		log_info_tx(&((log_fields){ .package = job_row_package(running), .txid = running->txid,
+					    .kind = job_kind_name(running->kind) }),
+			    "job %llu: cancel requested (transaction %lld): rolling back",
+			    (unsigned long long)running->seq, (long long)running->txid);
 	}
 	pthread_mutex_unlock(&w->lock);
 
@@ -259,9 +261,11 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 							"cancelled before it started", &d)) < 0)
 			log_error("transaction %lld: %s", (long long)queued->txid, d.msg);
 		atomic_fetch_add(&w->srv->store_gen, 1);
-		log_info("job %llu: %s %s: cancelled before it started (transaction %lld)",
-			 (unsigned long long)queued->seq, job_kind_name(queued->kind), job_what(queued),
-			 (long long)queued->txid);
+		log_info_tx(&((log_fields){ .package = job_row_package(queued), .txid = queued->txid,
+					    .kind = job_kind_name(queued->kind) }),
+			    "job %llu: %s %s: cancelled before it started (transaction %lld)",
+			    (unsigned long long)queued->seq, job_kind_name(queued->kind), job_what(queued),
+			    (long long)queued->txid);
 		queued->r = -ECANCELED;
 		queued->cancel_id = queued->txid;
 		job_answer(queued);

@@ -253,6 +253,7 @@ static void *worker_main(void *arg)
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		job *j = w->queue;
+		log_fields lf;
 		int r;
 
 		if (w->reload) {
@@ -272,8 +273,9 @@ static void *worker_main(void *arg)
 		atomic_store(&w->cancel, 0);
 		pthread_mutex_unlock(&w->lock);
 
-		log_info("job %llu: %s %s%s: started (transaction %lld)", (unsigned long long)j->seq,
-			 job_kind_name(j->kind), job_what(j), j->dry_run ? " (dry run)" : "", (long long)j->txid);
+		lf = (log_fields){ .package = job_row_package(j), .txid = j->txid, .kind = job_kind_name(j->kind) };
+		log_info_tx(&lf, "job %llu: %s %s%s: started (transaction %lld)", (unsigned long long)j->seq,
+			    job_kind_name(j->kind), job_what(j), j->dry_run ? " (dry run)" : "", (long long)j->txid);
 		sd_notifyf(0, "STATUS=Running job %llu: %s %s", (unsigned long long)j->seq,
 			   job_kind_name(j->kind), job_what(j));
 		/* The job's first transaction takes over the queued row. */
@@ -284,43 +286,52 @@ static void *worker_main(void *arg)
 		job_close_row(w, j, r);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
+		/* The journal fields of the lines below: the transaction's
+		 * package, history row and kind, as far as they are known. */
+		if (r < 0)
+			lf = (log_fields){ .package = j->diag.package[0] ? j->diag.package : job_row_package(j),
+					   .txid = j->txid, .kind = job_kind_name(j->kind) };
+		else
+			lf = (log_fields){ .package = j->result.package ? j->result.package : job_row_package(j),
+					   .txid = j->result.txid ? j->result.txid : j->dry_run ? 0 : j->txid,
+					   .kind = j->result.change ? j->result.change :
+						   j->result.kind ? j->result.kind : job_kind_name(j->kind) };
 		if (r < 0 && j->diag.msg[0] && job_diag_names_what(j))
 			/* The message names the bundle or the package itself. */
-			log_error("job %llu: %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				  j->diag.msg);
+			log_error_tx(&lf, "job %llu: %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
+				     j->diag.msg);
 		else if (r < 0)
-			log_error("job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				  job_what(j), j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r));
+			log_error_tx(&lf, "job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
+				     job_what(j), j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r));
 		else if (j->nmembers > 0)
 			for (size_t i = 0; i < j->nmembers; i++) {
 				const engine_result *m = &j->members[i].result;
+				const log_fields mf = { .package = m->package, .txid = m->txid,
+							.kind = m->change ? m->change : "install" };
 
-				log_info("job %llu: %s %s %s%s%s: %s (transaction %lld, %llu files, %llu bytes written, "
-					 "%lld saved)", (unsigned long long)j->seq, m->change ? m->change : "install",
-					 m->package ? m->package : "?", m->old_version ? m->old_version : "",
-					 m->old_version ? " -> " : "", m->new_version ? m->new_version : "?",
-					 j->dry_run ? "dry run done" : "done, one transaction with the others",
-					 (long long)m->txid, (unsigned long long)m->files,
-					 (unsigned long long)m->bytes_written, (long long)m->bytes_saved);
+				log_info_tx(&mf, "job %llu: %s %s %s%s%s: %s (transaction %lld, %llu files, "
+					    "%llu bytes written, %lld saved)", (unsigned long long)j->seq,
+					    m->change ? m->change : "install",
+					    m->package ? m->package : "?", m->old_version ? m->old_version : "",
+					    m->old_version ? " -> " : "", m->new_version ? m->new_version : "?",
+					    j->dry_run ? "dry run done" : "done, one transaction with the others",
+					    (long long)m->txid, (unsigned long long)m->files,
+					    (unsigned long long)m->bytes_written, (long long)m->bytes_saved);
 			}
 		else if (j->dry_run)
-			log_info("job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
-				 (unsigned long long)j->seq,
-				 j->result.change ? j->result.change :
-				 j->result.kind ? j->result.kind : job_kind_name(j->kind),
-				 job_what(j), (unsigned long long)j->result.files,
-				 (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
+			log_info_tx(&lf, "job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
+				    (unsigned long long)j->seq, lf.kind,
+				    job_what(j), (unsigned long long)j->result.files,
+				    (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
 		else
-			log_info("job %llu: %s %s: done (transaction %lld, %llu files, %llu bytes written, %lld saved)",
-				 (unsigned long long)j->seq,
-				 j->result.change ? j->result.change :
-				 j->result.kind ? j->result.kind : job_kind_name(j->kind),
-				 job_what(j), (long long)j->result.txid, (unsigned long long)j->result.files,
-				 (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
+			log_info_tx(&lf, "job %llu: %s %s: done (transaction %lld, %llu files, %llu bytes written, "
+				    "%lld saved)", (unsigned long long)j->seq, lf.kind,
+				    job_what(j), (long long)j->result.txid, (unsigned long long)j->result.files,
+				    (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
 		if (r >= 0 && j->result.signature && strcmp(j->result.signature, "unverified") == 0)
-			log_info("job %llu: the signature was not verified: key %s is not trusted, "
-				 "the bundle was installed as unsigned", (unsigned long long)j->seq,
-				 j->result.signer);
+			log_info_tx(&lf, "job %llu: the signature was not verified: key %s is not trusted, "
+				    "the bundle was installed as unsigned", (unsigned long long)j->seq,
+				    j->result.signer);
 		sd_notify(0, "STATUS=Idle");
 
 		pthread_mutex_lock(&w->lock);
