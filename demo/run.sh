@@ -258,8 +258,10 @@ if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
 	mkdir -p registry
 	printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s/registry/data\nhttp:\n  addr: 127.0.0.1:%s\n' \
 		"$out" "$port" >registry/config.yml
+	printf 'log:\n  accesslog:\n    disabled: false\n' >>registry/config.yml
 	docker-registry serve registry/config.yml >registry/log 2>&1 &
 	regpid=$!
+	trap 'kill $regpid $daemon 2>/dev/null; wait $regpid $daemon 2>/dev/null; rm -rf "$state"' EXIT
 	for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/v2/" && break; sleep 0.1; done
 	echo "# One manifest per architecture (what a native install there fetches) and"
 	echo "# one for the whole fat content, under one image index; blobs stored once."
@@ -270,6 +272,15 @@ if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
 	echo "\$ skopeo inspect --tls-verify=false --raw docker://127.0.0.1:$port/demo/hello:1.1 | jq ..."
 	skopeo inspect --tls-verify=false --raw "docker://127.0.0.1:$port/demo/hello:1.1" |
 		jq -r '.manifests[] | "\(.platform.architecture // "(fat)")\t\(.digest)"'
+	echo "# fatelfd installs from the registry: the index, this machine's manifest,"
+	echo "# its config (the signed fat manifest) and only the blobs it lacks:"
+	ctl remove hello
+	seen=$(wc -l <registry/log)
+	ctl install "oci://127.0.0.1:$port/demo/hello:1.1"
+	show "$state/root/opt/hello/bin/hello"
+	echo "# What the registry served for it (its access log):"
+	tail -n +$((seen + 1)) registry/log | sed -n 's/.*"\(GET [^ ]*\) HTTP[^"]*" \([0-9]*\) \([0-9]*\).*/\1 \2 \3 bytes/p' registry/log | cut -c1-110
+	ctl status
 	kill "$regpid" 2>/dev/null || true
 	wait "$regpid" 2>/dev/null || true
 else
