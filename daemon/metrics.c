@@ -349,7 +349,7 @@ void metrics_verify_done(server *s, const char *package, uint64_t checked, uint6
 		path = NULL;
 		r = -ENOMEM;
 	} else {
-		r = text ? write_atomic(path, text, strlen(text), 0644) : -ENOMEM;
+		r = text ? write_atomic(path, text, strlen(text), 0600) : -ENOMEM;
 	}
 	if (r < 0)
 		log_error("metrics: %s/%s: cannot write: %s", s->cfg.state_dir, LAST_VERIFY_FILE, strerror(-r));
