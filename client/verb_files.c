@@ -1,6 +1,7 @@
 /*
  * fatelfctl files: the paths a package installed, one per line (symlinks
- * as "path -> target"), as paths inside the daemon's root. The daemon
+ * as "path -> target", directories as "path/", as dpkg -L lists its
+ * directories too), as paths inside the daemon's root. The daemon
  * answers in chunks (the call has "more"), each printed as it comes; with
  * --json each chunk is one JSON line {"files": [...]}.
  */
@@ -14,8 +15,10 @@
 const char verb_files_usage[] =
 	"Usage: fatelfctl files PKG\n"
 	"\n"
-	"List the files of an installed package, one path per line; a symlink shows\n"
-	"as \"PATH -> TARGET\". Paths are inside the daemon's root.\n"
+	"List the files and directories of an installed package by path, one per\n"
+	"line; a directory shows as \"PATH/\", a symlink as \"PATH -> TARGET\". Paths\n"
+	"are inside the daemon's root. With --json, each entry's \"type\" is \"file\",\n"
+	"\"symlink\" or \"dir\".\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help  show this help\n";
@@ -37,6 +40,8 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 
 		if (strcmp(type, "symlink") == 0 && target)
 			printf("%s -> %s\n", ctl_json_str(f, "path", "?"), target);
+		else if (strcmp(type, "dir") == 0)
+			printf("%s/\n", ctl_json_str(f, "path", "?"));
 		else
 			printf("%s\n", ctl_json_str(f, "path", "?"));
 	}
@@ -59,6 +64,7 @@ int verb_files(int argc, char **argv)
 	if (!params)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
 	json_object_object_add(params, "package", json_object_new_string(argv[optind]));
+	json_object_object_add(params, "dirs", json_object_new_boolean(1));
 	status = ctl_call("Files", params, VL_CALL_MORE, NULL, 0, on_reply, NULL);
 	json_object_put(params);
 	return status;

@@ -7,20 +7,23 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fatelfctl.h"
 #include "macro.h"
 
 const char verb_history_usage[] =
-	"Usage: fatelfctl history [PKG] [--limit N]\n"
+	"Usage: fatelfctl history [PKG | --package PKG] [--limit N]\n"
 	"\n"
-	"Show past transactions, of PKG or of every package: ID, kind, package,\n"
-	"versions, state, start time (local), bytes written and saved, and the error\n"
-	"of one that failed.\n"
+	"Show past transactions, newest first, of PKG or of every package: ID, kind,\n"
+	"package, versions, state, start time (local), bytes written and saved, and\n"
+	"the error of one that failed. PKG need not be installed any more: its\n"
+	"history stays.\n"
 	"\n"
 	"Options:\n"
-	"  --limit N   show at most N transactions\n"
-	"  -h, --help  show this help\n";
+	"  -p, --package PKG  only the transactions of PKG (the same as naming it)\n"
+	"  --limit N          show at most N transactions\n"
+	"  -h, --help         show this help\n";
 
 static int on_reply(json_object *params, bool continues, void *userdata)
 {
@@ -74,17 +77,26 @@ int verb_history(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "limit", required_argument, NULL, 'l' },
+		{ "package", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	json_object *params;
 	long long limit = -1;
+	const char *package = NULL;
 	char *end;
 	int status, c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":hp:", options, NULL)) >= 0) {
 		switch (c) {
+		case 'p':
+			if (!optarg[0])
+				return ctl_usage_error("an empty --package");
+			if (package && strcmp(package, optarg) != 0)
+				return ctl_usage_error("one package at a time ('%s' is extra)", optarg);
+			package = optarg;
+			break;
 		case 'l':
 			errno = 0;
 			limit = strtoll(optarg, &end, 10);
@@ -99,11 +111,16 @@ int verb_history(int argc, char **argv)
 	}
 	if (optind + 1 < argc)
 		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
+	if (optind < argc) {
+		if (package && strcmp(package, argv[optind]) != 0)
+			return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind]);
+		package = argv[optind];
+	}
 	params = json_object_new_object();
 	if (!params)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
-	if (optind < argc)
-		json_object_object_add(params, "package", json_object_new_string(argv[optind]));
+	if (package)
+		json_object_object_add(params, "package", json_object_new_string(package));
 	if (limit > 0)
 		json_object_object_add(params, "limit", json_object_new_int64(limit));
 	status = ctl_call("History", params, 0, NULL, 0, on_reply, NULL);

@@ -14,8 +14,12 @@
 const char verb_info_usage[] =
 	"Usage: fatelfctl info PKG\n"
 	"\n"
-	"Show an installed package: version, summary, vendor, signer, when and\n"
-	"with which policy it was installed, its files and their sizes; then the\n"
+	"Show an installed package: version, summary, vendor, license, homepage,\n"
+	"signer, when it was installed and from where (source: file PATH, url URL,\n"
+	"repository NAME, registry REFERENCE, or fd for standard input), the policy\n"
+	"its fat files follow now, the form they are in on disk (installed form:\n"
+	"fat, thinned, compatible, mixed, or none without fat files), the targets\n"
+	"the bundle covers, its files and their sizes; then the\n"
 	"versions the repositories offer of it, as of the last 'fatelfctl update'\n"
 	"(\"available: 2.0 (main), 1.0 (main)\", newest first, or -). A package that\n"
 	"is not installed but that a repository offers shows its name and the\n"
@@ -30,6 +34,64 @@ const char verb_info_usage[] =
 static const char *or_dash(const char *s)
 {
 	return s && s[0] ? s : "-";
+}
+
+/* "source: TYPE WHERE" ("source: fd" alone), or "source: -" when the
+ * daemon did not record it. */
+static void print_source(json_object *p)
+{
+	const char *type = ctl_json_str(p, "source_type", NULL), *where = ctl_json_str(p, "source", NULL);
+
+	if (!type || !where)
+		printf("source: -\n");
+	else if (strcmp(type, "fd") == 0)
+		printf("source: fd\n");
+	else
+		printf("source: %s %s\n", type, where);
+}
+
+/* The length of name's first k fields (separated by ':'). */
+static size_t fields_len(const char *name, unsigned k)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < k && name[n]; i++) {
+		n += strcspn(name + n, ":");
+		if (i + 1 < k && name[n] == ':')
+			n++;
+	}
+	return n;
+}
+
+/* "targets: T1 T2 ...", or - when not recorded. Each full name
+ * (machine:bits:order:osabi:osabiverN, as --json gives it) is cut to its
+ * first fields that no other target of the list shares: "x86_64". */
+static void print_targets(json_object *targets)
+{
+	size_t n = targets ? json_object_array_length(targets) : 0;
+
+	printf("targets:");
+	for (size_t i = 0; i < n; i++) {
+		const char *t = json_object_get_string(json_object_array_get_idx(targets, i));
+		size_t len = strlen(t);
+
+		for (unsigned k = 1; k <= 5; k++) {
+			size_t l = fields_len(t, k);
+			bool unique = true;
+
+			for (size_t j = 0; j < n && unique; j++) {
+				const char *u = json_object_get_string(json_object_array_get_idx(targets, j));
+
+				unique = j == i || fields_len(u, k) != l || strncmp(t, u, l) != 0;
+			}
+			if (unique) {
+				len = l;
+				break;
+			}
+		}
+		printf(" %.*s", (int)len, t);
+	}
+	printf("%s\n", n == 0 ? " -" : "");
 }
 
 static int on_reply(json_object *params, bool continues, void *userdata)
@@ -50,9 +112,14 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	printf("version: %s\n", ctl_json_str(p, "version", "?"));
 	printf("summary: %s\n", or_dash(ctl_json_str(p, "summary", NULL)));
 	printf("vendor: %s\n", or_dash(ctl_json_str(p, "vendor", NULL)));
+	printf("license: %s\n", or_dash(ctl_json_str(p, "license", NULL)));
+	printf("homepage: %s\n", or_dash(ctl_json_str(p, "homepage", NULL)));
 	printf("signer: %s\n", ctl_json_str(p, "signer", "unsigned"));
 	printf("installed: %s\n", ctl_format_time(ctl_json_int(p, "installed_at"), a));
+	print_source(p);
 	printf("policy: %s\n", ctl_json_str(p, "policy", "-"));
+	printf("installed form: %s\n", ctl_json_str(p, "form", "-"));
+	print_targets(ctl_json_array(p, "targets"));
 	printf("files: %lld\n", (long long)ctl_json_int(p, "files"));
 	printf("size as shipped: %s\n", fatelf_format_size((uint64_t)shipped, b));
 	printf("size on disk: %s\n", fatelf_format_size((uint64_t)installed, c));

@@ -124,6 +124,21 @@ static bool source_is_package(const char *arg)
 }
 
 /* Opens a local bundle with the caller's rights; 0 or an exit status. */
+/* The file's absolute path, which fatelfd records as the package's
+ * source (it never opens it); none for standard input, or for a path
+ * that cannot be resolved or holds a control character. */
+static void add_source_path(json_object *params, const char *file)
+{
+	_cleanup_free_ char *abs = NULL;
+
+	if (strcmp(file, "-") == 0 || !(abs = realpath(file, NULL)))
+		return;
+	for (const char *p = abs; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return;
+	json_object_object_add(params, "source_path", json_object_new_string(abs));
+}
+
 static int source_open(const char *file, int *ret_fd)
 {
 	int fd, status;
@@ -346,6 +361,7 @@ int verb_install(int argc, char **argv)
 		}
 		/* The index of the fd among those passed with the message. */
 		json_object_object_add(params, "fd", json_object_new_int(0));
+		add_source_path(params, source);
 	}
 	if (policy)
 		json_object_object_add(params, "policy", json_object_new_string(policy));

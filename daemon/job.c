@@ -29,6 +29,7 @@ job *job_free(job *j)
 	free(j->url);
 	free(j->url_shown);
 	free(j->path);
+	free(j->source_path);
 	free(j->package);
 	free(j->repo_spec);
 	free(j->repo_name);

@@ -45,6 +45,7 @@ struct job {
 	char *url;
 	char *url_shown;        /* url without its credentials: logs and replies */
 	char *path;
+	char *source_path;      /* with fd: the file the caller opened (recorded, never opened) */
 	engine_policy_spec policy;
 	bool has_policy;
 	bool allow_unsigned, force, allow_downgrade, allow_setid;

@@ -185,6 +185,18 @@ static int job_take_members(job *j, const char *const *specs, size_t n)
 	return 0;
 }
 
+static bool source_path_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 2 || n >= 4096 || s[0] != '/')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
 void method_install(conn *c, const vl_call *call, union method_params *p)
 {
 	struct p_install *in = &p->install;
@@ -237,6 +249,12 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "path");
 		return;
 	}
+	/* A name for the passed fd, recorded as the package's source: an
+	 * absolute path of printable characters, with fd alone. */
+	if (in->source_path && (!has_fd || !source_path_valid(in->source_path))) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "source_path");
+		return;
+	}
 	j = job_new(JOB_INSTALL);
 	if (!j) {
 		reply_failed(c, -ENOMEM, NULL);
@@ -262,6 +280,7 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 	}
 	if ((in->url && (!(j->url = strdup(in->url)) || !(j->url_shown = fatelf_text_url_redact(in->url)))) ||
 	    (in->path && !(j->path = strdup(in->path))) ||
+	    (in->source_path && !(j->source_path = strdup(in->source_path))) ||
 	    (in->package && !(j->repo_spec = strdup(in->package))) ||
 	    (in->packages && job_take_members(j, in->packages, npackages) < 0)) {
 		job_free(j);

@@ -26,7 +26,7 @@
 	X("io.fatelf.Manager.Cancel", method_cancel, cancel, PARAMS_ADMIN, PARAMS_INLINE) \
 	X("io.fatelf.Manager.List", method_list, none, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("io.fatelf.Manager.Info", method_info, package, PARAMS_ANYONE, PARAMS_INLINE) \
-	X("io.fatelf.Manager.Files", method_files, package, PARAMS_ANYONE, PARAMS_INLINE) \
+	X("io.fatelf.Manager.Files", method_files, files, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("io.fatelf.Manager.Owner", method_owner, owner, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("io.fatelf.Manager.Verify", method_verify, package_opt, PARAMS_ANYONE, PARAMS_THREAD) \
 	X("io.fatelf.Manager.History", method_history, history, PARAMS_ANYONE, PARAMS_INLINE) \

@@ -27,6 +27,7 @@ static const vl_field params_fields_install[] = {
 	F(struct p_install, dry_run, VL_BOOL, 0),
 	F(struct p_install, package, VL_STRING, 0),
 	F(struct p_install, packages, VL_STRV, 0),
+	F(struct p_install, source_path, VL_STRING, 0),
 	{ NULL },
 };
 static const vl_field params_fields_remove[] = {
@@ -53,7 +54,13 @@ static const vl_field params_fields_package_opt[] = {
 	{ NULL },
 };
 static const vl_field params_fields_owner[] = {
-	F(struct p_owner, path, VL_STRING, VL_MANDATORY),
+	F(struct p_owner, path, VL_STRING, 0),
+	F(struct p_owner, pattern, VL_STRING, 0),
+	{ NULL },
+};
+static const vl_field params_fields_files[] = {
+	F(struct p_files, package, VL_STRING, VL_MANDATORY),
+	F(struct p_files, dirs, VL_BOOL, 0),
 	{ NULL },
 };
 static const vl_field params_fields_history[] = {

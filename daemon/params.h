@@ -26,6 +26,7 @@
 struct p_install {
 	int64_t fd;
 	const char *url, *path, *policy, *package;
+	const char *source_path;
 	const char **targets;
 	const char **packages;
 	bool allow_unsigned, force, allow_downgrade, dry_run;
@@ -46,6 +47,11 @@ struct p_package {
 };
 struct p_owner {
 	const char *path;
+	const char *pattern;
+};
+struct p_files {
+	const char *package;
+	bool dirs;
 };
 struct p_history {
 	const char *package;
@@ -80,6 +86,7 @@ union method_params {
 	struct p_cancel cancel;
 	struct p_package package;
 	struct p_owner owner;
+	struct p_files files;
 	struct p_history history;
 	struct p_interface interface;
 	struct p_repo_add repo_add;

@@ -7,6 +7,7 @@
  * neither side holds more than a chunk or two of a long package.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,61 @@ static json_object *json_file(store *st, const store_file *f, const char *packag
 	return o;
 }
 
+/* A directory of a package as a File entry: type "dir", the mode it was
+ * installed with (0: not recorded), no content. */
+static json_object *json_dir(const store_dir *dir, const char *package)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_set_str(o, "path", dir->path);
+	json_set_str(o, "package", package);
+	json_set_str(o, "type", "dir");
+	json_set_int(o, "mode", dir->mode >= 0 ? dir->mode : 0);
+	json_set_int(o, "size", 0);
+	json_set_str(o, "sha256", NULL);
+	json_set_str(o, "link_target", NULL);
+	json_set_bool(o, "config", false);
+	json_set_str(o, "kind", "data");
+	json_set_str(o, "installed_form", "as-shipped");
+	json_set_int(o, "installed_size", 0);
+	json_set_str(o, "installed_sha256", NULL);
+	json_set(o, "records", NULL);
+	return o;
+}
+
+/* The form a package's fat files are installed in now, all together:
+ * "fat" (every record), "thinned" (one record each), "compatible"
+ * (several records of some, none fat), "mixed" (some fat, some not), or
+ * "none" (the package has no fat file). */
+static const char *package_form(store *st, int64_t id)
+{
+	store_forms f = { 0 };
+
+	if (store_package_forms(st, id, &f, NULL) < 0)
+		return NULL;
+	if (f.fat + f.thinned + f.several == 0)
+		return "none";
+	if (f.fat > 0)
+		return f.thinned + f.several > 0 ? "mixed" : "fat";
+	return f.several > 0 ? "compatible" : "thinned";
+}
+
+/* "a,b,c" as ["a", "b", "c"]; "" as []. */
+static json_object *json_split(const char *s)
+{
+	json_object *a = json_object_new_array();
+
+	while (a && s && *s) {
+		size_t n = strcspn(s, ",");
+
+		json_object_array_add(a, json_object_new_string_len(s, (int)n));
+		s += n + (s[n] == ',');
+	}
+	return a;
+}
+
 static json_object *json_package(store *st, const store_package *pk)
 {
 	json_object *o = json_object_new_object();
@@ -91,6 +147,12 @@ static json_object *json_package(store *st, const store_package *pk)
 	json_set_int(o, "files", (int64_t)u.files);
 	json_set_int(o, "shipped_size", (int64_t)u.shipped_size);
 	json_set_int(o, "installed_size", (int64_t)u.installed_size);
+	json_set_str(o, "license", pk->license);
+	json_set_str(o, "homepage", pk->homepage);
+	json_set(o, "targets", pk->targets ? json_split(pk->targets) : NULL);
+	json_set_str(o, "form", package_form(st, pk->id));
+	json_set_str(o, "source_type", store_source_to_text(pk->source_type));
+	json_set_str(o, "source", pk->source);
 	return o;
 }
 
@@ -152,11 +214,47 @@ void method_info(conn *c, const vl_call *call, union method_params *p)
 	reply(c, o);
 }
 
+/* Adds the entries of files and dirs (each by path) to a in path order,
+ * at most max of them; *ret_last: the last path added (NULL: none). */
+static int add_entries(store *st, json_object *a, const char *package, const store_file *files, size_t nf,
+		       const store_dir *dirs, size_t nd, size_t max, const char **ret_last)
+{
+	size_t i = 0, k = 0;
+
+	*ret_last = NULL;
+	while ((i < nf || k < nd) && i + k < max) {
+		bool dir = k < nd && (i >= nf || strcmp(dirs[k].path, files[i].path) < 0);
+		json_object *x = dir ? json_dir(&dirs[k], package) : json_file(st, &files[i], package);
+
+		if (!x)
+			return -ENOMEM;
+		json_object_array_add(a, x);
+		*ret_last = dir ? dirs[k++].path : files[i++].path;
+	}
+	return 0;
+}
+
+/* The directories of package by path, those after after, at most limit
+ * (SIZE_MAX: all). */
+static int dirs_of(store *st, const char *package, const char *after, size_t limit, store_dir **ret,
+		   size_t *ret_n, fatelf_diag *d)
+{
+	store_package pk = { 0 };
+	int r = store_package_get(st, package, &pk, d);
+
+	if (r < 0)
+		return r;
+	r = store_dirs_page(st, pk.id, after, limit, ret, ret_n, d);
+	store_package_done(&pk);
+	return r;
+}
+
 /* Files with more: a page of the store per reply, after the last path sent. */
 struct files_stream {
 	conn_stream st;
 	char *package;
 	char *after;            /* the last path sent; NULL before the first reply */
+	bool dirs;              /* the package's directories too */
 };
 
 static int files_stream_next(conn *c, conn_stream *st)
@@ -165,7 +263,8 @@ static int files_stream_next(conn *c, conn_stream *st)
 	_cleanup_json_ json_object *o = json_object_new_object();
 	json_object *a = json_object_new_array();
 	store_file *files = NULL;
-	size_t n = 0;
+	store_dir *dirs = NULL;
+	size_t n = 0, nd = 0;
 	fatelf_diag d = { 0 };
 	int r;
 
@@ -177,35 +276,35 @@ static int files_stream_next(conn *c, conn_stream *st)
 	json_set(o, "files", a);
 	/* One more than a chunk says whether another reply follows. */
 	r = store_files_page(method_store(c), x->package, x->after, REPLY_CHUNK + 1, &files, &n, &d);
+	if (r >= 0 && x->dirs)
+		r = dirs_of(method_store(c), x->package, x->after, REPLY_CHUNK + 1, &dirs, &nd, &d);
 	if (r == -ENOENT) {
 		/* Removed since the first reply: an error in either case. */
+		store_files_free(files, n);
 		reply_error_str(c, E("PackageNotFound"), "package", x->package);
 		return 0;
 	}
 	if (r < 0) {
+		store_files_free(files, n);
 		reply_failed(c, r, d.msg);
 		return 0;
 	}
-	bool more = n > REPLY_CHUNK;
-	size_t m = MIN(n, (size_t)REPLY_CHUNK);
+	bool more = n + nd > REPLY_CHUNK;
+	const char *last = NULL;
 
-	for (size_t i = 0; i < m; i++) {
-		json_object *f = json_file(method_store(c), &files[i], x->package);
-
-		if (!f) {
-			store_files_free(files, n);
-			reply_failed(c, -ENOMEM, NULL);
-			return 0;
-		}
-		json_object_array_add(a, f);
-	}
-	if (m > 0) {
+	r = add_entries(method_store(c), a, x->package, files, n, dirs, nd, REPLY_CHUNK, &last);
+	if (r >= 0 && last) {
 		free(x->after);
-		x->after = strdup(files[m - 1].path);
+		x->after = strdup(last);
 		if (!x->after)
-			more = false;
+			r = -ENOMEM;
 	}
 	store_files_free(files, n);
+	store_dirs_free(dirs, nd);
+	if (r < 0) {
+		reply_failed(c, r, NULL);
+		return 0;
+	}
 	conn_reply(c, o, more);
 	return more;
 }
@@ -219,7 +318,7 @@ static void files_stream_free(conn_stream *st)
 	free(x);
 }
 
-static void files_stream(conn *c, const char *package)
+static void files_stream(conn *c, const char *package, bool dirs)
 {
 	struct files_stream *x = calloc(1, sizeof(*x));
 
@@ -228,6 +327,7 @@ static void files_stream(conn *c, const char *package)
 		reply_failed(c, -ENOMEM, NULL);
 		return;
 	}
+	x->dirs = dirs;
 	x->st = (conn_stream) { .next = files_stream_next, .free = files_stream_free };
 	conn_stream_start(c, &x->st);
 }
@@ -236,9 +336,11 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
 	json_object *a = json_object_new_array();
-	const char *package = p->package.package;
+	const char *package = p->files.package;
 	store_file *files = NULL;
-	size_t n = 0;
+	store_dir *dirs = NULL;
+	size_t n = 0, nd = 0;
+	const char *last;
 	fatelf_diag d = { 0 };
 	int r;
 
@@ -256,11 +358,15 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 		else if (r < 0)
 			reply_failed(c, r, d.msg);
 		else
-			files_stream(c, package);
+			files_stream(c, package, p->files.dirs);
 		return;
 	}
 	json_set(o, "files", a);
 	r = store_files_of(method_store(c), package, &files, &n, &d);
+	if (r >= 0 && p->files.dirs)
+		r = dirs_of(method_store(c), package, NULL, SIZE_MAX, &dirs, &nd, &d);
+	if (r < 0)
+		store_files_free(files, n);
 	if (r == -ENOENT) {
 		reply_error_str(c, E("PackageNotFound"), "package", package);
 		return;
@@ -269,17 +375,111 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 		reply_failed(c, r, d.msg);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		json_object *x = json_file(method_store(c), &files[i], package);
-
-		if (!x) {
-			store_files_free(files, n);
-			return;
-		}
-		json_object_array_add(a, x);
-	}
+	r = add_entries(method_store(c), a, package, files, n, dirs, nd, SIZE_MAX, &last);
 	store_files_free(files, n);
+	store_dirs_free(dirs, nd);
+	if (r < 0) {
+		reply_failed(c, r, NULL);
+		return;
+	}
 	reply(c, o);
+}
+
+/* Owner{pattern}: the matches, collected before any File is read (the
+ * walk's statement is busy while it calls back). */
+struct owner_match {
+	char *path, *package;
+	bool dir;
+	int mode;
+};
+struct owner_matches {
+	struct owner_match *v;
+	size_t n, cap;
+};
+
+static int owner_collect(const char *path, const char *package, bool dir, int mode, void *userdata)
+{
+	struct owner_matches *m = userdata;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct owner_match *v = reallocarray(m->v, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n] = (struct owner_match){ strdup(path), strdup(package), dir, mode };
+	if (!m->v[m->n].path || !m->v[m->n].package) {
+		free(m->v[m->n].path);
+		free(m->v[m->n].package);
+		return -ENOMEM;
+	}
+	m->n++;
+	return 0;
+}
+
+static json_object *owner_match_json(store *st, const struct owner_match *m)
+{
+	store_file f = { 0 };
+	json_object *x;
+
+	if (m->dir) {
+		store_dir dir = { .path = m->path, .mode = m->mode };
+
+		return json_dir(&dir, m->package);
+	}
+	/* Gone since the walk: no File to show. */
+	if (store_file_get(st, m->path, &f, NULL, NULL) < 0)
+		return json_object_new_object();
+	x = json_file(st, &f, m->package);
+	store_file_done(&f);
+	return x;
+}
+
+static void owner_pattern(conn *c, const vl_call *call, const char *pattern)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	json_object *a = json_object_new_array();
+	struct owner_matches m = { 0 };
+	fatelf_diag d = { 0 };
+	int r;
+
+	if (!o || !a) {
+		json_putp(&a);
+		reply_failed(c, -ENOMEM, NULL);
+		return;
+	}
+	json_set(o, "files", a);
+	r = store_paths_match(method_store(c), pattern, owner_collect, &m, &d);
+	for (size_t i = 0; r >= 0 && i < m.n; i++) {
+		json_object *x = owner_match_json(method_store(c), &m.v[i]);
+
+		if (!x)
+			r = -ENOMEM;
+		else if (json_object_object_length(x) == 0)
+			json_object_put(x);
+		else
+			json_object_array_add(a, x);
+	}
+	for (size_t i = 0; i < m.n; i++) {
+		free(m.v[i].path);
+		free(m.v[i].package);
+	}
+	free(m.v);
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return;
+	}
+	if (json_object_array_length(a) == 0) {
+		reply_error_str(c, E("PathNotOwned"), "path", pattern);
+		return;
+	}
+	if (call->flags & VL_CALL_MORE)
+		reply_array_stream(c, json_object_get(o), "files");
+	else
+		reply(c, o);
 }
 
 void method_owner(conn *c, const vl_call *call, union method_params *p)
@@ -292,6 +492,21 @@ void method_owner(conn *c, const vl_call *call, union method_params *p)
 
 	if (!o)
 		return;
+	/* Exactly one of path and pattern. */
+	if (!p->owner.path == !p->owner.pattern) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", p->owner.path ? "pattern" : "path");
+		return;
+	}
+	if (p->owner.pattern) {
+		size_t n = strlen(p->owner.pattern);
+
+		if (n == 0 || n > 4096) {
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "pattern");
+			return;
+		}
+		owner_pattern(c, call, p->owner.pattern);
+		return;
+	}
 	r = store_file_get(method_store(c), p->owner.path, &f, &package, &d);
 	if (r == -ENOENT) {
 		reply_error_str(c, E("PathNotOwned"), "path", p->owner.path);

@@ -20,9 +20,10 @@
 /* One package, spec "NAME[=VERSION]": the version resolved, its
  * repository's name in *ret_repo, what it installed in *res (or staged,
  * with o->group), what it fetched in *fs. */
-static int install_one(worker *w, job *j, const char *spec, const engine_install_opts *o, engine_result *res,
+static int install_one(worker *w, job *j, const char *spec, const engine_install_opts *oo, engine_result *res,
 		       struct job_fetch *fs, char **ret_repo)
 {
+	engine_install_opts so = *oo, *o = &so;
 	const engine_config *cfg = engine_get_config(w->rw);
 	struct repo_conf rc = { 0 };
 	fatelf_repo_index *ix = NULL;
@@ -54,6 +55,8 @@ static int install_one(worker *w, job *j, const char *spec, const engine_install
 	}
 	free(*ret_repo);
 	*ret_repo = strdup(rc.name);
+	so.source_type = STORE_SOURCE_REPOSITORY;
+	so.source = rc.name;
 	if (rc.oci) {
 		/* a registry's: NAMESPACE/NAME:VERSION */
 		char name[256];

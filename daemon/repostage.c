@@ -530,6 +530,15 @@ static void clear_cache(int fd)
 	closedir(dh);
 }
 
+/* A registry's blob's size, for the object it holds. */
+static uint64_t rf_csize(void *ctx, const uint8_t sha[32])
+{
+	struct rfetch *f = ctx;
+	const struct oci_blob_ref *b = oci_blobs_find(f->oci, sha);
+
+	return b ? b->size : 0;
+}
+
 int repo_install_pieces(worker *w, const struct repo_conf *rc, const struct oci_blobs *oci, struct repo_helper *pre,
 			const engine_repo_version *rv, const engine_install_opts *o, engine_result *res,
 			struct job_fetch *fs, fatelf_diag *d)
@@ -538,7 +547,7 @@ int repo_install_pieces(worker *w, const struct repo_conf *rc, const struct oci_
 	struct rfetch f = { .cfg = cfg, .r = rc, .w = w, .cache = -1, .spool = -1, .oci = oci,
 			    .plen = oci ? strlen(oci->prefix) + 65 : FATELF_REPO_OBJECT_PATH_MAX,
 			    .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .ctx = &f };
+	engine_repo_fetch fe = { .fetch = rf_fetch, .object = rf_object, .csize = oci ? rf_csize : NULL, .ctx = &f };
 	engine_repo_stats stats = { 0 };
 	int k;
 
@@ -556,7 +565,8 @@ int repo_install_pieces(worker *w, const struct repo_conf *rc, const struct oci_
 	fs->local = stats.local;
 	fs->cloned = stats.cloned;
 	fs->fetched = stats.fetched;
-	fs->bytes = rv->pack ? stats.fetch_bytes : f.bytes;
+	/* a dry run's: what the pack list or the layers say it would fetch */
+	fs->bytes = rv->pack || (oci && o->dry_run) ? stats.fetch_bytes : f.bytes;
 out:
 	rf_free(&f);
 	if (f.cache >= 0) {

@@ -106,6 +106,18 @@ static int job_install(worker *w, job *j)
 	fatelf_reader src = { 0 };
 	int r;
 
+	/* Where it comes from, for the package row; a repository's install
+	 * names its repository (daemon/repoinstall.c). */
+	if (j->url) {
+		o.source_type = strncmp(j->url, "oci://", 6) == 0 ? STORE_SOURCE_REGISTRY : STORE_SOURCE_URL;
+		o.source = j->url_shown;
+	} else if (j->path || j->source_path) {
+		o.source_type = STORE_SOURCE_FILE;
+		o.source = j->path ? j->path : j->source_path;
+	} else {
+		o.source_type = STORE_SOURCE_FD;
+		o.source = "fd";
+	}
 	if (j->repo_spec) {
 		job_phase(j, "fetching");
 		return job_install_repo(w, j, &o);

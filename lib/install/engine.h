@@ -260,6 +260,10 @@ typedef struct engine_install_opts {
 	/* One transaction with other installs (engine_group_new): the
 	 * install stages and waits for engine_group_commit. */
 	struct engine_group *group;
+	/* Where the bundle comes from, recorded with the package (copied:
+	 * valid during the call only); unknown: not recorded. */
+	int source_type;                /* a store_source (store.h) */
+	const char *source;
 } engine_install_opts;
 
 /*
@@ -300,6 +304,9 @@ typedef struct engine_repo_fetch {
 	/* A fetched object's bytes, checked (fatelf_repo_source.object). */
 	int (*object)(void *ctx, const uint8_t sha[32], uint64_t size,
 		      int (*data)(void *dctx, const void *buf, size_t len), void *dctx, fatelf_diag *d);
+	/* Optional: an object's compressed size when there is no pack list
+	 * (a registry's layer says it), 0 when not known. */
+	uint64_t (*csize)(void *ctx, const uint8_t sha[32]);
 	void *ctx;
 } engine_repo_fetch;
 
@@ -309,7 +316,7 @@ typedef struct engine_repo_stats {
 	uint64_t cloned;                /* ... of those, cloned (sharing their extents) */
 	uint64_t fetched;               /* ... fetched */
 	uint64_t fetch_bytes;           /* their compressed bytes (a dry run: what it would fetch); 0
-					 * without a pack list, which alone says them beforehand */
+					 * without a pack list or csize, which alone say them beforehand */
 } engine_repo_stats;
 
 /*

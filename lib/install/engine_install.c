@@ -97,6 +97,9 @@ struct install {
 	uint64_t written;               /* totals(), for the result */
 	int64_t saved;
 	char *name, *version, *summary, *vendor;
+	/* the manifest's license and homepage (NULL: none), its targets
+	 * (comma-separated), and the caller's source, for the package row */
+	char *license, *homepage, *targets, *source;
 	char signer[17];
 	bool is_signed;
 	char unverified[17];            /* signed by this key, not trusted: read as unsigned */
@@ -1228,6 +1231,34 @@ static int report_needs(struct install *x, fatelf_diag *d)
 	return x->o->needs(x->o->needs_ctx, x->rm, NULL, NULL, 0, d);
 }
 
+/* What the package row records beside name and version: the manifest's
+ * license, homepage and targets, and where the bundle came from. */
+static int package_facts(struct install *x, const fatelf_manifest *m)
+{
+	size_t len = 1;
+
+	if ((m->license && !(x->license = strdup(m->license))) ||
+	    (m->homepage && !(x->homepage = strdup(m->homepage))) ||
+	    (x->o->source && x->o->source_type != STORE_SOURCE_UNKNOWN && !(x->source = strdup(x->o->source))))
+		return -ENOMEM;
+	x->targets = malloc(m->ntargets * FATELF_TARGET_NAME_MAX + 1);
+	if (!x->targets)
+		return -ENOMEM;
+	x->targets[0] = '\0';
+	for (size_t i = 0; i < m->ntargets; i++) {
+		char name[FATELF_TARGET_NAME_MAX];
+		size_t k;
+
+		fatelf_target_format(&m->targets[i], name);
+		k = strlen(name);
+		if (i > 0)
+			x->targets[len++ - 1] = ',';
+		memcpy(x->targets + len - 1, name, k + 1);
+		len += k;
+	}
+	return 0;
+}
+
 static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 			 fatelf_diag *d)
 {
@@ -1235,6 +1266,9 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	int q;
 
 	q = make_view(x, m, d);
+	if (q < 0)
+		return q;
+	q = package_facts(x, m);
 	if (q < 0)
 		return q;
 	m = x->m;
@@ -1800,6 +1834,11 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 		.signer_keyid = x->is_signed ? x->signer : NULL,
 		.installed_at = (int64_t)time(NULL),
 		.policy = policy,
+		.license = x->license,
+		.homepage = x->homepage,
+		.targets = x->targets,
+		.source_type = x->source ? (store_source)x->o->source_type : STORE_SOURCE_UNKNOWN,
+		.source = x->source,
 	};
 	int64_t id;
 	int q;
@@ -1990,6 +2029,10 @@ static void install_free(struct install *x)
 	free(x->version);
 	free(x->summary);
 	free(x->vendor);
+	free(x->license);
+	free(x->homepage);
+	free(x->targets);
+	free(x->source);
 	eng_parent_cache_clear(&x->preflight_dir);
 	prestat_stop(x);
 	strv_free(&x->taken);

@@ -170,7 +170,8 @@ static int plan_done(struct rctx *c, fatelf_diag *d)
 			 * learned as it arrives */
 			memcpy(objs[nobjs].sha256, n->sha, 32);
 			objs[nobjs].size = n->size;
-			objs[nobjs].csize = 0;
+			objs[nobjs].csize = c->f->csize ? c->f->csize(c->f->ctx, n->sha) : 0;
+			c->stats->fetch_bytes += objs[nobjs].csize;
 		}
 		nobjs++;
 		n->fetched = true;

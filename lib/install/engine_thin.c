@@ -59,6 +59,9 @@ struct thin_ctx {
 	/* collecting paths */
 	char **paths;
 	size_t npaths, pcap;
+	/* the policy thinned to, recorded as the policy of each package
+	 * whose files it rewrote: what list and info show is on disk */
+	char policy[512];
 };
 
 static int set_subject(fatelf_diag *d, const char *subject, int r)
@@ -528,6 +531,8 @@ static int apply_thin(engine *e, void *userdata, fatelf_diag *d)
 		const struct thin_file *f = &c->files[i];
 
 		r = store_file_set_installed(e->st, f->path, STORE_FORM_THINNED, f->new_size, f->sha256, d);
+		if (r >= 0)
+			r = store_package_set_policy_of(e->st, f->path, c->policy, d);
 		if (r < 0)
 			return set_subject(d, f->path, r);
 		for (unsigned j = 0; j < f->nrecs; j++) {
@@ -648,6 +653,11 @@ int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf
 	}
 	/* Nothing to thin: no transaction, so no empty history row. */
 	if (!o->dry_run && c.nfiles > 0) {
+		r = engine_policy_spec_format(spec, c.policy, sizeof(c.policy));
+		if (r < 0) {
+			r = fatelf_diag_set(d, r, -1, "cannot record the policy");
+			goto out;
+		}
 		r = thin_commit(e, o, package, &c, written, saved, &txid, d);
 		if (r < 0)
 			goto out;

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,8 @@ enum stmt_id {
 	STMT_PACKAGE_UPDATE,
 	STMT_PACKAGE_COUNT,
 	STMT_PACKAGE_EXISTS,
+	STMT_PACKAGE_SET_POLICY_OF,
+	STMT_PACKAGE_FORMS,
 	STMT_USAGE_ALL,
 	STMT_USAGE_OF,
 	STMT_FILE_ADD,
@@ -56,6 +60,8 @@ enum stmt_id {
 	STMT_DIRS_OF,
 	STMT_DIRS_MODES_OF,
 	STMT_DIRS_MODES_ALL,
+	STMT_DIRS_PAGE,
+	STMT_PATHS_MATCH,
 	STMT_DIR_OTHER_OWNERS,
 	STMT_DIRS_DELETE_PACKAGE,
 	STMT_TX_BEGIN,
@@ -79,7 +85,9 @@ enum stmt_id {
 	_STMT_MAX,
 };
 
-#define PACKAGE_COLUMNS "id, name, version, summary, vendor, signer_keyid, installed_at, policy, disk_settled_ns"
+#define PACKAGE_COLUMNS \
+	"id, name, version, summary, vendor, signer_keyid, installed_at, policy, disk_settled_ns, " \
+	"license, homepage, targets, source_type, source"
 #define FILE_COLUMNS \
 	"f.path, f.package_id, f.type, f.mode, f.size, f.sha256, f.link_target, f.config, " \
 	"f.kind, f.installed_form, f.installed_size, f.installed_sha256, " \
@@ -106,17 +114,29 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
 	[STMT_PACKAGE_ADD] =
-		"INSERT INTO packages (name, version, summary, vendor, signer_keyid, installed_at, policy) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		"INSERT INTO packages (name, version, summary, vendor, signer_keyid, installed_at, policy, "
+		"license, homepage, targets, source_type, source) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[STMT_PACKAGE_GET] = "SELECT " PACKAGE_COLUMNS " FROM packages WHERE name = ?1",
 	[STMT_PACKAGE_LIST] = "SELECT " PACKAGE_COLUMNS " FROM packages ORDER BY name",
 	[STMT_PACKAGE_NAME] = "SELECT name FROM packages WHERE id = ?1",
 	[STMT_PACKAGE_REMOVE] = "DELETE FROM packages WHERE name = ?1",
 	[STMT_PACKAGE_UPDATE] =
 		"UPDATE packages SET version = ?2, summary = ?3, vendor = ?4, signer_keyid = ?5, "
-		"installed_at = ?6, policy = ?7 WHERE id = ?1",
+		"installed_at = ?6, policy = ?7, license = ?8, homepage = ?9, targets = ?10, "
+		"source_type = ?11, source = ?12 WHERE id = ?1",
 	[STMT_PACKAGE_COUNT] = "SELECT count(*) FROM packages",
 	[STMT_PACKAGE_EXISTS] = "SELECT 1 FROM packages WHERE id = ?1",
+	[STMT_PACKAGE_SET_POLICY_OF] =
+		"UPDATE packages SET policy = ?2 WHERE id = (SELECT package_id FROM files WHERE path = ?1)",
+	/* Each fat file of the package: installed as shipped, or thinned to
+	 * one record, or to several. */
+	[STMT_PACKAGE_FORMS] =
+		"SELECT coalesce(sum(installed_form = 'as-shipped'), 0), "
+		"coalesce(sum(installed_form = 'thinned' AND k <= 1), 0), "
+		"coalesce(sum(installed_form = 'thinned' AND k > 1), 0) FROM "
+		"(SELECT f.installed_form, (SELECT coalesce(sum(r.kept), 0) FROM records r "
+		"WHERE r.path = f.path) AS k FROM files f WHERE f.package_id = ?1 AND f.kind = 'fatelf')",
 	/* Two statements rather than "?1 = 0 OR package_id = ?1", which
 	 * would keep SQLite from using the files_package index. */
 	[STMT_USAGE_ALL] = USAGE_SELECT,
@@ -182,6 +202,19 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_DIRS_MODES_OF] =
 		"SELECT path, package_id, mode FROM dirs WHERE package_id = ?1 ORDER BY path",
 	[STMT_DIRS_MODES_ALL] = "SELECT path, package_id, mode FROM dirs ORDER BY path, package_id",
+	[STMT_DIRS_PAGE] =
+		"SELECT path, package_id, mode FROM dirs WHERE package_id = ?1 AND path > ?2 "
+		"ORDER BY path LIMIT ?3",
+	/* The paths of files and directories between ?2 and ?3 (the
+	 * pattern's literal prefix, so that the primary keys narrow the scan)
+	 * that the pattern ?1 matches, with their owners. */
+	[STMT_PATHS_MATCH] =
+		"SELECT f.path, p.name, 0, NULL FROM files f JOIN packages p ON p.id = f.package_id "
+		"WHERE f.path >= ?2 AND f.path < ?3 AND fatelf_fnmatch(?1, f.path) "
+		"UNION ALL "
+		"SELECT d.path, p.name, 1, d.mode FROM dirs d JOIN packages p ON p.id = d.package_id "
+		"WHERE d.path >= ?2 AND d.path < ?3 AND fatelf_fnmatch(?1, d.path) "
+		"ORDER BY 1, 2",
 	[STMT_DIR_OTHER_OWNERS] = "SELECT count(*) FROM dirs WHERE path = ?1 AND package_id <> ?2",
 	[STMT_DIRS_DELETE_PACKAGE] = "DELETE FROM dirs WHERE package_id = ?1",
 	[STMT_TX_BEGIN] =
@@ -265,6 +298,14 @@ static const char *const tx_state_text[_STORE_TX_STATE_MAX] = {
 	[STORE_TX_FAILED] = "failed",
 	[STORE_TX_CANCELLED] = "cancelled",
 };
+static const char *const source_text[_STORE_SOURCE_MAX] = {
+	[STORE_SOURCE_UNKNOWN] = "unknown",     /* NULL in the database */
+	[STORE_SOURCE_FILE] = "file",
+	[STORE_SOURCE_URL] = "url",
+	[STORE_SOURCE_REPOSITORY] = "repository",
+	[STORE_SOURCE_REGISTRY] = "registry",
+	[STORE_SOURCE_FD] = "fd",
+};
 static const char *const jop_text[_STORE_JOP_MAX] = {
 	[STORE_JOP_CREATE] = "create",
 	[STORE_JOP_REPLACE] = "replace",
@@ -316,6 +357,25 @@ STORE_TEXT_TABLE(store_form, store_form, form_text, "installed form")
 STORE_TEXT_TABLE(store_tx_kind, store_tx_kind, tx_kind_text, "transaction kind")
 STORE_TEXT_TABLE(store_tx_state, store_tx_state, tx_state_text, "transaction state")
 STORE_TEXT_TABLE(store_jop, store_jop, jop_text, "journal operation")
+
+const char *store_source_to_text(store_source v)
+{
+	return v == STORE_SOURCE_UNKNOWN ? NULL : text_of(source_text, ARRAY_SIZE(source_text), (int)v);
+}
+
+int store_source_from_text(const char *text, store_source *ret, fatelf_diag *d)
+{
+	int v = 0, r;
+
+	if (!text) {
+		*ret = STORE_SOURCE_UNKNOWN;
+		return 0;
+	}
+	r = text_find(source_text + 1, ARRAY_SIZE(source_text) - 1, "package source", text, &v, d);
+	if (r >= 0)
+		*ret = (store_source)(v + 1);
+	return r;
+}
 STORE_TEXT_TABLE(store_jstate, store_jstate, jstate_text, "journal state")
 
 /* The text of an enum value for a statement; -EINVAL when out of range. */
@@ -579,6 +639,20 @@ static int store_secure_files(const char *path, bool create, fatelf_diag *d)
 	return 0;
 }
 
+/* SQL fatelf_fnmatch(pattern, path): fnmatch(3) without flags; NULL
+ * when either is NULL. */
+static void sql_fnmatch(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *pattern = (const char *)sqlite3_value_text(argv[0]);
+	const char *path = (const char *)sqlite3_value_text(argv[1]);
+
+	(void)argc;
+	if (!pattern || !path)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int(ctx, fnmatch(pattern, path, 0) == 0);
+}
+
 int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 {
 	_cleanup_(sqlite_closep) sqlite3 *db = NULL;
@@ -604,6 +678,11 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 	rc = sqlite3_busy_timeout(db, 10000);
 	if (rc != SQLITE_OK)
 		return sqlite_fail(db, rc, "setting the busy timeout", d);
+	rc = sqlite3_create_function_v2(db, "fatelf_fnmatch", 2,
+					SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+					sql_fnmatch, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_fail(db, rc, "adding the function fatelf_fnmatch", d);
 
 	/* Read the version before anything writes: setting WAL mode alone
 	 * rewrites the header of a database we must not touch. */
@@ -742,6 +821,20 @@ int store_set_durable(store *s, bool durable, fatelf_diag *d)
 }
 
 /* Packages */
+
+/* Binds ?8 to ?12 of STMT_PACKAGE_ADD and _UPDATE: license, homepage,
+ * targets and source. */
+static void bind_package_more(sqlite3_stmt *st, const store_package *p)
+{
+	const char *type = store_source_to_text(p->source_type);
+
+	bind_text(st, 8, p->license);
+	bind_text(st, 9, p->homepage);
+	bind_text(st, 10, p->targets);
+	bind_text(st, 11, type && p->source ? type : NULL);
+	bind_text(st, 12, type && p->source ? p->source : NULL);
+}
+
 int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -757,6 +850,7 @@ int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_
 	bind_text(st, 5, p->signer_keyid);
 	sqlite3_bind_int64(st, 6, p->installed_at);
 	bind_text(st, 7, p->policy);
+	bind_package_more(st, p);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT_UNIQUE)
 		return fatelf_diag_set(d, -EEXIST, -1, "package %s is already installed", p->name);
@@ -777,12 +871,21 @@ void store_package_done(store_package *p)
 	free((char *)p->vendor);
 	free((char *)p->signer_keyid);
 	free((char *)p->policy);
+	free((char *)p->license);
+	free((char *)p->homepage);
+	free((char *)p->targets);
+	free((char *)p->source);
 	memset(p, 0, sizeof(*p));
 }
 
-/* The row's strings point into the statement: valid until the next step. */
+/* The row's strings point into the statement: valid until the next step.
+ * A source type this program does not know reads as unknown. */
 static void package_from_row(sqlite3_stmt *st, store_package *p)
 {
+	store_source source = STORE_SOURCE_UNKNOWN;
+
+	if (store_source_from_text(column_text(st, 12), &source, NULL) < 0)
+		source = STORE_SOURCE_UNKNOWN;
 	*p = (store_package) {
 		.id = sqlite3_column_int64(st, 0),
 		.name = column_text(st, 1),
@@ -793,6 +896,11 @@ static void package_from_row(sqlite3_stmt *st, store_package *p)
 		.installed_at = sqlite3_column_int64(st, 6),
 		.policy = column_text(st, 7),
 		.disk_settled_ns = sqlite3_column_int64(st, 8),
+		.license = column_text(st, 9),
+		.homepage = column_text(st, 10),
+		.targets = column_text(st, 11),
+		.source_type = source,
+		.source = source == STORE_SOURCE_UNKNOWN ? NULL : column_text(st, 13),
 	};
 }
 
@@ -809,10 +917,17 @@ static int package_copy(const store_package *row, store_package *ret, fatelf_dia
 		.installed_at = row->installed_at,
 		.policy = strdup_or_null(row->policy),
 		.disk_settled_ns = row->disk_settled_ns,
+		.license = strdup_or_null(row->license),
+		.homepage = strdup_or_null(row->homepage),
+		.targets = strdup_or_null(row->targets),
+		.source_type = row->source_type,
+		.source = strdup_or_null(row->source),
 	};
 
 	if (!copy.name || !copy.version || !copy.summary || !copy.vendor || !copy.policy ||
-	    (row->signer_keyid && !copy.signer_keyid)) {
+	    (row->signer_keyid && !copy.signer_keyid) || (row->license && !copy.license) ||
+	    (row->homepage && !copy.homepage) || (row->targets && !copy.targets) ||
+	    (row->source && !copy.source)) {
 		store_package_done(&copy);
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	}
@@ -929,11 +1044,45 @@ int store_package_update(store *s, int64_t id, const store_package *p, fatelf_di
 	bind_text(st, 5, p->signer_keyid);
 	sqlite3_bind_int64(st, 6, p->installed_at);
 	bind_text(st, 7, p->policy);
+	bind_package_more(st, p);
 	r = stmt_done(s, st, "updating a package", d);
 	if (r < 0)
 		return r;
 	if (sqlite3_changes(s->db) == 0)
 		return fatelf_diag_set(d, -ENOENT, -1, "no package has id %lld", (long long)id);
+	return 0;
+}
+
+int store_package_set_policy_of(store *s, const char *path, const char *policy, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_PACKAGE_SET_POLICY_OF, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	bind_text(st, 2, policy);
+	return stmt_done(s, st, "recording a package's policy", d);
+}
+
+int store_package_forms(store *s, int64_t package_id, store_forms *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = stmt_get(s, STMT_PACKAGE_FORMS, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "reading the forms of a package's fat files", d);
+	*ret = (store_forms) {
+		.fat = (uint64_t)sqlite3_column_int64(st, 0),
+		.thinned = (uint64_t)sqlite3_column_int64(st, 1),
+		.several = (uint64_t)sqlite3_column_int64(st, 2),
+	};
 	return 0;
 }
 
@@ -1718,6 +1867,80 @@ int store_dirs_with_modes(store *s, int64_t package_id, store_dir **ret, size_t 
 	if (package_id > 0)
 		sqlite3_bind_int64(st, 1, package_id);
 	return dirs_read(s, st, ret, ret_n, d);
+}
+
+int store_dirs_page(store *s, int64_t package_id, const char *after, size_t limit, store_dir **ret,
+		    size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_DIRS_PAGE, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	/* "" sorts before every path, which begins with '/'. */
+	bind_text(st, 2, after ? after : "");
+	sqlite3_bind_int64(st, 3, limit > INT64_MAX ? INT64_MAX : (int64_t)limit);
+	return dirs_read(s, st, ret, ret_n, d);
+}
+
+/* The range of paths that can match pattern: its literal prefix (up to
+ * the first character fnmatch treats specially) in lo, and in hi the
+ * first text after every text with that prefix; without a prefix, hi
+ * is above every UTF-8 text. Returns -ENOMEM. */
+static int match_range(const char *pattern, char **ret_lo, char **ret_hi)
+{
+	size_t n = strcspn(pattern, "*?[\\");
+	char *lo = strndup(pattern, n), *hi = NULL;
+
+	if (!lo)
+		return -ENOMEM;
+	/* The successor of the prefix: its last byte below 0xff raised by
+	 * one, the bytes after it dropped. */
+	while (n > 0 && (unsigned char)lo[n - 1] == 0xff)
+		n--;
+	if (n == 0) {
+		hi = strdup("\xff");
+	} else {
+		hi = strndup(lo, n);
+		if (hi)
+			hi[n - 1] = (char)((unsigned char)hi[n - 1] + 1);
+	}
+	if (!hi) {
+		free(lo);
+		return -ENOMEM;
+	}
+	*ret_lo = lo;
+	*ret_hi = hi;
+	return 0;
+}
+
+int store_paths_match(store *s, const char *pattern, store_match_cb cb, void *userdata, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ char *lo = NULL, *hi = NULL;
+	int r, rc, n = 0;
+
+	if (match_range(pattern, &lo, &hi) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	r = stmt_get(s, STMT_PATHS_MATCH, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, pattern);
+	bind_text(st, 2, lo);
+	bind_text(st, 3, hi);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = cb(column_text(st, 0), column_text(st, 1), sqlite3_column_int(st, 2) != 0,
+		       sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3), userdata);
+		if (r < 0)
+			return r;
+		if (n < INT_MAX)
+			n++;
+	}
+	if (rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "matching paths", d);
+	return n;
 }
 
 int store_dir_other_owners(store *s, const char *path, int64_t package_id, uint64_t *ret,

@@ -70,6 +70,16 @@ typedef enum store_tx_state {
 	STORE_TX_CANCELLED,             /* "cancelled" */
 	_STORE_TX_STATE_MAX,
 } store_tx_state;
+/* Where a package was installed from (packages.source_type). */
+typedef enum store_source {
+	STORE_SOURCE_UNKNOWN,           /* NULL: installed before schema 10, or not told */
+	STORE_SOURCE_FILE,              /* "file": a bundle file, by its path */
+	STORE_SOURCE_URL,               /* "url": without user:password@ */
+	STORE_SOURCE_REPOSITORY,        /* "repository": the repository's name */
+	STORE_SOURCE_REGISTRY,          /* "registry": an OCI reference */
+	STORE_SOURCE_FD,                /* "fd": a descriptor passed without a name */
+	_STORE_SOURCE_MAX,
+} store_source;
 typedef enum store_jop {
 	STORE_JOP_CREATE,               /* "create": temp -> path; path did not exist */
 	STORE_JOP_REPLACE,              /* "replace": temp -> path over the old file */
@@ -97,6 +107,9 @@ const char *store_tx_kind_to_text(store_tx_kind v);
 int store_tx_kind_from_text(const char *text, store_tx_kind *ret, fatelf_diag *d);
 const char *store_tx_state_to_text(store_tx_state v);
 int store_tx_state_from_text(const char *text, store_tx_state *ret, fatelf_diag *d);
+/* STORE_SOURCE_UNKNOWN is NULL both ways. */
+const char *store_source_to_text(store_source v);
+int store_source_from_text(const char *text, store_source *ret, fatelf_diag *d);
 const char *store_jop_to_text(store_jop v);
 int store_jop_from_text(const char *text, store_jop *ret, fatelf_diag *d);
 const char *store_jstate_to_text(store_jstate v);
@@ -170,6 +183,11 @@ typedef struct store_package {
 	int64_t installed_at;   /* seconds since the epoch */
 	const char *policy;
 	int64_t disk_settled_ns; /* read only: 0 for NULL (store_disk.by_package) */
+	const char *license;    /* NULL: the manifest declares none */
+	const char *homepage;   /* NULL: the manifest declares none */
+	const char *targets;    /* the manifest's targets, comma-separated; NULL: not known */
+	store_source source_type;
+	const char *source;     /* NULL exactly when source_type is unknown */
 } store_package;
 
 /* -EEXIST when a package of that name is installed. */
@@ -185,9 +203,20 @@ void store_packages_free(store_package *v, size_t n);
 /* Removes the package with its files, records and dirs; -ENOENT if absent. */
 int store_package_remove(store *s, const char *name, fatelf_diag *d);
 
-/* Replaces the row's version, summary, vendor, signer, install time and
- * policy (an upgrade keeps the package's id); -ENOENT if no such id. */
+/* Replaces the row's version, summary, vendor, signer, install time,
+ * policy, license, homepage, targets and source (an upgrade keeps the
+ * package's id); -ENOENT if no such id. */
 int store_package_update(store *s, int64_t id, const store_package *p, fatelf_diag *d);
+/* Sets the policy of the package that owns path (a thin rewrote the file
+ * to it); none: 0. */
+int store_package_set_policy_of(store *s, const char *path, const char *policy, fatelf_diag *d);
+/* The package's fat files by the form they are installed in now. */
+typedef struct store_forms {
+	uint64_t fat;                   /* as shipped: every record */
+	uint64_t thinned;               /* thinned to one record */
+	uint64_t several;               /* thinned to several records */
+} store_forms;
+int store_package_forms(store *s, int64_t package_id, store_forms *ret, fatelf_diag *d);
 /* Sizes of a package (or of all packages when package_id is 0). */
 typedef struct store_usage {
 	uint64_t files;
@@ -331,6 +360,18 @@ int store_dirs_with_modes(store *s, int64_t package_id, store_dir **ret, size_t 
  * caller can rmdir in that order. */
 int store_dirs_of(store *s, int64_t package_id, store_dir **ret, size_t *ret_n, fatelf_diag *d);
 void store_dirs_free(store_dir *v, size_t n);
+/* At most limit directories of package_id by path, those after the path
+ * after (NULL: from the first), in *ret (free with store_dirs_free). */
+int store_dirs_page(store *s, int64_t package_id, const char *after, size_t limit, store_dir **ret,
+		    size_t *ret_n, fatelf_diag *d);
+/* Calls cb for every file, symlink and directory whose path the fnmatch(3)
+ * pattern matches (no flags: '*' matches '/' too, as dpkg -S), by path,
+ * then package (a directory several packages own comes once for each;
+ * dir_mode: its mode as installed, -1 when not recorded or a file);
+ * the strings are valid during the call only. A negative return from cb
+ * stops the walk and is returned; else the number of matches. */
+typedef int (*store_match_cb)(const char *path, const char *package, bool dir, int dir_mode, void *userdata);
+int store_paths_match(store *s, const char *pattern, store_match_cb cb, void *userdata, fatelf_diag *d);
 /* How many packages other than package_id own path. */
 int store_dir_other_owners(store *s, const char *path, int64_t package_id, uint64_t *ret,
 			   fatelf_diag *d);

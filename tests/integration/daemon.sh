@@ -228,7 +228,10 @@ check_eq "owner of an unowned path exits 1" 1 "$RC"
 check_match "... saying it is not owned" '^fatelfctl: owner: .*(not owned|no package owns)' "$RUN_ERR"
 run ctl files demo
 (cd tree1 && find . ! -type d | sed 's|^\.||' | sort) >want-files1
-check_eq "files lists every file and symlink of the package" "$(cat want-files1)" "$(sed 's/ -> .*//' <<<"$RUN_OUT" | sort)"
+check_eq "files lists every file and symlink of the package" "$(cat want-files1)" \
+	"$(grep -v '/$' <<<"$RUN_OUT" | sed 's/ -> .*//' | sort)"
+check_eq "... and its directories, each with a / after it" "$(cd tree1 && find . -mindepth 1 -type d | sed 's|^\.||; s|$|/|' | sort)" \
+	"$(grep '/$' <<<"$RUN_OUT" | sort)"
 check_match "... a symlink with its target" '^/opt/demo/hello-link -> bin/hello$' "$RUN_OUT"
 run ctl --json files demo
 check_eq "files --json: config flags only /etc/demo/demo.conf" /etc/demo/demo.conf \

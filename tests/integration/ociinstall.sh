@@ -3,6 +3,7 @@
 # Debian's docker-registry (CNCF Distribution) started here on 127.0.0.1
 # three times (a plain one, a mirror that skopeo fills, one with htpasswd
 # auth), a 4-architecture package pushed by fatelf repo push. Checks:
+#   - a dry run says the blobs' bytes it would fetch, and fetches none;
 #   - a native install fetches exactly the index, this machine's manifest,
 #     its config and its blobs (the registry's access log), and installs
 #     the same tree as the bundle's x86_64 extract;
@@ -92,6 +93,18 @@ daemon_init
 mkdir -p registries.d
 daemon_prepare d1 "Registries=$T_WORK/registries.d" "Repositories=$T_WORK/d1/repos.d"
 daemon_start d1 || fail "fatelfd starts" "see $T_WORK/d1/log"
+
+# ---- a dry run: what it would fetch, from the layers
+n=$(count r1)
+run ctl --json install --dry-run "$REF:1.0"
+check_eq "install --dry-run oci://…:1.0 exits 0" 0 "$RC"
+got=$(since "$n" r1)
+dm=$(man "$(digest_of 1.0 amd64)")
+check_eq "... would fetch every layer, their bytes as the manifest says" \
+	"$(jq -r '"\(.layers | length) \([.layers[].size] | add)"' <<<"$dm")" \
+	"$(jq -r 'select(.fetch) | "\(.fetch.fetched) \(.fetch.bytes)"' <<<"$RUN_OUT" | tail -1)"
+check_eq "... and fetched the index, the manifest and the config alone" 3 "$(wc -l <<<"$got")"
+check_eq "... nothing installed" 0 "$(ctl --json list | jq '.packages | length')"
 
 # ---- a native install
 n=$(count r1)

@@ -24,6 +24,8 @@ for ((i = 0; i < N; i++)); do
 	if ((i % 2)); then echo "$i" >"tree/opt/many/a/f$i"; else echo "$i" >"tree/opt/many/b/f$i"; fi
 done
 (cd tree && find opt -type f | sed 's|^|/|' | LC_ALL=C sort) >want
+# fatelfctl files: the directories too, each with a / after it
+(cd tree && { find opt -type f; find opt -type d | sed 's|$|/|'; } | sed 's|^|/|' | LC_ALL=C sort) >want-ctl
 check "bundle many ($N files)" rl_bundle many.fatbundle many 1.0 tree --compression none
 
 daemon_prepare d
@@ -57,10 +59,12 @@ check_eq "Files with more of an unknown package: PackageNotFound" "io.fatelf.Man
 run ctl files many
 check_eq "fatelfctl files: exit 0" 0 "$RC"
 printf '%s\n' "$RUN_OUT" >got
-check "fatelfctl files prints every path once, in order" cmp want got
+check "fatelfctl files prints every path once, in order, directories with a /" cmp want-ctl got
 run ctl --json files many
 check_eq "fatelfctl --json files: one JSON line per reply" 3 "$(printf '%s\n' "$RUN_OUT" | wc -l)"
-printf '%s\n' "$RUN_OUT" | jq -r '.files[].path' >got
+check_eq "fatelfctl --json files: 1000, 1000, then the last files and the 4 directories" "1000 1000 504" \
+	"$(printf '%s\n' "$RUN_OUT" | jq -r '.files | length' | xargs)"
+printf '%s\n' "$RUN_OUT" | jq -r '.files[] | select(.type != "dir") | .path' >got
 check "fatelfctl --json files: the lines' files together are the package's" cmp want got
 
 # ---------------------------------------------------------------- Verify with more

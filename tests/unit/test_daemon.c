@@ -317,7 +317,7 @@ START_TEST(test_methods_check_fails)
 		const char *from, *to, *why;
 	} cases[] = {
 		{ "method Info(package: string)", "method Info(package: int)", "Info(package)" },
-		{ "method Owner(path: string)", "method Owner(path: ?string)", "Owner(path)" },
+		{ "method Files(package: string, dirs: ?bool)", "method Files(package: ?string, dirs: ?bool)", "Files(package)" },
 		{ "method Remove(package: string, dry_run: ?bool)", "method Remove(package: string, dry_run: ?[]bool)",
 		  "Remove(dry_run)" },
 		{ "  targets: ?[]string,\n  allow_unsigned", "  targets: ?string,\n  allow_unsigned", "Install(targets)" },
