@@ -74,11 +74,11 @@ check_eq "info --json: installed size is the bytes in the root" \
 
 # ---------------------------------------------------------------- list after thin
 run ctl list
-check_match "list: hello's policy is keep" '^hello +1\.0 +4 +[0-9.]+ [KM]i?B +0 B +keep +says hello$' "$RUN_OUT"
+check_match "list: hello's policy is keep" '^hello +1\.0 +4 +[0-9.]+ [KM]i?B +0 B +keep +(- +)?says hello$' "$RUN_OUT"
 check "thin hello" ctl thin hello
 run ctl list
 check_match "list after thin: hello's policy is native, as on disk" \
-	'^hello +1\.0 +4 +[0-9.]+ [KM]i?B +[0-9.]+ [KM]i?B +native +says hello$' "$RUN_OUT"
+	'^hello +1\.0 +4 +[0-9.]+ [KM]i?B +[0-9.]+ [KM]i?B +native +(- +)?says hello$' "$RUN_OUT"
 run ctl --json list
 check_eq "list --json after thin: policy native, form thinned" "hello native thinned" \
 	"$(jq -r '.packages[] | "\(.name) \(.policy) \(.form)"' <<<"$RUN_OUT")"
