@@ -12,12 +12,17 @@
 # 5. make distcheck in build/;
 # 6. the libFuzzer targets, one per untrusted input, 60 s each: a clang
 #    tree in build-fuzz/ configured --enable-fuzzing, and make fuzz
-#    (tests/fuzz/run.sh does both).
+#    (tests/fuzz/run.sh does both);
+# 7. the Debian packages, last (tests/packaging/deb.sh: builds them from
+#    a clean clone, runs lintian, installs them, checks fatelfd.socket and
+#    fatelfctl status, purges them; about 3 minutes; skipped when
+#    FATELF_NO_DEB=1). It runs after every other step, so no test sees
+#    the installed programs.
 #
 # Then it counts the results: the Check unit tests' own checks, the
-# "ok"/"not ok" lines of the shell tests, distcheck as one test, each
-# fuzz target as one test, and any step or test program that failed
-# without reporting a count as one failure. The last line it prints is
+# "ok"/"not ok" lines of the shell tests and of the packaging script,
+# distcheck as one test, each fuzz target as one test, and any step or
+# test program that failed without reporting a count as one failure. The last line it prints is
 # "N passed, N failed". It exits 0 only when nothing failed.
 set -u
 
@@ -32,6 +37,7 @@ mkdir -p "$logdir"
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils
 	check libjson-c-dev libarchive-dev libcurl4-openssl-dev libsqlite3-dev
 	libsystemd-dev libssl-dev
+	debhelper lintian
 	file jq clang libclang-rt-14-dev qemu-user-static minisign libarchive-tools zstd
 	nginx-light curl socat systemd python3 util-linux sqlite3 strace xfsprogs btrfs-progs time
 	docker-registry skopeo prometheus-node-exporter
@@ -137,6 +143,9 @@ if [ -f build/Makefile ]; then
 	fi
 fi
 step fuzz bash tests/fuzz/run.sh "$FUZZ_SECONDS" || true
+if [ "${FATELF_NO_DEB:-0}" != 1 ]; then
+	step deb bash tests/packaging/deb.sh || true
+fi
 
 echo "==== results"
 COUNTED=0
@@ -152,6 +161,15 @@ if [ -f "$logdir/fuzz.log" ]; then
 	n=$(grep -c '^not ok ' "$logdir/fuzz.log")
 	failed=$((failed + n))
 	if step_failed fuzz && [ "$n" -eq 0 ]; then
+		failed=$((failed + 1))
+	fi
+fi
+# the packaging script's checks
+if [ -f "$logdir/deb.log" ]; then
+	passed=$((passed + $(grep -c '^ok ' "$logdir/deb.log")))
+	n=$(grep -c '^not ok ' "$logdir/deb.log")
+	failed=$((failed + n))
+	if step_failed deb && [ "$n" -eq 0 ]; then
 		failed=$((failed + 1))
 	fi
 fi
