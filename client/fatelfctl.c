@@ -40,6 +40,9 @@ static const struct ctl_verb verbs[] = {
 	{ "repo",    verb_repo,    "Add, remove or list the repositories",           verb_repo_usage },
 	{ "update",  verb_update,  "Fetch the repositories' indexes",                verb_update_usage },
 	{ "search",  verb_search,  "Search the packages the repositories offer",     verb_search_usage },
+	{ "hold",    verb_hold,    "Keep packages at their installed version",       verb_hold_usage },
+	{ "unhold",  verb_unhold,  "Release held packages",                          verb_hold_usage },
+	{ "key",     verb_key,     "Add, list or remove the trusted signing keys",   verb_key_usage },
 	{ "help",    verb_help,    "Show help for a verb",                           verb_help_usage },
 };
 

@@ -66,6 +66,9 @@ int verb_repo(int argc, char **argv);
 int verb_update(int argc, char **argv);
 int verb_search(int argc, char **argv);
 int verb_upgrade(int argc, char **argv);
+int verb_key(int argc, char **argv);
+int verb_hold(int argc, char **argv);
+int verb_unhold(int argc, char **argv);
 
 extern const char verb_install_usage[];
 extern const char verb_remove_usage[];
@@ -83,6 +86,8 @@ extern const char verb_repo_usage[];
 extern const char verb_update_usage[];
 extern const char verb_search_usage[];
 extern const char verb_upgrade_usage[];
+extern const char verb_key_usage[];
+extern const char verb_hold_usage[];
 
 /* Calling the daemon (conn.c) */
 

@@ -17,6 +17,7 @@ const char verb_list_usage[] =
 	"List the installed packages: name, version, files, size on disk, bytes\n"
 	"saved by thinning, the policy their fat files follow on disk now (a later\n"
 	"'fatelfctl thin' records the policy it thinned to), and summary.\n"
+	"HELD says \"held\" for a package 'fatelfctl hold' holds at its version.\n"
 	"\n"
 	"Options:\n"
 	"  --upgradable  list the installed packages that a repository offers a newer\n"
@@ -31,8 +32,9 @@ struct list_state {
 	size_t n;
 };
 
-static const char *const list_header[] = { "NAME", "VERSION", "FILES", "SIZE", "SAVED", "POLICY", "SUMMARY" };
-static const bool list_right[] = { false, false, true, true, true, false, false };
+static const char *const list_header[] = { "NAME", "VERSION", "FILES", "SIZE", "SAVED", "POLICY", "HELD",
+					   "SUMMARY" };
+static const bool list_right[] = { false, false, true, true, true, false, false, false };
 
 static int on_reply(json_object *params, bool continues, void *userdata)
 {
@@ -62,7 +64,8 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		row[3] = fatelf_format_size((uint64_t)installed, size);
 		row[4] = fatelf_format_size(shipped > installed ? (uint64_t)(shipped - installed) : 0, saved);
 		row[5] = ctl_json_str(p, "policy", "-");
-		row[6] = ctl_json_str(p, "summary", "");
+		row[6] = ctl_json_bool(p, "held") ? "held" : "-";
+		row[7] = ctl_json_str(p, "summary", "");
 		if (ctl_table_add(&st->t, row) < 0)
 			break;
 		st->n++;

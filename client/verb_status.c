@@ -123,6 +123,7 @@ static int on_reply(json_object *p, bool continues, void *userdata)
 	       (long long)ctl_json_int(p, "fat_files_fat"));
 	printf("bytes on disk: %s\n", fatelf_format_size((uint64_t)ctl_json_int(p, "bytes_on_disk"), a));
 	printf("bytes saved: %s\n", fatelf_format_size((uint64_t)ctl_json_int(p, "bytes_saved"), a));
+	printf("held: %s\n", ctl_json_join(ctl_json_array(p, "held"), buf, sizeof(buf)));
 	if (running)
 		print_running(running, ctl_json_obj(p, "progress"));
 	else

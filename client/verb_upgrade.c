@@ -25,6 +25,7 @@ const char verb_upgrade_usage[] =
 	"exit status. fatelfd fetches only the objects that no installed file\n"
 	"holds, and each result is followed by\n"
 	"\"fetch: N objects (SIZE), K from installed files\".\n"
+	"A held package ('fatelfctl hold') is left out: \"NAME is held: not upgraded\".\n"
 	"\n"
 	"Options:\n"
 	"  --dry-run   run every check and say what each upgrade would change and\n"
@@ -33,7 +34,8 @@ const char verb_upgrade_usage[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"With --json: the JSON lines of each Install call, and for a NAME with\n"
-	"nothing newer {\"package\": NAME, \"up_to_date\": true}.\n";
+	"nothing newer {\"package\": NAME, \"up_to_date\": true}, and for a held one\n"
+	"{\"package\": NAME, \"held\": true, \"skipped\": true}.\n";
 
 enum {
 	OPT_DRY_RUN = 0x100,
@@ -88,10 +90,48 @@ static void up_to_date(const char *name)
 	json_object_put(o);
 }
 
-/* Every upgradable package, in the order of the list. */
-static int upgrade_all(json_object *params, json_object *upgradable, bool no_wait, bool dry_run)
+/* Keeps the names of the held packages of the List reply. */
+static int on_list(json_object *params, bool continues, void *userdata)
 {
-	size_t n = json_object_array_length(upgradable);
+	json_object *held = userdata;
+	json_object *pkgs = ctl_json_array(params, "packages");
+	size_t n = pkgs ? json_object_array_length(pkgs) : 0;
+
+	(void)continues;
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(pkgs, i);
+
+		if (ctl_json_bool(p, "held"))
+			json_object_array_add(held, json_object_new_string(ctl_json_str(p, "name", "?")));
+	}
+	return CTL_CONTINUE;
+}
+
+/* A held package is left out, in words or as {"package", "held": true,
+ * "skipped": true}. */
+static void skip_held(const char *name)
+{
+	json_object *o;
+
+	if (!ctl_arg.json) {
+		printf("%s is held: not upgraded ('fatelfctl unhold %s' releases it)\n", name, name);
+		return;
+	}
+	o = json_object_new_object();
+	if (!o)
+		return;
+	json_object_object_add(o, "package", json_object_new_string(name));
+	json_object_object_add(o, "held", json_object_new_boolean(1));
+	json_object_object_add(o, "skipped", json_object_new_boolean(1));
+	ctl_json_line(o);
+	json_object_put(o);
+}
+
+/* Every upgradable package, in the order of the list. */
+static int upgrade_all(json_object *params, json_object *upgradable, json_object *held, bool no_wait,
+		       bool dry_run)
+{
+	size_t n = json_object_array_length(upgradable), ntodo = 0;
 	_cleanup_free_ const char **names = NULL;
 
 	if (n == 0) {
@@ -102,17 +142,28 @@ static int upgrade_all(json_object *params, json_object *upgradable, bool no_wai
 	names = calloc(n, sizeof(*names));
 	if (!names)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		names[i] = json_object_get_string(json_object_array_get_idx(upgradable, i));
-	return ctl_install_packages(params, names, n, "upgrade", no_wait, dry_run);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(upgradable, i));
+
+		if (array_has(held, name))
+			skip_held(name);
+		else
+			names[ntodo++] = name;
+	}
+	if (ntodo == 0) {
+		if (!ctl_arg.json)
+			printf("nothing to upgrade: every package with a newer version is held\n");
+		return EXIT_OK;
+	}
+	return ctl_install_packages(params, names, ntodo, "upgrade", no_wait, dry_run);
 }
 
 /*
  * The packages named, in order, once each: every one must be installed
  * (Info says so, or its words say it is not) before the first upgrade.
  */
-static int upgrade_named(json_object *params, json_object *upgradable, char **names, int n,
-			 bool no_wait, bool dry_run)
+static int upgrade_named(json_object *params, json_object *upgradable, json_object *held, char **names,
+			 int n, bool no_wait, bool dry_run)
 {
 	for (int i = 0; i < n; i++) {
 		json_object *q;
@@ -146,6 +197,10 @@ static int upgrade_named(json_object *params, json_object *upgradable, char **na
 			up_to_date(name);
 			continue;
 		}
+		if (array_has(held, name)) {
+			skip_held(name);
+			continue;
+		}
 		todo[ntodo++] = name;
 	}
 	return ntodo ? ctl_install_packages(params, todo, ntodo, "upgrade", no_wait, dry_run) : EXIT_OK;
@@ -159,7 +214,7 @@ int verb_upgrade(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	json_object *search = NULL, *offered = NULL, *upgradable = NULL, *params = NULL;
+	json_object *search = NULL, *offered = NULL, *upgradable = NULL, *params = NULL, *held = NULL;
 	bool dry_run = false, no_wait = false;
 	int status, c;
 
@@ -195,6 +250,15 @@ int verb_upgrade(int argc, char **argv)
 	json_object_put(search);
 	if (status != EXIT_OK)
 		goto out;
+	/* The held packages, which are left out. */
+	held = json_object_new_array();
+	if (!held) {
+		status = ctl_error(EXIT_SYSTEM, "out of memory");
+		goto out;
+	}
+	status = ctl_call("List", NULL, 0, NULL, 0, on_list, held);
+	if (status != EXIT_OK)
+		goto out;
 	params = json_object_new_object();
 	if (!params || ctl_json_distinct(offered, "name", &upgradable) < 0) {
 		status = ctl_error(EXIT_SYSTEM, "out of memory");
@@ -203,10 +267,11 @@ int verb_upgrade(int argc, char **argv)
 	if (dry_run)
 		json_object_object_add(params, "dry_run", json_object_new_boolean(1));
 	if (optind >= argc)
-		status = upgrade_all(params, upgradable, no_wait, dry_run);
+		status = upgrade_all(params, upgradable, held, no_wait, dry_run);
 	else
-		status = upgrade_named(params, upgradable, argv + optind, argc - optind, no_wait, dry_run);
+		status = upgrade_named(params, upgradable, held, argv + optind, argc - optind, no_wait, dry_run);
 out:
+	json_object_put(held);
 	json_object_put(params);
 	json_object_put(upgradable);
 	json_object_put(offered);

@@ -41,6 +41,11 @@ static void verb_gerund(const char *verb, const char **ret_gerund, const char **
 		{ "update", "updating the repositories", "root or the admin group" },
 		{ "repo add", "adding a repository", "root" },
 		{ "repo remove", "removing a repository", "root" },
+		{ "key add", "adding a trusted key", "root" },
+		{ "key list", "listing the trusted keys", "root" },
+		{ "key remove", "removing a trusted key", "root" },
+		{ "hold", "holding a package", "root or the admin group" },
+		{ "unhold", "releasing a hold", "root or the admin group" },
 	};
 
 	*ret_gerund = verb ? verb : "this";
@@ -165,6 +170,27 @@ static void w_downgrade(const words_in *w, char *msg, size_t size)
 	snprintf(msg, size, "downgrade: %s %s is installed and the bundle has %s "
 		 "(--allow-downgrade allows it)", ctl_json_str(w->p, "package", "?"),
 		 ctl_json_str(w->p, "installed", "?"), ctl_json_str(w->p, "offered", "?"));
+}
+
+static void w_package_held(const words_in *w, char *msg, size_t size)
+{
+	snprintf(msg, size, "held: %s is held at %s and the bundle has %s ('fatelfctl unhold %s' "
+		 "releases it, or install it as root with --force)", ctl_json_str(w->p, "package", "?"),
+		 ctl_json_str(w->p, "installed", "?"), ctl_json_str(w->p, "offered", "?"),
+		 ctl_json_str(w->p, "package", "?"));
+}
+
+static void w_key_not_found(const words_in *w, char *msg, size_t size)
+{
+	snprintf(msg, size, "no trusted key has the id %s (fatelfctl key list)", ctl_json_str(w->p, "id", "?"));
+}
+
+static void w_key_invalid(const words_in *w, char *msg, size_t size)
+{
+	char code[96];
+
+	snprintf(msg, size, "not a usable public key: %s%s", ctl_json_str(w->p, "message", "rejected"),
+		 code_suffix(w->p, code));
 }
 
 static void w_no_host_record(const words_in *w, char *msg, size_t size)
@@ -300,6 +326,9 @@ static const struct {
 	{ M("Conflict"), EXIT_FAILED, w_conflict },
 	{ M("DirectoryUnsafe"), EXIT_FAILED, w_directory_unsafe },
 	{ M("Downgrade"), EXIT_FAILED, w_downgrade },
+	{ M("PackageHeld"), EXIT_FAILED, w_package_held },
+	{ M("KeyNotFound"), EXIT_FAILED, w_key_not_found },
+	{ M("KeyInvalid"), EXIT_FAILED, w_key_invalid },
 	{ M("NoHostRecord"), EXIT_FAILED, w_no_host_record },
 	{ M("DiskFull"), EXIT_FAILED, w_disk_full },
 	{ M("FetchFailed"), EXIT_FAILED, w_fetch_failed },

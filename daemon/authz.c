@@ -43,6 +43,8 @@ bool authz_is_admin(uid_t uid, gid_t gid, const char *group)
 
 bool authz_may_call(const params_method *m, uid_t uid, gid_t gid, const char *admin_group)
 {
+	if (m->who == PARAMS_ROOT)
+		return uid == 0;
 	return m->who == PARAMS_ANYONE || authz_is_admin(uid, gid, admin_group);
 }
 

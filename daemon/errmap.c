@@ -67,6 +67,8 @@ static const struct row rows[] = {
 	{ ONE(ENGINE_E_DOWNGRADE), W_ALWAYS, "Downgrade",
 	  { { "package", F_PACKAGE }, { "installed", F_INSTALLED }, { "offered", F_OFFERED } } },
 	{ ONE(ENGINE_E_NOT_INSTALLED), W_ALWAYS, "PackageNotFound", { { "package", F_PACKAGE } } },
+	{ ONE(ENGINE_E_HELD), W_ALWAYS, "PackageHeld",
+	  { { "package", F_PACKAGE }, { "installed", F_INSTALLED }, { "offered", F_OFFERED } } },
 	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_OCI, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
 	{ FATELF_E_KEY_FORMAT, FATELF_E_SIG_COMMENT, W_REPOSITORY, "RepositoryInvalid",

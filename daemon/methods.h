@@ -39,6 +39,13 @@ method_handler method_repo_remove;
 method_handler method_repo_list;
 method_handler method_update;
 method_handler method_search;
+/* io.fatelf.Manager: trusted keys, root's (daemon/keymethods.c) */
+method_handler method_key_add;
+method_handler method_key_list;
+method_handler method_key_remove;
+/* io.fatelf.Manager: holds (daemon/holdmethods.c) */
+method_handler method_hold;
+method_handler method_unhold;
 
 /* The read-only store the read methods answer from. */
 static inline store *method_store(conn *c)

@@ -8,7 +8,8 @@
  * holds the list to schema/io.fatelf.Manager.varlink, type by type.
  *
  * X(name, handler, fields, who, runs):
- *   who   PARAMS_ANYONE, or PARAMS_ADMIN (uid 0 or AdminGroup=);
+ *   who   PARAMS_ANYONE, PARAMS_ADMIN (uid 0 or AdminGroup=) or PARAMS_ROOT
+ *         (uid 0 alone);
  *   runs  PARAMS_INLINE (answered on the loop), PARAMS_QUEUED (a job of
  *         the worker) or PARAMS_THREAD (a job on a thread of its own).
  */
@@ -35,6 +36,11 @@
 	X("io.fatelf.Manager.RepoRemove", method_repo_remove, repo_name, PARAMS_ADMIN, PARAMS_INLINE) \
 	X("io.fatelf.Manager.RepoList", method_repo_list, none, PARAMS_ANYONE, PARAMS_INLINE) \
 	X("io.fatelf.Manager.Update", method_update, update, PARAMS_ADMIN, PARAMS_THREAD) \
-	X("io.fatelf.Manager.Search", method_search, search, PARAMS_ANYONE, PARAMS_INLINE)
+	X("io.fatelf.Manager.Search", method_search, search, PARAMS_ANYONE, PARAMS_INLINE) \
+	X("io.fatelf.Manager.KeyAdd", method_key_add, key_add, PARAMS_ROOT, PARAMS_INLINE) \
+	X("io.fatelf.Manager.KeyList", method_key_list, none, PARAMS_ROOT, PARAMS_INLINE) \
+	X("io.fatelf.Manager.KeyRemove", method_key_remove, key_remove, PARAMS_ROOT, PARAMS_INLINE) \
+	X("io.fatelf.Manager.Hold", method_hold, package, PARAMS_ADMIN, PARAMS_INLINE) \
+	X("io.fatelf.Manager.Unhold", method_unhold, package, PARAMS_ADMIN, PARAMS_INLINE)
 
 #endif

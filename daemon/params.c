@@ -91,6 +91,14 @@ static const vl_field params_fields_status[] = {
 	F(struct p_status, prometheus, VL_BOOL, 0),
 	{ NULL },
 };
+static const vl_field params_fields_key_add[] = {
+	F(struct p_key_add, key, VL_STRING, VL_MANDATORY),
+	{ NULL },
+};
+static const vl_field params_fields_key_remove[] = {
+	F(struct p_key_remove, id, VL_STRING, VL_MANDATORY),
+	{ NULL },
+};
 static const vl_field params_fields_interface[] = {
 	F(struct p_interface, interface, VL_STRING, VL_MANDATORY),
 	{ NULL },

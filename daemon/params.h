@@ -75,6 +75,12 @@ struct p_search {
 	const char *pattern;
 	bool upgradable;
 };
+struct p_key_add {
+	const char *key;
+};
+struct p_key_remove {
+	const char *id;
+};
 struct p_status {
 	bool prometheus;
 };
@@ -93,6 +99,8 @@ union method_params {
 	struct p_repo_name repo_name;
 	struct p_update update;
 	struct p_search search;
+	struct p_key_add key_add;
+	struct p_key_remove key_remove;
 	struct p_status status;
 };
 
@@ -100,6 +108,7 @@ union method_params {
 enum params_who {
 	PARAMS_ANYONE,
 	PARAMS_ADMIN,                   /* uid 0 or the admin group only */
+	PARAMS_ROOT,                    /* uid 0 only (the admin group too is refused) */
 };
 
 /* How a method runs. */

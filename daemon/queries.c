@@ -133,6 +133,7 @@ static json_object *json_package(store *st, const store_package *pk)
 {
 	json_object *o = json_object_new_object();
 	store_usage u = { 0 };
+	bool held = false;
 
 	if (!o)
 		return NULL;
@@ -144,6 +145,7 @@ static json_object *json_package(store *st, const store_package *pk)
 	json_set_str(o, "signer", pk->signer_keyid);
 	json_set_int(o, "installed_at", pk->installed_at);
 	json_set_str(o, "policy", pk->policy ? pk->policy : "");
+	json_set_bool(o, "held", store_hold_get(st, pk->name, &held, NULL) >= 0 && held);
 	json_set_int(o, "files", (int64_t)u.files);
 	json_set_int(o, "shipped_size", (int64_t)u.shipped_size);
 	json_set_int(o, "installed_size", (int64_t)u.installed_size);

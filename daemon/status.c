@@ -12,6 +12,20 @@
 #include "reply.h"
 #include "worker.h"
 
+/* The held packages' names: []string. */
+static json_object *json_holds(store *st)
+{
+	json_object *a = json_object_new_array();
+	char **names = NULL;
+	size_t n = 0;
+
+	if (a && store_holds(st, &names, &n, NULL) >= 0)
+		for (size_t i = 0; i < n; i++)
+			json_object_array_add(a, json_object_new_string(names[i]));
+	store_holds_free(names, n);
+	return a;
+}
+
 void method_status(conn *c, const vl_call *call, union method_params *p)
 {
 	server *s = c->srv;
@@ -56,6 +70,7 @@ void method_status(conn *c, const vl_call *call, union method_params *p)
 	json_set_int(o, "fat_files_fat", (int64_t)u.fat_files_fat);
 	json_set_int(o, "bytes_on_disk", (int64_t)u.installed_size);
 	json_set_int(o, "bytes_saved", u.bytes_saved);
+	json_set(o, "held", json_holds(method_store(c)));
 	if (worker_running(s->worker, &ji)) {
 		store_tx t = { 0 };
 		int64_t id = worker_pending_txid(s);

@@ -82,6 +82,7 @@ enum fatelf_error_more {
 	ENGINE_E_LOCKED,                /* another process holds the state directory */
 	ENGINE_E_DIR_UNSAFE,            /* an existing directory another uid owns or may write in */
 	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
+	ENGINE_E_HELD,                  /* another version of a held package, without force */
 	/* repositories (lib/bundle/repo*.c, doc/repository.md) */
 	FATELF_E_REPO_FORMAT,           /* not a repository, or its pointer file is broken */
 	FATELF_E_REPO_INDEX,            /* the index breaks its syntax or schema */

@@ -1259,6 +1259,27 @@ static int package_facts(struct install *x, const fatelf_manifest *m)
 	return 0;
 }
 
+/* A held package keeps its version: another one is refused unless forced
+ * (the same version again, a repair, is not another). */
+static int check_held(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
+{
+	bool held = false;
+	int q;
+
+	if (!x->have_old || x->o->force || x->change == STORE_TX_REINSTALL)
+		return 0;
+	q = store_hold_get(x->e->st, m->name, &held, d);
+	if (q < 0 || !held)
+		return q;
+	q = fatelf_diag_set(d, -ENGINE_E_HELD, -1, "%s is held at %s (%s offered; force installs it)",
+			    m->name, x->old.version, m->version);
+	fatelf_diag_names(d, m->name);
+	FATELF_DIAG_FACT(d, package, m->name);
+	FATELF_DIAG_FACT(d, installed, x->old.version);
+	FATELF_DIAG_FACT(d, offered, m->version);
+	return q;
+}
+
 static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 			 fatelf_diag *d)
 {
@@ -1314,6 +1335,9 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		FATELF_DIAG_FACT(d, offered, m->version);
 		return q;
 	}
+	q = check_held(x, m, d);
+	if (q < 0)
+		return q;
 	q = progress(x, "preflight", NULL);
 	if (q < 0)
 		return q;

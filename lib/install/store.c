@@ -82,6 +82,10 @@ enum stmt_id {
 	STMT_JOURNAL_SET_TEMP,
 	STMT_JOURNAL_CLEAR,
 	STMT_JOURNAL_TXIDS,
+	STMT_HOLD_ADD,
+	STMT_HOLD_DELETE,
+	STMT_HOLD_OF,
+	STMT_HOLD_LIST,
 	_STMT_MAX,
 };
 
@@ -253,6 +257,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_JOURNAL_SET_TEMP] = "UPDATE journal SET temp_path = ?3 WHERE txid = ?1 AND seq = ?2",
 	[STMT_JOURNAL_CLEAR] = "DELETE FROM journal WHERE txid = ?1",
 	[STMT_JOURNAL_TXIDS] = "SELECT DISTINCT txid FROM journal ORDER BY txid",
+	[STMT_HOLD_ADD] =
+		"INSERT OR IGNORE INTO holds (package_id, held_at) SELECT id, ?2 FROM packages WHERE name = ?1",
+	[STMT_HOLD_DELETE] = "DELETE FROM holds WHERE package_id = (SELECT id FROM packages WHERE name = ?1)",
+	[STMT_HOLD_OF] =
+		"SELECT h.held_at FROM holds h JOIN packages p ON p.id = h.package_id WHERE p.name = ?1",
+	[STMT_HOLD_LIST] =
+		"SELECT p.name FROM holds h JOIN packages p ON p.id = h.package_id ORDER BY p.name",
 };
 
 struct store {
@@ -2486,4 +2497,86 @@ int store_journal_txids(store *s, int64_t **ret, size_t *ret_n, fatelf_diag *d)
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+/* Holds */
+
+int store_hold_set(store *s, const char *name, bool held, int64_t now, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	bool was;
+	int r;
+
+	r = store_hold_get(s, name, &was, d);
+	if (r < 0)
+		return r;
+	r = stmt_get(s, held ? STMT_HOLD_ADD : STMT_HOLD_DELETE, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, name);
+	if (held)
+		sqlite3_bind_int64(st, 2, now);
+	r = stmt_done(s, st, held ? "holding a package" : "releasing a hold", d);
+	if (r < 0)
+		return r;
+	return was != held;
+}
+
+int store_hold_get(store *s, const char *name, bool *ret_held, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_package p;
+	int r, rc;
+
+	r = store_package_get(s, name, &p, d);
+	if (r < 0)
+		return r;
+	store_package_done(&p);
+	r = stmt_get(s, STMT_HOLD_OF, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sqlite_fail(s->db, rc, "reading a hold", d);
+	*ret_held = rc == SQLITE_ROW;
+	return 0;
+}
+
+int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	r = stmt_get(s, STMT_HOLD_LIST, &st, d);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0) {
+			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
+			r = v[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
+		if (r < 0) {
+			store_holds_free(v, n);
+			return r;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		store_holds_free(v, n);
+		return sqlite_fail(s->db, rc, "listing holds", d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void store_holds_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }

@@ -460,4 +460,16 @@ int store_journal_clear(store *s, int64_t txid, fatelf_diag *d);
 /* The transactions that have journal rows, ascending, in *ret (free()). */
 int store_journal_txids(store *s, int64_t **ret, size_t *ret_n, fatelf_diag *d);
 
+/* Holds (schema 9): a held package keeps its version; they go with the
+ * package. */
+/* Holds (held) or releases name: 1 when that changed something, 0 when it
+ * already was so, -ENOENT when the package is not installed. */
+int store_hold_set(store *s, const char *name, bool held, int64_t now, fatelf_diag *d);
+/* Whether name is held; -ENOENT when it is not installed. */
+int store_hold_get(store *s, const char *name, bool *ret_held, fatelf_diag *d);
+/* The names of the held packages, sorted, in *ret (free with
+ * store_holds_free). */
+int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d);
+void store_holds_free(char **v, size_t n);
+
 #endif

@@ -398,6 +398,11 @@ START_TEST(test_lookup_and_handlers)
 		{ IFACE ".RepoList", method_repo_list },
 		{ IFACE ".Update", method_update },
 		{ IFACE ".Search", method_search },
+		{ IFACE ".KeyAdd", method_key_add },
+		{ IFACE ".KeyList", method_key_list },
+		{ IFACE ".KeyRemove", method_key_remove },
+		{ IFACE ".Hold", method_hold },
+		{ IFACE ".Unhold", method_unhold },
 	};
 	size_t n = 0;
 	params_method other = { 0 };
@@ -430,9 +435,13 @@ START_TEST(test_who_and_how)
 		bool admin = strstr(m->name, ".Install") || strstr(m->name, ".Remove") ||
 			     strstr(m->name, ".Thin") || strstr(m->name, ".Cancel") ||
 			     strstr(m->name, ".RepoAdd") || strstr(m->name, ".RepoRemove") ||
-			     strstr(m->name, ".Update");
+			     strstr(m->name, ".Update") || strstr(m->name, ".Hold") ||
+			     strstr(m->name, ".Unhold");
+		/* The trusted keys are root's alone, the admin group's neither. */
+		bool root = strstr(m->name, ".Key") != NULL;
 
 		ck_assert_msg((m->who == PARAMS_ADMIN) == admin, "%s", m->name);
+		ck_assert_msg((m->who == PARAMS_ROOT) == root, "%s", m->name);
 		if (m->runs == PARAMS_QUEUED)
 			ck_assert_msg(m->who == PARAMS_ADMIN, "%s is queued for anyone", m->name);
 	}
@@ -534,6 +543,13 @@ START_TEST(test_authz)
 		ck_assert(authz_may_call(install, getuid(), getgid(), gr->gr_name));
 		ck_assert(authz_may_call(cancel, getuid(), getgid(), gr->gr_name));
 	}
+	/* The trusted keys are root's: not even the admin group's. */
+	const params_method *key_add = params_lookup(IFACE ".KeyAdd");
+	ck_assert(authz_may_call(key_add, 0, 0, NULL));
+	ck_assert(!authz_may_call(key_add, 4242, 4242, NULL));
+	if (gr && getuid() != 0)
+		ck_assert(!authz_may_call(key_add, getuid(), getgid(), gr->gr_name));
+	ck_assert(!authz_may_call(params_lookup(IFACE ".KeyList"), 4242, 0, NULL));
 
 	/* The admin group may install, but not lift a safety check. */
 	ck_assert_ptr_null(authz_root_only_field(install, 4242, &p));
