@@ -110,9 +110,18 @@ int server_usage(server *s, uint64_t *ret_packages, store_usage *ret, fatelf_dia
 	return 0;
 }
 
-/* Installed packages of which some repository's index offers a newer
- * version than the one installed: what 'fatelfctl upgrade' would do. */
-static int count_upgrades(server *s, uint64_t *ret, fatelf_diag *d)
+static bool name_in(char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Installed packages, not held, of which some repository's index offers a
+ * newer version than the one installed: what 'fatelfctl upgrade' would
+ * do. held: the held packages' names. */
+static int count_upgrades(server *s, char **held, size_t nheld, uint64_t *ret, fatelf_diag *d)
 {
 	const engine_config *cfg = &s->cfg;
 	struct repo_conf *confs = NULL;
@@ -141,7 +150,7 @@ static int count_upgrades(server *s, uint64_t *ret, fatelf_diag *d)
 	if (r < 0)
 		goto out;
 	for (size_t p = 0; p < npkgs; p++)
-		for (size_t i = 0; i < nconfs; i++) {
+		for (size_t i = 0; i < nconfs && !name_in(held, nheld, pkgs[p].name); i++) {
 			const fatelf_repo_package *rp = ix[i] ? fatelf_repo_index_find(ix[i], pkgs[p].name) : NULL;
 
 			if (rp && rp->nversions > 0 &&
@@ -234,6 +243,8 @@ int metrics_collect(server *s, metrics *ret, fatelf_diag *d)
 {
 	metrics m = { 0 };
 	store_usage u = { 0 };
+	char **held = NULL;
+	size_t nheld = 0;
 	int r;
 
 	r = server_usage(s, &m.packages, &u, d);
@@ -244,7 +255,12 @@ int metrics_collect(server *s, metrics *ret, fatelf_diag *d)
 	m.fat_files_fat = u.fat_files_fat;
 	m.bytes_on_disk = u.installed_size;
 	m.bytes_saved = u.bytes_saved;
-	r = count_upgrades(s, &m.upgrades_pending, d);
+	r = store_holds(engine_store(s->ro), &held, &nheld, d);
+	if (r < 0)
+		return r;
+	m.held = nheld;
+	r = count_upgrades(s, held, nheld, &m.upgrades_pending, d);
+	store_holds_free(held, nheld);
 	if (r < 0)
 		return r;
 	r = last_transaction(s, &m, d);

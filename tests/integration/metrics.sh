@@ -4,7 +4,8 @@
 # private fatelfd has MetricsFile= in that directory and a file:// repository
 # that offers hello 2.0; the test installs hello 1.0 (thinned), a package kept
 # fat, a bundle that is no bundle (a failed transaction), verifies before and
-# after damaging a file, and after each step scrapes
+# after damaging a file, holds and releases hello, upgrades it, and after
+# each step scrapes
 # http://127.0.0.1:PORT/metrics with curl. Each fatelf_ value must be the
 # one the step implies (and the one Status reports), the file must parse
 # (node_textfile_scrape_error 0, checked to become 1 for a broken file), be
@@ -117,6 +118,15 @@ scrape
 check_eq "the last verify: hello, 3 files checked, 1 problem" "1 3 1" \
 	"$(value fatelf_last_verify_info '{package="hello"}') $(value fatelf_last_verify_files_checked) $(value fatelf_last_verify_problems)"
 
+check "hold hello" ctl hold hello
+scrape
+check_eq "held: 1, and no upgrade pending (upgrade leaves a held package be)" "1 0" \
+	"$(value fatelf_packages_held) $(value fatelf_upgrades_pending)"
+check "unhold hello" ctl unhold hello
+scrape
+check_eq "unheld: 0 held, 1 upgrade pending again" "0 1" \
+	"$(value fatelf_packages_held) $(value fatelf_upgrades_pending)"
+
 check "upgrade hello to 2.0" ctl upgrade hello
 scrape
 check_eq "no upgrade pending after it" 0 "$(value fatelf_upgrades_pending)"
@@ -158,7 +168,7 @@ daemon_stop
 daemon_prepare d2 "MetricsFile=$T_WORK/textfile/fatelf.txt"
 daemon_start d2 >/dev/null
 check_match "MetricsFile= not ending in .prom: fatelfd refuses to start, naming the rule" \
-	"MetricsFile: '.*fatelf.txt' is not an absolute path of a file ending in .prom" "$(cat d2/log)"
+	"fatelfd.conf:[0-9]+: MetricsFile: '/.*' is not an absolute path of a file ending in .prom" "$(cat d2/log)"
 check_no_sanitizer_report
 
 t_done
