@@ -40,7 +40,7 @@ PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils
 	debhelper lintian
 	file jq clang libclang-rt-14-dev qemu-user-static minisign libarchive-tools zstd
 	nginx-light curl socat systemd python3 util-linux sqlite3 strace xfsprogs btrfs-progs time
-	docker-registry skopeo prometheus-node-exporter
+	docker-registry skopeo prometheus-node-exporter bash-completion
 	gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
 	gcc-riscv64-linux-gnu gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu
 	libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
