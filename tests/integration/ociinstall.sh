@@ -12,6 +12,8 @@
 #   - policy keep reads the fat manifest and installs the fat file;
 #   - a reference by digest installs; skopeo copy --all to a mirror, and an
 #     install from the mirror;
+#   - bearer tokens (a stand-in registry whose blobs redirect to storage):
+#     one token a batch from the realm, with the credentials;
 #   - auth: refused without credentials, installs with a root-only 0600
 #     credentials file (one others may read is refused), and the password
 #     is in no log, reply, history or database;
@@ -189,6 +191,67 @@ run ctl --json history
 auth_out+=$RUN_OUT
 check_eq "... the password in no reply, history, log or database" "" \
 	"$(grep -l 's3cret' <<<"$auth_out"; grep -rl 's3cret' "$DDIR/log" "$DDIR/state" 2>/dev/null)"
+check "remove hello" ctl remove hello
+
+# A registry of bearer tokens (a stand-in in front of r1: docker-registry's
+# token auth needs a JWT signer) whose blobs redirect to r1 itself, as a
+# registry's blob storage does: the token comes from its realm with the
+# credentials, once a batch, and the install goes through.
+cat >bearer.py <<'EOF'
+import base64, http.server, json, sys, threading, urllib.request
+port, up, log = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+good = "Basic " + base64.b64encode(b"fleet:s3cret-pass-42").decode()
+lock = threading.Lock()
+def note(line):
+    with lock, open(log, "a") as f:
+        f.write(line + "\n")
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def reply(self, code, headers={}, body=b""):
+        self.send_response(code)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_GET(self):
+        auth = self.headers.get("Authorization", "")
+        note("%s %s" % (self.path.split("?")[0], auth.split(" ")[0] or "none"))
+        if self.path.startswith("/token"):
+            if auth != good:
+                return self.reply(401, {"WWW-Authenticate": 'Basic realm="t"'})
+            return self.reply(200, {}, json.dumps({"token": "tok-abc"}).encode())
+        if auth != "Bearer tok-abc":
+            return self.reply(401, {"WWW-Authenticate":
+                'Bearer realm="http://127.0.0.1:%d/token",service="reg",scope="repository:fatelf/hello:pull"' % port})
+        if "/blobs/" in self.path:
+            return self.reply(307, {"Location": up + self.path})
+        req = urllib.request.Request(up + self.path, headers={"Accept": self.headers.get("Accept", "*/*")})
+        with urllib.request.urlopen(req) as r:
+            self.reply(200, {"Content-Type": r.headers.get("Content-Type", "")}, r.read())
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+print("ready", flush=True)
+srv.serve_forever()
+EOF
+P5=$(free_port)
+python3 bearer.py "$P5" "http://127.0.0.1:$P1" bearer.log >bearer.out 2>&1 &
+PIDS+=($!)
+for ((i = 0; i < 50; i++)); do grep -q ready bearer.out 2>/dev/null && break; sleep 0.1; done
+run ctl --json install "oci://127.0.0.1:$P5/fatelf/hello:1.0"
+check_eq "a bearer registry, no credentials: FetchFailed" "1 io.fatelf.Manager.FetchFailed" \
+	"$RC $(tail -1 <<<"$RUN_OUT" | jq -r .error)"
+printf '[Registry]\nCredentials=%s\n' "$T_WORK/registries.d/fleet.creds" >"registries.d/127.0.0.1:$P5.conf"
+: >bearer.log
+n=$(count r1)
+run ctl --json install "oci://127.0.0.1:$P5/fatelf/hello:1.0"
+check_eq "with credentials: the token from its realm, installed" 0 "$RC"
+check_eq "... one token request a batch (index, manifest, config, blobs)" 4 "$(grep -c '^/token Basic' bearer.log)"
+check_eq "... each blob (the config and the layers) asked for with the token" "$((nl + 1))" \
+	"$(grep -c '/blobs/.* Bearer$' bearer.log)"
+check_eq "... redirected to the storage and fetched there" "$((nl + 1))" \
+	"$(since "$n" r1 | grep -c '/blobs/.* 200$')"
+check_eq "... the tree is the same" "$(tree_sums ex1)" "$(tree_sums "$ROOT")"
 check "remove hello" ctl remove hello
 
 # ---- a repository of type oci: install NAME, update, upgrade
