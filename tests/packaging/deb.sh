@@ -168,6 +168,12 @@ for f in /usr/sbin/fatelfd /usr/bin/fatelfctl /lib/systemd/system/fatelfd.servic
 	/usr/share/man/man8/fatelfd.8.gz /usr/share/man/man1/fatelfctl.1.gz /usr/share/man/man5/fatelfd.conf.5.gz; do
 	check_match "fatelfd ships $f" "^$f\$" "$C_DAEMON"
 done
+if [ -d "$W/src/data/completions" ]; then
+	BC=/usr/share/bash-completion/completions
+	check_match "fatelf ships fatelf's bash completion" "^$BC/fatelf\$" "$C_TOOL"
+	check_match "... and its historical names'" "^$BC/fatelf-glue\$" "$C_TOOL"
+	check_match "fatelfd ships fatelfctl's" "^$BC/fatelfctl\$" "$C_DAEMON"
+fi
 check_match "libfatelf0 ships libfatelf.so.0" "/libfatelf\.so\.0\$" "$C_LIB"
 check_nomatch "... and no development link" "/libfatelf\.so\$" "$C_LIB"
 for f in /usr/include/fatelf/libfatelf.h "/usr/lib/[^/]*/libfatelf\.so" "/usr/lib/[^/]*/pkgconfig/fatelf\.pc" \
