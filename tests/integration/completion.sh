@@ -109,11 +109,15 @@ check "repo init" "$FATELF" repo init --sign repo.key files/www
 check "repo add both" "$FATELF" repo add --sign repo.key files/www files/hello-1.fatbundle files/web-2.fatbundle
 
 daemon_init
+mkdir -p keys
+DAEMON_KEYS=$T_WORK/keys
 daemon_prepare d RequireSignature=no "Repositories=$T_WORK/d/repos.d"
 daemon_start d || fail "fatelfd starts" "see $T_WORK/d/log"
 check "install hello from its bundle" ctl install files/hello-1.fatbundle
 check "repo add main file://" ctl repo add main "file://$T_WORK/files/www" --key repo.pub
 check "update main" ctl update
+check "key add repo.pub" ctl key add repo.pub
+keyid=$(ctl --json key list | jq -r '.keys[0].id')
 
 # ---- fatelfctl: verbs and options from its own help
 ctl_verbs=$("$FATELFCTL" --help | awk '$0 == "Verbs:" { on = 1; next } on && /^$/ { exit } on { print $1 }')
@@ -146,6 +150,9 @@ check_eq "every option offered for each fatelfctl verb is accepted by it" "" "$b
 check_comp "fatelfctl --socket $SOCK remove h" hello
 check_comp "fatelfctl remove --socket=$SOCK h" hello
 check_comp "fatelfctl --socket $SOCK files " hello
+check_comp "fatelfctl --socket $SOCK hold " hello
+check_comp "fatelfctl --socket $SOCK key " add list remove
+check_comp "fatelfctl --socket $SOCK key remove " "$keyid"
 EXTRA_ENV="FATELF_SOCKET=$SOCK" check_comp "fatelfctl info " hello webtool
 check_comp "fatelfctl --socket $SOCK install w" web-2.fatbundle webtool www
 check_comp "fatelfctl --socket $SOCK install " hello hello-1.fatbundle nobundles tree web-2.fatbundle webtool www
