@@ -19,9 +19,9 @@
 
 #define BUNDLE_PROGRAM "fatelf-bundle"
 
-/* DIR/fatelf-bundle for the directory of the running program, if it is
- * there and executable: 0, else a negative code. */
-static int bundle_program_beside_self(char *buf, size_t cap)
+/* DIR/PROGRAM for the directory of the running program, if it is there
+ * and executable: 0, else a negative code. */
+static int program_beside_self(const char *program, char *buf, size_t cap)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -35,7 +35,7 @@ static int bundle_program_beside_self(char *buf, size_t cap)
 	if (!slash)
 		return -ENOENT;
 	*slash = '\0';
-	k = snprintf(buf, cap, "%s/" BUNDLE_PROGRAM, self);
+	k = snprintf(buf, cap, "%s/%s", self, program);
 	if (k < 0 || (size_t)k >= cap)
 		return -ENAMETOOLONG;
 	return access(buf, X_OK) == 0 ? 0 : -errno;
@@ -43,17 +43,22 @@ static int bundle_program_beside_self(char *buf, size_t cap)
 
 int cmd_bundle_exec(int argc, char **argv)
 {
+	return cmd_exec_helper(BUNDLE_PROGRAM, argc, argv);
+}
+
+int cmd_exec_helper(const char *program, int argc, char **argv)
+{
 	char path[PATH_MAX];
 	char **args;
 	int e;
 
-	if (bundle_program_beside_self(path, sizeof(path)) < 0)
-		snprintf(path, sizeof(path), "%s", PKGLIBEXECDIR "/" BUNDLE_PROGRAM);
+	if (program_beside_self(program, path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "%s/%s", PKGLIBEXECDIR, program);
 
-	/* fatelf-bundle takes the command line from "bundle" on, after "fatelf" */
+	/* The helper takes the command line from the command on, after "fatelf" */
 	args = calloc((size_t)argc + 2, sizeof(*args));
 	if (!args) {
-		fprintf(stderr, "%s: bundle: %s\n", program_name, strerror(ENOMEM));
+		fprintf(stderr, "%s: %s: %s\n", program_name, argv[0], strerror(ENOMEM));
 		return EXIT_SYSTEM;
 	}
 	args[0] = (char *)"fatelf";
@@ -62,6 +67,6 @@ int cmd_bundle_exec(int argc, char **argv)
 	execv(path, args);
 	e = errno;
 	free(args);
-	fprintf(stderr, "%s: bundle: cannot run %s: %s\n", program_name, path, strerror(e));
+	fprintf(stderr, "%s: %s: cannot run %s: %s\n", program_name, argv[0], path, strerror(e));
 	return EXIT_SYSTEM;
 }

@@ -23,6 +23,7 @@ enum {
 	EXIT_INVALID = 1,       /* invalid input, target not found, verify false */
 	EXIT_USAGE = 2,         /* bad command line */
 	EXIT_SYSTEM = 3,        /* an errno from the system: ENOENT, EACCES, ENOSPC... */
+	EXIT_BUSY = 4,          /* --root: another process (a fatelfd) holds the root's lock */
 	/* bundle create --from: a status per unify rule, in the order of
 	 * FATELF_E_UNIFY_* (lib/basic/diag.h); only that command meets them */
 	EXIT_UNIFY_TYPE = 10,    /* entry types differ across sources */
@@ -59,6 +60,14 @@ int cmd_targets(int argc, char **argv);
  * runs cmd_bundle (cmd_bundle.c). */
 int cmd_bundle_exec(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
+/* Execs the helper program (beside the running fatelf, else in the
+ * package's libexec directory) as "fatelf ARGV..."; returns only on
+ * failure, with an exit status. */
+int cmd_exec_helper(const char *program, int argc, char **argv);
+/* The --root commands (root_exec.c): install, list, files and owner
+ * always, remove and verify when given --root; they exec fatelf-root. */
+int cmd_root_exec(int argc, char **argv);
+bool cmd_root_wanted(int argc, char **argv);
 
 /* Their --help texts */
 extern const char cmd_glue_usage[];
@@ -73,6 +82,13 @@ extern const char cmd_verify_usage[];
 extern const char cmd_targets_usage[];
 extern const char cmd_bundle_usage[];
 extern const char cmd_repo_usage[];
+/* root_usage.c */
+extern const char cmd_root_install_usage[];
+extern const char cmd_root_remove_usage[];
+extern const char cmd_root_list_usage[];
+extern const char cmd_root_files_usage[];
+extern const char cmd_root_owner_usage[];
+extern const char cmd_root_verify_usage[];
 
 /* Historical front ends (compat.c): true when name is one of them. */
 bool compat_is_name(const char *name);

@@ -1,6 +1,7 @@
 /*
  * fatelf: the offline tool that glues, inspects, validates, extracts,
- * splits, removes, replaces and thins FatELF files. This file holds main()
+ * splits, removes, replaces and thins FatELF files, and installs fat
+ * bundles into a root directory (--root). This file holds main()
  * and the one table of subcommands; each subcommand lives in its own
  * cmd_NAME.c. Invoked under a historical name (fatelf-glue, fatelf-info,
  * ...), the same binary runs the positional front ends in compat.c.
@@ -32,6 +33,10 @@ static const struct fatelf_cmd commands[] = {
 	{ "targets",  "Show this machine's targets and binfmt_misc state", cmd_targets,  cmd_targets_usage },
 	{ "bundle",   "Create, inspect, verify and extract fat bundles",   cmd_bundle_exec, cmd_bundle_usage },
 	{ "repo",     "Make and keep a repository of fat packages",        cmd_bundle_exec, cmd_repo_usage },
+	{ "install",  "Install fat bundles into a root directory (--root)", cmd_root_exec, cmd_root_install_usage },
+	{ "list",     "List the packages of a root directory (--root)",    cmd_root_exec, cmd_root_list_usage },
+	{ "files",    "List a package's files in a root directory (--root)", cmd_root_exec, cmd_root_files_usage },
+	{ "owner",    "Tell which package owns a path (--root)",           cmd_root_exec, cmd_root_owner_usage },
 	{ "help",     "Show help for a command",                           cmd_help_command, cmd_help_usage },
 };
 
@@ -60,6 +65,7 @@ static void main_usage(FILE *f)
 	      "  1  invalid input, target not found, or verify found no matching record\n"
 	      "  2  usage error\n"
 	      "  3  system or I/O error (for example ENOENT, EACCES, ENOSPC)\n"
+	      "  4  --root: the root is busy (a fatelfd running on it holds its lock)\n"
 	      "\n"
 	      "Installed as fatelf-glue, fatelf-info, fatelf-extract, fatelf-split,\n"
 	      "fatelf-remove, fatelf-replace, fatelf-verify and fatelf-validate, it takes\n"
@@ -138,5 +144,8 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
+	/* remove and verify work on a root's packages when given --root. */
+	if ((cmd->run == cmd_remove || cmd->run == cmd_verify) && cmd_root_wanted(argc, argv))
+		return cmd_root_exec(argc, argv);
 	return cmd->run(argc, argv);
 }

@@ -25,7 +25,7 @@ declare -A ALLOWED=(
 	[lib/install]="lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
 	[daemon]="lib/install lib/varlink lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
 	[client]="lib/varlink lib/basic"
-	[tools]="lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
+	[tools]="lib/install lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
 )
 FOLDERS=(include/fatelf lib/basic lib/fatelf lib/run lib/bundle lib/varlink lib/install daemon client tools)
 

@@ -29,6 +29,10 @@ export FATELFD FATELFCTL
 
 # The keys directory every daemon's config trusts (TrustedKeys=).
 : "${DAEMON_KEYS:=}"
+# The state directory of the daemons started while it is set, instead of
+# DIR/state: a root that keeps its own (ROOT/var/lib/fatelf, as
+# fatelf install --root makes it).
+: "${DAEMON_STATE_DIR:=}"
 DAEMON_SOCKDIR=
 DAEMON_STATUS=
 DAEMON_REPORTED=no
@@ -118,7 +122,7 @@ daemon_start() {
 	pidf=$DAEMON_SOCKDIR/$DAEMON_SEQ.pid
 	DSTATUS=$DAEMON_SOCKDIR/$DAEMON_SEQ.status
 	(
-		env "$@" "$FATELFD" --socket "$SOCK" --root "$ROOT" --state-dir "$d/state" \
+		env "$@" "$FATELFD" --socket "$SOCK" --root "$ROOT" --state-dir "${DAEMON_STATE_DIR:-$d/state}" \
 			--config "$d/fatelfd.conf" 2>>"$DLOG" &
 		echo $! >"$pidf"
 		wait $!

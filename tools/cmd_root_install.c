@@ -1,0 +1,320 @@
+/*
+ * fatelf install --root and fatelf remove --root: the engine's install
+ * (several bundles in one group: one transaction) and remove on a root
+ * directory, with results in fatelfctl's words, or as JSON with
+ * fatelfd's result fields.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "root_cmd.h"
+#include "store.h"
+
+static const char *change_words(const engine_result *r)
+{
+	static const struct { const char *change, *done, *would; } words[] = {
+		{ "install", "installed", "would install" },
+		{ "upgrade", "upgraded", "would upgrade" },
+		{ "reinstall", "reinstalled", "would reinstall" },
+		{ "downgrade", "downgraded", "would downgrade" },
+		{ "remove", "removed", "would remove" },
+	};
+	const char *change = r->change ? r->change : r->kind;
+
+	for (size_t i = 0; change && i < ARRAY_SIZE(words); i++)
+		if (strcmp(change, words[i].change) == 0)
+			return r->dry_run ? words[i].would : words[i].done;
+	return change ? change : "?";
+}
+
+static void result_print(const engine_result *r)
+{
+	bool remove = r->kind && strcmp(r->kind, "remove") == 0;
+	bool two = r->change && (strcmp(r->change, "upgrade") == 0 || strcmp(r->change, "downgrade") == 0);
+	const char *files = r->files == 1 ? "file" : "files";
+	char written[32], saved[32];
+
+	fatelf_format_size(r->bytes_written, written);
+	fatelf_format_size(r->bytes_saved > 0 ? (uint64_t)r->bytes_saved : 0, saved);
+	printf("%s %s", change_words(r), r->package ? r->package : "?");
+	if (two)
+		printf(" %s -> %s", r->old_version ? r->old_version : "?", r->new_version ? r->new_version : "?");
+	else if (remove && r->old_version)
+		printf(" %s", r->old_version);
+	else if (!remove && r->new_version)
+		printf(" %s", r->new_version);
+	if (remove)
+		printf(": %llu %s\n", (unsigned long long)r->files, files);
+	else
+		printf(": %llu %s, %s %s, %s %s by thinning\n", (unsigned long long)r->files, files, written,
+		       r->dry_run ? "to write" : "written", saved, r->dry_run ? "would be saved" : "saved");
+	if (r->signature && strcmp(r->signature, "unverified") == 0)
+		printf("signature not verified: signed by key %s, which is not trusted; %s as unsigned\n",
+		       r->signer, r->dry_run ? "would install" : "installed");
+	for (size_t i = 0; i < r->nconfig_kept; i++)
+		printf("%s your changed %s%s%s%s\n", r->dry_run ? "would keep" : "kept", r->config_kept[i],
+		       remove ? "" : "; the new version is ", remove ? "" : r->config_kept[i],
+		       remove ? "" : ".fatelf-new");
+	for (size_t i = 0; i < r->ntaken; i++)
+		printf("took over %s%s%s\n", r->taken[i].path, r->taken[i].from ? " from " : " (unowned)",
+		       r->taken[i].from ? r->taken[i].from : "");
+	for (size_t i = 0; i < r->nwarnings; i++)
+		printf("warning: %s %s fat: %s\n", r->warnings[i].path, r->dry_run ? "would stay" : "stays",
+		       r->warnings[i].reason);
+}
+
+static struct json_object *json_strv(char *const *v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+static struct json_object *result_json(const engine_result *r)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *taken, *warnings;
+
+	if (!o)
+		return NULL;
+	root_json_int(o, "id", r->txid);
+	root_json_str(o, "kind", r->kind ? r->kind : "");
+	root_json_str(o, "change", r->change);
+	root_json_str(o, "package", r->package);
+	root_json_str(o, "old_version", r->old_version);
+	root_json_str(o, "new_version", r->new_version);
+	root_json_int(o, "files", (int64_t)r->files);
+	root_json_int(o, "bytes_written", (int64_t)r->bytes_written);
+	root_json_int(o, "bytes_saved", r->bytes_saved);
+	root_json_int(o, "files_unchanged", (int64_t)r->files_unchanged);
+	root_json_int(o, "bytes_unchanged", (int64_t)r->bytes_unchanged);
+	root_json_bool(o, "dry_run", r->dry_run);
+	json_object_object_add(o, "config_kept", json_strv(r->config_kept, r->nconfig_kept));
+	if (r->signature) {
+		root_json_str(o, "signature", r->signature);
+		root_json_str(o, "signer", r->signer[0] ? r->signer : NULL);
+	}
+	taken = json_object_new_array();
+	for (size_t i = 0; taken && i < r->ntaken; i++) {
+		struct json_object *t = json_object_new_object();
+
+		if (!t)
+			break;
+		root_json_str(t, "path", r->taken[i].path);
+		root_json_str(t, "from", r->taken[i].from);
+		json_object_array_add(taken, t);
+	}
+	json_object_object_add(o, "taken", taken);
+	warnings = json_object_new_array();
+	for (size_t i = 0; warnings && i < r->nwarnings; i++) {
+		struct json_object *w = json_object_new_object();
+
+		if (!w)
+			break;
+		root_json_str(w, "path", r->warnings[i].path);
+		root_json_str(w, "reason", r->warnings[i].reason);
+		json_object_array_add(warnings, w);
+	}
+	json_object_object_add(o, "warnings", warnings);
+	return o;
+}
+
+static void results_print(const struct root_args *a, const engine_result *v, size_t n)
+{
+	if (a->json) {
+		_cleanup_json_ struct json_object *o = json_object_new_object();
+		struct json_object *arr = json_object_new_array();
+
+		for (size_t i = 0; arr && i < n; i++)
+			json_object_array_add(arr, result_json(&v[i]));
+		if (o)
+			json_object_object_add(o, "results", arr);
+		else if (arr)
+			json_object_put(arr);
+		if (o)
+			cmd_json_print(o);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		result_print(&v[i]);
+	if (n > 1 && !v[0].dry_run && v[0].kind && strcmp(v[0].kind, "remove") != 0)
+		printf("committed: %zu packages in one transaction\n", n);
+}
+
+/* Opens each bundle with the user's own rights, before anything else:
+ * a missing file fails before the root is touched. */
+static int bundles_open(const struct root_args *a, char **paths, size_t n, int *fds, char **real)
+{
+	for (size_t i = 0; i < n; i++) {
+		fatelf_diag d = { 0 };
+		struct stat st;
+		int r;
+
+		fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fds[i] < 0 || fstat(fds[i], &st) < 0) {
+			r = -errno;
+			snprintf(d.subject, sizeof(d.subject), "%s", paths[i]);
+			fatelf_diag_set(&d, r, -1, "%s", fatelf_strerror(r));
+			return root_fail(a, &d, r);
+		}
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(d.subject, sizeof(d.subject), "%s", paths[i]);
+			fatelf_diag_set(&d, -EISDIR, -1, "is a directory, not a bundle");
+			return root_fail(a, &d, -EISDIR);
+		}
+		real[i] = realpath(paths[i], NULL);
+	}
+	return EXIT_OK;
+}
+
+int root_install(int argc, char **argv)
+{
+	struct root_args a;
+	engine *e = NULL;
+	engine_group *g = NULL;
+	engine_result *results = NULL;
+	fatelf_diag d = { 0 };
+	size_t n, done = 0;
+	int *fds = NULL;
+	char **real = NULL;
+	int status = root_parse(argc, argv, ROOT_OPT_MUTATE | ROOT_OPT_INSTALL, cmd_root_install_usage, &a);
+	int r = 0;
+
+	if (status >= 0)
+		return status;
+	if (optind >= argc)
+		return cmd_usage_error(a.cmd, "missing BUNDLE");
+	n = (size_t)(argc - optind);
+	fds = malloc(n * sizeof(*fds));
+	real = calloc(n, sizeof(*real));
+	results = calloc(n, sizeof(*results));
+	if (!fds || !real || !results) {
+		status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	status = bundles_open(&a, argv + optind, n, fds, real);
+	if (status != EXIT_OK)
+		goto out;
+	status = root_open(&a, false, &e);
+	if (status != EXIT_OK)
+		goto out;
+	if (n > 1) {
+		g = engine_group_new(e);
+		if (!g) {
+			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		engine_install_opts o = {
+			.allow_unsigned = a.allow_unsigned,
+			.force = a.force,
+			.allow_downgrade = a.allow_downgrade,
+			/* as fatelfd lets root install setid files */
+			.allow_setid = geteuid() == 0,
+			.dry_run = a.dry_run,
+			/* the image's kernel and binfmt handler are not this
+			 * machine's: a fat executable gets its warning */
+			.fat_executables_run = false,
+			.group = g,
+			.source_type = STORE_SOURCE_FILE,
+			.source = real[i] ? real[i] : argv[optind + (int)i],
+		};
+		fatelf_reader src = { 0 };
+
+		r = fatelf_reader_file(&src, fds[i]);
+		if (r < 0) {
+			snprintf(d.subject, sizeof(d.subject), "%s", argv[optind + (int)i]);
+			fatelf_diag_set(&d, r, -1, "%s", fatelf_strerror(r));
+		} else {
+			r = engine_install(e, &src, &o, &results[i], &d);
+			fatelf_reader_close(&src);
+		}
+		if (r < 0 && !d.subject[0])
+			snprintf(d.subject, sizeof(d.subject), "%s", argv[optind + (int)i]);
+		if (r >= 0)
+			done++;
+	}
+	if (g && r < 0)
+		engine_group_abort(g, r, &d);
+	else if (g && !a.dry_run)
+		r = engine_group_commit(g, &d);
+	if (r < 0) {
+		done = 0;
+		status = root_fail(&a, &d, r);
+		goto out;
+	}
+	results_print(&a, results, done);
+	status = EXIT_OK;
+out:
+	if (g)
+		engine_group_free(g);
+	engine_close(e);
+	for (size_t i = 0; results && i < done; i++)
+		engine_result_done(&results[i]);
+	for (size_t i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (size_t i = 0; real && i < n; i++)
+		free(real[i]);
+	free(fds);
+	free(real);
+	free(results);
+	return status;
+}
+
+int root_remove(int argc, char **argv)
+{
+	struct root_args a;
+	engine *e = NULL;
+	engine_result *results;
+	size_t done = 0;
+	int status = root_parse(argc, argv, ROOT_OPT_MUTATE, cmd_root_remove_usage, &a);
+
+	if (status >= 0)
+		return status;
+	if (optind >= argc)
+		return cmd_usage_error(a.cmd, "missing PACKAGE");
+	results = calloc((size_t)(argc - optind), sizeof(*results));
+	if (!results) {
+		fatelf_diag d = { 0 };
+
+		return root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+	}
+	status = root_open(&a, false, &e);
+	/* Each package its own transaction, as fatelfctl remove: those
+	 * before a failure stay removed, and are printed. */
+	for (int i = optind; i < argc && status == EXIT_OK; i++) {
+		engine_remove_opts o = { .dry_run = a.dry_run };
+		fatelf_diag d = { 0 };
+		int r = engine_remove(e, argv[i], &o, &results[done], &d);
+
+		if (r < 0) {
+			if (!d.subject[0])
+				snprintf(d.subject, sizeof(d.subject), "%s", argv[i]);
+			if (done)
+				results_print(&a, results, done);
+			status = root_fail(&a, &d, r);
+			break;
+		}
+		done++;
+	}
+	if (status == EXIT_OK)
+		results_print(&a, results, done);
+	engine_close(e);
+	for (size_t i = 0; i < done; i++)
+		engine_result_done(&results[i]);
+	free(results);
+	return status;
+}
