@@ -25,6 +25,14 @@ int cmd_bundle_keygen(int argc, char **argv);
  * status. */
 int bundle_unify(const char *out, fatelf_unify_opts *uo, fatelf_atomic *a, const bool *open_failed, bool json,
 		 fatelf_diag *d);
+/* bundle create --from: the Depends of each .deb source mapped into
+ * depends (text form, malloc'd, added after the *ndepends given, each
+ * name once; a name given already wins). A relation whose package is
+ * among fat (the names of --fat-packages) is kept; any other is left out
+ * with a warning line naming it, or kept with keep (--keep-depends)
+ * when it names one package. depends has room for cap. */
+int bundle_deb_depends(const fatelf_unify_opts *uo, const char *const *fat, size_t nfat, bool keep,
+		       char **depends, size_t *ndepends, size_t cap, fatelf_diag *d);
 /* {"file": out, "error": {code, record, message, subject}} */
 int bundle_create_json_error(const char *out, const fatelf_diag *d, int r);
 

@@ -1,7 +1,8 @@
 /*
  * fatelf bundle create --from: one bundle of several architectures'
  * builds (lib/bundle/unify.h), written atomically beside OUT, and the
- * report of what was glued, shared and kept per architecture.
+ * report of what was glued, shared and kept per architecture, and the
+ * .debs' Depends mapped to the bundle's dependencies.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,7 +15,107 @@
 #include <unistd.h>
 
 #include "bundle_cmd.h"
+#include "deb.h"
 #include "macro.h"
+
+static bool name_in(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The Depends field of the .deb at path (a name ending in .deb, so that
+ * no other source is opened once more); NULL (and 0) when path is not a
+ * .deb or has none. */
+static int deb_depends_field(const char *path, char **ret, fatelf_diag *d)
+{
+	_cleanup_close_ int fd = -1;
+	fatelf_deb_info info = { 0 };
+	fatelf_deb *deb = NULL;
+	fatelf_reader src;
+	char magic[8];
+	int r;
+
+	*ret = NULL;
+	if (!has_suffix(path, ".deb") || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, "!<arch>\n", 8) != 0)
+		return 0;          /* not a .deb: unify names the problem, if any */
+	r = fatelf_reader_fd(&src, fd, NULL);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "%s", strerror(-r));
+	r = fatelf_deb_open(&src, &deb, &info, d);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(info.depends);
+	fatelf_deb_info_done(&info);
+	fatelf_deb_free(deb);
+	return 0;
+}
+
+int bundle_deb_depends(const fatelf_unify_opts *uo, const char *const *fat, size_t nfat, bool keep,
+		       char **depends, size_t *ndepends, size_t cap, fatelf_diag *d)
+{
+	for (size_t s = 0; s < uo->nfrom; s++) {
+		_cleanup_free_ char *field = NULL;
+		fatelf_deb_relation *rel = NULL;
+		size_t nrel = 0;
+		int r;
+
+		r = deb_depends_field(uo->from[s].path, &field, d);
+		if (r < 0) {
+			fatelf_diag_names(d, uo->from[s].path);
+			return r;
+		}
+		if (!field)
+			continue;
+		r = fatelf_deb_depends_parse(field, &rel, &nrel, d);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < nrel; i++) {
+			fatelf_depend dep = { .name = rel[i].name, .op = rel[i].op, .version = rel[i].version };
+			char text[FATELF_DEPEND_TEXT_MAX];
+			bool have = false;
+
+			for (size_t k = 0; rel[i].name && k < *ndepends; k++) {
+				size_t n = strlen(rel[i].name);
+
+				have = have || (strncmp(depends[k], rel[i].name, n) == 0 &&
+						(depends[k][n] == 0 || depends[k][n] == ' '));
+			}
+			if (have)
+				continue;
+			if (!rel[i].name) {
+				fprintf(stderr, "%s: %s: Depends '%s' left out: not one package (alternatives are not kept)\n",
+					program_name, uo->from[s].path, rel[i].text);
+				continue;
+			}
+			if (!name_in(rel[i].name, fat, nfat) && !keep) {
+				fprintf(stderr, "%s: %s: Depends '%s' left out: '%s' is not a fat package (--fat-packages; --keep-depends keeps it)\n",
+					program_name, uo->from[s].path, rel[i].text, rel[i].name);
+				continue;
+			}
+			if (*ndepends == cap || fatelf_depend_format(&dep, text, sizeof(text)) < 0 ||
+			    !(depends[*ndepends] = strdup(text))) {
+				fatelf_deb_relations_free(rel, nrel);
+				return fatelf_diag_set(d, *ndepends == cap ? -FATELF_E_LIMIT : -ENOMEM, -1,
+						       *ndepends == cap ? "more than %d dependencies" : "out of memory",
+						       FATELF_DEPENDS_MAX);
+			}
+			(*ndepends)++;
+		}
+		fatelf_deb_relations_free(rel, nrel);
+	}
+	return 0;
+}
 
 int bundle_create_json_error(const char *out, const fatelf_diag *d, int r)
 {

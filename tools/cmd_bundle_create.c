@@ -63,7 +63,26 @@ enum {
 	OPT_NAME = 0x100, OPT_VERSION, OPT_SUMMARY, OPT_VENDOR, OPT_LICENSE, OPT_HOMEPAGE,
 	OPT_COMPRESSION, OPT_CONFIG, OPT_ALLOW_SETID, OPT_SIGN, OPT_PASSWORD_FILE,
 	OPT_TRUSTED_COMMENT, OPT_FROM, OPT_PER_ARCH, OPT_IGNORE_SCRIPTS,
+	OPT_DEPENDS, OPT_FAT_PACKAGES, OPT_KEEP_DEPENDS,
 };
+
+/* --fat-packages NAME,...: each name into fat (room for cap). */
+static int add_fat_names(char *arg, const char **fat, size_t *nfat, size_t cap)
+{
+	for (char *save = NULL, *n = strtok_r(arg, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		if (!fatelf_pkg_name_valid(n) || *nfat == cap)
+			return -1;
+		fat[(*nfat)++] = n;
+	}
+	return 0;
+}
+
+static void strv_freep(char ***v)
+{
+	for (size_t i = 0; *v && (*v)[i]; i++)
+		free((*v)[i]);
+	free(*v);
+}
 
 /* ARCH=SOURCE, ARCH a target name (not "recordN"). */
 static int parse_from(const char *arg, fatelf_unify_from *ret)
@@ -124,6 +143,9 @@ int cmd_bundle_create(int argc, char **argv)
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "per-arch", required_argument, NULL, OPT_PER_ARCH },
 		{ "ignore-scripts", no_argument, NULL, OPT_IGNORE_SCRIPTS },
+		{ "depends", required_argument, NULL, OPT_DEPENDS },
+		{ "fat-packages", required_argument, NULL, OPT_FAT_PACKAGES },
+		{ "keep-depends", no_argument, NULL, OPT_KEEP_DEPENDS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -131,8 +153,10 @@ int cmd_bundle_create(int argc, char **argv)
 	fatelf_bundle_create_opts o = { 0 };
 	_cleanup_free_ const char **globs = NULL, **per_arch = NULL;
 	_cleanup_free_ fatelf_unify_from *from = NULL;
-	size_t nfrom = 0, nper_arch = 0;
-	bool ignore_scripts = false, json = false;
+	_cleanup_free_ const char **fat = NULL;
+	_cleanup_(strv_freep) char **depends = NULL;
+	size_t nfrom = 0, nper_arch = 0, nfat = 0, ndepends = 0;
+	bool ignore_scripts = false, json = false, keep_depends = false;
 	const char *out = NULL, *sign = NULL, *password_file = NULL;
 	fatelf_ms_seckey sk;
 	fatelf_atomic a = { .fd = -1, .dirfd = -1 };
@@ -144,7 +168,9 @@ int cmd_bundle_create(int argc, char **argv)
 	globs = calloc((size_t)argc + 1, sizeof(*globs));
 	per_arch = calloc((size_t)argc + 1, sizeof(*per_arch));
 	from = calloc((size_t)argc + 1, sizeof(*from));
-	if (!globs || !per_arch || !from)
+	fat = calloc((size_t)argc + 1, sizeof(*fat));
+	depends = calloc(FATELF_DEPENDS_MAX + 1, sizeof(*depends));
+	if (!globs || !per_arch || !from || !fat || !depends)
 		return cmd_report(NULL, NULL, -ENOMEM);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:hj", options, NULL)) >= 0) {
@@ -207,6 +233,21 @@ int cmd_bundle_create(int argc, char **argv)
 		case OPT_IGNORE_SCRIPTS:
 			ignore_scripts = true;
 			break;
+		case OPT_DEPENDS:
+			if (ndepends == FATELF_DEPENDS_MAX)
+				return cmd_usage_error("bundle create", "more than %d --depends", FATELF_DEPENDS_MAX);
+			depends[ndepends] = strdup(optarg);
+			if (!depends[ndepends++])
+				return cmd_report(NULL, NULL, -ENOMEM);
+			break;
+		case OPT_FAT_PACKAGES:
+			if (add_fat_names(optarg, fat, &nfat, (size_t)argc) < 0)
+				return cmd_usage_error("bundle create",
+						       "--fat-packages: expected package names separated by commas");
+			break;
+		case OPT_KEEP_DEPENDS:
+			keep_depends = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -220,8 +261,9 @@ int cmd_bundle_create(int argc, char **argv)
 		return cmd_usage_error("bundle create", "missing -o OUT");
 	if (nfrom > 0 && argc - optind > 0)
 		return cmd_usage_error("bundle create", "a TREE and --from sources cannot be mixed");
-	if (nfrom == 0 && (nper_arch > 0 || ignore_scripts))
-		return cmd_usage_error("bundle create", "--per-arch and --ignore-scripts need --from");
+	if (nfrom == 0 && (nper_arch > 0 || ignore_scripts || nfat > 0 || keep_depends))
+		return cmd_usage_error("bundle create",
+				       "--per-arch, --ignore-scripts, --fat-packages and --keep-depends need --from");
 	if (nfrom == 0 && (!o.name || !o.version))
 		return cmd_usage_error("bundle create", "--name and --version are required");
 	if (nfrom == 0 && argc - optind != 1)
@@ -248,6 +290,20 @@ int cmd_bundle_create(int argc, char **argv)
 	struct open_out oo = { .a = &a, .path = out };
 	o.open_output = open_out;
 	o.userdata = &oo;
+	if (nfrom > 0) {
+		fatelf_unify_opts mapped = { .from = from, .nfrom = nfrom };
+
+		r = bundle_deb_depends(&mapped, fat, nfat, keep_depends, depends, &ndepends,
+				       FATELF_DEPENDS_MAX, &d);
+		if (r < 0) {
+			explicit_bzero(&sk, sizeof(sk));
+			if (json)
+				return bundle_create_json_error(out, &d, r);
+			return cmd_report(NULL, &d, r);
+		}
+	}
+	o.depends = (const char *const *)depends;
+	o.ndepends = ndepends;
 	if (nfrom > 0) {
 		fatelf_unify_opts uo = {
 			.from = from,

@@ -215,6 +215,17 @@ static void inspect_json(const char *path, const fatelf_manifest *m, const char 
 	json_object_object_add(pkg, "vendor", json_object_new_string(m->vendor));
 	json_object_object_add(pkg, "license", json_object_new_string(m->license));
 	json_object_object_add(pkg, "homepage", json_object_new_string(m->homepage));
+	{
+		struct json_object *deps = json_object_new_array();
+
+		for (size_t i = 0; i < m->ndepends; i++) {
+			char text[FATELF_DEPEND_TEXT_MAX];
+
+			if (fatelf_depend_format(&m->depends[i], text, sizeof(text)) >= 0)
+				json_object_array_add(deps, json_object_new_string(text));
+		}
+		json_object_object_add(pkg, "depends", deps);
+	}
 	json_object_object_add(j, "package", pkg);
 	json_object_object_add(sig, "signed", json_object_new_boolean(sig_keyid != NULL));
 	json_object_object_add(sig, "key_id", sig_keyid ? json_object_new_string(sig_keyid) : NULL);
@@ -302,6 +313,14 @@ static void inspect_text(const char *path, const fatelf_manifest *m, const char 
 		printf("license:   %s\n", m->license);
 	if (m->homepage[0])
 		printf("homepage:  %s\n", m->homepage);
+	for (size_t i = 0; i < m->ndepends; i++) {
+		char text[FATELF_DEPEND_TEXT_MAX];
+
+		if (fatelf_depend_format(&m->depends[i], text, sizeof(text)) >= 0)
+			printf("%s%s", i ? ", " : "depends:   ", text);
+		if (i + 1 == m->ndepends)
+			printf("\n");
+	}
 	printf("format:    %u\n", m->format);
 	if (sig_keyid)
 		printf("signature: signed by key %s (not verified: no key given; use verify --key)\n",

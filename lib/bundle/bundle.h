@@ -196,6 +196,10 @@ typedef struct fatelf_manifest {
 	fatelf_bundle_entry *entries;   /* sorted by path (byte order), then first target */
 	size_t entries_cap;             /* entries allocated */
 	uint64_t total_size;            /* sum of file sizes */
+	/* Format 2: the packages this one needs, sorted by name, each once
+	 * (doc/fatbundle.md section 2.9). */
+	size_t ndepends;
+	struct fatelf_depend *depends;
 } fatelf_manifest;
 
 /*
@@ -266,6 +270,43 @@ const char *fatelf_pkg_name_problem(const char *name, size_t len, char *buf, siz
 bool fatelf_pkg_version_valid(const char *version);
 /* dpkg's ordering: <0, 0, >0. */
 int fatelf_pkg_version_compare(const char *a, const char *b);
+
+/* Dependencies (lib/bundle/pkgrules.c): "NAME" or "NAME (OP VERSION)" */
+enum fatelf_dep_op {
+	FATELF_DEP_ANY = 0,             /* no version constraint */
+	FATELF_DEP_LT,                  /* << */
+	FATELF_DEP_LE,                  /* <= */
+	FATELF_DEP_EQ,                  /* = */
+	FATELF_DEP_GE,                  /* >= */
+	FATELF_DEP_GT,                  /* >> */
+};
+#define FATELF_DEPENDS_MAX 256
+/* Room for the longest entry: name, " (>= ", version, ")", NUL. */
+#define FATELF_DEPEND_TEXT_MAX 520
+
+typedef struct fatelf_depend {
+	char *name;
+	int op;                         /* enum fatelf_dep_op */
+	char *version;                  /* NULL with FATELF_DEP_ANY */
+} fatelf_depend;
+
+/* Parses the len bytes of text, exactly one form: NAME, or NAME, one
+ * space, "(", an operator, one space, a version, ")". On failure the
+ * rule it breaks goes to why (a phrase after the entry) and the code is
+ * FATELF_E_PKG_NAME, FATELF_E_PKG_VERSION or FATELF_E_INVALID (the
+ * form); ret may be NULL to check only. */
+int fatelf_depend_parse(const char *text, size_t len, fatelf_depend *ret, char *why, size_t why_size);
+void fatelf_depend_clear(fatelf_depend *dep);
+/* The text form into buf; its length, or -ENAMETOOLONG. */
+int fatelf_depend_format(const fatelf_depend *dep, char *buf, size_t size);
+/* "<<", "<=", "=", ">=", ">>"; "" for FATELF_DEP_ANY. */
+const char *fatelf_depend_op_text(int op);
+/* Whether version (NULL: none) meets dep's constraint. */
+bool fatelf_depend_satisfied_by(const fatelf_depend *dep, const char *version);
+/* Adds text's dependency to m, kept sorted; a name twice, the package
+ * itself or more than FATELF_DEPENDS_MAX are refused. */
+int fatelf_manifest_add_depend(fatelf_manifest *m, const char *text, fatelf_diag *d);
+
 /* The path rules for one path on its own (not duplicates or parents).
  * fatelf_path_rule gives the rule that failed without naming the path
  * ("is absolute (...)"), for a caller that names it its own way. */
@@ -316,6 +357,10 @@ typedef struct fatelf_bundle_create_opts {
 	 * caller's to close) or a negative code with d set. */
 	int (*open_output)(void *userdata, fatelf_diag *d);
 	void *userdata;
+	/* The package's dependencies in their text form ("NAME (>= 1.2)");
+	 * with any, the bundle is format 2. */
+	const char *const *depends;
+	size_t ndepends;
 } fatelf_bundle_create_opts;
 
 /*

@@ -464,6 +464,13 @@ int fatelf_bundle_manifest_package(fatelf_manifest *m, const fatelf_bundle_creat
 	    set_str(&m->summary, o->summary) < 0 || set_str(&m->vendor, o->vendor) < 0 ||
 	    set_str(&m->license, o->license) < 0 || set_str(&m->homepage, o->homepage) < 0)
 		return -ENOMEM;
+	/* Checked by fatelf_bundle_opts_check already. */
+	for (size_t i = 0; i < o->ndepends; i++) {
+		int r = fatelf_manifest_add_depend(m, o->depends[i], NULL);
+
+		if (r < 0)
+			return r == -ENOMEM ? r : -EINVAL;
+	}
 	return 0;
 }
 
@@ -921,6 +928,11 @@ int fatelf_bundle_manifest_finish(fatelf_manifest *m, const fatelf_bundle_create
 }
 
 /* The options' fields every writer checks first. */
+static void manifest_freep(fatelf_manifest **m)
+{
+	fatelf_manifest_free(*m);
+}
+
 int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d)
 {
 	char why_buf[160], q_name[FATELF_TEXT_QUOTE_BUF];
@@ -936,6 +948,18 @@ int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d)
 		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
 				       "package version '%.100s' is not a valid dpkg version",
 				       o->version);
+	if (o->ndepends) {
+		_cleanup_(manifest_freep) fatelf_manifest *m = fatelf_manifest_new();
+
+		if (!m || !(m->name = strdup(o->name)))
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		for (size_t i = 0; i < o->ndepends; i++) {
+			int r = fatelf_manifest_add_depend(m, o->depends[i], d);
+
+			if (r < 0)
+				return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
+		}
+	}
 	if (o->compression < FATELF_COMPRESS_ZSTD || o->compression > FATELF_COMPRESS_XZ)
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "unknown compression %d",
 				       o->compression);

@@ -7,6 +7,7 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -83,6 +84,7 @@ void fatelf_deb_info_done(fatelf_deb_info *info)
 	free(info->homepage);
 	free(info->summary);
 	free(info->multiarch);
+	free(info->depends);
 	for (size_t i = 0; i < info->nconffiles; i++)
 		free(info->conffiles[i]);
 	free(info->conffiles);
@@ -122,16 +124,18 @@ struct field_slot {
 	const char *name;
 	size_t offset;
 	bool multiline;         /* continuation lines allowed (the first line is kept) */
+	bool fold;              /* continuation lines joined to the first by a space */
 };
 
 static const struct field_slot known_fields[] = {
-	{ "Package", offsetof(fatelf_deb_info, package), false },
-	{ "Version", offsetof(fatelf_deb_info, version), false },
-	{ "Architecture", offsetof(fatelf_deb_info, architecture), false },
-	{ "Maintainer", offsetof(fatelf_deb_info, maintainer), false },
-	{ "Homepage", offsetof(fatelf_deb_info, homepage), false },
-	{ "Description", offsetof(fatelf_deb_info, summary), true },
-	{ "Multi-Arch", offsetof(fatelf_deb_info, multiarch), false },
+	{ "Package", offsetof(fatelf_deb_info, package), false, false },
+	{ "Version", offsetof(fatelf_deb_info, version), false, false },
+	{ "Architecture", offsetof(fatelf_deb_info, architecture), false, false },
+	{ "Maintainer", offsetof(fatelf_deb_info, maintainer), false, false },
+	{ "Homepage", offsetof(fatelf_deb_info, homepage), false, false },
+	{ "Description", offsetof(fatelf_deb_info, summary), true, false },
+	{ "Multi-Arch", offsetof(fatelf_deb_info, multiarch), false, false },
+	{ "Depends", offsetof(fatelf_deb_info, depends), true, true },
 };
 
 #define FIELDS_MAX 256
@@ -192,6 +196,24 @@ int fatelf_deb_control_parse(const char *s, size_t len, fatelf_deb_info *ret, fa
 				snprintf(msg, sizeof(msg), "the %s field must be one line", cur->name);
 				r = control_fail(d, line, msg);
 				goto fail;
+			}
+			if (cur && cur->fold) {
+				char **slot = (char **)((char *)ret + cur->offset);
+				size_t have = strlen(*slot), e = n;
+				char *grown;
+
+				while (e > k && is_blank(l[e - 1]))
+					e--;
+				/* Bounded by the control file's limit. */
+				grown = realloc(*slot, have + 1 + (e - k) + 1);
+				if (!grown) {
+					r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+					goto fail;
+				}
+				grown[have] = ' ';
+				memcpy(grown + have + 1, l + k, e - k);
+				grown[have + 1 + (e - k)] = 0;
+				*slot = grown;
 			}
 			continue;
 		}
@@ -730,4 +752,124 @@ void fatelf_deb_free(fatelf_deb *deb)
 		return;
 	archive_read_free(deb->a);
 	free(deb);
+}
+
+/* Depends relations */
+
+void fatelf_deb_relations_free(fatelf_deb_relation *rel, size_t n)
+{
+	for (size_t i = 0; rel && i < n; i++) {
+		free(rel[i].text);
+		free(rel[i].name);
+		free(rel[i].version);
+	}
+	free(rel);
+}
+
+/* Reads one relation [p, e) (trimmed, no ','); fills name, op and
+ * version when it is one package, leaves them NULL otherwise. */
+static int relation_read(const char *p, const char *e, fatelf_deb_relation *rel)
+{
+	static const struct { const char *t; int op; } ops[] = {
+		{ "<<", FATELF_DEP_LT }, { "<=", FATELF_DEP_LE }, { ">=", FATELF_DEP_GE },
+		{ ">>", FATELF_DEP_GT }, { "=", FATELF_DEP_EQ }, { "<", FATELF_DEP_LE }, { ">", FATELF_DEP_GE },
+	};
+	const char *n = p, *ne, *vs, *ve;
+	char why[160];
+	int op = FATELF_DEP_ANY;
+
+	if (memchr(p, '|', (size_t)(e - p)))
+		return 0;
+	while (p < e && !is_blank(*p) && *p != '(' && *p != ':')
+		p++;
+	ne = p;
+	if (fatelf_pkg_name_problem(n, (size_t)(ne - n), why, sizeof(why)))
+		return 0;
+	if (p < e && *p == ':') {               /* an architecture qualifier */
+		p++;
+		while (p < e && (isalnum((unsigned char)*p) || *p == '-'))
+			p++;
+	}
+	while (p < e && is_blank(*p))
+		p++;
+	if (p < e) {
+		size_t k;
+
+		if (*p != '(' || e[-1] != ')')
+			return 0;
+		p++;
+		while (p < e && is_blank(*p))
+			p++;
+		for (k = 0; k < ARRAY_SIZE(ops); k++)
+			if ((size_t)(e - p) >= strlen(ops[k].t) && memcmp(p, ops[k].t, strlen(ops[k].t)) == 0)
+				break;
+		if (k == ARRAY_SIZE(ops))
+			return 0;
+		op = ops[k].op;
+		p += strlen(ops[k].t);
+		while (p < e && is_blank(*p))
+			p++;
+		vs = p;
+		ve = e - 1;
+		while (ve > vs && is_blank(ve[-1]))
+			ve--;
+		if (ve == vs || ve - vs > 255 || memchr(vs, ' ', (size_t)(ve - vs)) || memchr(vs, '\t', (size_t)(ve - vs)))
+			return 0;
+		rel->version = strndup(vs, (size_t)(ve - vs));
+		if (!rel->version)
+			return -ENOMEM;
+		if (!fatelf_pkg_version_valid(rel->version)) {
+			free(rel->version);
+			rel->version = NULL;
+			return 0;
+		}
+	}
+	rel->name = strndup(n, (size_t)(ne - n));
+	if (!rel->name)
+		return -ENOMEM;
+	rel->op = op;
+	return 0;
+}
+
+int fatelf_deb_depends_parse(const char *field, fatelf_deb_relation **ret, size_t *ret_n, fatelf_diag *d)
+{
+	fatelf_deb_relation *rel = NULL;
+	size_t n = 0, len = field ? strlen(field) : 0, pos = 0;
+	int r;
+
+	while (pos < len) {
+		const char *p = field + pos, *comma = memchr(p, ',', len - pos);
+		const char *e = comma ? comma : field + len;
+		fatelf_deb_relation *grown;
+
+		pos = (size_t)(e - field) + (comma ? 1 : 0);
+		while (p < e && is_blank(*p))
+			p++;
+		while (e > p && is_blank(e[-1]))
+			e--;
+		if (p == e)
+			continue;
+		if (n == FATELF_DEB_RELATIONS_MAX) {
+			fatelf_deb_relations_free(rel, n);
+			return fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1,
+					       "control: Depends has more than %d relations", FATELF_DEB_RELATIONS_MAX);
+		}
+		grown = realloc(rel, (n + 1) * sizeof(*rel));
+		if (!grown) {
+			fatelf_deb_relations_free(rel, n);
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
+		rel = grown;
+		memset(&rel[n], 0, sizeof(rel[n]));
+		rel[n].text = strndup(p, (size_t)(e - p));
+		n++;
+		r = rel[n - 1].text ? relation_read(p, e, &rel[n - 1]) : -ENOMEM;
+		if (r < 0) {
+			fatelf_deb_relations_free(rel, n);
+			return fatelf_diag_set(d, r, -1, "out of memory");
+		}
+	}
+	*ret = rel;
+	*ret_n = n;
+	return 0;
 }

@@ -47,6 +47,7 @@ typedef struct fatelf_deb_info {
 	char *package, *version, *architecture, *maintainer, *homepage;
 	char *summary;          /* the first line of Description */
 	char *multiarch;        /* Multi-Arch */
+	char *depends;          /* Depends, its continuation lines joined by a space */
 	/* conffiles, as package paths (no leading '/') */
 	char **conffiles;
 	size_t nconffiles;
@@ -83,6 +84,25 @@ int fatelf_deb_control_parse(const char *s, size_t len, fatelf_deb_info *ret, fa
 int fatelf_deb_conffiles_parse(const char *s, size_t len, fatelf_deb_info *ret, fatelf_diag *d);
 
 void fatelf_deb_info_done(fatelf_deb_info *info);
+
+/* One relation of a Depends field (doc/fatelf.1, bundle create --from):
+ * text is the relation as written (trimmed); name is set when it names
+ * one package, with an optional version constraint (op, version; dpkg's
+ * obsolete "<" and ">" read as "<=" and ">="), and an architecture
+ * qualifier ":any" or ":ARCH" dropped; NULL for alternatives ("a | b")
+ * or a relation that does not read so. */
+typedef struct fatelf_deb_relation {
+	char *text;
+	char *name;
+	int op;                 /* enum fatelf_dep_op */
+	char *version;
+} fatelf_deb_relation;
+#define FATELF_DEB_RELATIONS_MAX 1024
+
+/* Splits a Depends field into its relations (at most
+ * FATELF_DEB_RELATIONS_MAX); *ret is freed by fatelf_deb_relations_free. */
+int fatelf_deb_depends_parse(const char *field, fatelf_deb_relation **ret, size_t *ret_n, fatelf_diag *d);
+void fatelf_deb_relations_free(fatelf_deb_relation *rel, size_t n);
 
 typedef struct fatelf_deb fatelf_deb;
 

@@ -52,6 +52,9 @@ fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m)
 	free(m->license);
 	free(m->homepage);
 	free(m->targets);
+	for (size_t i = 0; i < m->ndepends; i++)
+		fatelf_depend_clear(&m->depends[i]);
+	free(m->depends);
 	for (size_t i = 0; i < m->nentries; i++)
 		entry_clear(&m->entries[i]);
 	free(m->entries);
@@ -1094,6 +1097,57 @@ static int p_targets(struct pctx *c, const struct field *f, const fatelf_json_va
 			    &c->m->ntargets);
 }
 
+/* "depends" (format 2): NAME or NAME (OP VERSION) each, sorted by
+ * name, each name once, never the package itself. */
+static int p_depends(struct pctx *c, const struct field *f, const fatelf_json_value *v,
+		     void *dst)
+{
+	fatelf_manifest *m = c->m;
+	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
+	char q[FATELF_TEXT_QUOTE_BUF], why[200];
+	int r;
+
+	(void)f;
+	(void)dst;
+	if (m->format < 2)
+		return fail(c, -FATELF_E_MANIFEST_FORMAT, -1,
+			    "field 'depends' needs format 2, the manifest is format %u", m->format);
+	if (n == 0)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'depends' is empty (leave it out instead)");
+	if (n > FATELF_DEPENDS_MAX)
+		return fail(c, -FATELF_E_LIMIT, -1, "%zu dependencies, the limit is %d", n, FATELF_DEPENDS_MAX);
+	m->depends = calloc(n, sizeof(*m->depends));
+	if (!m->depends)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		fatelf_json_value s;
+
+		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		if (r <= 0)
+			return r < 0 ? r : -EINVAL;
+		r = fatelf_json_read(c->doc, at, &s);
+		if (r < 0)
+			return r;
+		if (s.type != FATELF_JSON_STRING)
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "depends[%zu] must be a string", i);
+		r = fatelf_depend_parse(s.str, s.len, &m->depends[i], why, sizeof(why));
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return fail(c, r == -FATELF_E_INVALID ? -FATELF_E_MANIFEST_SCHEMA : r, -1,
+				    "depends[%zu] '%s' %s%s", i, fatelf_text_quote_n(s.str, s.len, q), why,
+				    r == -FATELF_E_INVALID ? " (NAME or NAME (OP VERSION), one space each)" : "");
+		m->ndepends++;
+		if (i > 0 && strcmp(m->depends[i - 1].name, m->depends[i].name) >= 0)
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
+				    strcmp(m->depends[i - 1].name, m->depends[i].name) == 0
+				    ? "depends: package '%s' is named twice"
+				    : "depends: '%s' is out of order (sorted by name, byte by byte)",
+				    fatelf_text_quote(m->depends[i].name, q));
+	}
+	return 0;
+}
+
 #define PF(n, m, p, field) { n, FATELF_JSON_STRING, m, p, offsetof(fatelf_manifest, field), 0 }
 static const struct field package_fields[] = {
 	PF("name", true, p_name, name),
@@ -1102,6 +1156,7 @@ static const struct field package_fields[] = {
 	PF("vendor", false, p_text, vendor),
 	PF("license", false, p_text, license),
 	PF("homepage", false, p_text, homepage),
+	{ "depends", FATELF_JSON_ARRAY, false, p_depends, 0, 0 },
 };
 #undef PF
 
@@ -1115,6 +1170,9 @@ static int p_package(struct pctx *c, const struct field *f, const fatelf_json_va
 	r = dispatch(c, v->at, package_fields, ARRAY_SIZE(package_fields), dst);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < c->m->ndepends; i++)
+		if (c->m->name && strcmp(c->m->depends[i].name, c->m->name) == 0)
+			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "depends[%zu] names the package itself", i);
 	c->at = AT_TOP;
 	return 0;
 }
@@ -1226,9 +1284,9 @@ static int entries_check(struct pctx *c)
 		sorted[i] = &m->entries[i];
 		per_arch = per_arch || m->entries[i].ntargets;
 	}
-	if (m->format >= FATELF_BUNDLE_FORMAT_PER_ARCH && !per_arch)
+	if (m->format >= FATELF_BUNDLE_FORMAT_PER_ARCH && !per_arch && !m->ndepends)
 		return fatelf_diag_set(c->d, -FATELF_E_MANIFEST_FORMAT, -1,
-				       "format %u without a per-arch entry (such a manifest is format %d)",
+				       "format %u without a per-arch entry or 'depends' (such a manifest is format %d)",
 				       m->format, FATELF_BUNDLE_FORMAT);
 	/* In the order the format asks for (the rule checked below), the
 	 * entries of one path are already next to each other. */

@@ -297,6 +297,8 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 	for (size_t i = 0; i < m->nentries; i++)
 		if (m->entries[i].ntargets)
 			m->format = FATELF_BUNDLE_FORMAT_PER_ARCH;
+	if (m->ndepends)
+		m->format = FATELF_BUNDLE_FORMAT_PER_ARCH;
 	jw_open(&w, "{");
 	jw_kv_uint(&w, "format", m->format);
 	jw_key(&w, "package");
@@ -306,6 +308,21 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 	for (size_t i = 0; i < ARRAY_SIZE(opt); i++)
 		if (opt[i] && *opt[i])
 			jw_kv_string(&w, opt_keys[i], opt[i]);
+	if (m->ndepends) {
+		jw_key(&w, "depends");
+		jw_open(&w, "[");
+		for (size_t i = 0; i < m->ndepends; i++) {
+			char text[FATELF_DEPEND_TEXT_MAX];
+
+			if (fatelf_depend_format(&m->depends[i], text, sizeof(text)) < 0) {
+				free(w.buf);
+				return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "dependency %zu is too long", i);
+			}
+			jw_sep(&w);
+			jw_string(&w, text);
+		}
+		jw_close(&w, "]");
+	}
 	jw_close(&w, "}");
 	jw_key(&w, "targets");
 	jw_open(&w, "[");

@@ -2,11 +2,17 @@
  * The package and path rules of a bundle: dpkg's package names and
  * versions (validity and dpkg's ordering), the rules a path in a manifest
  * must keep to be created safely beneath a root, and the default limits
- * those rules are checked against. The manifest parser and serializer
- * enforce them; the bundle writer checks paths with them too.
+ * those rules are checked against, and a package's dependencies
+ * (manifest format 2, doc/fatbundle.md section 2.9): the one text form
+ * of an entry, "NAME" or "NAME (OP VERSION)" with dpkg's operators,
+ * parsed strictly and bounds-checked, written back the same way, and
+ * checked against a version by dpkg's ordering. The manifest parser and
+ * serializer enforce them; the bundle writer checks paths with them too.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bundle.h"
@@ -283,5 +289,190 @@ int fatelf_path_check(const char *path, const fatelf_bundle_limits *lim, fatelf_
 
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "path '%s' %s", path ? fatelf_text_quote(path, q) : "", rule);
+	return 0;
+}
+
+/* Dependencies */
+
+static const struct {
+	const char *text;
+	int op;
+} ops[] = {
+	{ "<<", FATELF_DEP_LT },
+	{ "<=", FATELF_DEP_LE },
+	{ "=", FATELF_DEP_EQ },
+	{ ">=", FATELF_DEP_GE },
+	{ ">>", FATELF_DEP_GT },
+};
+
+const char *fatelf_depend_op_text(int op)
+{
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (ops[i].op == op)
+			return ops[i].text;
+	return "";
+}
+
+void fatelf_depend_clear(fatelf_depend *dep)
+{
+	if (!dep)
+		return;
+	free(dep->name);
+	free(dep->version);
+	dep->name = dep->version = NULL;
+	dep->op = FATELF_DEP_ANY;
+}
+
+static int why_set(char *why, size_t size, const char *rule)
+{
+	if (why && size)
+		snprintf(why, size, "%s", rule);
+	return 0;
+}
+
+int fatelf_depend_parse(const char *text, size_t len, fatelf_depend *ret, char *why, size_t why_size)
+{
+	const char *sp, *open, *vstart, *end = text + len;
+	char name_why[160];
+	const char *nw;
+	size_t nlen, vlen;
+	int op = FATELF_DEP_ANY;
+
+	if (!text || memchr(text, '\0', len)) {
+		why_set(why, why_size, "holds a NUL byte");
+		return -FATELF_E_INVALID;
+	}
+	sp = memchr(text, ' ', len);
+	nlen = sp ? (size_t)(sp - text) : len;
+	nw = fatelf_pkg_name_problem(text, nlen, name_why, sizeof(name_why));
+	if (nw) {
+		if (why && why_size)
+			snprintf(why, why_size, "its package name %s", nw);
+		return -FATELF_E_PKG_NAME;
+	}
+	if (sp) {
+		size_t olen;
+
+		/* " (" OP " " VERSION ")": one space each, nothing more. */
+		open = sp + 1;
+		if (open >= end || *open != '(' || end[-1] != ')' || end - open < 3) {
+			why_set(why, why_size, "is not NAME or NAME (OP VERSION)");
+			return -FATELF_E_INVALID;
+		}
+		open++;
+		vstart = memchr(open, ' ', (size_t)(end - 1 - open));
+		if (!vstart) {
+			why_set(why, why_size, "is not NAME or NAME (OP VERSION)");
+			return -FATELF_E_INVALID;
+		}
+		olen = (size_t)(vstart - open);
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+			if (strlen(ops[i].text) == olen && memcmp(ops[i].text, open, olen) == 0)
+				op = ops[i].op;
+		if (op == FATELF_DEP_ANY) {
+			why_set(why, why_size, "has an operator that is not one of <<, <=, =, >=, >>");
+			return -FATELF_E_INVALID;
+		}
+		vstart++;
+		vlen = (size_t)(end - 1 - vstart);
+		if (vlen == 0 || vlen > PKG_VERSION_MAX || memchr(vstart, ' ', vlen)) {
+			why_set(why, why_size, "has a version that is not a dpkg version ([epoch:]upstream[-revision])");
+			return -FATELF_E_PKG_VERSION;
+		}
+	}
+	if (!ret)
+		return 0;
+	fatelf_depend dep = { .op = op };
+	dep.name = strndup(text, nlen);
+	if (!dep.name)
+		return -ENOMEM;
+	if (op != FATELF_DEP_ANY) {
+		dep.version = strndup(vstart, vlen);
+		if (!dep.version) {
+			free(dep.name);
+			return -ENOMEM;
+		}
+		if (!fatelf_pkg_version_valid(dep.version)) {
+			fatelf_depend_clear(&dep);
+			why_set(why, why_size, "has a version that is not a dpkg version ([epoch:]upstream[-revision])");
+			return -FATELF_E_PKG_VERSION;
+		}
+	}
+	*ret = dep;
+	return 0;
+}
+
+int fatelf_depend_format(const fatelf_depend *dep, char *buf, size_t size)
+{
+	int n;
+
+	if (dep->op == FATELF_DEP_ANY || !dep->version)
+		n = snprintf(buf, size, "%s", dep->name);
+	else
+		n = snprintf(buf, size, "%s (%s %s)", dep->name, fatelf_depend_op_text(dep->op), dep->version);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
+}
+
+bool fatelf_depend_satisfied_by(const fatelf_depend *dep, const char *version)
+{
+	int cmp;
+
+	if (dep->op == FATELF_DEP_ANY || !dep->version)
+		return true;
+	if (!version)
+		return false;
+	cmp = fatelf_pkg_version_compare(version, dep->version);
+	switch (dep->op) {
+	case FATELF_DEP_LT: return cmp < 0;
+	case FATELF_DEP_LE: return cmp <= 0;
+	case FATELF_DEP_EQ: return cmp == 0;
+	case FATELF_DEP_GE: return cmp >= 0;
+	case FATELF_DEP_GT: return cmp > 0;
+	default: return false;
+	}
+}
+
+static int depend_cmp(const void *a, const void *b)
+{
+	return strcmp(((const fatelf_depend *)a)->name, ((const fatelf_depend *)b)->name);
+}
+
+int fatelf_manifest_add_depend(fatelf_manifest *m, const char *text, fatelf_diag *d)
+{
+	char why[200];
+	fatelf_depend dep, *grown;
+	int r;
+
+	r = fatelf_depend_parse(text, strlen(text), &dep, why, sizeof(why));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "dependency '%.300s' %s", text, why);
+	for (size_t i = 0; i < m->ndepends; i++)
+		if (strcmp(m->depends[i].name, dep.name) == 0) {
+			r = fatelf_diag_set(d, -FATELF_E_INVALID, -1,
+					    "dependency '%.300s': package '%s' is named twice (one entry a package)",
+					    text, dep.name);
+			fatelf_depend_clear(&dep);
+			return r;
+		}
+	if (m->name && strcmp(m->name, dep.name) == 0) {
+		r = fatelf_diag_set(d, -FATELF_E_INVALID, -1, "dependency '%.300s' names the package itself",
+				    text);
+		fatelf_depend_clear(&dep);
+		return r;
+	}
+	if (m->ndepends >= FATELF_DEPENDS_MAX) {
+		fatelf_depend_clear(&dep);
+		return fatelf_diag_set(d, -FATELF_E_LIMIT, -1, "more than %d dependencies", FATELF_DEPENDS_MAX);
+	}
+	grown = realloc(m->depends, (m->ndepends + 1) * sizeof(*grown));
+	if (!grown) {
+		fatelf_depend_clear(&dep);
+		return -ENOMEM;
+	}
+	m->depends = grown;
+	m->depends[m->ndepends++] = dep;
+	qsort(m->depends, m->ndepends, sizeof(*m->depends), depend_cmp);
 	return 0;
 }

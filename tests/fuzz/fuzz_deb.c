@@ -2,7 +2,8 @@
  * libFuzzer target for the .deb reader: the ar container, the control
  * archive's control file and conffiles, and the data archive's entries,
  * read as a stream from memory. An input whose first byte is 'C' goes,
- * after that byte, straight to the control file and conffiles parsers.
+ * after that byte, straight to the control file and conffiles parsers,
+ * and a Depends field to its relations' parser.
  * Any bytes either fail with a code of the tree (a .deb code, a package
  * rule's, or ENOMEM) and a clean message, or give the three fields every
  * control file must have.
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "deb.h"
 
 static void check(bool ok, const char *what, const fatelf_diag *d)
@@ -35,7 +37,28 @@ static void check_failure(int r, const fatelf_diag *d)
 
 static void check_info(const fatelf_deb_info *info)
 {
+	fatelf_deb_relation *rel = NULL;
+	fatelf_diag d = { 0 };
+	size_t nrel = 0;
+
 	check(info->package && info->version && info->architecture, "a required field is missing", NULL);
+	/* Depends splits into relations; each one that names a package
+	 * writes back as a dependency the manifest parser takes. */
+	if (info->depends && fatelf_deb_depends_parse(info->depends, &rel, &nrel, &d) == 0) {
+		for (size_t i = 0; i < nrel; i++) {
+			fatelf_depend dep = { .name = rel[i].name, .op = rel[i].op, .version = rel[i].version };
+			char text[FATELF_DEPEND_TEXT_MAX];
+			int n;
+
+			check(rel[i].text && rel[i].text[0], "an empty relation", NULL);
+			if (!rel[i].name)
+				continue;
+			n = fatelf_depend_format(&dep, text, sizeof(text));
+			check(n > 0 && fatelf_depend_parse(text, (size_t)n, NULL, NULL, 0) == 0,
+			      "a relation's dependency does not parse back", NULL);
+		}
+		fatelf_deb_relations_free(rel, nrel);
+	}
 	for (size_t i = 0; i < info->nconffiles; i++)
 		check(info->conffiles[i][0] != 0 && info->conffiles[i][0] != '/', "an empty or absolute conffile",
 		      NULL);

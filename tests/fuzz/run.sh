@@ -87,7 +87,7 @@ if command -v bsdtar >/dev/null; then
 	done
 	find "$work/seeds-manifest" -empty -delete
 fi
-# Format-2 manifests (per-arch entries), a valid one and two refused.
+# Format-2 manifests (per-arch entries, depends), valid ones and refused ones.
 cp "$top"/tests/fuzz/seeds/manifest-*.json "$work/seeds-manifest/"
 echo "# $(ls "$work/seeds-bundle" | wc -l) bundle seeds, $(ls "$work/seeds-manifest" | wc -l) manifest seeds"
 
@@ -166,7 +166,7 @@ echo "# $(ls "$work/seeds-binfmt" | wc -l) binfmt seeds, $(ls "$work/seeds-elfdy
 # Seeds for fuzz_deb: packages dpkg-deb builds, one per compression it
 # writes, and control files ('C' first).
 mkdir -p "$work/seeds-deb" "$work/debpkg/DEBIAN" "$work/debpkg/etc" "$work/debpkg/usr/bin"
-printf 'Package: seed\nVersion: 1:1.0-1\nArchitecture: arm64\nMaintainer: M <m@example.org>\nDescription: a seed\n more\n' \
+printf 'Package: seed\nVersion: 1:1.0-1\nArchitecture: arm64\nMaintainer: M <m@example.org>\nDepends: libc6 (>= 2.34), libfoo:any (<< 2~), a | b,\n seed-data (= 1:1.0-1), zz (>> 1)\nDescription: a seed\n more\n' \
 	>"$work/debpkg/DEBIAN/control"
 printf '/etc/seed.conf\nremove-on-upgrade /etc/old.conf\n' >"$work/debpkg/DEBIAN/conffiles"
 printf '#!/bin/sh\n' >"$work/debpkg/DEBIAN/postinst"

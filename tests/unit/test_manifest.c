@@ -774,6 +774,111 @@ START_TEST(test_reject_format)
 }
 END_TEST
 
+/* Format 2: "depends" parses, serializes back to the same bytes, and
+ * every rule of its entries is checked. */
+#define HOMEPAGE "\"homepage\": \"https://example.org/game\""
+static char *with_depends(const char *deps, const char *format)
+{
+	char *a = mutate("\"format\": 1,", format), *b;
+	const char *at = strstr(a, HOMEPAGE);
+	size_t pre = (size_t)(at - a) + strlen(HOMEPAGE);
+
+	b = malloc(strlen(a) + strlen(deps) + 64);
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, a, pre);
+	snprintf(b + pre, strlen(a) + strlen(deps) + 64 - pre, ",\n    \"depends\": %s%s", deps, a + pre);
+	free(a);
+	return b;
+}
+
+static int parse_depends(const char *deps, const char *format)
+{
+	char *s = with_depends(deps, format);
+	int r = parse_text(s);
+
+	free(s);
+	return r;
+}
+
+START_TEST(test_depends)
+{
+	char *text = with_depends("[\n      \"libfoo (>= 1.2)\",\n      \"zlib\"\n    ]", "\"format\": 2,");
+	fatelf_manifest *m = NULL;
+	fatelf_depend dep;
+	char *out = NULL;
+	size_t len = 0;
+	fatelf_diag d;
+
+	ck_assert_msg(fatelf_manifest_parse(text, strlen(text), NULL, &m, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(m->ndepends, 2);
+	ck_assert_str_eq(m->depends[0].name, "libfoo");
+	ck_assert_int_eq(m->depends[0].op, FATELF_DEP_GE);
+	ck_assert_str_eq(m->depends[0].version, "1.2");
+	ck_assert_str_eq(m->depends[1].name, "zlib");
+	ck_assert_int_eq(m->depends[1].op, FATELF_DEP_ANY);
+	ck_assert_ptr_null(m->depends[1].version);
+	ck_assert_msg(fatelf_manifest_serialize(m, &out, &len, &d) == 0, "%s", d.msg);
+	ck_assert_str_eq(out, text);
+	free(out);
+	fatelf_manifest_free(m);
+	free(text);
+
+	/* A format-1 reader refuses the whole manifest by its format. */
+	text = with_depends("[\"zlib\"]", "\"format\": 2,");
+	fatelf_bundle_limits lim;
+	fatelf_bundle_limits_default(&lim);
+	lim.max_format = 1;
+	ck_assert_int_eq(parse_lim(text, strlen(text), &lim), -FATELF_E_MANIFEST_FORMAT);
+	free(text);
+
+#define DEP_REJECT(deps, format, code, want) do { \
+		int _r = parse_depends(deps, format); \
+		ck_assert_msg(_r == (code), "%s: got %s (%s)", deps, fatelf_error_name(_r), last.msg); \
+		ck_assert_msg(strstr(last.msg, want) != NULL, "message '%s' lacks '%s'", last.msg, want); \
+	} while (0)
+	DEP_REJECT("[\"zlib\"]", "\"format\": 1,", -FATELF_E_MANIFEST_FORMAT, "needs format 2");
+	DEP_REJECT("[]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "is empty");
+	DEP_REJECT("\"zlib\"", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "must be an array");
+	DEP_REJECT("[1]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "depends[0] must be a string");
+	DEP_REJECT("[\"zlib\", \"libfoo\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "out of order");
+	DEP_REJECT("[\"zlib\", \"zlib (= 1)\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "named twice");
+	DEP_REJECT("[\"game\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "the package itself");
+	DEP_REJECT("[\"zlib (=> 1)\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "operator");
+	DEP_REJECT("[\"zlib(>= 1)\"]", "\"format\": 2,", -FATELF_E_PKG_NAME, "depends[0]");
+	DEP_REJECT("[\"zlib  (>= 1)\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "NAME (OP VERSION)");
+	DEP_REJECT("[\"zlib (>= 1 )\"]", "\"format\": 2,", -FATELF_E_PKG_VERSION, "dpkg version");
+	DEP_REJECT("[\"zlib (>= a1)\"]", "\"format\": 2,", -FATELF_E_PKG_VERSION, "dpkg version");
+	DEP_REJECT("[\"zlib (>=)\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "NAME (OP VERSION)");
+	DEP_REJECT("[\"Zlib\"]", "\"format\": 2,", -FATELF_E_PKG_NAME, "package name");
+	DEP_REJECT("[\"zlib (>= 1)x\"]", "\"format\": 2,", -FATELF_E_MANIFEST_SCHEMA, "NAME (OP VERSION)");
+#undef DEP_REJECT
+
+	/* dpkg's operators by dpkg's ordering. */
+	ck_assert_int_eq(fatelf_depend_parse("bb (<< 2)", 9, &dep, NULL, 0), 0);
+	ck_assert(fatelf_depend_satisfied_by(&dep, "1.9"));
+	ck_assert(!fatelf_depend_satisfied_by(&dep, "2"));
+	ck_assert(fatelf_depend_satisfied_by(&dep, "2~rc1"));
+	fatelf_depend_clear(&dep);
+	ck_assert_int_eq(fatelf_depend_parse("bb (>= 1:0)", 11, &dep, NULL, 0), 0);
+	ck_assert(!fatelf_depend_satisfied_by(&dep, "9.9"));
+	ck_assert(fatelf_depend_satisfied_by(&dep, "1:0"));
+	ck_assert(!fatelf_depend_satisfied_by(&dep, NULL));
+	fatelf_depend_clear(&dep);
+	ck_assert_int_eq(fatelf_depend_parse("bb (= 2-1)", 10, &dep, NULL, 0), 0);
+	ck_assert(fatelf_depend_satisfied_by(&dep, "2-1"));
+	ck_assert(!fatelf_depend_satisfied_by(&dep, "2-2"));
+	fatelf_depend_clear(&dep);
+	ck_assert_int_eq(fatelf_depend_parse("bb (>> 2)", 9, &dep, NULL, 0), 0);
+	ck_assert(!fatelf_depend_satisfied_by(&dep, "2"));
+	ck_assert(fatelf_depend_satisfied_by(&dep, "2.0.1"));
+	fatelf_depend_clear(&dep);
+	ck_assert_int_eq(fatelf_depend_parse("bb (<= 2)", 9, &dep, NULL, 0), 0);
+	ck_assert(fatelf_depend_satisfied_by(&dep, "2"));
+	ck_assert(!fatelf_depend_satisfied_by(&dep, "2.0.1"));
+	fatelf_depend_clear(&dep);
+}
+END_TEST
+
 /* Format 2: per-arch entries parse, and serialize back to the same bytes. */
 START_TEST(test_per_arch_canonical)
 {
@@ -1615,6 +1720,7 @@ static Suite *manifest_suite(void)
 	tcase_add_test(tc, test_reject_too_big);
 	tcase_add_test(tc, test_reject_schema);
 	tcase_add_test(tc, test_reject_format);
+	tcase_add_test(tc, test_depends);
 	tcase_add_test(tc, test_per_arch_canonical);
 	tcase_add_test(tc, test_per_arch_format1_reader);
 	tcase_add_test(tc, test_per_arch_select);
