@@ -245,7 +245,8 @@ int ctl_tx_reply(json_object *params, bool continues, void *userdata);
  * dry run). what names it in the --no-wait line ("install of FILE").
  * Returns the exit status.
  */
-int ctl_install_call(json_object *params, const int *fd, const char *what, bool no_wait, bool dry_run);
+int ctl_install_call(json_object *params, const int *fds, size_t nfds, const char *what, bool no_wait,
+		     bool dry_run);
 /*
  * Installs the n repository packages named ("NAME" or "NAME=VERSION"), one
  * Install call each with params (the "package" member set per call), in

@@ -303,6 +303,8 @@ void ctl_progress_draw(json_object *p)
 {
 	const char *phase = ctl_json_str(p, "phase", "working");
 	const char *path = ctl_json_str(p, "path", NULL);
+	const char *package = ctl_json_str(p, "package", NULL);
+	char named[4400];
 	int64_t bd = ctl_json_int(p, "bytes_done"), bt = ctl_json_int(p, "bytes_total");
 	int64_t ed = ctl_json_int(p, "entries_done"), et = ctl_json_int(p, "entries_total");
 	size_t width = terminal_width(), len;
@@ -337,6 +339,11 @@ void ctl_progress_draw(json_object *p)
 			n = snprintf(line, sizeof(line), "%s", phase);
 	}
 	len = n < 0 ? 0 : MIN((size_t)n, sizeof(line) - 1);
+	/* Several packages in one transaction: which one the file is of. */
+	if (package && strcmp(phase, "waiting") != 0) {
+		snprintf(named, sizeof(named), "%s%s%s", package, path ? ": " : "", path ? path : "");
+		path = named;
+	}
 	if (path && len + 2 < width) {
 		size_t room = width - len - 1, plen = strlen(path);
 

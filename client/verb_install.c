@@ -21,7 +21,9 @@
 
 const char verb_install_usage[] =
 	"Usage: fatelfctl install FILE|URL|- [OPTIONS]\n"
+	"       fatelfctl install FILE... [OPTIONS]\n"
 	"       fatelfctl install NAME[=VERSION]... [OPTIONS]\n"
+	"       fatelfctl install --reinstall PKG|FILE... [OPTIONS]\n"
 	"\n"
 	"Install or upgrade the package in a fat bundle. FILE is opened by fatelfctl\n"
 	"with your rights and handed to fatelfd as an open file; '-' hands over\n"
@@ -36,7 +38,13 @@ const char verb_install_usage[] =
 	"(anything but a directory) always wins, so write hello=VERSION or run from\n"
 	"another directory to install package hello beside a file named hello.\n"
 	"Several NAMEs are one transaction, in the order given: all of them are\n"
-	"installed, or, when one fails, none is. A FILE, URL or '-' installs alone.\n"
+	"installed, or, when one fails, none is. So are several FILEs (at most 16;\n"
+	"each a bundle file, no URL or '-' among them). A URL or '-' installs alone.\n"
+	"\n"
+	"--reinstall repairs an installed package: the same version again, every file\n"
+	"rewritten. PKG reinstalls from where it came (its repository or registry,\n"
+	"see 'fatelfctl info'); a package installed from a file or a URL needs the\n"
+	"bundle given again: fatelfctl install --reinstall FILE.\n"
 	"\n"
 	"Options:\n"
 	"  --policy P         native, compatible, keep or targets, for this install only\n"
@@ -47,6 +55,7 @@ const char verb_install_usage[] =
 	"  --force            take over paths that conflict with another package or\n"
 	"                     with files no package owns\n"
 	"  --allow-downgrade  install a version older than the installed one\n"
+	"  --reinstall        repair an installed package (above)\n"
 	"  --dry-run          run every check and report what would change (for a NAME,\n"
 	"                     what it would fetch); write nothing\n"
 	"  --no-wait          return once fatelfd has accepted the install; it goes on\n"
@@ -63,6 +72,7 @@ enum {
 	OPT_ALLOW_DOWNGRADE,
 	OPT_DRY_RUN,
 	OPT_NO_WAIT,
+	OPT_REINSTALL,
 };
 
 static bool policy_is_known(const char *p)
@@ -230,14 +240,15 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	return r;
 }
 
-int ctl_install_call(json_object *params, const int *fd, const char *what, bool no_wait, bool dry_run)
+int ctl_install_call(json_object *params, const int *fds, size_t nfds, const char *what, bool no_wait,
+		     bool dry_run)
 {
 	struct install_state st = { .tx = { .no_wait = no_wait, .what = what }, .dry_run = dry_run };
 	int status;
 
 	/* Always a stream: it carries the progress, the "waiting" turn and lets
 	 * --no-wait return on the first reply. */
-	status = ctl_call("Install", params, VL_CALL_MORE, fd, fd ? 1 : 0, on_reply, &st);
+	status = ctl_call("Install", params, VL_CALL_MORE, fds, nfds, on_reply, &st);
 	json_object_put(st.fetch);
 	return status;
 }
@@ -254,7 +265,7 @@ int ctl_install_packages(json_object *params, const char *const *names, size_t n
 			json_object_array_add(a, json_object_new_string(names[i]));
 		json_object_object_add(params, "packages", a);
 		snprintf(what, sizeof(what), "%s of %zu packages", verb, n);
-		return ctl_install_call(params, NULL, what, no_wait, dry_run);
+		return ctl_install_call(params, NULL, 0, what, no_wait, dry_run);
 	}
 	for (size_t i = 0; i < n; i++) {
 		char what[640];     /* a NAME=VERSION is at most 511 bytes */
@@ -262,11 +273,135 @@ int ctl_install_packages(json_object *params, const char *const *names, size_t n
 
 		json_object_object_add(params, "package", json_object_new_string(names[i]));
 		snprintf(what, sizeof(what), "%s of %s", verb, names[i]);
-		status = ctl_install_call(params, NULL, what, no_wait, dry_run);
+		status = ctl_install_call(params, NULL, 0, what, no_wait, dry_run);
 		if (status != EXIT_OK)
 			return status;
 	}
 	return EXIT_OK;
+}
+
+#define CTL_INSTALL_FILES_MAX 16
+
+/* Several bundle files, one transaction: each opened here, all passed
+ * with one call. */
+static int install_files(json_object *params, char **files, int n, bool no_wait, bool dry_run)
+{
+	int fds[CTL_INSTALL_FILES_MAX];
+	json_object *idx = json_object_new_array(), *paths = json_object_new_array();
+	char what[128];
+	int status = 0, opened = 0;
+
+	if (!idx || !paths) {
+		json_object_put(idx);
+		json_object_put(paths);
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	}
+	for (int i = 0; i < n && status == 0; i++) {
+		_cleanup_free_ char *abs = realpath(files[i], NULL);
+		bool plain = abs != NULL;
+
+		status = source_open(files[i], &fds[i]);
+		if (status != 0)
+			break;
+		opened++;
+		json_object_array_add(idx, json_object_new_int(i));
+		for (const char *p = abs; plain && *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				plain = false;
+		json_object_array_add(paths, json_object_new_string(plain ? abs : ""));
+	}
+	if (status == 0) {
+		json_object_object_add(params, "fds", idx);
+		json_object_object_add(params, "source_paths", paths);
+		idx = paths = NULL;
+		snprintf(what, sizeof(what), "install of %d bundles", n);
+		status = ctl_install_call(params, fds, (size_t)n, what, no_wait, dry_run);
+	}
+	json_object_put(idx);
+	json_object_put(paths);
+	for (int i = 0; i < opened; i++)
+		close(fds[i]);
+	return status;
+}
+
+/* Info's reply: where the package came from. */
+struct source_of {
+	char *type, *where, *version;
+};
+
+static int on_info(json_object *params, bool continues, void *userdata)
+{
+	struct source_of *s = userdata;
+	json_object *p = ctl_json_obj(params, "package");
+	const char *type = ctl_json_str(p, "source_type", NULL), *where = ctl_json_str(p, "source", NULL);
+	const char *version = ctl_json_str(p, "version", NULL);
+
+	(void)continues;
+	s->type = type ? strdup(type) : NULL;
+	s->where = where ? strdup(where) : NULL;
+	s->version = version ? strdup(version) : NULL;
+	return CTL_CONTINUE;
+}
+
+/*
+ * --reinstall PKG...: each from where it came, the same version. A
+ * repository's packages go together (one transaction), a registry's
+ * reference is installed again; a file or URL needs the bundle again.
+ */
+static int reinstall_packages(json_object *params, const char *const *names, size_t n, bool no_wait,
+			      bool dry_run)
+{
+	_cleanup_free_ char **specs = calloc(n ? n : 1, sizeof(char *));
+	size_t nspecs = 0;
+	int status = EXIT_OK;
+
+	if (!specs)
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	for (size_t i = 0; i < n && status == EXIT_OK; i++) {
+		json_object *q = json_object_new_object();
+		struct source_of s = { 0 };
+
+		if (strchr(names[i], '=')) {
+			json_object_put(q);
+			status = ctl_usage_error("--reinstall takes the installed version: '%s' names one", names[i]);
+			break;
+		}
+		json_object_object_add(q, "package", json_object_new_string(names[i]));
+		status = ctl_call("Info", q, 0, NULL, 0, on_info, &s);
+		json_object_put(q);
+		if (status == EXIT_OK && s.type && strcmp(s.type, "repository") == 0 && s.version) {
+			size_t len = strlen(names[i]) + strlen(s.version) + 2;
+
+			specs[nspecs] = malloc(len);
+			if (specs[nspecs])
+				snprintf(specs[nspecs++], len, "%s=%s", names[i], s.version);
+			else
+				status = ctl_error(EXIT_SYSTEM, "out of memory");
+		} else if (status == EXIT_OK && s.type && strcmp(s.type, "registry") == 0 && s.where) {
+			json_object *one = json_object_get(params);
+			char what[640];
+
+			json_object_object_add(one, "url", json_object_new_string(s.where));
+			snprintf(what, sizeof(what), "reinstall of %s", names[i]);
+			status = ctl_install_call(one, NULL, 0, what, no_wait, dry_run);
+			json_object_object_del(one, "url");
+			json_object_put(one);
+		} else if (status == EXIT_OK) {
+			status = ctl_error(EXIT_FAILED, "%s was installed from %s%s%s: give the bundle again, "
+					   "fatelfctl install --reinstall FILE", names[i],
+					   s.type ? s.type : "an unrecorded source", s.where ? " " : "",
+					   s.where ? s.where : "");
+		}
+		free(s.type);
+		free(s.where);
+		free(s.version);
+	}
+	if (status == EXIT_OK && nspecs > 0)
+		status = ctl_install_packages(params, (const char *const *)specs, nspecs, "reinstall", no_wait,
+					      dry_run);
+	for (size_t i = 0; i < nspecs; i++)
+		free(specs[i]);
+	return status;
 }
 
 int verb_install(int argc, char **argv)
@@ -279,6 +414,7 @@ int verb_install(int argc, char **argv)
 		{ "allow-downgrade", no_argument, NULL, OPT_ALLOW_DOWNGRADE },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "reinstall", no_argument, NULL, OPT_REINSTALL },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -286,7 +422,8 @@ int verb_install(int argc, char **argv)
 	const char *policy = NULL, *targets_arg = NULL, *source;
 	char *shown;
 	bool allow_unsigned = false, force = false, allow_downgrade = false, dry_run = false;
-	bool no_wait = false, packages = true;
+	bool no_wait = false, packages = true, reinstall = false;
+	int nfiles = 0;
 	char what[4200];
 	int fd = -1, status, c;
 
@@ -314,6 +451,9 @@ int verb_install(int argc, char **argv)
 		case OPT_NO_WAIT:
 			no_wait = true;
 			break;
+		case OPT_REINSTALL:
+			reinstall = true;
+			break;
 		case 'h':
 			return ctl_help(verb_install_usage);
 		default:
@@ -323,16 +463,20 @@ int verb_install(int argc, char **argv)
 	if (optind >= argc)
 		return ctl_usage_error("missing FILE, URL, - or NAME");
 	source = argv[optind];
-	/* Several sources are package names, all in one call. */
+	/* Several sources are package names, or bundle files, all in one call. */
 	for (int i = optind; i < argc; i++)
 		if (!argv[i][0]) {
 			return ctl_usage_error("empty FILE");
 		} else if (!source_is_package(argv[i])) {
-			if (optind + 1 < argc)
-				return ctl_usage_error("one bundle at a time: only package names go together "
-						       "('%s' is a file, a URL or -)", argv[i]);
+			if (optind + 1 < argc && (strstr(argv[i], "://") || strcmp(argv[i], "-") == 0))
+				return ctl_usage_error("a URL or - installs alone ('%s')", argv[i]);
 			packages = false;
+			nfiles++;
 		}
+	if (nfiles > 0 && nfiles < argc - optind)
+		return ctl_usage_error("bundle files and package names do not go together in one install");
+	if (nfiles > CTL_INSTALL_FILES_MAX)
+		return ctl_usage_error("at most %d bundle files in one install", CTL_INSTALL_FILES_MAX);
 	if (policy && !policy_is_known(policy))
 		return ctl_usage_error("unknown policy '%s' (native, compatible, keep or targets)", policy);
 	if (targets_arg && policy && strcmp(policy, "targets") != 0)
@@ -352,7 +496,7 @@ int verb_install(int argc, char **argv)
 	/* A package is set per call (ctl_install_packages). */
 	if (!packages && strstr(source, "://")) {
 		json_object_object_add(params, "url", json_object_new_string(source));
-	} else if (!packages) {
+	} else if (!packages && nfiles == 1) {
 		status = source_open(source, &fd);
 		if (status != 0) {
 			json_object_put(targets);
@@ -372,9 +516,20 @@ int verb_install(int argc, char **argv)
 	add_bool(params, "allow_downgrade", allow_downgrade);
 	add_bool(params, "dry_run", dry_run);
 
+	if (packages && reinstall) {
+		status = reinstall_packages(params, (const char *const *)(argv + optind), (size_t)(argc - optind),
+					    no_wait, dry_run);
+		json_object_put(params);
+		return status;
+	}
 	if (packages) {
 		status = ctl_install_packages(params, (const char *const *)(argv + optind),
 					      (size_t)(argc - optind), "install", no_wait, dry_run);
+		json_object_put(params);
+		return status;
+	}
+	if (nfiles > 1) {
+		status = install_files(params, argv + optind, nfiles, no_wait, dry_run);
 		json_object_put(params);
 		return status;
 	}
@@ -384,7 +539,7 @@ int verb_install(int argc, char **argv)
 	snprintf(what, sizeof(what), "install of %s",
 		 strcmp(source, "-") == 0 ? "standard input" : shown ? shown : source);
 	free(shown);
-	status = ctl_install_call(params, fd >= 0 ? &fd : NULL, what, no_wait, dry_run);
+	status = ctl_install_call(params, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0, what, no_wait, dry_run);
 	if (fd > STDIN_FILENO)
 		close(fd);
 	json_object_put(params);

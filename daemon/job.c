@@ -36,6 +36,9 @@ job *job_free(job *j)
 	for (size_t i = 0; i < j->nmembers; i++) {
 		free(j->members[i].spec);
 		free(j->members[i].repo_name);
+		free(j->members[i].source_path);
+		if (j->members[i].has_fd && j->members[i].fd >= 0)
+			close(j->members[i].fd);
 		engine_result_done(&j->members[i].result);
 	}
 	free(j->members);
@@ -98,6 +101,8 @@ const char *job_what(const job *j)
 		return j->path;
 	if (j->repo_spec)
 		return j->repo_spec;
+	if (j->nmembers > 0)
+		return j->kind == JOB_REMOVE ? "several packages" : "several bundles";
 	return j->kind == JOB_INSTALL ? "bundle from fd" : "all packages";
 }
 

@@ -25,6 +25,9 @@ struct job_fetch {
 struct job_member {
 	char *spec;             /* "NAME[=VERSION]" */
 	char *repo_name;        /* the repository it came from */
+	int fd;                 /* a bundle passed as an fd (has_fd), else unused */
+	bool has_fd;
+	char *source_path;      /* with fd: the file the caller opened */
 	engine_result result;
 	struct job_fetch fetch;
 };
@@ -64,6 +67,7 @@ struct job {
 	/* Thin */
 	char **packages;        /* NULL-terminated, NULL: all */
 	bool dry_run;
+	bool purge;             /* Remove: kept configs and PATH.fatelf-new too */
 	/* Set by the worker, read by the main thread after the job is done. */
 	worker *w;
 	int r;
@@ -76,6 +80,7 @@ struct job {
 	engine_progress progress;
 	char phase[32];
 	char progress_path[4096];
+	char progress_package[256];
 	bool progress_dirty;
 	char *sent_progress;    /* main thread: the Progress last sent (JSON) */
 	uint64_t woke_usec;     /* worker: when it last woke the loop */

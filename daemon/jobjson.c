@@ -52,6 +52,7 @@ json_object *json_progress(const engine_progress *p)
 	json_set_int(o, "entries_done", (int64_t)p->entries_done);
 	json_set_int(o, "entries_total", (int64_t)p->entries_total);
 	json_set_str(o, "path", p->path);
+	json_set_str(o, "package", p->package);
 	return o;
 }
 

@@ -197,18 +197,82 @@ static bool source_path_valid(const char *s)
 	return true;
 }
 
+/*
+ * The bundles of one Install{fds}, one transaction: each index names a
+ * passed fd (each once) that reads a file, a pipe or a socket; source_paths,
+ * when given, names each one's file ("" for none). The job's members take
+ * the fds. Returns NULL, or the parameter at fault ("" when out of memory).
+ */
+static const char *job_take_fds(conn *c, job *j, json_object *fds, const char *const *source_paths)
+{
+	size_t n = json_object_array_length(fds), npaths = 0;
+	int64_t idx[PARAMS_FDS_MAX];
+	bool taken[PARAMS_FDS_MAX] = { false };
+
+	if (n == 0 || n > PARAMS_FDS_MAX)
+		return "fds";
+	while (source_paths && source_paths[npaths])
+		npaths++;
+	if (source_paths && npaths != n)
+		return "source_paths";
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(fds, i);
+
+		if (!json_object_is_type(v, json_type_int))
+			return "fds";
+		idx[i] = json_object_get_int64(v);
+		if (idx[i] < 0 || idx[i] >= PARAMS_FDS_MAX)
+			return "fds";
+		for (size_t k = 0; k < i; k++)
+			if (idx[k] == idx[i])
+				return "fds";
+		if (source_paths && source_paths[i][0] && !source_path_valid(source_paths[i]))
+			return "source_paths";
+	}
+	j->members = calloc(n, sizeof(*j->members));
+	if (!j->members)
+		return "";
+	j->nmembers = n;
+	for (size_t i = 0; i < n; i++) {
+		j->members[i].fd = -1;
+		j->members[i].has_fd = true;
+		if (source_paths && source_paths[i][0] &&
+		    !(j->members[i].source_path = strdup(source_paths[i])))
+			return "";
+	}
+	/* Highest index first: taking one moves those above it down. */
+	for (size_t done = 0; done < n; done++) {
+		size_t top = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (!taken[i] && (top == n || idx[i] > idx[top]))
+				top = i;
+		taken[top] = true;
+		j->members[top].fd = conn_take_fd(c, idx[top]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int fd = j->members[i].fd;
+
+		if (fd < 0 || fstat(fd, &st) < 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+			return "fds";
+	}
+	return NULL;
+}
+
 void method_install(conn *c, const vl_call *call, union method_params *p)
 {
 	struct p_install *in = &p->install;
 	json_object *v = NULL;
 	bool has_fd = json_object_object_get_ex(call->parameters, "fd", &v) && v;
-	unsigned nsrc = has_fd + !!in->url + !!in->path + !!in->package + !!in->packages;
+	unsigned nsrc = has_fd + !!in->url + !!in->path + !!in->package + !!in->packages + !!in->fds;
 	size_t npackages = 0;
 	job *j;
 
 	if (nsrc != 1) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter",
-				nsrc == 0 ? "fd" : in->packages ? "packages" : in->package ? "package" :
+				nsrc == 0 ? "fd" : in->fds ? "fds" : in->packages ? "packages" : in->package ? "package" :
 				(has_fd ? (in->url ? "url" : "path") : "path"));
 		return;
 	}
@@ -224,6 +288,10 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 				reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "packages");
 				return;
 			}
+	}
+	if (in->source_paths && !in->fds) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "source_paths");
+		return;
 	}
 	if (in->package && !package_spec_valid(in->package)) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "package");
@@ -265,6 +333,18 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 		return;
 	}
 	j->has_policy = in->policy || in->targets;
+	if (in->fds) {
+		const char *bad = job_take_fds(c, j, in->fds, in->source_paths);
+
+		if (bad) {
+			job_free(j);
+			if (bad[0])
+				reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", bad);
+			else
+				reply_failed(c, -ENOMEM, NULL);
+			return;
+		}
+	}
 	if (has_fd) {
 		struct stat st;
 
@@ -298,13 +378,44 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 
 void method_remove(conn *c, const vl_call *call, union method_params *p)
 {
-	job *j = job_new(JOB_REMOVE);
+	const char *const *names = p->remove.packages;
+	size_t n = 0;
+	job *j;
 
-	if (!j || !(j->package = strdup(p->remove.package))) {
+	/* package, or packages (one transaction): exactly one of them */
+	while (names && names[n])
+		n++;
+	if (!p->remove.package == !names || (names && (n == 0 || n > INSTALL_PACKAGES_MAX))) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", names ? "packages" : "package");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!fatelf_pkg_name_valid(names[i])) {
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "packages");
+			return;
+		}
+	j = job_new(JOB_REMOVE);
+	if (!j || (p->remove.package && !(j->package = strdup(p->remove.package)))) {
 		job_free(j);
 		reply_failed(c, -ENOMEM, NULL);
 		return;
 	}
+	if (n > 0) {
+		j->members = calloc(n, sizeof(*j->members));
+		if (!j->members) {
+			job_free(j);
+			reply_failed(c, -ENOMEM, NULL);
+			return;
+		}
+		j->nmembers = n;
+		for (size_t i = 0; i < n; i++)
+			if (!(j->members[i].spec = strdup(names[i]))) {
+				job_free(j);
+				reply_failed(c, -ENOMEM, NULL);
+				return;
+			}
+	}
+	j->purge = p->remove.purge;
 	j->dry_run = p->remove.dry_run;
 	job_start(c, call, j);
 }

@@ -28,11 +28,15 @@ static const vl_field params_fields_install[] = {
 	F(struct p_install, package, VL_STRING, 0),
 	F(struct p_install, packages, VL_STRV, 0),
 	F(struct p_install, source_path, VL_STRING, 0),
+	F(struct p_install, fds, VL_ARRAY, 0),
+	F(struct p_install, source_paths, VL_STRV, 0),
 	{ NULL },
 };
 static const vl_field params_fields_remove[] = {
-	F(struct p_remove, package, VL_STRING, VL_MANDATORY),
+	F(struct p_remove, package, VL_STRING, 0),
+	F(struct p_remove, packages, VL_STRV, 0),
 	F(struct p_remove, dry_run, VL_BOOL, 0),
+	F(struct p_remove, purge, VL_BOOL, 0),
 	{ NULL },
 };
 static const vl_field params_fields_thin[] = {

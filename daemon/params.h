@@ -16,7 +16,7 @@
 #include "varlink.h"
 
 /* Passed fds a connection holds at once: Install's fd is an index below it. */
-#define PARAMS_FDS_MAX 4
+#define PARAMS_FDS_MAX 16
 
 /* A vl_field flag of these tables (vl_dispatch ignores it): only uid 0 may
  * set the field (a true bool, any string or list). The admin group may
@@ -29,11 +29,14 @@ struct p_install {
 	const char *source_path;
 	const char **targets;
 	const char **packages;
+	json_object *fds;               /* several bundles, one transaction: fd indexes */
+	const char **source_paths;      /* with fds: the file each one is */
 	bool allow_unsigned, force, allow_downgrade, dry_run;
 };
 struct p_remove {
 	const char *package;
-	bool dry_run;
+	const char **packages;          /* several, one transaction */
+	bool dry_run, purge;
 };
 struct p_thin {
 	const char **packages, **targets;

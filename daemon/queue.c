@@ -132,7 +132,11 @@ static void job_answer(job *j)
 									     m->fetch.bytes, m->fetch.metadata));
 				}
 				json_object_object_add(o, "results", rs);
-				json_object_object_add(o, "fetches", fs);
+				/* what each fetched: an install from the repositories */
+				if (j->repo_spec)
+					json_object_object_add(o, "fetches", fs);
+				else
+					json_object_put(fs);
 				conn_reply(c, o, false);
 			} else if (o && json_object_object_add(o, "result", json_result(&j->result)) == 0) {
 				if (j->has_fetch)
@@ -350,6 +354,12 @@ bool worker_running(worker *w, job_info *ret)
 		if (j->progress.path) {
 			snprintf(ret->path, sizeof(ret->path), "%s", j->progress_path);
 			ret->progress.path = ret->path;
+		}
+		/* the package the progress names, copied like the path */
+		ret->progress.package = NULL;
+		if (j->progress.package) {
+			snprintf(ret->progress_package, sizeof(ret->progress_package), "%s", j->progress_package);
+			ret->progress.package = ret->progress_package;
 		}
 	}
 	pthread_mutex_unlock(&w->lock);

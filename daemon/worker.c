@@ -58,6 +58,10 @@ static int job_progress(const engine_progress *p, void *userdata)
 		snprintf(j->progress_path, sizeof(j->progress_path), "%s", p->path);
 		j->progress.path = j->progress_path;
 	}
+	if (p->package) {
+		snprintf(j->progress_package, sizeof(j->progress_package), "%s", p->package);
+		j->progress.package = j->progress_package;
+	}
 	j->progress_dirty = true;
 	if (wake)
 		j->woke_usec = now;
@@ -86,6 +90,59 @@ static bool fat_executables_run(void)
 		if (list[i].enabled && fatelf_binfmt_is_fatelf(&list[i]))
 			return true;
 	return false;
+}
+
+/*
+ * Install{fds}: the bundles, each read in turn and staged in one group,
+ * then one commit for all; the first that fails rolls every one back,
+ * and the error names its package (or its file, when the bundle never
+ * said its name).
+ */
+static int job_install_files(worker *w, job *j, const engine_install_opts *oo)
+{
+	const engine_config *cfg = engine_get_config(w->rw);
+	engine_install_opts o = *oo;
+	engine_group *g = engine_group_new(w->rw);
+	int r = 0;
+
+	if (!g)
+		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+	o.group = g;
+	for (size_t i = 0; i < j->nmembers && r >= 0; i++) {
+		struct job_member *m = &j->members[i];
+		fatelf_reader_fd_opts ro = { .cancel = &w->cancel };
+		fatelf_reader src = { 0 };
+		struct stat st;
+
+		o.source_type = m->source_path ? STORE_SOURCE_FILE : STORE_SOURCE_FD;
+		o.source = m->source_path ? m->source_path : "fd";
+		if (fstat(m->fd, &st) < 0) {
+			r = -errno;
+			break;
+		}
+		ro.poll = !S_ISREG(st.st_mode);
+		ro.silence_sec = cfg->fetch_timeout ? cfg->fetch_timeout : 60;
+		if (ro.poll)
+			ro.deadline_sec = cfg->fetch_deadline;
+		r = fatelf_reader_fd(&src, m->fd, &ro);
+		if (r >= 0) {
+			r = engine_install(w->rw, &src, &o, &m->result, &j->diag);
+			fatelf_reader_close(&src);
+		}
+		close(m->fd);
+		m->fd = -1;
+		if (r < 0 && !j->diag.package[0] && m->source_path) {
+			/* the bundle's name was never read: its file says which */
+			if (!j->diag.subject[0])
+				snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", m->source_path);
+		}
+	}
+	if (r < 0)
+		engine_group_abort(g, r, &j->diag);
+	else if (!o.dry_run)
+		r = engine_group_commit(g, &j->diag);
+	engine_group_free(g);
+	return r;
 }
 
 static int job_install(worker *w, job *j)
@@ -122,6 +179,8 @@ static int job_install(worker *w, job *j)
 		job_phase(j, "fetching");
 		return job_install_repo(w, j, &o);
 	}
+	if (j->nmembers > 0)
+		return job_install_files(w, j, &o);
 	/* A passed descriptor is read, never mapped: its owner could shrink
 	 * the file under the mapping. */
 	if (j->url && strncmp(j->url, "oci://", 6) == 0) {
@@ -198,9 +257,31 @@ static int job_run(worker *w, job *j)
 	case JOB_INSTALL:
 		return job_install(w, j);
 	case JOB_REMOVE: {
-		engine_remove_opts o = { .dry_run = j->dry_run, .progress = job_progress, .userdata = j };
+		engine_remove_opts o = { .dry_run = j->dry_run, .purge = j->purge, .progress = job_progress,
+					 .userdata = j };
+		const char **names;
+		engine_result *rets;
+		int r;
 
-		return engine_remove(w->rw, j->package, &o, &j->result, &j->diag);
+		if (j->nmembers == 0)
+			return engine_remove(w->rw, j->package, &o, &j->result, &j->diag);
+		/* several: one transaction, each member's result its own */
+		names = calloc(j->nmembers, sizeof(*names));
+		rets = calloc(j->nmembers, sizeof(*rets));
+		if (!names || !rets) {
+			free(names);
+			free(rets);
+			return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		}
+		for (size_t i = 0; i < j->nmembers; i++)
+			names[i] = j->members[i].spec;
+		r = engine_remove_many(w->rw, names, j->nmembers, &o, rets, &j->diag);
+		if (r >= 0)
+			for (size_t i = 0; i < j->nmembers; i++)
+				j->members[i].result = rets[i];
+		free(names);
+		free(rets);
+		return r;
 	}
 	case JOB_THIN: {
 		engine_thin_opts o = {
@@ -319,11 +400,11 @@ static void *worker_main(void *arg)
 			for (size_t i = 0; i < j->nmembers; i++) {
 				const engine_result *m = &j->members[i].result;
 				const log_fields mf = { .package = m->package, .txid = m->txid,
-							.kind = m->change ? m->change : "install" };
+							.kind = m->change ? m->change : m->kind ? m->kind : "install" };
 
 				log_info_tx(&mf, "job %llu: %s %s %s%s%s: %s (transaction %lld, %llu files, "
 					    "%llu bytes written, %lld saved)", (unsigned long long)j->seq,
-					    m->change ? m->change : "install",
+					    m->change ? m->change : m->kind ? m->kind : "install",
 					    m->package ? m->package : "?", m->old_version ? m->old_version : "",
 					    m->old_version ? " -> " : "", m->new_version ? m->new_version : "?",
 					    j->dry_run ? "dry run done" : "done, one transaction with the others",

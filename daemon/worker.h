@@ -44,6 +44,7 @@ typedef struct job_info {
 	engine_progress progress;
 	char phase[32];
 	char path[4096];
+	char progress_package[256];
 } job_info;
 bool worker_running(worker *w, job_info *ret);
 /* The newest pending history row's id on the read-only store, or 0. */

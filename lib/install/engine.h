@@ -168,6 +168,7 @@ typedef struct engine_progress {
 	uint64_t bytes_done, bytes_total;
 	uint64_t entries_done, entries_total;
 	const char *path;               /* NULL when none */
+	const char *package;            /* the package worked on; NULL when none (yet) */
 } engine_progress;
 typedef int (*engine_progress_cb)(const engine_progress *p, void *userdata);
 
@@ -343,6 +344,9 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 
 typedef struct engine_remove_opts {
 	bool dry_run;
+	/* also the config files the admin changed, and the PATH.fatelf-new
+	 * files an upgrade left beside config files (owned by no package) */
+	bool purge;
 	engine_progress_cb progress;
 	void *userdata;
 } engine_remove_opts;
@@ -351,6 +355,12 @@ typedef struct engine_remove_opts {
  * package. *ret is filled only on success. */
 int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		  engine_result *ret, fatelf_diag *d);
+/* Several packages removed as one transaction, all or none: every one is
+ * found and planned first (one that is not installed, or named twice,
+ * removes none: its name is the diag's package), then all commit at one
+ * commit point. rets[i] (n of them) is filled only on success. */
+int engine_remove_many(engine *e, const char *const *packages, size_t n, const engine_remove_opts *o,
+		       engine_result *rets, fatelf_diag *d);
 
 typedef struct engine_thin_opts {
 	const char *const *packages;    /* NULL-terminated; NULL: all packages */

@@ -243,7 +243,7 @@ static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
 
 static int progress(struct install *x, const char *phase, const char *path)
 {
-	int q = eng_progress(x->o->progress, x->o->userdata, phase, x->bytes_done, x->bytes_total,
+	int q = eng_progress(x->o->progress, x->o->userdata, x->name, phase, x->bytes_done, x->bytes_total,
 			     x->entries_done, x->nents, path);
 	if (q < 0)
 		x->cancelled = true;

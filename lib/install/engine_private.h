@@ -235,7 +235,7 @@ int eng_ldconfig(engine *e, const char *const *paths, size_t n, fatelf_diag *d);
 bool eng_fat_is_shared_library(int fd, const fatelf_header *hdr);
 
 /* Calls the progress callback; returns -ECANCELED if it asked to stop. */
-int eng_progress(engine_progress_cb cb, void *userdata, const char *phase, uint64_t bytes_done,
+int eng_progress(engine_progress_cb cb, void *userdata, const char *package, const char *phase, uint64_t bytes_done,
 		 uint64_t bytes_total, uint64_t entries_done, uint64_t entries_total,
 		 const char *path);
 

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "array.h"
 #include "engine_private.h"
 #include "macro.h"
+#include <limits.h>
 
 struct rfile {
 	char *path;
@@ -26,8 +28,14 @@ struct remove {
 	store_dir *dirs;                /* deepest first */
 	size_t ndirs;
 	size_t nkept;
-	int err;
+	char **sidecars;                /* purge: the PATH.fatelf-new files beside configs */
+	size_t nsidecars, sidecars_cap;
+	bool purge;
+	eng_tx tx;
+	bool started;
 };
+
+static int add_sidecar(struct remove *r, const char *path, fatelf_diag *d);
 
 static int add_file(struct remove *r, const store_file *f)
 {
@@ -41,8 +49,14 @@ static int add_file(struct remove *r, const store_file *f)
 		return -ENOMEM;
 	rf->config_kept = false;
 	r->nfiles++;
-	/* A config file the admin changed is kept (and no longer owned). */
-	if (f->config && f->installed_sha256 && f->type == STORE_FILE_REGULAR) {
+	if (f->config && r->purge) {
+		int q = add_sidecar(r, f->path, NULL);
+		if (q < 0)
+			return q;
+	}
+	/* A config file the admin changed is kept (and no longer owned),
+	 * unless the removal purges. */
+	if (f->config && !r->purge && f->installed_sha256 && f->type == STORE_FILE_REGULAR) {
 		char hex[65];
 		if (eng_hash_file(r->e, f->path, hex, NULL, NULL) == 0 &&
 		    strcmp(hex, f->installed_sha256) != 0) {
@@ -103,102 +117,227 @@ static int fill_result(struct remove *r, int64_t txid, bool dry_run, engine_resu
 	return 0;
 }
 
+/* ------------------------------------------------------------ planning */
+
+/* The sidecar an upgrade left beside a kept config file (PATH.fatelf-new),
+ * when it is a file on disk that no package owns: purge removes it too. */
+static int add_sidecar(struct remove *r, const char *path, fatelf_diag *d)
+{
+	char side[PATH_MAX];
+	store_file row = { 0 };
+	char *owner = NULL;
+	struct stat st;
+	int q;
+
+	if ((size_t)snprintf(side, sizeof(side), "%s.fatelf-new", path) >= sizeof(side))
+		return 0;
+	q = eng_lstat(r->e, side, &st, NULL);
+	if (q < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+		return 0;
+	q = store_file_get(r->e->st, side, &row, &owner, d);
+	free(owner);
+	if (q == 0) {
+		store_file_done(&row);
+		return 0;
+	}
+	if (q != -ENOENT)
+		return q;
+	if (GROW_ARRAY(r->sidecars, r->sidecars_cap, r->nsidecars + 1) < 0 ||
+	    !(r->sidecars[r->nsidecars] = strdup(side)))
+		return -ENOMEM;
+	r->nsidecars++;
+	return 0;
+}
+
+static int not_installed(fatelf_diag *d, const char *package)
+{
+	snprintf(d->subject, sizeof(d->subject), "%s", package);
+	FATELF_DIAG_FACT(d, package, package);
+	return fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1, "package %s is not installed", package);
+}
+
+/* What removing package takes: its files (the kept configs marked, or
+ * planned too with purge), its directories. */
+static int remove_plan(struct remove *r, const char *package, const engine_remove_opts *o, fatelf_diag *d)
+{
+	int q = store_package_get(r->e->st, package, &r->pkg, d);
+
+	if (q == -ENOENT)
+		return not_installed(d, package);
+	if (q < 0)
+		return q;
+	r->purge = o->purge;
+	/* By the package's index, in the order they were installed: no sort. */
+	q = store_files_of_id(r->e->st, r->pkg.id, add_file_cb, r, d);
+	/* Progress and the kept configs come in path order, as listed. */
+	if (q >= 0 && r->nfiles > 1)
+		qsort(r->files, r->nfiles, sizeof(*r->files), rfile_cmp);
+	if (q >= 0)
+		q = store_dirs_of(r->e->st, r->pkg.id, &r->dirs, &r->ndirs, d);
+	return q;
+}
+
+/* Its transaction, started and journaled. */
+static int remove_stage(struct remove *r, fatelf_diag *d)
+{
+	int q = eng_tx_start(r->e, STORE_TX_REMOVE, r->pkg.name, r->pkg.version, NULL, &r->tx, d);
+
+	if (q < 0)
+		return q;
+	r->started = true;
+	for (size_t i = 0; i < r->nfiles && q >= 0; i++)
+		if (!r->files[i].config_kept)
+			q = eng_tx_add(&r->tx, STORE_JOP_REMOVE, r->files[i].path, 0, d);
+	for (size_t i = 0; i < r->nsidecars && q >= 0; i++)
+		q = eng_tx_add(&r->tx, STORE_JOP_REMOVE, r->sidecars[i], 0, d);
+	/* Deepest first (the store's order); a directory that another package
+	 * also owns stays. */
+	for (size_t i = 0; i < r->ndirs && q >= 0; i++) {
+		uint64_t others = 0;
+		q = store_dir_other_owners(r->e->st, r->dirs[i].path, r->pkg.id, &others, d);
+		if (q >= 0 && others == 0)
+			q = eng_tx_add(&r->tx, STORE_JOP_RMDIR, r->dirs[i].path, 0, d);
+	}
+	if (q >= 0)
+		q = eng_tx_journal(&r->tx, d);
+	return q;
+}
+
+static void remove_free(struct remove *r)
+{
+	if (r->started)
+		eng_tx_done(&r->tx);
+	for (size_t i = 0; i < r->nfiles; i++)
+		free(r->files[i].path);
+	free(r->files);
+	for (size_t i = 0; i < r->nsidecars; i++)
+		free(r->sidecars[i]);
+	free(r->sidecars);
+	store_dirs_free(r->dirs, r->ndirs);
+	store_package_done(&r->pkg);
+}
+
+static void remove_ldconfig(engine *e, struct remove *r)
+{
+	const char **paths = calloc(r->nfiles ? r->nfiles : 1, sizeof(char *));
+
+	if (!paths)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++)
+		paths[i] = r->files[i].path;
+	/* The loader cache must forget a removed library; a failure here does
+	 * not bring the package back. */
+	(void)eng_ldconfig(e, paths, r->nfiles, NULL);
+	free(paths);
+}
+
 int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		  engine_result *ret, fatelf_diag *d)
 {
+	return engine_remove_many(e, &package, 1, o, ret, d);
+}
+
+int engine_remove_many(engine *e, const char *const *packages, size_t n, const engine_remove_opts *o,
+		       engine_result *rets, fatelf_diag *d)
+{
 	static const engine_remove_opts no_opts;
-	struct remove r = { .e = e };
-	eng_tx tx = { 0 };
-	bool started = false;
+	struct remove *rs = NULL;
+	eng_tx **txs = NULL;
+	void **uds = NULL;
+	uint64_t *written = NULL;
+	int64_t *saved = NULL;
 	fatelf_diag local;
-	uint64_t done = 0;
-	int q;
+	uint64_t done = 0, total = 0;
+	size_t filled = 0;
+	int q = 0;
 
 	if (!d)
 		d = &local;
 	if (!o)
 		o = &no_opts;
 	fatelf_diag_clear(d);
-	q = store_package_get(e->st, package, &r.pkg, d);
-	if (q == -ENOENT) {
-		snprintf(d->subject, sizeof(d->subject), "%s", package);
-		FATELF_DIAG_FACT(d, package, package);
-		return fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1, "package %s is not installed",
-				       package);
-	}
-	if (q < 0)
-		return q;
-
-	q = eng_progress(o->progress, o->userdata, "removing", 0, 0, 0, 0, NULL);
-	if (q < 0) {
-		fatelf_diag_set(d, q, -1, "cancelled");
+	if (n == 0)
+		return fatelf_diag_set(d, -EINVAL, -1, "no package to remove");
+	rs = calloc(n, sizeof(*rs));
+	txs = calloc(n, sizeof(*txs));
+	uds = calloc(n, sizeof(*uds));
+	written = calloc(n, sizeof(*written));
+	saved = calloc(n, sizeof(*saved));
+	if (!rs || !txs || !uds || !written || !saved) {
+		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto out;
 	}
-	/* By the package's index, in the order they were installed: no sort. */
-	q = store_files_of_id(e->st, r.pkg.id, add_file_cb, &r, d);
-	/* Progress and the kept configs come in path order, as listed. */
-	if (q >= 0 && r.nfiles > 1)
-		qsort(r.files, r.nfiles, sizeof(*r.files), rfile_cmp);
-	if (q >= 0)
-		q = store_dirs_of(e->st, r.pkg.id, &r.dirs, &r.ndirs, d);
-	if (q < 0)
-		goto out;
-
-	if (o->dry_run) {
-		q = fill_result(&r, 0, true, ret);
-		goto out;
-	}
-
-	q = eng_tx_start(e, STORE_TX_REMOVE, r.pkg.name, r.pkg.version, NULL, &tx, d);
-	if (q < 0)
-		goto out;
-	started = true;
-	for (size_t i = 0; i < r.nfiles && q >= 0; i++)
-		if (!r.files[i].config_kept)
-			q = eng_tx_add(&tx, STORE_JOP_REMOVE, r.files[i].path, 0, d);
-	/* Deepest first (the store's order); a directory that another package
-	 * also owns stays. */
-	for (size_t i = 0; i < r.ndirs && q >= 0; i++) {
-		uint64_t others = 0;
-		q = store_dir_other_owners(e->st, r.dirs[i].path, r.pkg.id, &others, d);
-		if (q >= 0 && others == 0)
-			q = eng_tx_add(&tx, STORE_JOP_RMDIR, r.dirs[i].path, 0, d);
-	}
-	if (q >= 0)
-		q = eng_tx_journal(&tx, d);
-	for (size_t i = 0; i < r.nfiles && q >= 0; i++) {
-		done++;
-		q = eng_progress(o->progress, o->userdata, "removing", 0, 0, done, r.nfiles,
-				 r.files[i].path);
-		if (q < 0)
+	/* Every package is found and planned before anything is touched: one
+	 * that is not installed, or named twice, removes none. */
+	for (size_t i = 0; i < n && q >= 0; i++) {
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(packages[k], packages[i]) == 0) {
+				q = fatelf_diag_set(d, -ENGINE_E_CONFLICT, -1,
+						    "%s is named twice in one transaction", packages[i]);
+				FATELF_DIAG_FACT(d, package, packages[i]);
+				snprintf(d->subject, sizeof(d->subject), "%s", packages[i]);
+			}
+		rs[i].e = e;
+		if (q >= 0)
+			q = eng_progress(o->progress, o->userdata, packages[i], "removing", 0, 0, 0, 0, NULL);
+		if (q == -ECANCELED)
 			fatelf_diag_set(d, q, -1, "cancelled");
+		if (q >= 0)
+			q = remove_plan(&rs[i], packages[i], o, d);
+		if (q >= 0)
+			total += rs[i].nfiles;
 	}
-	if (q < 0) {
-		eng_tx_abort(&tx, q, d);
-		goto out;
-	}
-	q = eng_tx_commit(&tx, remove_apply, &r, 0, 0, d);
 	if (q < 0)
 		goto out;
-	q = fill_result(&r, tx.id, false, ret);
-	if (q == 0) {
-		const char **paths = calloc(r.nfiles ? r.nfiles : 1, sizeof(char *));
-		if (paths) {
-			for (size_t i = 0; i < r.nfiles; i++)
-				paths[i] = r.files[i].path;
-			/* The loader cache must forget a removed library; a failure
-			 * here does not bring the package back. */
-			(void)eng_ldconfig(e, paths, r.nfiles, NULL);
-			free(paths);
-		}
+	if (o->dry_run) {
+		for (size_t i = 0; i < n && q >= 0; i++)
+			if ((q = fill_result(&rs[i], 0, true, &rets[i])) >= 0)
+				filled++;
+		goto out;
 	}
+	for (size_t i = 0; i < n && q >= 0; i++) {
+		q = remove_stage(&rs[i], d);
+		if (q < 0)
+			eng_diag_name(d, q, rs[i].pkg.name);
+	}
+	for (size_t i = 0; i < n && q >= 0; i++)
+		for (size_t k = 0; k < rs[i].nfiles && q >= 0; k++) {
+			done++;
+			q = eng_progress(o->progress, o->userdata, rs[i].pkg.name, "removing", 0, 0, done, total,
+					 rs[i].files[k].path);
+			if (q < 0)
+				fatelf_diag_set(d, q, -1, "cancelled");
+		}
+	if (q < 0) {
+		for (size_t i = n; i-- > 0;)
+			if (rs[i].started)
+				eng_tx_abort(&rs[i].tx, q, d);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		txs[i] = &rs[i].tx;
+		uds[i] = &rs[i];
+	}
+	/* One commit point for all of them (every one aborted on a failure
+	 * before it). */
+	q = eng_tx_commit_many(txs, n, remove_apply, uds, written, saved, d);
+	if (q < 0)
+		goto out;
+	for (size_t i = 0; i < n && q >= 0; i++)
+		if ((q = fill_result(&rs[i], rs[i].tx.id, false, &rets[i])) >= 0)
+			filled++;
+	for (size_t i = 0; i < n && q >= 0; i++)
+		remove_ldconfig(e, &rs[i]);
 out:
-	if (started)
-		eng_tx_done(&tx);
-	for (size_t i = 0; i < r.nfiles; i++)
-		free(r.files[i].path);
-	free(r.files);
-	store_dirs_free(r.dirs, r.ndirs);
-	store_package_done(&r.pkg);
+	if (q < 0)
+		for (size_t i = 0; i < filled; i++)
+			engine_result_done(&rets[i]);
+	for (size_t i = 0; rs && i < n; i++)
+		remove_free(&rs[i]);
+	free(rs);
+	free(txs);
+	free(uds);
+	free(written);
+	free(saved);
 	return q;
 }

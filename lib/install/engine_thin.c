@@ -549,7 +549,7 @@ static int progress(const engine_thin_opts *o, uint64_t bytes_done, uint64_t byt
 {
 	if (!o->progress)
 		return 0;
-	return eng_progress(o->progress, o->userdata, "thinning", bytes_done, bytes_total, done,
+	return eng_progress(o->progress, o->userdata, NULL, "thinning", bytes_done, bytes_total, done,
 			    total, path);
 }
 

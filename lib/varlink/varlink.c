@@ -495,6 +495,8 @@ static bool field_value_ok(const vl_field *f, json_object *v)
 	}
 	case VL_OBJECT:
 		return json_object_is_type(v, json_type_object);
+	case VL_ARRAY:
+		return json_object_is_type(v, json_type_array);
 	}
 	return false;
 }
@@ -598,6 +600,7 @@ int vl_dispatch(json_object *params, const vl_field *table, void *dest, const ch
 			memcpy(p, &strvs[i], sizeof(strvs[i]));
 			break;
 		case VL_OBJECT:
+		case VL_ARRAY:
 			memcpy(p, &v, sizeof(v));
 			break;
 		}

@@ -129,6 +129,7 @@ typedef enum vl_type {
 	VL_STRV,        /* const char **, NULL-terminated, malloc'd array
 			   (free() it); the strings are borrowed */
 	VL_OBJECT,      /* json_object *, borrowed, any object */
+	VL_ARRAY,       /* json_object *, borrowed, any array (its items are the handler's to check) */
 } vl_type;
 
 #define VL_MANDATORY 0x1u   /* absent or null is an error */

@@ -132,6 +132,10 @@ static const char *field_type(const vl_field *f, char *buf, size_t size)
 	case VL_OBJECT:
 		t = "object";
 		break;
+	case VL_ARRAY:
+		/* the daemon's one array of another type: Install's fds */
+		t = "[]int";
+		break;
 	}
 	snprintf(buf, size, "%s%s", f->flags & VL_MANDATORY ? "" : "?", t);
 	return buf;
@@ -318,8 +322,8 @@ START_TEST(test_methods_check_fails)
 	} cases[] = {
 		{ "method Info(package: string)", "method Info(package: int)", "Info(package)" },
 		{ "method Files(package: string, dirs: ?bool)", "method Files(package: ?string, dirs: ?bool)", "Files(package)" },
-		{ "method Remove(package: string, dry_run: ?bool)", "method Remove(package: string, dry_run: ?[]bool)",
-		  "Remove(dry_run)" },
+		{ "  dry_run: ?bool,\n  purge: ?bool\n", "  dry_run: ?bool,\n  purge: ?[]bool\n",
+		  "Remove(purge)" },
 		{ "  targets: ?[]string,\n  allow_unsigned", "  targets: ?string,\n  allow_unsigned", "Install(targets)" },
 		{ "method List()", "method List(all: ?bool)", "List: the interface has 1" },
 		{ "method GetPolicy()", "method GetPolicyOf(package: string)", "GetPolicy is not in" },
@@ -488,12 +492,15 @@ START_TEST(test_params)
 	ck_assert_ptr_null(dispatch(IFACE ".Install", "{\"fd\": 3, \"dry_run\": true}", &p));
 	ck_assert_int_eq(p.install.fd, 3);
 	ck_assert(p.install.dry_run);
-	ck_assert_str_eq(dispatch(IFACE ".Install", "{\"fd\": 4}", &p), "fd");
+	ck_assert_str_eq(dispatch(IFACE ".Install", "{\"fd\": 16}", &p), "fd");
+	ck_assert_str_eq(dispatch(IFACE ".Install", "{\"fds\": 3}", &p), "fds");
+	ck_assert_ptr_null(dispatch(IFACE ".Install", "{\"fds\": [0, 1]}", &p));
 	ck_assert_str_eq(dispatch(IFACE ".Install", "{\"fd\": -1}", &p), "fd");
 	ck_assert_str_eq(dispatch(IFACE ".Install", "{\"force\": 1}", &p), "force");
 	ck_assert_str_eq(dispatch(IFACE ".Install", "{\"sneaky\": true}", &p), "sneaky");
-	ck_assert_str_eq(dispatch(IFACE ".Remove", "{}", &p), "package");
-	ck_assert_str_eq(dispatch(IFACE ".Remove", "{\"package\": null}", &p), "package");
+	/* package or packages: the method itself wants exactly one */
+	ck_assert_str_eq(dispatch(IFACE ".Remove", "{\"packages\": \"a\"}", &p), "packages");
+	ck_assert_str_eq(dispatch(IFACE ".Remove", "{\"purge\": 1}", &p), "purge");
 	ck_assert_str_eq(dispatch(IFACE ".Cancel", "{\"id\": 0}", &p), "id");
 	ck_assert_ptr_null(dispatch(IFACE ".Cancel", "{}", &p));
 	ck_assert_int_eq(p.cancel.id, 0);
