@@ -255,4 +255,6 @@ check_comp "fatelf-extract out fat " aarch64 host x86_64
 check_comp "fatelf-verify fat a" aarch64
 check_comp "fatelf-info n" nobundles notes.txt
 
+daemon_stop
+check_no_sanitizer_report
 t_done
