@@ -347,7 +347,7 @@ int fatelf_depend_parse(const char *text, size_t len, fatelf_depend *ret, char *
 	nw = fatelf_pkg_name_problem(text, nlen, name_why, sizeof(name_why));
 	if (nw) {
 		if (why && why_size)
-			snprintf(why, why_size, "its package name %s", nw);
+			snprintf(why, why_size, "names a package whose name %s", nw);
 		return -FATELF_E_PKG_NAME;
 	}
 	if (sp) {
