@@ -81,7 +81,7 @@ addrow "(2) ... against the bundle" "$sent" "$(stat -c %s up-2.fatbundle)" \
 notes+=("(1) the push of version 2 sent $sent bytes in $blobs blob upload(s) (the registry's log) and $(jq -r .manifests_put <<<"$out") manifest(s) and the index: the changed file's blob $obj_b + the config $cfg_b + the manifests $man_b + the index $index_b = $base; the bundle is $(stat -c %s up-2.fatbundle) bytes")
 
 # ---- (3)
-mkdir -p fat/opt/hello/bin fat/opt/hello/share keys root state
+mkdir -p fat/opt/hello/bin fat/opt/hello/share
 for cc in gcc aarch64-linux-gnu-gcc i686-linux-gnu-gcc riscv64-linux-gnu-gcc; do
 	"$cc" -static -O2 -o "in-$cc" "$top/tests/integration/hello.c" || exit 1
 done
@@ -89,20 +89,12 @@ done
 for i in $(seq -w 0 39); do echo "file $i" >"fat/opt/hello/share/f$i"; done
 "$FATELF" bundle create -o hello.fatbundle --name hello --version 1.0 --sign vendor.key fat >/dev/null || exit 1
 "$FATELF" repo push hello.fatbundle "oci://127.0.0.1:$port/bench/hello" >/dev/null || exit 1
-cp vendor.pub keys/
-printf '[Policy]\nPolicy=native\n[Daemon]\nRequireSignature=yes\nTrustedKeys=%s/keys\n' "$work" >fatelfd.conf
-SOCK=$work/d.sock
-"$FATELFD" --socket "$SOCK" --root "$work/root" --state-dir "$work/state" --config "$work/fatelfd.conf" \
-	>/dev/null 2>>daemon.log &
-PIDS+=($!)
-for ((i = 0; i < 100; i++)); do
-	"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break
-	sleep 0.1
-done
+mkdir -p keys && cp vendor.pub keys/
+bench_daemon || { echo "bench: fatelfd does not start" >&2; exit 1; }
 # served BYTES of the log's GETs after its first N lines
 served() { tail -n +$(($1 + 1)) reg/log | sed -n 's/.*"GET [^ ]* HTTP[^"]*" [0-9]* \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { printf "%d\n", s }'; }
 n=$(wc -l <reg/log)
-"$FATELFCTL" --socket "$SOCK" install "oci://127.0.0.1:$port/bench/hello:1.0" >/dev/null ||
+ctl install "oci://127.0.0.1:$port/bench/hello:1.0" >/dev/null ||
 	{ echo "bench: the install from the registry failed" >&2; tail daemon.log >&2; exit 1; }
 pulled=$(served "$n")
 hidx=$(skopeo inspect --tls-verify=false --raw "docker://127.0.0.1:$port/bench/hello:1.0")

@@ -195,18 +195,7 @@ for ((i = 0; i < 100; i++)); do
 done
 
 # ---- the daemon
-printf '[Policy]\nPolicy=native\n[Daemon]\nRequireSignature=yes\nTrustedKeys=%s/keys\nRepositories=%s/repos.d\n' \
-	"$work" "$work" >fatelfd.conf
-SOCK=$work/d.sock
-mkdir -p root state
-"$FATELFD" --socket "$SOCK" --root "$work/root" --state-dir "$work/state" --config "$work/fatelfd.conf" \
-	>/dev/null 2>>daemon.log &
-PIDS+=($!)
-for ((i = 0; i < 100; i++)); do
-	"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ctl() { "$FATELFCTL" --socket "$SOCK" "$@"; }
+bench_daemon "Repositories=$work/repos.d" || { echo "bench: fatelfd does not start" >&2; exit 1; }
 ctl repo add fast "http://127.0.0.1:$NPORT/repo" --key repo.pub >/dev/null || exit 1
 logbytes() { awk '{ s += $3 } END { printf "%d\n", s }' ngx/logs/access.log; }
 objbytes() { awk '$1 ~ /^\/repo\/objects\// { s += $3 } END { printf "%d\n", s }' ngx/logs/access.log; }

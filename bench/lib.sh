@@ -111,6 +111,29 @@ upgrade_pair() {
 		"$FATELF" bundle create -o up-2.fatbundle --name up --version 2 --sign vendor.key u2 >/dev/null
 }
 
+# bench_daemon [CONF-LINES...]: a private fatelfd on $work/d.sock (root
+# $work/root, state $work/state, log daemon.log) with policy native,
+# signatures required, TrustedKeys $work/keys and the lines given; its
+# pid in PIDS; ctl talks to it. Returns once it answers.
+bench_daemon() {
+	local i
+	mkdir -p "$work/root" "$work/state" "$work/keys"
+	{
+		printf '[Policy]\nPolicy=native\n[Daemon]\nRequireSignature=yes\nTrustedKeys=%s/keys\n' "$work"
+		printf '%s\n' "$@"
+	} >"$work/fatelfd.conf"
+	SOCK=$work/d.sock
+	"$FATELFD" --socket "$SOCK" --root "$work/root" --state-dir "$work/state" --config "$work/fatelfd.conf" \
+		>/dev/null 2>>"$work/daemon.log" &
+	PIDS+=($!)
+	for ((i = 0; i < 100; i++)); do
+		"$FATELFCTL" --socket "$SOCK" status >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+ctl() { "$FATELFCTL" --socket "$SOCK" "$@"; }
+
 report() {
 	local r
 	printf '\n%-46s %11s %11s %7s %7s  %s\n' "benchmark (median of $RUNS)" "fatelf ms" "baseline ms" ratio target result

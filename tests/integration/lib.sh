@@ -290,6 +290,25 @@ registry_requests() {
 	sed -n 's/.*"\([A-Z]*\) \([^ ]*\) HTTP[^"]*" \([0-9]*\) .*/\1 \2 \3/p' "$T_WORK/$1/log"
 }
 
+# hello_pair BIGBYTES: hello-1.fatbundle and hello-2.fatbundle, package
+# hello 1.0 and 2.0 signed by vendor.key, of the glued inputs (hello_inputs),
+# 40 small files and one of BIGBYTES random bytes (trees t1/ and t2/);
+# file f07 differs in version 2.
+hello_pair() {
+	local d i
+	for d in t1 t2; do
+		mkdir -p "$d/opt/hello/bin" "$d/opt/hello/share"
+		"$FATELF" glue -o "$d/opt/hello/bin/hello" "${inputs[@]}" >/dev/null || return 1
+		for i in $(seq -w 0 39); do echo "file $i" >"$d/opt/hello/share/f$i"; done
+	done
+	echo "file 07 version 1" >t1/opt/hello/share/f07
+	echo "file 07 version 2" >t2/opt/hello/share/f07
+	head -c "$1" /dev/urandom >t1/opt/hello/share/big
+	cp t1/opt/hello/share/big t2/opt/hello/share/big
+	"$FATELF" bundle create -o hello-1.fatbundle --name hello --version 1.0 --sign vendor.key t1 >/dev/null &&
+		"$FATELF" bundle create -o hello-2.fatbundle --name hello --version 2.0 --sign vendor.key t2 >/dev/null
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on at the moment.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

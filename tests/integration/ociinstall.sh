@@ -34,19 +34,7 @@ minisign -G -W -f -p vendor.pub -s vendor.key >/dev/null 2>&1 || fail "minisign 
 mkdir -p keys && cp vendor.pub keys/vendor.pub
 DAEMON_KEYS=$T_WORK/keys
 
-make_tree() { # DIR VERSION: f07 differs in version 2
-	mkdir -p "$1/opt/hello/bin" "$1/opt/hello/share"
-	"$FATELF" glue -o "$1/opt/hello/bin/hello" "${inputs[@]}" >/dev/null
-	for i in $(seq -w 0 39); do
-		if [ "$i" = 07 ]; then echo "file $i version $2"; else echo "file $i"; fi >"$1/opt/hello/share/f$i"
-	done
-	head -c 1048576 /dev/urandom >"$1/opt/hello/share/big"
-}
-make_tree t1 1
-cp -a t1 t2
-echo "file 07 version 2" >t2/opt/hello/share/f07
-"$FATELF" bundle create -o hello-1.fatbundle --name hello --version 1.0 --sign vendor.key t1 >/dev/null
-"$FATELF" bundle create -o hello-2.fatbundle --name hello --version 2.0 --sign vendor.key t2 >/dev/null
+hello_pair 1048576 || fail "the bundles of hello 1.0 and 2.0" "bundle create failed"
 
 # ---- registries
 PIDS=()

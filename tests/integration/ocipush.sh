@@ -29,19 +29,7 @@ python3 -c 'import crypt' 2>/dev/null || t_skip "python3's crypt module makes th
 hello_inputs
 minisign -G -W -f -p vendor.pub -s vendor.key >/dev/null 2>&1 || fail "minisign -G" "no key"
 
-make_tree() { # DIR VERSION: f07 differs in version 2
-	mkdir -p "$1/opt/hello/bin" "$1/opt/hello/share"
-	"$FATELF" glue -o "$1/opt/hello/bin/hello" "${inputs[@]}" >/dev/null
-	for i in $(seq -w 0 39); do
-		if [ "$i" = 07 ]; then echo "file $i version $2"; else echo "file $i"; fi >"$1/opt/hello/share/f$i"
-	done
-	head -c 300000 /dev/urandom >"$1/opt/hello/share/big"
-}
-make_tree t1 1
-cp -a t1 t2
-echo "file 07 version 2" >t2/opt/hello/share/f07
-"$FATELF" bundle create -o hello-1.fatbundle --name hello --version 1.0 --sign vendor.key t1 >/dev/null
-"$FATELF" bundle create -o hello-2.fatbundle --name hello --version 2.0 --sign vendor.key t2 >/dev/null
+hello_pair 300000 || fail "the bundles of hello 1.0 and 2.0" "bundle create failed"
 
 # ---- registries
 PIDS=()
