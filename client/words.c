@@ -180,6 +180,15 @@ static void w_package_held(const words_in *w, char *msg, size_t size)
 		 ctl_json_str(w->p, "package", "?"));
 }
 
+static void w_dependency_missing(const words_in *w, char *msg, size_t size)
+{
+	const char *c = ctl_json_str(w->p, "constraint", "");
+
+	snprintf(msg, size, "dependency: %s needs %s%s%s%s, installed neither before nor with it "
+		 "(install both in one command)", ctl_json_str(w->p, "package", "?"),
+		 ctl_json_str(w->p, "dependency", "?"), c[0] ? " (" : "", c, c[0] ? ")" : "");
+}
+
 static void w_key_not_found(const words_in *w, char *msg, size_t size)
 {
 	snprintf(msg, size, "no trusted key has the id %s (fatelfctl key list)", ctl_json_str(w->p, "id", "?"));
@@ -327,6 +336,7 @@ static const struct {
 	{ M("DirectoryUnsafe"), EXIT_FAILED, w_directory_unsafe },
 	{ M("Downgrade"), EXIT_FAILED, w_downgrade },
 	{ M("PackageHeld"), EXIT_FAILED, w_package_held },
+	{ M("DependencyMissing"), EXIT_FAILED, w_dependency_missing },
 	{ M("KeyNotFound"), EXIT_FAILED, w_key_not_found },
 	{ M("KeyInvalid"), EXIT_FAILED, w_key_invalid },
 	{ M("NoHostRecord"), EXIT_FAILED, w_no_host_record },

@@ -34,6 +34,8 @@ enum fact {
 	F_ID,           /* int: 0, the worker knows the transaction */
 	F_URL,          /* string */
 	F_REPOSITORY,   /* string: the repository (ctx) */
+	F_DEPENDENCY,   /* string */
+	F_CONSTRAINT,   /* string: "OP VERSION", "" for any version */
 };
 
 /* Beyond the code, what a row needs of the failure. */
@@ -69,6 +71,8 @@ static const struct row rows[] = {
 	{ ONE(ENGINE_E_NOT_INSTALLED), W_ALWAYS, "PackageNotFound", { { "package", F_PACKAGE } } },
 	{ ONE(ENGINE_E_HELD), W_ALWAYS, "PackageHeld",
 	  { { "package", F_PACKAGE }, { "installed", F_INSTALLED }, { "offered", F_OFFERED } } },
+	{ ONE(ENGINE_E_DEPENDENCY_MISSING), W_ALWAYS, "DependencyMissing",
+	  { { "package", F_PACKAGE }, { "dependency", F_DEPENDENCY }, { "constraint", F_CONSTRAINT } } },
 	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_OCI, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
 	{ FATELF_E_KEY_FORMAT, FATELF_E_SIG_COMMENT, W_REPOSITORY, "RepositoryInvalid",
@@ -199,6 +203,10 @@ static json_object *fact_value(enum fact f, int code, const fatelf_diag *d, cons
 		return json_object_new_string(ctx && ctx->url ? ctx->url : "");
 	case F_REPOSITORY:
 		return json_object_new_string(ctx && ctx->repository ? ctx->repository : "");
+	case F_DEPENDENCY:
+		return json_object_new_string(d->dependency);
+	case F_CONSTRAINT:
+		return json_object_new_string(d->constraint);
 	case F_NONE:
 		break;
 	}

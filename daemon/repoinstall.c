@@ -177,6 +177,8 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 		engine_group_abort(g, k, &j->diag);
 	else if (!o->dry_run)
 		k = engine_group_commit(g, &j->diag);
+	else
+		k = engine_group_check(g, &j->diag);
 	engine_group_free(g);
 	j->has_fetch = true;
 	return k;

@@ -141,6 +141,8 @@ static int job_install_files(worker *w, job *j, const engine_install_opts *oo)
 		engine_group_abort(g, r, &j->diag);
 	else if (!o.dry_run)
 		r = engine_group_commit(g, &j->diag);
+	else
+		r = engine_group_check(g, &j->diag);
 	engine_group_free(g);
 	return r;
 }

@@ -250,6 +250,8 @@ int root_install(int argc, char **argv)
 		engine_group_abort(g, r, &d);
 	else if (g && !a.dry_run)
 		r = engine_group_commit(g, &d);
+	else if (g)
+		r = engine_group_check(g, &d);
 	if (r < 0) {
 		done = 0;
 		status = root_fail(&a, &d, r);

@@ -109,6 +109,7 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	E(DIR_UNSAFE, "an existing directory is owned or writable by someone other than root"),
 	E(NAME_RESERVED, "an entry is named like the engine's temp files (.fatelf.*)"),
 	E(HELD, "the package is held at its installed version"),
+	E(DEPENDENCY_MISSING, "a dependency is neither installed nor in the transaction"),
 #undef E
 #define C(id, t) [FATELF_E_##id - FATELF_E_BASE] = { "FATELF_E_" #id, t }
 	C(REPO_FORMAT, "not a fatelf repository"),

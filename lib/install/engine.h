@@ -283,6 +283,10 @@ typedef struct engine_install_opts {
 typedef struct engine_group engine_group;
 engine_group *engine_group_new(engine *e);
 int engine_group_commit(engine_group *g, fatelf_diag *d);
+/* Whether every member's dependencies are met by the group's members or
+ * the installed packages (ENGINE_E_DEPENDENCY_MISSING): what
+ * engine_group_commit checks first, for a dry run's group too. */
+int engine_group_check(engine_group *g, fatelf_diag *d);
 void engine_group_abort(engine_group *g, int code, const fatelf_diag *why);
 /* Rolls back (cancelled) whatever is staged and not committed. */
 void engine_group_free(engine_group *g);

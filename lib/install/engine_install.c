@@ -175,6 +175,8 @@ static const fatelf_bundle_entry *ent_of(const struct install *x, const struct i
 
 /* The group an install belongs to (engine_install_opts.group). */
 static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d);
+static int depends_check(engine *e, engine_group *g, const char *package, const fatelf_depend *deps,
+			 size_t ndeps, fatelf_diag *d);
 static int group_park(engine_group *g, struct install *x, fatelf_diag *d);
 
 /* Where ie lands: its path, or a kept config file's PATH.fatelf-new. */
@@ -1338,6 +1340,13 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = check_held(x, m, d);
 	if (q < 0)
 		return q;
+	/* Alone, its dependencies are installed already; in a group, the
+	 * other members may bring them: engine_group_commit checks. */
+	if (!x->o->group) {
+		q = depends_check(x->e, NULL, m->name, m->depends, m->ndepends, d);
+		if (q < 0)
+			return q;
+	}
 	q = progress(x, "preflight", NULL);
 	if (q < 0)
 		return q;
@@ -2224,12 +2233,21 @@ struct claim {
 	const char *package;    /* the group's copy */
 };
 
+/* A package the group has seen: its version and dependencies. */
+struct member {
+	char *version;
+	fatelf_depend *deps;
+	size_t ndeps;
+};
+
 struct engine_group {
 	engine *e;
 	struct install **staged;        /* waiting for the commit, in order */
 	size_t nstaged, staged_cap;
 	char **names;                   /* every package the group has seen */
 	size_t nnames, names_cap;
+	struct member *members;         /* ... and each one's version and depends */
+	size_t members_cap;
 	struct claim *claims;           /* open addressing, path NULL: free */
 	size_t nclaims, claims_cap;
 };
@@ -2304,6 +2322,7 @@ static const char *claim(engine_group *g, const char *path, const char *package,
  */
 static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
 {
+	struct member *mb;
 	const char *pkg;
 	int err;
 
@@ -2314,9 +2333,27 @@ static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
 			FATELF_DIAG_FACT(d, package, x->name);
 			return -ENGINE_E_CONFLICT;
 		}
-	if (GROW_ARRAY(g->names, g->names_cap, g->nnames + 1) < 0 || !(g->names[g->nnames] = strdup(x->name)))
+	if (GROW_ARRAY(g->names, g->names_cap, g->nnames + 1) < 0 ||
+	    GROW_ARRAY(g->members, g->members_cap, g->nnames + 1) < 0 ||
+	    !(g->names[g->nnames] = strdup(x->name)))
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	mb = &g->members[g->nnames];
+	memset(mb, 0, sizeof(*mb));
 	pkg = g->names[g->nnames++];
+	mb->version = strdup(x->version);
+	mb->deps = calloc(x->m->ndepends ? x->m->ndepends : 1, sizeof(*mb->deps));
+	if (!mb->version || !mb->deps)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	for (size_t i = 0; i < x->m->ndepends; i++) {
+		const fatelf_depend *dep = &x->m->depends[i];
+
+		mb->deps[i].op = dep->op;
+		mb->deps[i].name = strdup(dep->name);
+		mb->deps[i].version = dep->version ? strdup(dep->version) : NULL;
+		mb->ndeps++;
+		if (!mb->deps[i].name || (dep->version && !mb->deps[i].version))
+			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
 	for (size_t i = 0; i < x->nents + x->removes.n; i++) {
 		const char *path, *other;
 
@@ -2366,6 +2403,73 @@ static void group_release(engine_group *g)
 	g->nstaged = 0;
 }
 
+/*
+ * Each of deps (package's) is met: by the group's member of its name,
+ * at that member's version, else by the installed package. The failure
+ * names package, the dependency and its constraint.
+ */
+static int depends_check(engine *e, engine_group *g, const char *package, const fatelf_depend *deps,
+			 size_t ndeps, fatelf_diag *d)
+{
+	for (size_t i = 0; i < ndeps; i++) {
+		const fatelf_depend *dep = &deps[i];
+		store_package p = { 0 };
+		char have[FATELF_DIAG_NAME_MAX] = "";
+		bool found = false, ok;
+		int q;
+
+		for (size_t k = 0; g && k < g->nnames; k++)
+			if (strcmp(g->names[k], dep->name) == 0) {
+				snprintf(have, sizeof(have), "%s", g->members[k].version);
+				found = true;
+			}
+		if (!found) {
+			q = store_package_get(e->st, dep->name, &p, d);
+			if (q < 0 && q != -ENOENT)
+				return q;
+			if (q == 0) {
+				snprintf(have, sizeof(have), "%s", p.version);
+				found = true;
+				store_package_done(&p);
+			}
+		}
+		ok = found && fatelf_depend_satisfied_by(dep, have);
+		if (ok)
+			continue;
+		char constraint[FATELF_DIAG_NAME_MAX] = "";
+		if (dep->op != FATELF_DEP_ANY && dep->version)
+			snprintf(constraint, sizeof(constraint), "%s %s", fatelf_depend_op_text(dep->op),
+				 dep->version);
+		if (found)
+			q = fatelf_diag_set(d, -ENGINE_E_DEPENDENCY_MISSING, -1,
+					    "%s depends on %s (%s), and %s %s is not that version", package,
+					    dep->name, constraint, dep->name, have);
+		else
+			q = fatelf_diag_set(d, -ENGINE_E_DEPENDENCY_MISSING, -1,
+					    "%s depends on %s%s%s%s, which is neither installed nor in the transaction",
+					    package, dep->name, constraint[0] ? " (" : "", constraint,
+					    constraint[0] ? ")" : "");
+		fatelf_diag_names(d, package);
+		FATELF_DIAG_FACT(d, package, package);
+		FATELF_DIAG_FACT(d, dependency, dep->name);
+		FATELF_DIAG_FACT(d, constraint, constraint);
+		FATELF_DIAG_FACT(d, installed, have);
+		return q;
+	}
+	return 0;
+}
+
+int engine_group_check(engine_group *g, fatelf_diag *d)
+{
+	for (size_t i = 0; i < g->nnames; i++) {
+		int q = depends_check(g->e, g, g->names[i], g->members[i].deps, g->members[i].ndeps, d);
+
+		if (q < 0)
+			return q;
+	}
+	return 0;
+}
+
 int engine_group_commit(engine_group *g, fatelf_diag *d)
 {
 	size_t n = g->nstaged;
@@ -2377,6 +2481,12 @@ int engine_group_commit(engine_group *g, fatelf_diag *d)
 
 	if (!t || !ud || !written || !saved) {
 		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		engine_group_abort(g, q, d);
+		goto out;
+	}
+	/* the members' dependencies, now that the group is complete */
+	q = engine_group_check(g, d);
+	if (q < 0) {
 		engine_group_abort(g, q, d);
 		goto out;
 	}
@@ -2424,9 +2534,15 @@ void engine_group_free(engine_group *g)
 	for (size_t i = 0; i < g->claims_cap; i++)
 		free(g->claims[i].path);
 	free(g->claims);
-	for (size_t i = 0; i < g->nnames; i++)
+	for (size_t i = 0; i < g->nnames; i++) {
 		free(g->names[i]);
+		free(g->members[i].version);
+		for (size_t k = 0; k < g->members[i].ndeps; k++)
+			fatelf_depend_clear(&g->members[i].deps[k]);
+		free(g->members[i].deps);
+	}
 	free(g->names);
+	free(g->members);
 	free(g->staged);
 	free(g);
 }

@@ -1,0 +1,89 @@
+#!/bin/bash
+# Dependencies against a private fatelfd: app depends on lib (>= 2).
+# Installing app alone, with no lib or lib 1.0 installed, is refused with
+# DependencyMissing naming lib and the constraint, and installs nothing
+# (a dry run too); app and lib 2.0 in one call are one transaction and
+# install; fatelf install --root refuses the same way.
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/lib/daemon.sh"
+
+t_init depsd
+t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
+t_require_tool jq sqlite3
+
+"$FATELF" bundle keygen --no-password -p vendor.pub -s vendor.key >/dev/null || fail "keygen" "no key"
+mkdir -p keys && cp vendor.pub keys/
+DAEMON_KEYS=$T_WORK/keys
+
+# bundle NAME VERSION [DEPENDS...]: one data file
+bundle() {
+	local n=$1 v=$2 dep args=()
+	shift 2
+	for dep; do args+=(--depends "$dep"); done
+	mkdir -p "t-$n-$v/opt/$n"
+	echo "$n $v" >"t-$n-$v/opt/$n/VERSION"
+	"$FATELF" bundle create -o "$n-$v.fatbundle" --name "$n" --version "$v" "${args[@]}" \
+		--sign vendor.key "t-$n-$v" >/dev/null || fail "bundle $n $v" "bundle create failed"
+}
+bundle lib 1.0
+bundle lib 2.0
+bundle app 1.0 'lib (>= 2)'
+
+daemon_init
+daemon_prepare d
+daemon_start d || fail "fatelfd starts" "see $T_WORK/d/log"
+DB=$T_WORK/d/state/fatelf.db
+installed() { ctl --json list | jq -r '[.packages[] | "\(.name)=\(.version)"] | sort | join(",")'; }
+error_of() { jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.package) \(.parameters.dependency) [\(.parameters.constraint)]"' <<<"$RUN_OUT"; }
+
+# ---- app alone, nothing installed
+run ctl --json install app-1.0.fatbundle
+check_eq "install app without lib fails (exit 1)" 1 "$RC"
+check_eq "... DependencyMissing naming app, lib and the constraint" \
+	"io.fatelf.Manager.DependencyMissing app lib [>= 2]" "$(error_of)"
+check_eq "... nothing installed" "" "$(installed)"
+check "... no file of app on disk" test ! -e "$ROOT/opt/app/VERSION"
+check_eq "... app's history row failed" "failed" \
+	"$(sqlite3 "$DB" "SELECT state FROM transactions WHERE package='app' ORDER BY id DESC LIMIT 1")"
+run ctl install app-1.0.fatbundle
+check_eq "... in words" \
+	"fatelfctl: install: dependency: app needs lib (>= 2), installed neither before nor with it (install both in one command)" \
+	"$RUN_ERR"
+run ctl --json install --dry-run app-1.0.fatbundle
+check_eq "... a dry run says so too" "io.fatelf.Manager.DependencyMissing app lib [>= 2]" "$(error_of)"
+
+# ---- lib 1.0 installed: not the version app needs
+run ctl install lib-1.0.fatbundle
+check_eq "install lib 1.0" 0 "$RC"
+run ctl --json install app-1.0.fatbundle
+check_eq "install app with lib 1.0 installed fails" \
+	"1 io.fatelf.Manager.DependencyMissing app lib [>= 2]" "$RC $(error_of)"
+check_eq "... lib 1.0 stays, app is not installed" "lib=1.0" "$(installed)"
+run ctl --json install --dry-run lib-1.0.fatbundle app-1.0.fatbundle
+check_eq "... a dry run of app with lib 1.0 in the same call fails too" \
+	"1 io.fatelf.Manager.DependencyMissing app lib [>= 2]" "$RC $(error_of)"
+
+# ---- app and lib 2.0 in one call: one transaction
+run ctl --json install --dry-run app-1.0.fatbundle lib-2.0.fatbundle
+check_eq "dry run of app with lib 2.0 in one call" 0 "$RC"
+check_eq "... installs nothing" "lib=1.0" "$(installed)"
+run ctl --json install app-1.0.fatbundle lib-2.0.fatbundle
+check_eq "install app and lib 2.0 in one call" 0 "$RC"
+check_eq "... both installed" "app=1.0,lib=2.0" "$(installed)"
+check_eq "... bytes on disk" "app 1.0 lib 2.0" "$(cat "$ROOT/opt/app/VERSION") $(cat "$ROOT/opt/lib/VERSION")"
+check_eq "... two committed rows, one commit time" "2|1" \
+	"$(sqlite3 "$DB" "SELECT COUNT(*), COUNT(DISTINCT finished_at) FROM transactions WHERE state='committed' AND package IN ('app','lib') AND new_version IN ('1.0','2.0') AND id > (SELECT MAX(id) FROM transactions WHERE package='app' AND state='failed')")"
+
+# ---- fatelf install --root: the same engine refuses the same way
+mkdir -p image
+run "$FATELF" install --root image --allow-unsigned app-1.0.fatbundle
+check_eq "fatelf install --root app without lib fails (exit 1)" 1 "$RC"
+check "... naming lib" grep -q "lib" <<<"$RUN_ERR"
+check "... app not in the image" test ! -e image/opt/app/VERSION
+run "$FATELF" install --root image --allow-unsigned lib-2.0.fatbundle app-1.0.fatbundle
+check_eq "fatelf install --root lib and app together" 0 "$RC"
+check "... app in the image" test -e image/opt/app/VERSION
+
+daemon_stop d
+daemon_sanitized d
+t_done
