@@ -189,6 +189,22 @@ static void w_dependency_missing(const words_in *w, char *msg, size_t size)
 		 ctl_json_str(w->p, "dependency", "?"), c[0] ? " (" : "", c, c[0] ? ")" : "");
 }
 
+static void w_dependency_broken(const words_in *w, char *msg, size_t size)
+{
+	json_object *a = NULL;
+	size_t len;
+
+	len = (size_t)snprintf(msg, size, "dependency: %s is needed by", ctl_json_str(w->p, "package", "?"));
+	if (w->p && json_object_object_get_ex(w->p, "dependents", &a) && json_object_is_type(a, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(a) && len < size; i++) {
+			const char *s = json_object_get_string(json_object_array_get_idx(a, i));
+
+			len += (size_t)snprintf(msg + len, size - len, "%s %s", i ? "," : "", s ? s : "?");
+		}
+	if (len < size)
+		snprintf(msg + len, size - len, " (remove them in the same command, or first)");
+}
+
 static void w_key_not_found(const words_in *w, char *msg, size_t size)
 {
 	snprintf(msg, size, "no trusted key has the id %s (fatelfctl key list)", ctl_json_str(w->p, "id", "?"));
@@ -337,6 +353,7 @@ static const struct {
 	{ M("Downgrade"), EXIT_FAILED, w_downgrade },
 	{ M("PackageHeld"), EXIT_FAILED, w_package_held },
 	{ M("DependencyMissing"), EXIT_FAILED, w_dependency_missing },
+	{ M("DependencyBroken"), EXIT_FAILED, w_dependency_broken },
 	{ M("KeyNotFound"), EXIT_FAILED, w_key_not_found },
 	{ M("KeyInvalid"), EXIT_FAILED, w_key_invalid },
 	{ M("NoHostRecord"), EXIT_FAILED, w_no_host_record },

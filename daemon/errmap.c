@@ -36,6 +36,7 @@ enum fact {
 	F_REPOSITORY,   /* string: the repository (ctx) */
 	F_DEPENDENCY,   /* string */
 	F_CONSTRAINT,   /* string: "OP VERSION", "" for any version */
+	F_DEPENDENTS,   /* []string: the packages that depend on the package */
 };
 
 /* Beyond the code, what a row needs of the failure. */
@@ -73,6 +74,8 @@ static const struct row rows[] = {
 	  { { "package", F_PACKAGE }, { "installed", F_INSTALLED }, { "offered", F_OFFERED } } },
 	{ ONE(ENGINE_E_DEPENDENCY_MISSING), W_ALWAYS, "DependencyMissing",
 	  { { "package", F_PACKAGE }, { "dependency", F_DEPENDENCY }, { "constraint", F_CONSTRAINT } } },
+	{ ONE(ENGINE_E_DEPENDENCY_BROKEN), W_ALWAYS, "DependencyBroken",
+	  { { "package", F_PACKAGE }, { "dependents", F_DEPENDENTS } } },
 	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_OCI, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
 	{ FATELF_E_KEY_FORMAT, FATELF_E_SIG_COMMENT, W_REPOSITORY, "RepositoryInvalid",
@@ -207,6 +210,15 @@ static json_object *fact_value(enum fact f, int code, const fatelf_diag *d, cons
 		return json_object_new_string(d->dependency);
 	case F_CONSTRAINT:
 		return json_object_new_string(d->constraint);
+	case F_DEPENDENTS:
+		a = json_object_new_array();
+		for (const char *p = d->dependents; a && *p;) {
+			size_t l = strcspn(p, ",");
+
+			json_object_array_add(a, json_object_new_string_len(p, (int)l));
+			p += l + (p[l] == ',');
+		}
+		return a;
 	case F_NONE:
 		break;
 	}

@@ -110,6 +110,7 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	E(NAME_RESERVED, "an entry is named like the engine's temp files (.fatelf.*)"),
 	E(HELD, "the package is held at its installed version"),
 	E(DEPENDENCY_MISSING, "a dependency is neither installed nor in the transaction"),
+	E(DEPENDENCY_BROKEN, "installed packages depend on the package"),
 #undef E
 #define C(id, t) [FATELF_E_##id - FATELF_E_BASE] = { "FATELF_E_" #id, t }
 	C(REPO_FORMAT, "not a fatelf repository"),

@@ -84,6 +84,7 @@ enum fatelf_error_more {
 	ENGINE_E_NAME_RESERVED,         /* a bundle entry named like the engine's temp files */
 	ENGINE_E_HELD,                  /* another version of a held package, without force */
 	ENGINE_E_DEPENDENCY_MISSING,    /* a dependency neither installed nor in the transaction */
+	ENGINE_E_DEPENDENCY_BROKEN,     /* removing a package installed ones depend on */
 	/* repositories (lib/bundle/repo*.c, doc/repository.md) */
 	FATELF_E_REPO_FORMAT,           /* not a repository, or its pointer file is broken */
 	FATELF_E_REPO_INDEX,            /* the index breaks its syntax or schema */
@@ -152,6 +153,7 @@ typedef struct fatelf_diag {
 	char key_id[17];                        /* a minisign key id, 16 hex digits */
 	char dependency[FATELF_DIAG_NAME_MAX];  /* the package a dependency names */
 	char constraint[FATELF_DIAG_NAME_MAX];  /* its constraint, "OP VERSION" ("" for any) */
+	char dependents[1024];                  /* packages that depend on package, comma-separated */
 	unsigned long long needed, available;   /* bytes */
 	unsigned uid, mode;                     /* of an existing path */
 	unsigned ntargets;                      /* the targets a file offers */

@@ -146,6 +146,8 @@ struct install {
 	bool hashing;                   /* the current file's installed hash is computed */
 	int werr;                       /* a write into a temp failed ... */
 	struct ient *werr_ent;          /* ... for this entry */
+	/* the manifest's depends: names, and constraints ("OP VERSION", "") */
+	struct strv dep_names, dep_constraints;
 };
 
 static int strv_push(struct strv *s, const char *v)
@@ -1295,6 +1297,15 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	if (q < 0)
 		return q;
 	m = x->m;
+	for (size_t i = 0; i < m->ndepends; i++) {
+		const fatelf_depend *dep = &m->depends[i];
+		char c[FATELF_DEPEND_TEXT_MAX] = "";
+
+		if (dep->op != FATELF_DEP_ANY && dep->version)
+			snprintf(c, sizeof(c), "%s %s", fatelf_depend_op_text(dep->op), dep->version);
+		if (strv_push(&x->dep_names, dep->name) < 0 || strv_push(&x->dep_constraints, c) < 0)
+			return -ENOMEM;
+	}
 	x->name = strdup(m->name);
 	x->version = strdup(m->version);
 	x->summary = strdup(m->summary ? m->summary : "");
@@ -1892,6 +1903,9 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	} else {
 		q = store_package_add(e->st, &p, &id, d);
 	}
+	if (q >= 0)
+		q = store_depends_set(e->st, id, (const char *const *)x->dep_names.v,
+				      (const char *const *)x->dep_constraints.v, x->dep_names.n, d);
 	if (q < 0)
 		return q;
 	x->pkg_id = id;
@@ -2078,6 +2092,8 @@ static void install_free(struct install *x)
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
+	strv_free(&x->dep_names);
+	strv_free(&x->dep_constraints);
 	strv_free(&x->old_rows);
 	old_rows_free(x);
 	free(x->row_op);

@@ -231,6 +231,50 @@ static void remove_ldconfig(engine *e, struct remove *r)
 	free(paths);
 }
 
+/*
+ * No installed package that stays depends on one of packages: the first
+ * package that one does is refused, naming each package that needs it
+ * (the rest of the transaction's packages left out).
+ */
+static int check_dependents(engine *e, const char *const *packages, size_t n, fatelf_diag *d)
+{
+	for (size_t i = 0; i < n; i++) {
+		char **v = NULL, list[sizeof(d->dependents)] = "";
+		size_t nv = 0, len = 0, kept = 0;
+		int q = store_dependents(e->st, packages[i], &v, &nv, d);
+
+		if (q < 0)
+			return q;
+		for (size_t k = 0; k < nv; k++) {
+			bool going = false;
+
+			for (size_t j = 0; j < n; j++)
+				going = going || strcmp(v[k], packages[j]) == 0;
+			if (going)
+				continue;
+			size_t l = strlen(v[k]);
+			if (len + l + 2 < sizeof(list)) {
+				if (len > 0)
+					list[len++] = ',';
+				memcpy(list + len, v[k], l + 1);
+				len += l;
+			}
+			kept++;
+		}
+		store_holds_free(v, nv);
+		if (kept == 0)
+			continue;
+		q = fatelf_diag_set(d, -ENGINE_E_DEPENDENCY_BROKEN, -1,
+				    "%s is needed by %s (remove %s with it, or first)", packages[i], list,
+				    kept == 1 ? "that one" : "those");
+		fatelf_diag_names(d, packages[i]);
+		FATELF_DIAG_FACT(d, package, packages[i]);
+		FATELF_DIAG_FACT(d, dependents, list);
+		return q;
+	}
+	return 0;
+}
+
 int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		  engine_result *ret, fatelf_diag *d)
 {
@@ -287,6 +331,9 @@ int engine_remove_many(engine *e, const char *const *packages, size_t n, const e
 		if (q >= 0)
 			total += rs[i].nfiles;
 	}
+	if (q < 0)
+		goto out;
+	q = check_dependents(e, packages, n, d);
 	if (q < 0)
 		goto out;
 	if (o->dry_run) {

@@ -86,6 +86,9 @@ enum stmt_id {
 	STMT_HOLD_DELETE,
 	STMT_HOLD_OF,
 	STMT_HOLD_LIST,
+	STMT_DEPENDS_CLEAR,
+	STMT_DEPENDS_ADD,
+	STMT_DEPENDENTS,
 	_STMT_MAX,
 };
 
@@ -264,6 +267,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"SELECT h.held_at FROM holds h JOIN packages p ON p.id = h.package_id WHERE p.name = ?1",
 	[STMT_HOLD_LIST] =
 		"SELECT p.name FROM holds h JOIN packages p ON p.id = h.package_id ORDER BY p.name",
+	[STMT_DEPENDS_CLEAR] = "DELETE FROM depends WHERE package_id = ?1",
+	[STMT_DEPENDS_ADD] = "INSERT INTO depends (package_id, name, constraint_text) VALUES (?1, ?2, ?3)",
+	[STMT_DEPENDENTS] =
+		"SELECT p.name FROM depends d JOIN packages p ON p.id = d.package_id WHERE d.name = ?1 "
+		"ORDER BY p.name",
 };
 
 struct store {
@@ -2579,4 +2587,65 @@ void store_holds_free(char **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+int store_depends_set(store *s, int64_t package_id, const char *const *names, const char *const *constraints,
+		      size_t n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_DEPENDS_CLEAR, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	r = stmt_done(s, st, "clearing a package's dependencies", d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_stmt_ sqlite3_stmt *ad = NULL;
+
+		r = stmt_get(s, STMT_DEPENDS_ADD, &ad, d);
+		if (r < 0)
+			return r;
+		sqlite3_bind_int64(ad, 1, package_id);
+		bind_text(ad, 2, names[i]);
+		bind_text(ad, 3, constraints[i] ? constraints[i] : "");
+		r = stmt_done(s, ad, "recording a dependency", d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int store_dependents(store *s, const char *name, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	r = stmt_get(s, STMT_DEPENDENTS, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, name);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0) {
+			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
+			r = v[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
+		if (r < 0) {
+			store_holds_free(v, n);
+			return r;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		store_holds_free(v, n);
+		return sqlite_fail(s->db, rc, "listing a package's dependents", d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }

@@ -472,4 +472,12 @@ int store_hold_get(store *s, const char *name, bool *ret_held, fatelf_diag *d);
 int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d);
 void store_holds_free(char **v, size_t n);
 
+/* Replaces the dependencies recorded for the package (schema 11): n
+ * names, each with its constraint ("OP VERSION", "" or NULL for any). */
+int store_depends_set(store *s, int64_t package_id, const char *const *names, const char *const *constraints,
+		      size_t n, fatelf_diag *d);
+/* The installed packages that depend on name, sorted (free with
+ * store_holds_free). */
+int store_dependents(store *s, const char *name, char ***ret, size_t *ret_n, fatelf_diag *d);
+
 #endif

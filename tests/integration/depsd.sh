@@ -3,7 +3,9 @@
 # Installing app alone, with no lib or lib 1.0 installed, is refused with
 # DependencyMissing naming lib and the constraint, and installs nothing
 # (a dry run too); app and lib 2.0 in one call are one transaction and
-# install; fatelf install --root refuses the same way.
+# install. Removing lib then is refused with DependencyBroken naming app;
+# removing both in one call works. fatelf install --root refuses the
+# same way.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
@@ -73,6 +75,30 @@ check_eq "... both installed" "app=1.0,lib=2.0" "$(installed)"
 check_eq "... bytes on disk" "app 1.0 lib 2.0" "$(cat "$ROOT/opt/app/VERSION") $(cat "$ROOT/opt/lib/VERSION")"
 check_eq "... two committed rows, one commit time" "2|1" \
 	"$(sqlite3 "$DB" "SELECT COUNT(*), COUNT(DISTINCT finished_at) FROM transactions WHERE state='committed' AND package IN ('app','lib') AND new_version IN ('1.0','2.0') AND id > (SELECT MAX(id) FROM transactions WHERE package='app' AND state='failed')")"
+
+check_eq "... app's dependency recorded in the store" "lib|>= 2" \
+	"$(sqlite3 "$DB" "SELECT d.name, d.constraint_text FROM depends d JOIN packages p ON p.id = d.package_id WHERE p.name = 'app'")"
+
+# ---- removing lib would break app
+run ctl --json remove lib
+check_eq "remove lib while app needs it fails (exit 1)" 1 "$RC"
+check_eq "... DependencyBroken naming lib and app" "io.fatelf.Manager.DependencyBroken lib app" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.package) \(.parameters.dependents | join(","))"' <<<"$RUN_OUT")"
+check_eq "... nothing removed" "app=1.0,lib=2.0" "$(installed)"
+check "... lib's file still on disk" test -e "$ROOT/opt/lib/VERSION"
+run ctl remove lib
+check_eq "... in words" \
+	"fatelfctl: remove: dependency: lib is needed by app (remove them in the same command, or first)" "$RUN_ERR"
+run ctl --json remove --dry-run lib
+check_eq "... a dry run says so too" "1 io.fatelf.Manager.DependencyBroken" \
+	"$RC $(jq -rs 'map(select(.error)) | last | .error' <<<"$RUN_OUT")"
+run ctl --json remove --dry-run lib app
+check_eq "a dry run of removing lib and app together is fine" 0 "$RC"
+run ctl --json remove lib app
+check_eq "remove lib and app in one call" 0 "$RC"
+check_eq "... both removed" "" "$(installed)"
+check_eq "... and their dependency rows" "0" "$(sqlite3 "$DB" "SELECT COUNT(*) FROM depends")"
+check "... no file left" test ! -e "$ROOT/opt/app/VERSION" -a ! -e "$ROOT/opt/lib/VERSION"
 
 # ---- fatelf install --root: the same engine refuses the same way
 mkdir -p image

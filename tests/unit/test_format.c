@@ -202,7 +202,7 @@ START_TEST(test_error_names)
 	for (int c = FATELF_E_BASE; c < FATELF_E_MAX; c++) {
 		const char *name = fatelf_error_name(-c);
 
-		bool engine = c >= ENGINE_E_CONFLICT && c <= ENGINE_E_DEPENDENCY_MISSING;
+		bool engine = c >= ENGINE_E_CONFLICT && c <= ENGINE_E_DEPENDENCY_BROKEN;
 
 		ck_assert_msg(strncmp(name, engine ? "ENGINE_E_" : "FATELF_E_", 9) == 0, "%d: %s", c, name);
 		ck_assert(fatelf_strerror(-c)[0] != '\0');
