@@ -28,6 +28,7 @@ struct job_member {
 	int fd;                 /* a bundle passed as an fd (has_fd), else unused */
 	bool has_fd;
 	char *source_path;      /* with fd: the file the caller opened */
+	bool automatic;         /* pulled in as another member's dependency */
 	engine_result result;
 	struct job_fetch fetch;
 };

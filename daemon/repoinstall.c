@@ -141,12 +141,157 @@ out:
 	return k;
 }
 
+/* The package name of spec "NAME[=VERSION]". */
+static void spec_name(const char *spec, char name[256])
+{
+	const char *eq = strchr(spec, '=');
+
+	snprintf(name, 256, "%.*s", eq ? (int)(eq - spec) : 255, spec);
+}
+
+#define PULL_MAX 256
+
+/* What pull_depends works through: each package of the transaction and
+ * its dependencies. */
+struct pull {
+	char *spec;
+	bool automatic;
+	fatelf_depend *deps;
+	size_t ndeps;
+};
+
+static void pulls_free(struct pull *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].spec);
+		repo_depends_free(v[i].deps, v[i].ndeps);
+	}
+	free(v);
+}
+
+/*
+ * The packages the job names need, from the repositories: a dependency
+ * that neither a package of the transaction nor an installed package at
+ * a version its constraint allows meets is added to the transaction, at
+ * the newest version a repository offers that meets it, marked
+ * automatic, and its own dependencies are looked at in turn. A name
+ * already in the transaction is not added again, so cycles end there
+ * (the group's check at the commit sees whether its version fits). A
+ * package the repositories do not offer is left to the install, which
+ * says so. The job's members become the whole transaction when anything
+ * is added.
+ */
+static int pull_depends(worker *w, job *j)
+{
+	const engine_config *cfg = engine_get_config(w->rw);
+	struct pull *v = NULL;
+	size_t n = 0, first, cap = 0;
+	int k = 0;
+
+	first = j->nmembers ? j->nmembers : 1;
+	v = calloc(PULL_MAX, sizeof(*v));
+	if (!v)
+		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+	cap = PULL_MAX;
+	for (; n < first; n++) {
+		struct repo_conf rc = { 0 };
+		fatelf_repo_index *ix = NULL;
+		const fatelf_repo_version *rv = NULL;
+
+		v[n].spec = strdup(j->nmembers ? j->members[n].spec : j->repo_spec);
+		if (!v[n].spec) {
+			k = -ENOMEM;
+			goto out;
+		}
+		if (repo_resolve(cfg, v[n].spec, &rc, &ix, &rv, NULL) == 0) {
+			k = repo_depends_copy(rv, &v[n].deps, &v[n].ndeps);
+			fatelf_repo_index_free(ix);
+			repo_conf_done(&rc);
+			if (k < 0)
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t e = 0; e < v[i].ndeps; e++) {
+			const fatelf_depend *dep = &v[i].deps[e];
+			char name[256], constraint[FATELF_DIAG_NAME_MAX] = "";
+			store_package p = { 0 };
+			bool have = false;
+
+			for (size_t m = 0; m < n && !have; m++) {
+				spec_name(v[m].spec, name);
+				have = strcmp(name, dep->name) == 0;
+			}
+			if (have)
+				continue;
+			k = store_package_get(engine_store(w->rw), dep->name, &p, NULL);
+			if (k == 0) {
+				have = fatelf_depend_satisfied_by(dep, p.version);
+				store_package_done(&p);
+			}
+			k = 0;
+			if (have)
+				continue;
+			if (n == cap) {
+				k = fatelf_diag_set(&j->diag, -E2BIG, -1,
+						    "more than %d packages in one transaction with their dependencies",
+						    PULL_MAX);
+				goto out;
+			}
+			k = repo_resolve_depend(cfg, dep, &v[n].spec, &v[n].deps, &v[n].ndeps);
+			if (k == -ENOENT) {
+				spec_name(v[i].spec, name);
+				if (dep->op != FATELF_DEP_ANY && dep->version)
+					snprintf(constraint, sizeof(constraint), "%s %s",
+						 fatelf_depend_op_text(dep->op), dep->version);
+				k = fatelf_diag_set(&j->diag, -ENGINE_E_DEPENDENCY_MISSING, -1,
+						    "%s depends on %s%s%s%s: not installed, and no repository offers "
+						    "a version that meets it", name, dep->name, constraint[0] ? " (" : "",
+						    constraint, constraint[0] ? ")" : "");
+				fatelf_diag_names(&j->diag, name);
+				FATELF_DIAG_FACT(&j->diag, package, name);
+				FATELF_DIAG_FACT(&j->diag, dependency, dep->name);
+				FATELF_DIAG_FACT(&j->diag, constraint, constraint);
+				goto out;
+			}
+			if (k < 0) {
+				fatelf_diag_set(&j->diag, k, -1, "resolving %s's dependencies", v[i].spec);
+				goto out;
+			}
+			v[n++].automatic = true;
+		}
+	if (n == first)
+		goto out;
+	/* something pulled in: the members are the whole transaction */
+	struct job_member *mm = realloc(j->members, n * sizeof(*mm));
+
+	if (!mm) {
+		k = fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	j->members = mm;
+	memset(mm + j->nmembers, 0, (n - j->nmembers) * sizeof(*mm));
+	for (size_t i = j->nmembers; i < n; i++) {
+		mm[i].fd = -1;
+		mm[i].spec = v[i].spec;
+		mm[i].automatic = v[i].automatic;
+		v[i].spec = NULL;
+	}
+	j->nmembers = n;
+out:
+	pulls_free(v, n);
+	return k;
+}
+
 int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 {
 	engine_install_opts mo = *o;
 	engine_group *g;
 	int k = 0;
 
+	k = pull_depends(w, j);
+	if (k < 0)
+		return k;
 	if (j->nmembers == 0) {
 		k = install_one(w, j, j->repo_spec, o, &j->result, &j->fetch, &j->repo_name);
 		/* also when it failed: what it fetched until then */
@@ -161,6 +306,7 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	for (size_t i = 0; i < j->nmembers && k == 0; i++) {
 		struct job_member *m = &j->members[i];
 
+		mo.automatic = m->automatic;
 		k = install_one(w, j, m->spec, &mo, &m->result, &m->fetch, &m->repo_name);
 		/* the one that failed names the repository in the error */
 		free(j->repo_name);

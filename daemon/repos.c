@@ -788,6 +788,81 @@ int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *r
 	return 0;
 }
 
+void repo_depends_free(fatelf_depend *deps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fatelf_depend_clear(&deps[i]);
+	free(deps);
+}
+
+int repo_depends_copy(const fatelf_repo_version *v, fatelf_depend **ret, size_t *ret_n)
+{
+	fatelf_depend *c = calloc(v->ndepends ? v->ndepends : 1, sizeof(*c));
+	size_t n = 0;
+
+	if (!c)
+		return -ENOMEM;
+	for (; n < v->ndepends; n++) {
+		c[n].op = v->depends[n].op;
+		c[n].name = strdup(v->depends[n].name);
+		c[n].version = v->depends[n].version ? strdup(v->depends[n].version) : NULL;
+		if (!c[n].name || (v->depends[n].version && !c[n].version)) {
+			repo_depends_free(c, n + 1);
+			return -ENOMEM;
+		}
+	}
+	*ret = c;
+	*ret_n = n;
+	return 0;
+}
+
+int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char **ret_spec,
+			fatelf_depend **ret_deps, size_t *ret_ndeps)
+{
+	struct repo_conf *confs = NULL;
+	size_t nconfs = 0;
+	fatelf_repo_index *best_ix = NULL;
+	const fatelf_repo_version *best_v = NULL;
+	int k;
+
+	k = repo_conf_list(cfg->repos_dir, &confs, &nconfs, NULL);
+	if (k < 0)
+		return k;
+	for (size_t i = 0; i < nconfs; i++) {
+		fatelf_repo_index *ix = NULL;
+		const fatelf_repo_package *p;
+		const fatelf_repo_version *v = NULL;
+
+		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+			continue;
+		p = fatelf_repo_index_find(ix, dep->name);
+		/* the newest of this repository's that meets the constraint */
+		for (size_t n = p ? p->nversions : 0; n-- > 0;)
+			if (fatelf_depend_satisfied_by(dep, p->versions[n].version)) {
+				v = &p->versions[n];
+				break;
+			}
+		if (v && (!best_v || fatelf_pkg_version_compare(v->version, best_v->version) > 0)) {
+			fatelf_repo_index_free(best_ix);
+			best_ix = ix;
+			best_v = v;
+		} else {
+			fatelf_repo_index_free(ix);
+		}
+	}
+	repo_conf_list_free(confs, nconfs);
+	if (!best_v)
+		return -ENOENT;
+	k = asprintf(ret_spec, "%s=%s", dep->name, best_v->version) < 0 ? -ENOMEM : 0;
+	if (k == 0) {
+		k = repo_depends_copy(best_v, ret_deps, ret_ndeps);
+		if (k < 0)
+			free(*ret_spec);
+	}
+	fatelf_repo_index_free(best_ix);
+	return k;
+}
+
 /* Replies and Update */
 
 json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index *ix)

@@ -116,6 +116,14 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
  */
 int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *ret_conf,
 		 fatelf_repo_index **ret_ix, const fatelf_repo_version **ret_v, fatelf_diag *d);
+/* The newest version any repository offers of dep's package that meets
+ * its constraint: "NAME=VERSION" in *ret_spec (free it), its depends
+ * copied in *ret_deps (free with repo_depends_free). -ENOENT when none. */
+int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char **ret_spec,
+			fatelf_depend **ret_deps, size_t *ret_ndeps);
+void repo_depends_free(fatelf_depend *deps, size_t n);
+/* A version's depends, copied. */
+int repo_depends_copy(const fatelf_repo_version *v, fatelf_depend **ret, size_t *ret_n);
 
 /* A bounded buffer that bytes are appended to (repo_membuf_put, a data
  * callback of fatelf_repo_object_read): -EFBIG past cap. */

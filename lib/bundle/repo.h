@@ -130,6 +130,8 @@ typedef struct fatelf_repo_version {
 	uint8_t pack[32];               /* the pack list's object */
 	uint64_t pack_size;
 	uint64_t frames;                /* frames the pack list lists (0: an install needs no pack list) */
+	size_t ndepends;                /* the manifest's depends (optional), by name */
+	fatelf_depend *depends;
 } fatelf_repo_version;
 
 typedef struct fatelf_repo_package {

@@ -686,6 +686,22 @@ int fatelf_repo_add_bundle(fatelf_repo_dir *r, fatelf_repo_index *ix, int fd, co
 	ver->frames = pack.nframes;
 	res->pack_objects = pack.nobjects;
 	q = ver->summary ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	if (q >= 0 && m->ndepends > 0) {
+		/* the manifest's, already sorted by name */
+		ver->depends = calloc(m->ndepends, sizeof(*ver->depends));
+		for (size_t i = 0; ver->depends && i < m->ndepends && q >= 0; i++) {
+			const fatelf_depend *dep = &m->depends[i];
+
+			ver->depends[i].op = dep->op;
+			ver->depends[i].name = strdup(dep->name);
+			ver->depends[i].version = dep->version ? strdup(dep->version) : NULL;
+			ver->ndepends++;
+			if (!ver->depends[i].name || (dep->version && !ver->depends[i].version))
+				q = -ENOMEM;
+		}
+		if (!ver->depends || q < 0)
+			q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
 out:
 	for (size_t i = 0; i < ARRAY_SIZE(a.buckets); i++)
 		if (a.buckets[i] >= 0)

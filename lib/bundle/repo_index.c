@@ -24,6 +24,9 @@ static void version_clear(fatelf_repo_version *v)
 	free(v->version);
 	free(v->summary);
 	free(v->targets);
+	for (size_t i = 0; i < v->ndepends; i++)
+		fatelf_depend_clear(&v->depends[i]);
+	free(v->depends);
 }
 
 static void package_clear(fatelf_repo_package *p)
@@ -308,12 +311,48 @@ static int get_targets(struct ictx *c, size_t at, fatelf_repo_version *ver)
 	return r;
 }
 
+/* "depends": the manifest's, in its canonical form (NAME or NAME (OP
+ * VERSION)), sorted by name, each name once, not empty. */
+static int get_depends(struct ictx *c, size_t at, fatelf_repo_version *ver)
+{
+	size_t n = fatelf_json_count(c->doc, at), pos = at, vat;
+	fatelf_json_value v;
+	int r;
+
+	r = get(c, at, "depends", FATELF_JSON_ARRAY, &v);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return ifail(c, "field 'depends' is empty (leave it out instead)");
+	if (n > FATELF_DEPENDS_MAX)
+		return ifail(c, "more than %d depends", FATELF_DEPENDS_MAX);
+	ver->depends = calloc(n, sizeof(*ver->depends));
+	if (!ver->depends)
+		return -ENOMEM;
+	while ((r = fatelf_json_next_member(c->doc, &pos, NULL, &vat)) > 0) {
+		fatelf_depend *dep = &ver->depends[ver->ndepends];
+		char why[128], canon[FATELF_DEPEND_TEXT_MAX];
+
+		r = get(c, vat, "depends", FATELF_JSON_STRING, &v);
+		if (r < 0)
+			return ifail(c, "depends[%zu] must be a string", ver->ndepends);
+		if (strlen(v.str) != v.len || fatelf_depend_parse(v.str, v.len, dep, why, sizeof(why)) < 0)
+			return ifail(c, "depends[%zu] is not NAME or NAME (OP VERSION)", ver->ndepends);
+		ver->ndepends++;
+		if (fatelf_depend_format(dep, canon, sizeof(canon)) < 0 || strcmp(canon, v.str) != 0)
+			return ifail(c, "depends[%zu] is not in canonical form", ver->ndepends - 1);
+		if (ver->ndepends > 1 && strcmp(ver->depends[ver->ndepends - 2].name, dep->name) >= 0)
+			return ifail(c, "depends are not sorted by name, each once");
+	}
+	return r;
+}
+
 enum { F_VERSION, F_SUMMARY, F_TARGETS, F_ENTRIES, F_SIZE, F_MANIFEST, F_MANIFEST_SIZE, F_SIGNED, F_PACK,
-       F_PACK_SIZE, F_FRAMES, F_NVERSION };
+       F_PACK_SIZE, F_FRAMES, F_DEPENDS, F_NVERSION };
 
 static const char *const version_keys[F_NVERSION] = {
 	"version", "summary", "targets", "entries", "size", "manifest", "manifest_size", "signed", "pack",
-	"pack_size", "frames",
+	"pack_size", "frames", "depends",
 };
 
 static int parse_version(struct ictx *c, size_t at, fatelf_repo_version *ver)
@@ -387,6 +426,9 @@ static int parse_version(struct ictx *c, size_t at, fatelf_repo_version *ver)
 			if (r == 0 && ver->frames == 0)
 				r = ifail(c, "field 'frames' is 0 (leave it out instead)");
 			break;
+		case F_DEPENDS:
+			r = get_depends(c, vat, ver);
+			break;
 		}
 		if (r < 0)
 			return r;
@@ -394,7 +436,7 @@ static int parse_version(struct ictx *c, size_t at, fatelf_repo_version *ver)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < F_NVERSION; i++)
-		if (!seen[i] && i != F_SUMMARY && i != F_FRAMES)
+		if (!seen[i] && i != F_SUMMARY && i != F_FRAMES && i != F_DEPENDS)
 			return ifail(c, "missing field '%s'", version_keys[i]);
 	if (!ver->summary && !(ver->summary = strdup("")))
 		return -ENOMEM;
@@ -604,6 +646,17 @@ static json_object *version_json(const fatelf_repo_version *v)
 	json_object_object_add(o, "pack_size", json_object_new_int64((int64_t)v->pack_size));
 	if (v->frames)
 		json_object_object_add(o, "frames", json_object_new_int64((int64_t)v->frames));
+	if (v->ndepends) {
+		json_object *a = json_object_new_array();
+
+		for (size_t i = 0; a && i < v->ndepends; i++) {
+			char text[FATELF_DEPEND_TEXT_MAX];
+
+			if (fatelf_depend_format(&v->depends[i], text, sizeof(text)) >= 0)
+				json_object_array_add(a, json_object_new_string(text));
+		}
+		json_object_object_add(o, "depends", a);
+	}
 	return o;
 }
 

@@ -265,6 +265,10 @@ typedef struct engine_install_opts {
 	 * valid during the call only); unknown: not recorded. */
 	int source_type;                /* a store_source (store.h) */
 	const char *source;
+	/* Installed only because another package depends on it: a package
+	 * not installed before is recorded automatic (autoremove may remove
+	 * it); an installed one keeps its mark. */
+	bool automatic;
 } engine_install_opts;
 
 /*

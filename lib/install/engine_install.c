@@ -1906,6 +1906,8 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	if (q >= 0)
 		q = store_depends_set(e->st, id, (const char *const *)x->dep_names.v,
 				      (const char *const *)x->dep_constraints.v, x->dep_names.n, d);
+	if (q >= 0 && !x->have_old && x->o->automatic)
+		q = store_package_set_automatic(e->st, id, true, d);
 	if (q < 0)
 		return q;
 	x->pkg_id = id;

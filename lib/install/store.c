@@ -89,6 +89,8 @@ enum stmt_id {
 	STMT_DEPENDS_CLEAR,
 	STMT_DEPENDS_ADD,
 	STMT_DEPENDENTS,
+	STMT_PACKAGE_SET_AUTOMATIC,
+	STMT_PACKAGE_AUTOMATIC,
 	_STMT_MAX,
 };
 
@@ -269,6 +271,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"SELECT p.name FROM holds h JOIN packages p ON p.id = h.package_id ORDER BY p.name",
 	[STMT_DEPENDS_CLEAR] = "DELETE FROM depends WHERE package_id = ?1",
 	[STMT_DEPENDS_ADD] = "INSERT INTO depends (package_id, name, constraint_text) VALUES (?1, ?2, ?3)",
+	[STMT_PACKAGE_SET_AUTOMATIC] = "UPDATE packages SET automatic = ?2 WHERE id = ?1",
+	[STMT_PACKAGE_AUTOMATIC] = "SELECT name FROM packages WHERE automatic = 1 ORDER BY name",
 	[STMT_DEPENDENTS] =
 		"SELECT p.name FROM depends d JOIN packages p ON p.id = d.package_id WHERE d.name = ?1 "
 		"ORDER BY p.name",
@@ -2644,6 +2648,50 @@ int store_dependents(store *s, const char *name, char ***ret, size_t *ret_n, fat
 	if (rc != SQLITE_DONE) {
 		store_holds_free(v, n);
 		return sqlite_fail(s->db, rc, "listing a package's dependents", d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int store_package_set_automatic(store *s, int64_t package_id, bool automatic, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_PACKAGE_SET_AUTOMATIC, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, package_id);
+	sqlite3_bind_int(st, 2, automatic ? 1 : 0);
+	return stmt_done(s, st, "marking a package automatic", d);
+}
+
+int store_packages_automatic(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	r = stmt_get(s, STMT_PACKAGE_AUTOMATIC, &st, d);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0) {
+			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
+			r = v[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
+		if (r < 0) {
+			store_holds_free(v, n);
+			return r;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		store_holds_free(v, n);
+		return sqlite_fail(s->db, rc, "listing automatic packages", d);
 	}
 	*ret = v;
 	*ret_n = n;

@@ -100,6 +100,42 @@ check_eq "... both removed" "" "$(installed)"
 check_eq "... and their dependency rows" "0" "$(sqlite3 "$DB" "SELECT COUNT(*) FROM depends")"
 check "... no file left" test ! -e "$ROOT/opt/app/VERSION" -a ! -e "$ROOT/opt/lib/VERSION"
 
+# ---- from a file:// repository: install app pulls lib in
+bundle cyca 1.0 'cycb'
+bundle cycb 1.0 'cyca (>= 1.0)'
+bundle lone 1.0 'ghost'
+"$FATELF" bundle keygen --no-password -p repo.pub -s repo.key >/dev/null || fail "keygen" "no repository key"
+check "repo init" "$FATELF" repo init --sign repo.key www
+for b in lib-1.0 lib-2.0 app-1.0 cyca-1.0 cycb-1.0 lone-1.0; do
+	check "repo add $b" "$FATELF" repo add --sign repo.key www $b.fatbundle
+done
+check "repo add main file://" ctl repo add main "file://$T_WORK/www" --key repo.pub
+check "update" ctl update
+results() { jq -rs 'map(select(.results)) | last | [.results[] | "\(.package)=\(.new_version)"] | join(" ")' <<<"$RUN_OUT"; }
+run ctl --json install --dry-run app
+check_eq "dry run of install app from the repository: the plan has lib 2.0 too" "0 app=1.0 lib=2.0" "$RC $(results)"
+check_eq "... installs nothing" "" "$(installed)"
+run ctl --json install app
+check_eq "install app from the repository" 0 "$RC"
+check_eq "... one reply naming both" "app=1.0 lib=2.0" "$(results)"
+check_eq "... both installed, lib at the newest version that fits" "app=1.0,lib=2.0" "$(installed)"
+check_eq "... lib is automatic, app is not" "app|0 lib|1" \
+	"$(sqlite3 "$DB" "SELECT name, automatic FROM packages ORDER BY name" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "... one transaction: one commit time" "2|1" \
+	"$(sqlite3 "$DB" "SELECT COUNT(*), COUNT(DISTINCT finished_at) FROM transactions WHERE state='committed' AND kind='install' AND id > (SELECT MAX(id) FROM transactions WHERE package='lib' AND kind='remove')")"
+check_eq "... from the repository" "main main" \
+	"$(sqlite3 "$DB" "SELECT source FROM packages ORDER BY name" | tr '\n' ' ' | sed 's/ $//')"
+run ctl --json install cyca
+check_eq "install cyca, which needs cycb, which needs cyca" "0 cyca=1.0 cycb=1.0" "$RC $(results)"
+check_eq "... cycb automatic" "1" "$(sqlite3 "$DB" "SELECT automatic FROM packages WHERE name='cycb'")"
+run ctl --json install lone
+check_eq "install lone, whose dependency no repository offers" \
+	"1 io.fatelf.Manager.DependencyMissing lone ghost []" "$RC $(error_of)"
+check_eq "... lone not installed" "0" "$(sqlite3 "$DB" "SELECT COUNT(*) FROM packages WHERE name='lone'")"
+run ctl --json remove app
+check_eq "remove app" 0 "$RC"
+check_eq "... lib stays" "cyca=1.0,cycb=1.0,lib=2.0" "$(installed)"
+
 # ---- fatelf install --root: the same engine refuses the same way
 mkdir -p image
 run "$FATELF" install --root image --allow-unsigned app-1.0.fatbundle

@@ -514,6 +514,13 @@ static void assert_versions_equal(const fatelf_repo_version *a, const fatelf_rep
 	ck_assert_int_eq(a->signed_manifest, b->signed_manifest);
 	ck_assert(memcmp(a->pack, b->pack, 32) == 0);
 	ck_assert_uint_eq(a->pack_size, b->pack_size);
+	ck_assert_uint_eq(a->ndepends, b->ndepends);
+	for (size_t i = 0; i < a->ndepends; i++) {
+		ck_assert_str_eq(a->depends[i].name, b->depends[i].name);
+		ck_assert_int_eq(a->depends[i].op, b->depends[i].op);
+		ck_assert_str_eq(a->depends[i].version ? a->depends[i].version : "-",
+				 b->depends[i].version ? b->depends[i].version : "-");
+	}
 }
 
 static void assert_indexes_equal(const fatelf_repo_index *a, const fatelf_repo_index *b)
@@ -697,6 +704,11 @@ static const struct index_case bad_indexes[] = {
 	"\"manifest\": \"" H1 "\", \"manifest_size\": 1, \"signed\": false, \"pack\": \"" H2 "\", " \
 	"\"pack_size\": 14}"
 
+#define SMALL_DEPENDS(list) "{\"version\": \"1\", \"targets\": [], \"entries\": 0, \"size\": 0, " \
+	"\"manifest\": \"" H1 "\", \"manifest_size\": 1, \"signed\": false, \"pack\": \"" H2 "\", " \
+	"\"pack_size\": 14, \"depends\": " list "}"
+#define SMALL_WITH(version) SMALL_HEAD ", \"packages\": [{\"name\": \"ab\", \"versions\": [" version "]}]}"
+
 /* Whole small indexes, for the shapes of the containers. */
 static const struct bad_text bad_small_indexes[] = {
 	{ "versions empty", SMALL_HEAD ", \"packages\": [{\"name\": \"ab\", \"versions\": []}]}" },
@@ -707,6 +719,15 @@ static const struct bad_text bad_small_indexes[] = {
 	{ "packages null", SMALL_HEAD ", \"packages\": null}" },
 	{ "missing packages", SMALL_HEAD "}" },
 	{ "missing versions", SMALL_HEAD ", \"packages\": [{\"name\": \"ab\"}]}" },
+	/* depends: optional, but never empty, canonical, sorted, each name once */
+	{ "depends empty", SMALL_WITH(SMALL_DEPENDS("[]")) },
+	{ "depends a string", SMALL_WITH(SMALL_DEPENDS("\"lib\"")) },
+	{ "depends entry a number", SMALL_WITH(SMALL_DEPENDS("[1]")) },
+	{ "depends entry a bad name", SMALL_WITH(SMALL_DEPENDS("[\"Lib\"]")) },
+	{ "depends entry a bad operator", SMALL_WITH(SMALL_DEPENDS("[\"lib (> 2)\"]")) },
+	{ "depends entry not canonical", SMALL_WITH(SMALL_DEPENDS("[\"lib  (>= 2)\"]")) },
+	{ "depends not sorted", SMALL_WITH(SMALL_DEPENDS("[\"zz\", \"lib\"]")) },
+	{ "depends twice", SMALL_WITH(SMALL_DEPENDS("[\"lib\", \"lib (>= 2)\"]")) },
 	{ "package empty", SMALL_HEAD ", \"packages\": [{}]}" },
 	{ "nested too deep", SMALL_HEAD ", \"packages\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	  "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}" },
@@ -717,6 +738,7 @@ static const char *const good_small_indexes[] = {
 	SMALL_HEAD ", \"packages\": [{\"name\": \"ab\", \"versions\": [" SMALL_VERSION "]}]}",
 	/* members in any order */
 	"{\"packages\": [{\"versions\": [" SMALL_VERSION "], \"name\": \"ab\"}], \"created\": 0, \"serial\": 1, \"format\": 1}",
+	SMALL_WITH(SMALL_DEPENDS("[\"lib (>= 2)\", \"other\", \"zz (<< 1:3.0-1)\"]")),
 };
 
 START_TEST(test_index_refusals)
