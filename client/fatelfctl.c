@@ -27,6 +27,7 @@ static const struct ctl_verb verbs[] = {
 	{ "install", verb_install, "Install or upgrade from a bundle or repository", verb_install_usage },
 	{ "upgrade", verb_upgrade, "Upgrade packages from the repositories",         verb_upgrade_usage },
 	{ "remove",  verb_remove,  "Remove a package",                               verb_remove_usage },
+	{ "autoremove", verb_autoremove, "Remove automatic packages nothing needs",   verb_autoremove_usage },
 	{ "thin",    verb_thin,    "Thin installed fat files to the policy",         verb_thin_usage },
 	{ "cancel",  verb_cancel,  "Cancel the running transaction (rolled back)",   verb_cancel_usage },
 	{ "list",    verb_list,    "List installed packages",                        verb_list_usage },
@@ -63,7 +64,7 @@ static void main_usage(FILE *f)
 	      "\n"
 	      "Verbs:\n", f);
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+		fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
 	fputs("\n"
 	      "Options (before or after the verb):\n"
 	      "  --socket PATH  talk to the fatelfd listening on PATH (default $FATELF_SOCKET,\n"

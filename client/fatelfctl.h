@@ -52,6 +52,7 @@ extern struct ctl_args ctl_arg;
 /* Verbs (verb_NAME.c): each returns an exit status. */
 int verb_install(int argc, char **argv);
 int verb_remove(int argc, char **argv);
+int verb_autoremove(int argc, char **argv);
 int verb_thin(int argc, char **argv);
 int verb_cancel(int argc, char **argv);
 int verb_list(int argc, char **argv);
@@ -72,6 +73,7 @@ int verb_unhold(int argc, char **argv);
 
 extern const char verb_install_usage[];
 extern const char verb_remove_usage[];
+extern const char verb_autoremove_usage[];
 extern const char verb_thin_usage[];
 extern const char verb_cancel_usage[];
 extern const char verb_list_usage[];

@@ -105,3 +105,77 @@ int verb_remove(int argc, char **argv)
 	json_object_put(params);
 	return status;
 }
+
+const char verb_autoremove_usage[] =
+	"Usage: fatelfctl autoremove [--purge] [--dry-run] [--no-wait]\n"
+	"\n"
+	"Remove the automatic packages (installed from a repository only because\n"
+	"another package depended on them) that no installed package needs any\n"
+	"more, in one transaction.\n"
+	"\n"
+	"Options:\n"
+	"  --purge     also remove the config files you changed, as remove --purge\n"
+	"  --dry-run   report what would be removed; remove nothing\n"
+	"  --no-wait   return once fatelfd has accepted it, printing its\n"
+	"              transaction id; it goes on in fatelfd\n"
+	"  -h, --help  show this help\n";
+
+/* The results, or that there was nothing to remove. */
+static int on_auto_reply(json_object *params, bool continues, void *userdata)
+{
+	json_object *results = ctl_json_array(params, "results");
+
+	if (results && !ctl_arg.json && json_object_array_length(results) == 0) {
+		ctl_progress_clear();
+		printf("no automatic package to remove\n");
+		return CTL_CONTINUE;
+	}
+	return on_reply(params, continues, userdata);
+}
+
+int verb_autoremove(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "purge", no_argument, NULL, 'P' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-wait", no_argument, NULL, 'W' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct ctl_tx_state st = { 0 };
+	json_object *params;
+	int status, c;
+
+	opterr = 0;
+	params = json_object_new_object();
+	if (!params)
+		return ctl_error(EXIT_SYSTEM, "out of memory");
+	json_object_object_add(params, "autoremove", json_object_new_boolean(1));
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'n':
+			json_object_object_add(params, "dry_run", json_object_new_boolean(1));
+			break;
+		case 'P':
+			json_object_object_add(params, "purge", json_object_new_boolean(1));
+			break;
+		case 'W':
+			st.no_wait = true;
+			break;
+		case 'h':
+			json_object_put(params);
+			return ctl_help(verb_autoremove_usage);
+		default:
+			json_object_put(params);
+			return ctl_option_error(c, argv);
+		}
+	}
+	if (optind < argc) {
+		json_object_put(params);
+		return ctl_usage_error("autoremove takes no package");
+	}
+	st.what = "autoremove";
+	status = ctl_call("Remove", params, VL_CALL_MORE, NULL, 0, on_auto_reply, &st);
+	json_object_put(params);
+	return status;
+}

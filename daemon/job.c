@@ -95,6 +95,8 @@ const char *job_what(const job *j)
 {
 	if (j->package)
 		return j->package;
+	if (j->autoremove)
+		return "automatic packages";
 	if (j->url)
 		return j->url_shown;
 	if (j->path)

@@ -69,6 +69,7 @@ struct job {
 	char **packages;        /* NULL-terminated, NULL: all */
 	bool dry_run;
 	bool purge;             /* Remove: kept configs and PATH.fatelf-new too */
+	bool autoremove;        /* Remove: the automatic packages nothing needs (members filled by the worker) */
 	/* Set by the worker, read by the main thread after the job is done. */
 	worker *w;
 	int r;

@@ -385,7 +385,12 @@ void method_remove(conn *c, const vl_call *call, union method_params *p)
 	/* package, or packages (one transaction): exactly one of them */
 	while (names && names[n])
 		n++;
-	if (!p->remove.package == !names || (names && (n == 0 || n > INSTALL_PACKAGES_MAX))) {
+	if (p->remove.autoremove && (p->remove.package || names)) {
+		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "autoremove");
+		return;
+	}
+	if ((!p->remove.autoremove && !p->remove.package == !names) ||
+	    (names && (n == 0 || n > INSTALL_PACKAGES_MAX))) {
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", names ? "packages" : "package");
 		return;
 	}
@@ -417,6 +422,7 @@ void method_remove(conn *c, const vl_call *call, union method_params *p)
 	}
 	j->purge = p->remove.purge;
 	j->dry_run = p->remove.dry_run;
+	j->autoremove = p->remove.autoremove;
 	job_start(c, call, j);
 }
 

@@ -37,6 +37,7 @@ static const vl_field params_fields_remove[] = {
 	F(struct p_remove, packages, VL_STRV, 0),
 	F(struct p_remove, dry_run, VL_BOOL, 0),
 	F(struct p_remove, purge, VL_BOOL, 0),
+	F(struct p_remove, autoremove, VL_BOOL, 0),
 	{ NULL },
 };
 static const vl_field params_fields_thin[] = {

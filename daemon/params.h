@@ -37,6 +37,7 @@ struct p_remove {
 	const char *package;
 	const char **packages;          /* several, one transaction */
 	bool dry_run, purge;
+	bool autoremove;                /* no package(s): the automatic ones nothing needs */
 };
 struct p_thin {
 	const char **packages, **targets;

@@ -120,7 +120,7 @@ static void job_answer(job *j)
 		} else {
 			_cleanup_json_ json_object *o = json_object_new_object();
 
-			if (o && j->nmembers > 0) {
+			if (o && (j->nmembers > 0 || j->autoremove)) {
 				json_object *rs = json_object_new_array(), *fs = json_object_new_array();
 
 				for (size_t i = 0; rs && fs && i < j->nmembers; i++) {

@@ -265,6 +265,27 @@ static int job_run(worker *w, job *j)
 		engine_result *rets;
 		int r;
 
+		if (j->autoremove) {
+			char **v = NULL;
+			size_t n = 0;
+
+			r = engine_autoremove_list(w->rw, &v, &n, &j->diag);
+			if (r < 0 || n == 0) {
+				store_holds_free(v, n);
+				return r;
+			}
+			j->members = calloc(n, sizeof(*j->members));
+			if (!j->members) {
+				store_holds_free(v, n);
+				return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+			}
+			for (size_t i = 0; i < n; i++) {
+				j->members[i].fd = -1;
+				j->members[i].spec = v[i];
+			}
+			free(v);
+			j->nmembers = n;
+		}
 		if (j->nmembers == 0)
 			return engine_remove(w->rw, j->package, &o, &j->result, &j->diag);
 		/* several: one transaction, each member's result its own */

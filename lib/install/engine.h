@@ -369,6 +369,10 @@ int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
  * commit point. rets[i] (n of them) is filled only on success. */
 int engine_remove_many(engine *e, const char *const *packages, size_t n, const engine_remove_opts *o,
 		       engine_result *rets, fatelf_diag *d);
+/* The automatic packages nothing needs any more: those no installed
+ * package outside the list depends on (a cycle of them only needing each
+ * other is in it), sorted by name, in *ret (free each and the array). */
+int engine_autoremove_list(engine *e, char ***ret, size_t *ret_n, fatelf_diag *d);
 
 typedef struct engine_thin_opts {
 	const char *const *packages;    /* NULL-terminated; NULL: all packages */

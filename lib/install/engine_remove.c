@@ -275,6 +275,51 @@ static int check_dependents(engine *e, const char *const *packages, size_t n, fa
 	return 0;
 }
 
+int engine_autoremove_list(engine *e, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	char **v = NULL;
+	size_t n = 0;
+	bool changed = true;
+	int q = store_packages_automatic(e->st, &v, &n, d);
+
+	if (q < 0)
+		return q;
+	/* Drop, until none is, every candidate that a package which stays
+	 * depends on. */
+	while (changed && q >= 0) {
+		changed = false;
+		for (size_t i = 0; i < n && q >= 0; i++) {
+			char **deps = NULL;
+			size_t nd = 0;
+			bool needed = false;
+
+			q = store_dependents(e->st, v[i], &deps, &nd, d);
+			for (size_t k = 0; q >= 0 && k < nd && !needed; k++) {
+				bool candidate = false;
+
+				for (size_t j = 0; j < n && !candidate; j++)
+					candidate = strcmp(deps[k], v[j]) == 0;
+				needed = !candidate;
+			}
+			store_holds_free(deps, nd);
+			if (q >= 0 && needed) {
+				free(v[i]);
+				memmove(v + i, v + i + 1, (n - i - 1) * sizeof(*v));
+				n--;
+				i--;
+				changed = true;
+			}
+		}
+	}
+	if (q < 0) {
+		store_holds_free(v, n);
+		return q;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
 int engine_remove(engine *e, const char *package, const engine_remove_opts *o,
 		  engine_result *ret, fatelf_diag *d)
 {

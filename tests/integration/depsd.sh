@@ -4,8 +4,11 @@
 # DependencyMissing naming lib and the constraint, and installs nothing
 # (a dry run too); app and lib 2.0 in one call are one transaction and
 # install. Removing lib then is refused with DependencyBroken naming app;
-# removing both in one call works. fatelf install --root refuses the
-# same way.
+# removing both in one call works. From a file:// repository, install app
+# pulls lib 2.0 in (dry run: the plan), one transaction, lib automatic; a
+# cycle (cyca, cycb) installs; a dependency no repository offers is
+# DependencyMissing. autoremove removes lib once app is gone, not cycb
+# which cyca needs. fatelf install --root refuses the same way.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
@@ -135,6 +138,24 @@ check_eq "... lone not installed" "0" "$(sqlite3 "$DB" "SELECT COUNT(*) FROM pac
 run ctl --json remove app
 check_eq "remove app" 0 "$RC"
 check_eq "... lib stays" "cyca=1.0,cycb=1.0,lib=2.0" "$(installed)"
+
+# ---- autoremove: the automatic packages nothing needs
+run ctl --json autoremove --dry-run
+check_eq "autoremove --dry-run: the plan is lib (cycb is needed by cyca)" "0 lib=null" \
+	"$RC $(results)"
+check_eq "... removes nothing" "cyca=1.0,cycb=1.0,lib=2.0" "$(installed)"
+run ctl autoremove
+check_eq "autoremove" 0 "$RC"
+out=$RUN_OUT
+check "... in words: lib removed" grep -q "^removed lib 2\.0" <<<"$out"
+check "... in one transaction" grep -qx "committed: 1 packages in one transaction" <<<"$out"
+check_eq "... lib removed" "cyca=1.0,cycb=1.0" "$(installed)"
+check "... lib's file gone" test ! -e "$ROOT/opt/lib/VERSION"
+run ctl autoremove
+check_eq "autoremove again: nothing to remove" "0 no automatic package to remove" "$RC $RUN_OUT"
+run ctl --json remove cyca
+check_eq "remove cyca, which the automatic cycb needs: refused" \
+	"1 io.fatelf.Manager.DependencyBroken" "$RC $(jq -rs 'map(select(.error)) | last | .error' <<<"$RUN_OUT")"
 
 # ---- fatelf install --root: the same engine refuses the same way
 mkdir -p image

@@ -322,7 +322,7 @@ START_TEST(test_methods_check_fails)
 	} cases[] = {
 		{ "method Info(package: string)", "method Info(package: int)", "Info(package)" },
 		{ "method Files(package: string, dirs: ?bool)", "method Files(package: ?string, dirs: ?bool)", "Files(package)" },
-		{ "  dry_run: ?bool,\n  purge: ?bool\n", "  dry_run: ?bool,\n  purge: ?[]bool\n",
+		{ "  dry_run: ?bool,\n  purge: ?bool,\n", "  dry_run: ?bool,\n  purge: ?[]bool,\n",
 		  "Remove(purge)" },
 		{ "  targets: ?[]string,\n  allow_unsigned", "  targets: ?string,\n  allow_unsigned", "Install(targets)" },
 		{ "method List()", "method List(all: ?bool)", "List: the interface has 1" },
