@@ -53,12 +53,12 @@ static int deb_depends_field(const char *path, char **ret, fatelf_diag *d)
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "%s", strerror(-r));
 	r = fatelf_deb_open(&src, &deb, &info, d);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(info.depends);
+	if (r == 0)
+		*ret = TAKE_PTR(info.depends);
 	fatelf_deb_info_done(&info);
 	fatelf_deb_free(deb);
-	return 0;
+	fatelf_reader_close(&src);
+	return r < 0 ? r : 0;
 }
 
 int bundle_deb_depends(const fatelf_unify_opts *uo, const char *const *fat, size_t nfat, bool keep,
