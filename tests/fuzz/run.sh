@@ -184,7 +184,7 @@ fi
 echo "# $(ls "$work/seeds-deb" | wc -l) deb seeds"
 
 # Seeds for fuzz_repo: a repository of two versions of a package made by
-# the built tools, one with a FatELF file whose gap is not zero (its pack
+# the built tools (the second with depends), one with a FatELF file whose gap is not zero (its pack
 # list names a frame), one expiring. Each seed starts with the byte that
 # picks the reader: 0 an index, 1 a pack list, 2 the pointer, 3 an object
 # (then its size, 8 bytes little-endian, and its SHA-256).
@@ -203,7 +203,8 @@ repo_seeds() {
 	# a byte in the gap between the header table and the first record
 	printf '\132' | dd of="$r/t2/opt/demo/bin/prog" bs=1 seek=100 conv=notrunc 2>/dev/null
 	"$f" bundle create -o "$r/1.fatbundle" --name demo --version 1.0-1 --summary 'A "demo"' "$r/t1" >/dev/null &&
-		"$f" bundle create -o "$r/2.fatbundle" --name demo --version 2.0-1 "$r/t2" >/dev/null &&
+		"$f" bundle create -o "$r/2.fatbundle" --name demo --version 2.0-1 \
+			--depends 'libdemo (>= 1:2.0~rc1)' --depends demodata "$r/t2" >/dev/null &&
 		"$f" repo init "$r/repo" >/dev/null &&
 		{ printf '\002'; cat "$r/repo/index"; } >"$work/seeds-repo/pointer-1" &&
 		"$f" repo add "$r/repo" "$r/1.fatbundle" >/dev/null &&
