@@ -186,8 +186,9 @@ echo "# $(ls "$work/seeds-deb" | wc -l) deb seeds"
 # Seeds for fuzz_repo: a repository of two versions of a package made by
 # the built tools (the second with depends), one with a FatELF file whose
 # gap is not zero (its pack list names a frame), one expiring. Each seed
-# starts with the byte that picks the reader: 0 an index, 1 a pack list, 2 the pointer, 3 an object
-# (then its size, 8 bytes little-endian, and its SHA-256).
+# starts with the byte that picks the reader: 0 an index, 1 a pack list,
+# 2 the pointer, 3 an object (then its size, 8 bytes little-endian, and
+# its SHA-256).
 mkdir -p "$work/seeds-repo"
 repo_seeds() {
 	local r=$work/repo f=$bin/tools/fatelf name size le i k
