@@ -118,6 +118,11 @@ results() { jq -rs 'map(select(.results)) | last | [.results[] | "\(.package)=\(
 run ctl --json install --dry-run app
 check_eq "dry run of install app from the repository: the plan has lib 2.0 too" "0 app=1.0 lib=2.0" "$RC $(results)"
 check_eq "... installs nothing" "" "$(installed)"
+run ctl install --dry-run app
+out=$RUN_OUT
+check "... in words: would install app" grep -q "^would install app 1\.0" <<<"$out"
+check "... and lib" grep -q "^would install lib 2\.0" <<<"$out"
+check "... as one transaction" grep -qx "dry run: 2 packages in one transaction" <<<"$out"
 run ctl --json install app
 check_eq "install app from the repository" 0 "$RC"
 check_eq "... one reply naming both" "app=1.0 lib=2.0" "$(results)"
