@@ -256,6 +256,9 @@ int ctl_install_call(json_object *params, const int *fds, size_t nfds, const cha
 int ctl_install_packages(json_object *params, const char *const *names, size_t n, const char *verb,
 			 bool no_wait, bool dry_run)
 {
+	/* An upgrade or a repair leaves the automatic marks as they are. */
+	if (strcmp(verb, "upgrade") == 0 || strcmp(verb, "reinstall") == 0)
+		json_object_object_add(params, "keep_automatic", json_object_new_boolean(1));
 	/* Several: one call, one transaction, all of them or none. */
 	if (n > 1) {
 		json_object *a = json_object_new_array();

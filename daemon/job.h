@@ -70,6 +70,7 @@ struct job {
 	bool dry_run;
 	bool purge;             /* Remove: kept configs and PATH.fatelf-new too */
 	bool autoremove;        /* Remove: the automatic packages nothing needs (members filled by the worker) */
+	bool keep_automatic;    /* Install: an upgrade or repair, the automatic marks stay */
 	/* Set by the worker, read by the main thread after the job is done. */
 	worker *w;
 	int r;

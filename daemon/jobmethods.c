@@ -371,6 +371,7 @@ void method_install(conn *c, const vl_call *call, union method_params *p)
 	j->force = in->force;
 	j->allow_downgrade = in->allow_downgrade;
 	j->dry_run = in->dry_run;
+	j->keep_automatic = in->keep_automatic;
 	j->allow_setid = c->uid == 0;
 	j->allow_file_url = c->uid == 0;
 	job_start(c, call, j);

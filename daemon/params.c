@@ -30,6 +30,7 @@ static const vl_field params_fields_install[] = {
 	F(struct p_install, source_path, VL_STRING, 0),
 	F(struct p_install, fds, VL_ARRAY, 0),
 	F(struct p_install, source_paths, VL_STRV, 0),
+	F(struct p_install, keep_automatic, VL_BOOL, 0),
 	{ NULL },
 };
 static const vl_field params_fields_remove[] = {

@@ -32,6 +32,7 @@ struct p_install {
 	json_object *fds;               /* several bundles, one transaction: fd indexes */
 	const char **source_paths;      /* with fds: the file each one is */
 	bool allow_unsigned, force, allow_downgrade, dry_run;
+	bool keep_automatic;            /* an upgrade or a repair: marks stay */
 };
 struct p_remove {
 	const char *package;

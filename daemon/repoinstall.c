@@ -307,6 +307,7 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 		struct job_member *m = &j->members[i];
 
 		mo.automatic = m->automatic;
+		mo.manual = !m->automatic && o->manual;
 		k = install_one(w, j, m->spec, &mo, &m->result, &m->fetch, &m->repo_name);
 		/* the one that failed names the repository in the error */
 		free(j->repo_name);

@@ -157,6 +157,7 @@ static int job_install(worker *w, job *j)
 		.allow_downgrade = j->allow_downgrade,
 		.allow_setid = j->allow_setid,
 		.dry_run = j->dry_run,
+		.manual = !j->keep_automatic,
 		.fat_executables_run = fat_executables_run(),
 		.progress = job_progress,
 		.userdata = j,

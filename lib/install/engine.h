@@ -269,6 +269,9 @@ typedef struct engine_install_opts {
 	 * not installed before is recorded automatic (autoremove may remove
 	 * it); an installed one keeps its mark. */
 	bool automatic;
+	/* Asked for by name or file (not an upgrade or a repair): an
+	 * installed package marked automatic is no longer. */
+	bool manual;
 } engine_install_opts;
 
 /*

@@ -1908,6 +1908,8 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 				      (const char *const *)x->dep_constraints.v, x->dep_names.n, d);
 	if (q >= 0 && !x->have_old && x->o->automatic)
 		q = store_package_set_automatic(e->st, id, true, d);
+	else if (q >= 0 && x->have_old && x->o->manual && !x->o->automatic)
+		q = store_package_set_automatic(e->st, id, false, d);
 	if (q < 0)
 		return q;
 	x->pkg_id = id;

@@ -162,6 +162,18 @@ run ctl --json remove cyca
 check_eq "remove cyca, which the automatic cycb needs: refused" \
 	"1 io.fatelf.Manager.DependencyBroken" "$RC $(jq -rs 'map(select(.error)) | last | .error' <<<"$RUN_OUT")"
 
+# ---- marks: an upgrade keeps cycb automatic, installing it by name does not
+bundle cycb 1.1 'cyca (>= 1.0)'
+check "repo add cycb 1.1" "$FATELF" repo add --sign repo.key www cycb-1.1.fatbundle
+check "update" ctl update
+run ctl upgrade
+check_eq "upgrade" 0 "$RC"
+check_eq "... cycb 1.1, still automatic" "1.1|1" \
+	"$(sqlite3 "$DB" "SELECT version, automatic FROM packages WHERE name='cycb'")"
+run ctl install cycb
+check_eq "install cycb by name" 0 "$RC"
+check_eq "... no longer automatic" "1.1|0" "$(sqlite3 "$DB" "SELECT version, automatic FROM packages WHERE name='cycb'")"
+
 # ---- fatelf install --root: the same engine refuses the same way
 mkdir -p image
 run "$FATELF" install --root image --allow-unsigned app-1.0.fatbundle
