@@ -35,7 +35,7 @@ bundle lib 2.0
 bundle app 1.0 'lib (>= 2)'
 
 daemon_init
-daemon_prepare d
+daemon_prepare d "Repositories=$T_WORK/d/repos.d"
 daemon_start d || fail "fatelfd starts" "see $T_WORK/d/log"
 DB=$T_WORK/d/state/fatelf.db
 installed() { ctl --json list | jq -r '[.packages[] | "\(.name)=\(.version)"] | sort | join(",")'; }
