@@ -8,7 +8,8 @@
 # pulls lib 2.0 in (dry run: the plan), one transaction, lib automatic; a
 # cycle (cyca, cycb) installs; a dependency no repository offers is
 # DependencyMissing. autoremove removes lib once app is gone, not cycb
-# which cyca needs. fatelf install --root refuses the same way.
+# which cyca needs; an upgrade keeps cycb automatic, installing it by name
+# does not. fatelf install --root refuses the same way.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
