@@ -201,7 +201,13 @@ static void w_dependency_broken(const words_in *w, char *msg, size_t size)
 
 			len += (size_t)snprintf(msg + len, size - len, "%s %s", i ? "," : "", s ? s : "?");
 		}
-	if (len < size)
+	if (len >= size)
+		return;
+	/* install, upgrade: the version offered does not meet their constraint */
+	if (w->verb && (strcmp(w->verb, "install") == 0 || strcmp(w->verb, "upgrade") == 0))
+		snprintf(msg + len, size - len, ", whose constraint the version offered does not meet "
+			 "(install a version that meets it, or them too in the same command)");
+	else
 		snprintf(msg + len, size - len, " (remove them in the same command, or first)");
 }
 

@@ -179,6 +179,7 @@ static const fatelf_bundle_entry *ent_of(const struct install *x, const struct i
 static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d);
 static int depends_check(engine *e, engine_group *g, const char *package, const fatelf_depend *deps,
 			 size_t ndeps, fatelf_diag *d);
+static int breaks_check(engine *e, engine_group *g, const char *package, const char *version, fatelf_diag *d);
 static int group_park(engine_group *g, struct install *x, fatelf_diag *d);
 
 /* Where ie lands: its path, or a kept config file's PATH.fatelf-new. */
@@ -1355,6 +1356,8 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	 * other members may bring them: engine_group_commit checks. */
 	if (!x->o->group) {
 		q = depends_check(x->e, NULL, m->name, m->depends, m->ndepends, d);
+		if (q == 0)
+			q = breaks_check(x->e, NULL, m->name, m->version, d);
 		if (q < 0)
 			return q;
 	}
@@ -2479,11 +2482,62 @@ static int depends_check(engine *e, engine_group *g, const char *package, const 
 	return 0;
 }
 
+/*
+ * package at version breaks no installed package that depends on it and
+ * stays as it is (a member of g brings its own version, which its own
+ * depends_check checks): DependencyBroken naming the ones it would break.
+ */
+static int breaks_check(engine *e, engine_group *g, const char *package, const char *version, fatelf_diag *d)
+{
+	char **names = NULL, **constraints = NULL, list[FATELF_DIAG_NAME_MAX * 2] = "", shown[256] = "";
+	size_t n = 0, len = 0, nbroken = 0;
+	int q = store_dependents_constraints(e->st, package, &names, &constraints, &n, d);
+
+	if (q < 0)
+		return q;
+	for (size_t i = 0; i < n && q == 0; i++) {
+		char text[FATELF_DIAG_NAME_MAX * 2], why[128];
+		fatelf_depend dep = { 0 };
+		bool member = false;
+
+		for (size_t k = 0; g && k < g->nnames; k++)
+			member |= strcmp(g->names[k], names[i]) == 0;
+		if (member || strcmp(names[i], package) == 0 || !constraints[i][0])
+			continue;
+		snprintf(text, sizeof(text), "%s (%s)", package, constraints[i]);
+		if (fatelf_depend_parse(text, strlen(text), &dep, why, sizeof(why)) < 0)
+			continue;       /* written by a commit of ours: parses */
+		if (!fatelf_depend_satisfied_by(&dep, version)) {
+			int w = snprintf(list + len, sizeof(list) - len, "%s%s", nbroken ? "," : "", names[i]);
+
+			if (w > 0 && (size_t)w < sizeof(list) - len)
+				len += (size_t)w;
+			if (!nbroken)
+				snprintf(shown, sizeof(shown), "%s, which depends on %s (%s)", names[i], package,
+					 constraints[i]);
+			nbroken++;
+		}
+		fatelf_depend_clear(&dep);
+	}
+	store_holds_free(names, n);
+	store_holds_free(constraints, n);
+	if (nbroken == 0)
+		return 0;
+	q = fatelf_diag_set(d, -ENGINE_E_DEPENDENCY_BROKEN, -1, "%s %s would break %s%s", package, version, shown,
+			    nbroken > 1 ? ", and more" : "");
+	fatelf_diag_names(d, package);
+	FATELF_DIAG_FACT(d, package, package);
+	FATELF_DIAG_FACT(d, dependents, list);
+	return q;
+}
+
 int engine_group_check(engine_group *g, fatelf_diag *d)
 {
 	for (size_t i = 0; i < g->nnames; i++) {
 		int q = depends_check(g->e, g, g->names[i], g->members[i].deps, g->members[i].ndeps, d);
 
+		if (q == 0)
+			q = breaks_check(g->e, g, g->names[i], g->members[i].version, d);
 		if (q < 0)
 			return q;
 	}

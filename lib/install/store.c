@@ -89,6 +89,7 @@ enum stmt_id {
 	STMT_DEPENDS_CLEAR,
 	STMT_DEPENDS_ADD,
 	STMT_DEPENDENTS,
+	STMT_DEPENDENTS_CONSTRAINTS,
 	STMT_PACKAGE_SET_AUTOMATIC,
 	STMT_PACKAGE_AUTOMATIC,
 	_STMT_MAX,
@@ -276,6 +277,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_DEPENDENTS] =
 		"SELECT p.name FROM depends d JOIN packages p ON p.id = d.package_id WHERE d.name = ?1 "
 		"ORDER BY p.name",
+	[STMT_DEPENDENTS_CONSTRAINTS] =
+		"SELECT p.name, d.constraint_text FROM depends d JOIN packages p ON p.id = d.package_id "
+		"WHERE d.name = ?1 ORDER BY p.name",
 };
 
 struct store {
@@ -2650,6 +2654,51 @@ int store_dependents(store *s, const char *name, char ***ret, size_t *ret_n, fat
 		return sqlite_fail(s->db, rc, "listing a package's dependents", d);
 	}
 	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int store_dependents_constraints(store *s, const char *name, char ***ret_names, char ***ret_constraints,
+				 size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	char **v = NULL, **c = NULL;
+	size_t n = 0, cap = 0, ccap = 0;
+	int r, rc;
+
+	r = stmt_get(s, STMT_DEPENDENTS_CONSTRAINTS, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, name);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *ct = sqlite3_column_text(st, 1);
+
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0)
+			r = grow((void **)&c, n, &ccap, sizeof(*c), d);
+		if (r >= 0) {
+			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
+			c[n] = strdup(ct ? (const char *)ct : "");
+			r = v[n] && c[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			if (r < 0) {
+				free(v[n]);
+				free(c[n]);
+			}
+		}
+		if (r < 0) {
+			store_holds_free(v, n);
+			store_holds_free(c, n);
+			return r;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		store_holds_free(v, n);
+		store_holds_free(c, n);
+		return sqlite_fail(s->db, rc, "listing a package's dependents", d);
+	}
+	*ret_names = v;
+	*ret_constraints = c;
 	*ret_n = n;
 	return 0;
 }

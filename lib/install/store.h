@@ -479,6 +479,10 @@ int store_depends_set(store *s, int64_t package_id, const char *const *names, co
 /* The installed packages that depend on name, sorted (free with
  * store_holds_free). */
 int store_dependents(store *s, const char *name, char ***ret, size_t *ret_n, fatelf_diag *d);
+/* The same, each with its constraint on name ("OP VERSION", "" for any),
+ * in *ret_constraints (both freed with store_holds_free). */
+int store_dependents_constraints(store *s, const char *name, char ***ret_names, char ***ret_constraints,
+				 size_t *ret_n, fatelf_diag *d);
 /* Marks the package automatic (installed only as another's dependency)
  * or not. */
 int store_package_set_automatic(store *s, int64_t package_id, bool automatic, fatelf_diag *d);

@@ -96,6 +96,14 @@ check_eq "... in words" \
 run ctl --json remove --dry-run lib
 check_eq "... a dry run says so too" "1 io.fatelf.Manager.DependencyBroken" \
 	"$RC $(jq -rs 'map(select(.error)) | last | .error' <<<"$RUN_OUT")"
+# ---- installing a version of lib that app's constraint refuses
+run ctl --json install --allow-downgrade lib-1.0.fatbundle
+check_eq "lib 1.0 over 2.0 while app needs lib (>= 2): DependencyBroken naming lib and app" \
+	"1 io.fatelf.Manager.DependencyBroken lib app" \
+	"$RC $(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.package) \(.parameters.dependents | join(","))"' <<<"$RUN_OUT")"
+check_eq "... nothing changed" "app=1.0,lib=2.0" "$(installed)"
+run ctl install --allow-downgrade lib-1.0.fatbundle
+check_eq "... in words" "fatelfctl: install: dependency: lib is needed by app, whose constraint the version offered does not meet (install a version that meets it, or them too in the same command)" "$RUN_ERR"
 run ctl --json remove --dry-run lib app
 check_eq "a dry run of removing lib and app together is fine" 0 "$RC"
 run ctl --json remove lib app
