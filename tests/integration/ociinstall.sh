@@ -80,6 +80,8 @@ expected() {
 tree_sums() { (cd "$1" && find . -type f -exec sha256sum {} + | sort -k2); }
 
 daemon_init
+# after daemon_init, whose own trap this one extends
+trap 'kill "${PIDS[@]}" "${REGISTRY_PIDS[@]}" 2>/dev/null; daemon_cleanup' EXIT
 mkdir -p registries.d
 daemon_prepare d1 "Registries=$T_WORK/registries.d" "Repositories=$T_WORK/d1/repos.d"
 daemon_start d1 || fail "fatelfd starts" "see $T_WORK/d1/log"
