@@ -54,6 +54,11 @@ int cmd_repo(int argc, char **argv);
  * pointer, the index and its signature, and with everything every
  * manifest, signature, pack list and object (repo_remote.c). */
 int repo_remote_copy(const char *url, bool everything, char *ret_dir, size_t cap, fatelf_diag *d);
+/* The names of the packages the index of the repository at arg offers (a
+ * directory, a file:// or an http(s) URL; the index is read for its
+ * names alone, trusted for nothing else), malloc'd, in *ret
+ * (cmd_repo.c). */
+int repo_package_names(const char *arg, char ***ret, size_t *ret_n, fatelf_diag *d);
 /* Removes such a directory. */
 void repo_remote_remove(const char *dir);
 

@@ -63,7 +63,7 @@ enum {
 	OPT_NAME = 0x100, OPT_VERSION, OPT_SUMMARY, OPT_VENDOR, OPT_LICENSE, OPT_HOMEPAGE,
 	OPT_COMPRESSION, OPT_CONFIG, OPT_ALLOW_SETID, OPT_SIGN, OPT_PASSWORD_FILE,
 	OPT_TRUSTED_COMMENT, OPT_FROM, OPT_PER_ARCH, OPT_IGNORE_SCRIPTS,
-	OPT_DEPENDS, OPT_FAT_PACKAGES, OPT_KEEP_DEPENDS,
+	OPT_DEPENDS, OPT_FAT_PACKAGES, OPT_KEEP_DEPENDS, OPT_REPO,
 };
 
 /* --fat-packages NAME,...: each name into fat (room for cap). */
@@ -146,6 +146,7 @@ int cmd_bundle_create(int argc, char **argv)
 		{ "depends", required_argument, NULL, OPT_DEPENDS },
 		{ "fat-packages", required_argument, NULL, OPT_FAT_PACKAGES },
 		{ "keep-depends", no_argument, NULL, OPT_KEEP_DEPENDS },
+		{ "repo", required_argument, NULL, OPT_REPO },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -155,7 +156,9 @@ int cmd_bundle_create(int argc, char **argv)
 	_cleanup_free_ fatelf_unify_from *from = NULL;
 	_cleanup_free_ const char **fat = NULL;
 	_cleanup_(strv_freep) char **depends = NULL;
-	size_t nfrom = 0, nper_arch = 0, nfat = 0, ndepends = 0;
+	_cleanup_(strv_freep) char **repo_names = NULL;
+	_cleanup_free_ const char **repos = NULL;
+	size_t nfrom = 0, nper_arch = 0, nfat = 0, ndepends = 0, nrepos = 0;
 	bool ignore_scripts = false, json = false, keep_depends = false;
 	const char *out = NULL, *sign = NULL, *password_file = NULL;
 	fatelf_ms_seckey sk;
@@ -170,7 +173,8 @@ int cmd_bundle_create(int argc, char **argv)
 	from = calloc((size_t)argc + 1, sizeof(*from));
 	fat = calloc((size_t)argc + 1, sizeof(*fat));
 	depends = calloc(FATELF_DEPENDS_MAX + 1, sizeof(*depends));
-	if (!globs || !per_arch || !from || !fat || !depends)
+	repos = calloc((size_t)argc + 1, sizeof(*repos));
+	if (!globs || !per_arch || !from || !fat || !depends || !repos)
 		return cmd_report(NULL, NULL, -ENOMEM);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:hj", options, NULL)) >= 0) {
@@ -248,6 +252,9 @@ int cmd_bundle_create(int argc, char **argv)
 		case OPT_KEEP_DEPENDS:
 			keep_depends = true;
 			break;
+		case OPT_REPO:
+			repos[nrepos++] = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -261,9 +268,9 @@ int cmd_bundle_create(int argc, char **argv)
 		return cmd_usage_error("bundle create", "missing -o OUT");
 	if (nfrom > 0 && argc - optind > 0)
 		return cmd_usage_error("bundle create", "a TREE and --from sources cannot be mixed");
-	if (nfrom == 0 && (nper_arch > 0 || ignore_scripts || nfat > 0 || keep_depends))
+	if (nfrom == 0 && (nper_arch > 0 || ignore_scripts || nfat > 0 || keep_depends || nrepos > 0))
 		return cmd_usage_error("bundle create",
-				       "--per-arch, --ignore-scripts, --fat-packages and --keep-depends need --from");
+				       "--per-arch, --ignore-scripts, --fat-packages, --repo and --keep-depends need --from");
 	if (nfrom == 0 && (!o.name || !o.version))
 		return cmd_usage_error("bundle create", "--name and --version are required");
 	if (nfrom == 0 && argc - optind != 1)
@@ -290,6 +297,39 @@ int cmd_bundle_create(int argc, char **argv)
 	struct open_out oo = { .a = &a, .path = out };
 	o.open_output = open_out;
 	o.userdata = &oo;
+	/* --repo: every package a repository offers is a fat package */
+	for (size_t i = 0; i < nrepos; i++) {
+		char **names = NULL;
+		size_t n = 0, had = 0;
+		const char **more;
+
+		r = repo_package_names(repos[i], &names, &n, &d);
+		if (r < 0) {
+			explicit_bzero(&sk, sizeof(sk));
+			return cmd_report(repos[i], &d, r);
+		}
+		while (repo_names && repo_names[had])
+			had++;
+		more = realloc(fat, (nfat + n + 1) * sizeof(*fat));
+		char **all = realloc(repo_names, (had + n + 1) * sizeof(*all));
+		if (more)
+			fat = more;
+		if (all)
+			repo_names = all;
+		if (!more || !all) {
+			for (size_t k = 0; k < n; k++)
+				free(names[k]);
+			free(names);
+			explicit_bzero(&sk, sizeof(sk));
+			return cmd_report(NULL, NULL, -ENOMEM);
+		}
+		for (size_t k = 0; k < n; k++) {
+			repo_names[had + k] = names[k];
+			fat[nfat++] = names[k];
+		}
+		repo_names[had + n] = NULL;
+		free(names);
+	}
 	if (nfrom > 0) {
 		fatelf_unify_opts mapped = { .from = from, .nfrom = nfrom };
 

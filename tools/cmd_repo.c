@@ -357,6 +357,52 @@ static int open_any(const char *arg, bool everything, const struct common *c, ch
 	return -1;
 }
 
+int repo_package_names(const char *arg, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	char tmp[PATH_MAX] = "";
+	const char *dir = repo_path(arg);
+	fatelf_repo_dir *r = NULL;
+	char **v = NULL;
+	size_t n = 0;
+	int q;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (is_remote(arg)) {
+		q = repo_remote_copy(arg, false, tmp, PATH_MAX, d);
+		if (q < 0) {
+			repo_remote_remove(tmp);
+			return q;
+		}
+		dir = tmp;
+	}
+	q = fatelf_repo_open(dir, false, NULL, 0, &r, d);
+	if (q == 0) {
+		v = calloc(r->index->npackages + 1, sizeof(*v));
+		if (!v)
+			q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		for (size_t i = 0; q == 0 && i < r->index->npackages; i++) {
+			v[n] = strdup(r->index->packages[i].name);
+			if (!v[n])
+				q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			else
+				n++;
+		}
+	}
+	fatelf_repo_close(r);
+	if (dir == tmp)
+		repo_remote_remove(tmp);
+	if (q < 0) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return q;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
 static int repo_list(int argc, char **argv)
 {
 	char tmp[PATH_MAX] = "";

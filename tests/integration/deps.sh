@@ -75,6 +75,26 @@ check_eq "... a --depends of the same name wins" \
 	'["fatlib (>= 2)","fattool","libc6 (>= 2.36)","old (>= 1)"]' "$(manifest keep.fatbundle | jq -c .package.depends)"
 check_eq "... alternatives still left out, and said so" 1 "$(printf '%s\n' "$RUN_ERR" | grep -c 'left out')"
 
+# --repo: the packages a repository offers are the fat ones
+mkdir -p rt/opt/fatlib && echo lib >rt/opt/fatlib/VERSION
+"$FATELF" bundle create -o fatlib-2.fatbundle --name fatlib --version 2 rt >/dev/null ||
+	fail "bundle create fatlib" ""
+check "a repository offering fatlib" "$FATELF" repo init www
+check "... repo add fatlib 2" "$FATELF" repo add www fatlib-2.fatbundle
+check "bundle create --from .deb --repo www" "$FATELF" bundle create -o app-repo.fatbundle \
+	--from amd64=app_amd64.deb --repo www
+check_eq "... the relation on fatlib, which the repository offers, kept" '["fatlib (>= 2)"]' \
+	"$(manifest app-repo.fatbundle | jq -c .package.depends)"
+check_match "... fattool, which it does not offer, left out and said so" \
+	"Depends 'fattool' left out: 'fattool' is not a fat package" "$RUN_ERR"
+check_match "... as a file:// URL too" '\["fatlib \(>= 2\)","old \(>= 1\)"\]' \
+	"$("$FATELF" bundle create -o app-url.fatbundle --from amd64=app_amd64.deb --repo "file://$T_WORK/www" \
+		--fat-packages old 2>/dev/null >/dev/null && manifest app-url.fatbundle | jq -c .package.depends)"
+run "$FATELF" bundle create -o none.fatbundle --from amd64=app_amd64.deb --repo nosuch
+check_eq "a --repo that is not there: exit 3 (as a source that is not there), no bundle" "3 nosuch" \
+	"$RC $(test -e none.fatbundle && echo left || echo nosuch)"
+check_match "... naming it" "nosuch" "$RUN_ERR"
+
 check_exit 2 "--fat-packages without --from is a usage error" "$FATELF" bundle create -o x.fatbundle \
 	--name pa --version 1.0 --fat-packages pb tree
 
