@@ -87,6 +87,9 @@ static bool model_value_ok(const vl_field *f, json_object *v)
 		return true;
 	case VL_OBJECT:
 		return json_object_is_type(v, json_type_object);
+	case VL_ARRAY:
+		/* any array: its items are the handler's to check (Install's fds) */
+		return json_object_is_type(v, json_type_array);
 	}
 	return false;
 }
