@@ -118,6 +118,9 @@ struct install {
 	struct strv removes;            /* files of the old version the new one lacks */
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
+	struct strv adopted;            /* paths whose kept_configs row this install ends */
+	struct strv orphans, orphan_shas; /* the old version's changed configs the new one
+					   * no longer ships, and what it had installed */
 	eng_parent_cache preflight_dir; /* the preflight's last directory */
 	struct prestat_pipe *pre;       /* the lstat thread, while the preflight plans */
 	struct strv old_rows;           /* the old version's rows the new one does not ship */
@@ -508,6 +511,25 @@ static bool admin_changed(engine *e, const char *path, const char *installed_sha
 	return strcmp(hex, installed_sha256) != 0;
 }
 
+/* An admin's change to a config file that the new version must not
+ * overwrite: the file differs from what was installed there, and is not
+ * already what be ships (a plain file's bytes are installed as shipped).
+ * dpkg does the same: a conffile already as the new version has it needs
+ * nothing kept aside. */
+static bool admin_kept(engine *e, const fatelf_bundle_entry *be, const char *path,
+		       const char *installed_sha256)
+{
+	char hex[65], shipped[65];
+
+	if (!installed_sha256 || eng_hash_file(e, path, hex, NULL, NULL) < 0 ||
+	    strcmp(hex, installed_sha256) == 0)
+		return false;
+	if (be->kind == FATELF_KIND_FATELF)
+		return true;
+	fatelf_hex(be->sha256, sizeof(be->sha256), shipped);
+	return strcmp(hex, shipped) != 0;
+}
+
 /* true when path is a regular file whose SHA-256 is sha256. */
 static bool file_is(engine *e, const char *path, const char *sha256)
 {
@@ -552,9 +574,14 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	for (size_t i = 0; i < w.configs.n; i++) {
 		const char *path = strchr(w.configs.v[i], ' ') + 1;
 		w.configs.v[i][64] = '\0';
-		if (admin_changed(x->e, path, w.configs.v[i]))
-			q = strv_push(&x->kept, path); /* kept, and no longer owned */
-		else
+		if (admin_changed(x->e, path, w.configs.v[i])) {
+			/* kept, and no longer owned: a kept_configs row */
+			q = strv_push(&x->kept, path);
+			if (q >= 0)
+				q = strv_push(&x->orphans, path);
+			if (q >= 0)
+				q = strv_push(&x->orphan_shas, w.configs.v[i]);
+		} else
 			q = strv_push(&x->removes, path);
 		if (q < 0)
 			goto out;
@@ -923,6 +950,53 @@ static void prestat_stop(struct install *x)
 	x->pre = NULL;
 }
 
+/*
+ * A path on disk that no package owns. A config file that this package
+ * left behind at its removal (a kept_configs row) is its own again: 1,
+ * with *ret holding what it had shipped and installed there. Anything
+ * else is a conflict unless forced; the kept row, if any, goes with the
+ * commit either way.
+ */
+static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const struct ient *ie,
+			const struct stat *st, store_file *ret, fatelf_diag *d)
+{
+	store_kept k = { 0 };
+	bool have = false;
+	int q = store_kept_get(x->e->st, ie->path, &k, d);
+
+	if (q < 0 && q != -ENOENT)
+		return q;
+	have = q == 0;
+	if (have && strcmp(k.package, x->m->name) == 0 && be->config && S_ISREG(st->st_mode)) {
+		*ret = (store_file){
+			.sha256 = k.sha256,
+			.installed_sha256 = k.installed_sha256,
+			.installed_size = k.installed_size,
+		};
+		k.sha256 = k.installed_sha256 = NULL;
+		q = strv_push(&x->adopted, ie->path);
+		store_kept_done(&k);
+		return q < 0 ? q : 1;
+	}
+	if (!x->o->force) {
+		if (have)
+			q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				      "%s exists on disk: a config file package %s %s left behind "
+				      "(remove --purge %s deletes it)", ie->path, k.package, k.version,
+				      k.package);
+		else
+			q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+				      "%s exists on disk and belongs to no package", ie->path);
+		store_kept_done(&k);
+		return q;
+	}
+	store_kept_done(&k);
+	q = forced_add(x, ie->path, NULL);
+	if (q >= 0 && have)
+		q = strv_push(&x->adopted, ie->path);
+	return q < 0 ? q : 0;
+}
+
 static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		     fatelf_diag *d)
 {
@@ -930,7 +1004,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	const store_file *row = NULL;
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
-	bool on_disk, owned_here = false;
+	bool on_disk, owned_here = false, adopted = false;
 	int q;
 
 	const struct prestat *pre = prestat_get(x, (size_t)(be - x->m->entries));
@@ -982,18 +1056,21 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 				return q;
 			}
 		}
-	} else if (on_disk && !x->o->force) {
-		return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
-				 "%s exists on disk and belongs to no package", ie->path);
 	} else if (on_disk) {
-		q = forced_add(x, ie->path, NULL);
+		q = plan_unowned(x, be, ie, &st, &got, d);
 		if (q < 0)
 			return q;
+		if (q == 1) {
+			/* this package's own config, kept at its removal: taken
+			 * back as an upgrade takes its own */
+			row = &got;
+			owned_here = adopted = true;
+		}
 	}
 
 	/* A config file the admin changed stays; the new one goes beside it. */
 	if (owned_here && be->config && on_disk && S_ISREG(st.st_mode) &&
-	    admin_changed(x->e, ie->path, row->installed_sha256)) {
+	    admin_kept(x->e, be, ie->path, row->installed_sha256)) {
 		struct ient_rare *r = rare_of(ie);
 
 		ie->keep_admin = true;
@@ -1048,7 +1125,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		}
 		/* A reinstall of the same version writes every file again,
 		 * as dpkg's does: it is how an admin repairs a package. */
-		if (owned_here && on_disk && !ie->keep_admin && x->change != STORE_TX_REINSTALL)
+		if (owned_here && on_disk && !ie->keep_admin && !adopted && x->change != STORE_TX_REINSTALL)
 			plan_unchanged(x, ie, row, &st);
 		if (ie->unchanged) {
 			ie->op_kind = -1;
@@ -1921,6 +1998,19 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 		if (q < 0 && q != -ENOENT)
 			return q;
 	}
+	for (size_t i = 0; i < x->adopted.n; i++)
+		if ((q = store_kept_delete(e->st, x->adopted.v[i], d)) < 0)
+			return q;
+	for (size_t i = 0; i < x->orphans.n; i++) {
+		store_kept k = {
+			.path = x->orphans.v[i],
+			.package = x->name,
+			.version = x->old.version,
+			.installed_sha256 = x->orphan_shas.v[i],
+		};
+		if ((q = store_kept_add(e->st, &k, p.installed_at, d)) < 0)
+			return q;
+	}
 	for (size_t i = 0; i < x->nents; i++) {
 		const struct ient *ie = &x->ents[i];
 		const fatelf_bundle_entry *be = ent_of(x, ie);
@@ -2099,6 +2189,9 @@ static void install_free(struct install *x)
 	strv_free(&x->removes);
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
+	strv_free(&x->adopted);
+	strv_free(&x->orphans);
+	strv_free(&x->orphan_shas);
 	strv_free(&x->dep_names);
 	strv_free(&x->dep_constraints);
 	strv_free(&x->old_rows);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "array.h"
 #include "engine_private.h"
@@ -18,6 +19,10 @@
 struct rfile {
 	char *path;
 	bool config_kept;
+	/* a kept config: the bytes shipped and installed there, for its
+	 * kept_configs row */
+	char *sha256, *installed_sha256;
+	uint64_t installed_size;
 };
 
 struct remove {
@@ -31,6 +36,7 @@ struct remove {
 	char **sidecars;                /* purge: the PATH.fatelf-new files beside configs */
 	size_t nsidecars, sidecars_cap;
 	bool purge;
+	bool leftovers_only;            /* purge of a package no longer installed */
 	eng_tx tx;
 	bool started;
 };
@@ -44,10 +50,9 @@ static int add_file(struct remove *r, const store_file *f)
 	if (GROW_ARRAY(r->files, r->cap, r->nfiles + 1) < 0)
 		return -ENOMEM;
 	rf = &r->files[r->nfiles];
-	rf->path = strdup(f->path);
+	*rf = (struct rfile){ .path = strdup(f->path) };
 	if (!rf->path)
 		return -ENOMEM;
-	rf->config_kept = false;
 	r->nfiles++;
 	if (f->config && r->purge) {
 		int q = add_sidecar(r, f->path, NULL);
@@ -62,6 +67,11 @@ static int add_file(struct remove *r, const store_file *f)
 		    strcmp(hex, f->installed_sha256) != 0) {
 			rf->config_kept = true;
 			r->nkept++;
+			rf->installed_sha256 = strdup(f->installed_sha256);
+			rf->sha256 = f->sha256 ? strdup(f->sha256) : NULL;
+			rf->installed_size = f->installed_size;
+			if (!rf->installed_sha256 || (f->sha256 && !rf->sha256))
+				return -ENOMEM;
 		}
 	}
 	return 0;
@@ -79,11 +89,33 @@ static int rfile_cmp(const void *a, const void *b)
 	return strcmp(((const struct rfile *)a)->path, ((const struct rfile *)b)->path);
 }
 
+/* At the commit point: the package's rows go, each config file kept gets
+ * its kept_configs row (purge: the package's kept rows go too). */
 static int remove_apply(engine *e, void *userdata, fatelf_diag *d)
 {
 	struct remove *r = userdata;
+	int64_t now = (int64_t)time(NULL);
+	int q = 0;
 
-	return store_package_remove(e->st, r->pkg.name, d);
+	if (!r->leftovers_only)
+		q = store_package_remove(e->st, r->pkg.name, d);
+	if (q >= 0 && r->purge)
+		q = store_kept_delete_package(e->st, r->pkg.name, d);
+	for (size_t i = 0; i < r->nfiles && q >= 0; i++) {
+		const struct rfile *f = &r->files[i];
+		store_kept k = {
+			.path = f->path,
+			.package = r->pkg.name,
+			.version = r->pkg.version,
+			.sha256 = f->sha256,
+			.installed_sha256 = f->installed_sha256,
+			.installed_size = f->installed_size,
+		};
+
+		if (f->config_kept)
+			q = store_kept_add(e->st, &k, now, d);
+	}
+	return q;
 }
 
 static int fill_result(struct remove *r, int64_t txid, bool dry_run, engine_result *ret)
@@ -156,19 +188,82 @@ static int not_installed(fatelf_diag *d, const char *package)
 	return fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1, "package %s is not installed", package);
 }
 
+/* Purge: the config files the package left behind earlier (at a removal,
+ * or an upgrade that stopped shipping them) go too, each while it is on
+ * disk and no package owns it; their rows go at the commit in any case. */
+static int add_leftovers(struct remove *r, fatelf_diag *d)
+{
+	store_kept *v = NULL;
+	size_t n = 0;
+	int q = store_kept_of(r->e->st, r->pkg.name, &v, &n, d);
+
+	for (size_t i = 0; i < n && q >= 0; i++) {
+		store_file row = { 0 };
+		struct stat st;
+
+		if (eng_lstat(r->e, v[i].path, &st, NULL) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue;
+		q = store_file_get(r->e->st, v[i].path, &row, NULL, d);
+		if (q == 0) {
+			store_file_done(&row);
+			continue;
+		}
+		if (q != -ENOENT)
+			break;
+		q = 0;
+		if (GROW_ARRAY(r->files, r->cap, r->nfiles + 1) < 0)
+			q = -ENOMEM;
+		else if (!(r->files[r->nfiles] = (struct rfile){ .path = strdup(v[i].path) }).path)
+			q = -ENOMEM;
+		else
+			r->nfiles++;
+		if (q >= 0)
+			q = add_sidecar(r, v[i].path, d);
+	}
+	store_kept_free(v, n);
+	return q;
+}
+
+/* Purge of a package that is no longer installed: only what it left
+ * behind, if it left anything (else it is not installed). */
+static int plan_leftovers(struct remove *r, const char *package, fatelf_diag *d)
+{
+	store_kept *v = NULL;
+	size_t n = 0;
+	int q = store_kept_of(r->e->st, package, &v, &n, d);
+
+	if (q < 0)
+		return q;
+	if (n == 0) {
+		store_kept_free(v, n);
+		return not_installed(d, package);
+	}
+	r->leftovers_only = true;
+	r->pkg.name = strdup(package);
+	r->pkg.version = strdup(v[0].version);
+	store_kept_free(v, n);
+	if (!r->pkg.name || !r->pkg.version)
+		return -ENOMEM;
+	return add_leftovers(r, d);
+}
+
 /* What removing package takes: its files (the kept configs marked, or
  * planned too with purge), its directories. */
 static int remove_plan(struct remove *r, const char *package, const engine_remove_opts *o, fatelf_diag *d)
 {
 	int q = store_package_get(r->e->st, package, &r->pkg, d);
 
+	r->purge = o->purge;
+	if (q == -ENOENT && o->purge)
+		return plan_leftovers(r, package, d);
 	if (q == -ENOENT)
 		return not_installed(d, package);
 	if (q < 0)
 		return q;
-	r->purge = o->purge;
 	/* By the package's index, in the order they were installed: no sort. */
 	q = store_files_of_id(r->e->st, r->pkg.id, add_file_cb, r, d);
+	if (q >= 0 && r->purge)
+		q = add_leftovers(r, d);
 	/* Progress and the kept configs come in path order, as listed. */
 	if (q >= 0 && r->nfiles > 1)
 		qsort(r->files, r->nfiles, sizeof(*r->files), rfile_cmp);
@@ -207,8 +302,11 @@ static void remove_free(struct remove *r)
 {
 	if (r->started)
 		eng_tx_done(&r->tx);
-	for (size_t i = 0; i < r->nfiles; i++)
+	for (size_t i = 0; i < r->nfiles; i++) {
 		free(r->files[i].path);
+		free(r->files[i].sha256);
+		free(r->files[i].installed_sha256);
+	}
 	free(r->files);
 	for (size_t i = 0; i < r->nsidecars; i++)
 		free(r->sidecars[i]);
@@ -236,13 +334,18 @@ static void remove_ldconfig(engine *e, struct remove *r)
  * package that one does is refused, naming each package that needs it
  * (the rest of the transaction's packages left out).
  */
-static int check_dependents(engine *e, const char *const *packages, size_t n, fatelf_diag *d)
+static int check_dependents(engine *e, const struct remove *rs, const char *const *packages, size_t n,
+			    fatelf_diag *d)
 {
 	for (size_t i = 0; i < n; i++) {
 		char **v = NULL, list[sizeof(d->dependents)] = "";
 		size_t nv = 0, len = 0, kept = 0;
-		int q = store_dependents(e->st, packages[i], &v, &nv, d);
+		int q;
 
+		/* what a package no longer installed left behind breaks nothing */
+		if (rs[i].leftovers_only)
+			continue;
+		q = store_dependents(e->st, packages[i], &v, &nv, d);
 		if (q < 0)
 			return q;
 		for (size_t k = 0; k < nv; k++) {
@@ -378,7 +481,7 @@ int engine_remove_many(engine *e, const char *const *packages, size_t n, const e
 	}
 	if (q < 0)
 		goto out;
-	q = check_dependents(e, packages, n, d);
+	q = check_dependents(e, rs, packages, n, d);
 	if (q < 0)
 		goto out;
 	if (o->dry_run) {

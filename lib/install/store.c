@@ -89,6 +89,11 @@ enum stmt_id {
 	STMT_DEPENDS_CLEAR,
 	STMT_DEPENDS_ADD,
 	STMT_DEPENDENTS,
+	STMT_KEPT_ADD,
+	STMT_KEPT_GET,
+	STMT_KEPT_OF,
+	STMT_KEPT_DELETE,
+	STMT_KEPT_DELETE_PACKAGE,
 	STMT_DEPENDENTS_CONSTRAINTS,
 	STMT_PACKAGE_SET_AUTOMATIC,
 	STMT_PACKAGE_AUTOMATIC,
@@ -274,6 +279,14 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_DEPENDS_ADD] = "INSERT INTO depends (package_id, name, constraint_text) VALUES (?1, ?2, ?3)",
 	[STMT_PACKAGE_SET_AUTOMATIC] = "UPDATE packages SET automatic = ?2 WHERE id = ?1",
 	[STMT_PACKAGE_AUTOMATIC] = "SELECT name FROM packages WHERE automatic = 1 ORDER BY name",
+	[STMT_KEPT_ADD] = "INSERT OR REPLACE INTO kept_configs (path, package, version, sha256, "
+		"installed_sha256, installed_size, kept_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[STMT_KEPT_GET] = "SELECT path, package, version, sha256, installed_sha256, installed_size "
+		"FROM kept_configs WHERE path = ?1",
+	[STMT_KEPT_OF] = "SELECT path, package, version, sha256, installed_sha256, installed_size "
+		"FROM kept_configs WHERE package = ?1 ORDER BY path",
+	[STMT_KEPT_DELETE] = "DELETE FROM kept_configs WHERE path = ?1",
+	[STMT_KEPT_DELETE_PACKAGE] = "DELETE FROM kept_configs WHERE package = ?1",
 	[STMT_DEPENDENTS] =
 		"SELECT p.name FROM depends d JOIN packages p ON p.id = d.package_id WHERE d.name = ?1 "
 		"ORDER BY p.name",
@@ -2745,4 +2758,129 @@ int store_packages_automatic(store *s, char ***ret, size_t *ret_n, fatelf_diag *
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+/* ------------------------------------------------------------ kept configs */
+
+void store_kept_done(store_kept *k)
+{
+	if (!k)
+		return;
+	free((char *)k->path);
+	free((char *)k->package);
+	free((char *)k->version);
+	free((char *)k->sha256);
+	free((char *)k->installed_sha256);
+	*k = (store_kept){ 0 };
+}
+
+void store_kept_free(store_kept *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_kept_done(&v[i]);
+	free(v);
+}
+
+static int kept_from_row(sqlite3_stmt *st, store_kept *ret, fatelf_diag *d)
+{
+	store_kept k = {
+		.path = strdup_or_null(column_text(st, 0)),
+		.package = strdup_or_null(column_text(st, 1)),
+		.version = strdup_or_null(column_text(st, 2)),
+		.sha256 = strdup_or_null(column_text(st, 3)),
+		.installed_sha256 = strdup_or_null(column_text(st, 4)),
+		.installed_size = (uint64_t)sqlite3_column_int64(st, 5),
+	};
+
+	if (!k.path || !k.package || !k.version || !k.installed_sha256 ||
+	    (!k.sha256 && sqlite3_column_type(st, 3) != SQLITE_NULL)) {
+		store_kept_done(&k);
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	*ret = k;
+	return 0;
+}
+
+int store_kept_add(store *s, const store_kept *k, int64_t now, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = stmt_get(s, STMT_KEPT_ADD, &st, d);
+
+	if (r < 0)
+		return r;
+	bind_text(st, 1, k->path);
+	bind_text(st, 2, k->package);
+	bind_text(st, 3, k->version ? k->version : "");
+	bind_text(st, 4, k->sha256);
+	bind_text(st, 5, k->installed_sha256);
+	sqlite3_bind_int64(st, 6, (int64_t)k->installed_size);
+	sqlite3_bind_int64(st, 7, now);
+	return stmt_done(s, st, k->path, d);
+}
+
+int store_kept_get(store *s, const char *path, store_kept *ret, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = stmt_get(s, STMT_KEPT_GET, &st, d), rc;
+
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return sqlite_fail(s->db, rc, "reading a kept config file", d);
+	return kept_from_row(st, ret, d);
+}
+
+int store_kept_of(store *s, const char *package, store_kept **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_kept *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = stmt_get(s, STMT_KEPT_OF, &st, d), rc;
+
+	if (r < 0)
+		return r;
+	bind_text(st, 1, package);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0)
+			r = kept_from_row(st, &v[n], d);
+		if (r < 0) {
+			store_kept_free(v, n);
+			return r;
+		}
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		store_kept_free(v, n);
+		return sqlite_fail(s->db, rc, "listing kept config files", d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int store_kept_delete(store *s, const char *path, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = stmt_get(s, STMT_KEPT_DELETE, &st, d);
+
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	return stmt_done(s, st, path, d);
+}
+
+int store_kept_delete_package(store *s, const char *package, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = stmt_get(s, STMT_KEPT_DELETE_PACKAGE, &st, d);
+
+	if (r < 0)
+		return r;
+	bind_text(st, 1, package);
+	return stmt_done(s, st, "forgetting kept config files", d);
 }

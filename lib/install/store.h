@@ -489,4 +489,26 @@ int store_package_set_automatic(store *s, int64_t package_id, bool automatic, fa
 /* The automatic packages' names, sorted (free with store_holds_free). */
 int store_packages_automatic(store *s, char ***ret, size_t *ret_n, fatelf_diag *d);
 
+/* Config files kept on disk that no package owns any more (schema 12):
+ * a removal without purge kept them changed, or an upgrade whose new
+ * version no longer ships them did. What dpkg calls "config-files". */
+typedef struct store_kept {
+	const char *path;             /* absolute, inside the daemon's root */
+	const char *package;          /* the package that had installed it */
+	const char *version;          /* ... at that version */
+	const char *sha256;           /* hex, the bytes it last shipped; NULL if unknown */
+	const char *installed_sha256; /* hex, the bytes it had put on disk */
+	uint64_t installed_size;
+} store_kept;
+/* Records path as kept (replacing a row of the same path). */
+int store_kept_add(store *s, const store_kept *k, int64_t now, fatelf_diag *d);
+/* The row of path; -ENOENT (no message) when it has none. */
+int store_kept_get(store *s, const char *path, store_kept *ret, fatelf_diag *d);
+/* The package's rows by path (free with store_kept_free). */
+int store_kept_of(store *s, const char *package, store_kept **ret, size_t *ret_n, fatelf_diag *d);
+int store_kept_delete(store *s, const char *path, fatelf_diag *d);
+int store_kept_delete_package(store *s, const char *package, fatelf_diag *d);
+void store_kept_done(store_kept *k);
+void store_kept_free(store_kept *v, size_t n);
+
 #endif

@@ -1809,6 +1809,61 @@ END_TEST
 
 /* The list calls hand back arrays the caller owns, and records their
  * targets as fatelf_target. */
+/* Kept config files (schema 12): a row per path, replaced by a second
+ * add, read by path and by package, deleted one by one or by package;
+ * an unknown path is -ENOENT. */
+START_TEST(test_kept_configs)
+{
+	fatelf_diag d = { 0 };
+	store_kept k = { 0 }, *v = NULL;
+	size_t n = 0;
+	store_kept a = { .path = "/etc/a/a.conf", .package = "a", .version = "1",
+			 .sha256 = "11", .installed_sha256 = "22", .installed_size = 7 };
+	store_kept b = { .path = "/etc/a/b.conf", .package = "a", .version = "1",
+			 .installed_sha256 = "33" };
+	store_kept c = { .path = "/etc/c.conf", .package = "c", .version = "3", .installed_sha256 = "44" };
+
+	tu_tmpdir();
+	store *s = open_ok();
+	ck_assert_int_eq(store_kept_get(s, "/etc/a/a.conf", &k, &d), -ENOENT);
+	ck_assert_int_eq(store_kept_add(s, &b, 10, &d), 0);
+	ck_assert_int_eq(store_kept_add(s, &c, 10, &d), 0);
+	a.version = "0";
+	ck_assert_int_eq(store_kept_add(s, &a, 10, &d), 0);
+	a.version = "1";
+	ck_assert_int_eq(store_kept_add(s, &a, 11, &d), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM kept_configs"), 3);
+
+	ck_assert_int_eq(store_kept_get(s, "/etc/a/a.conf", &k, &d), 0);
+	ck_assert_str_eq(k.package, "a");
+	ck_assert_str_eq(k.version, "1");
+	ck_assert_str_eq(k.sha256, "11");
+	ck_assert_str_eq(k.installed_sha256, "22");
+	ck_assert_uint_eq(k.installed_size, 7);
+	store_kept_done(&k);
+	ck_assert_int_eq(store_kept_get(s, "/etc/a/b.conf", &k, &d), 0);
+	ck_assert_ptr_null(k.sha256);
+	store_kept_done(&k);
+
+	ck_assert_int_eq(store_kept_of(s, "a", &v, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].path, "/etc/a/a.conf");
+	ck_assert_str_eq(v[1].path, "/etc/a/b.conf");
+	store_kept_free(v, n);
+
+	ck_assert_int_eq(store_kept_delete(s, "/etc/a/b.conf", &d), 0);
+	ck_assert_int_eq(store_kept_delete_package(s, "a", &d), 0);
+	ck_assert_int_eq(store_kept_of(s, "a", &v, &n, &d), 0);
+	ck_assert_uint_eq(n, 0);
+	free(v);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM kept_configs WHERE package = 'c'"), 1);
+	/* a relative path is refused by the table */
+	c.path = "etc/c.conf";
+	ck_assert_int_lt(store_kept_add(s, &c, 10, &d), 0);
+	store_close(s);
+}
+END_TEST
+
 START_TEST(test_list_arrays)
 {
 	fatelf_diag d = { 0 };
@@ -1918,6 +1973,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_enum_texts);
 	tcase_add_test(tc, test_unknown_text_refused);
 	tcase_add_test(tc, test_list_arrays);
+	tcase_add_test(tc, test_kept_configs);
 	suite_add_tcase(s, tc);
 
 	/* 100,000 rows take a second or two under a sanitizer. */

@@ -1,0 +1,163 @@
+#!/bin/bash
+# Config files a removal keeps, as dpkg's "config-files" state, against a
+# private fatelfd: remove (no purge) keeps a changed config and records it
+# (a kept_configs row); installing the package again takes it back (the
+# admin's copy stays, the new version goes beside it as PATH.fatelf-new,
+# no --force needed); an admin copy put back as shipped is simply
+# replaced; another package that ships the path is refused naming the
+# package that left it; remove --purge of the package, no longer
+# installed, deletes the kept file, its .fatelf-new and the row; an
+# upgrade that stops shipping a changed config keeps it the same way,
+# and a purge of the installed package deletes it too; a kill -9 at the
+# commit of such a removal leaves the row and the package as one.
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/lib/daemon.sh"
+
+t_init keptconf
+t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
+t_require_tool jq sqlite3
+
+"$FATELF" bundle keygen --no-password -p vendor.pub -s vendor.key >/dev/null || fail "keygen" "no key"
+mkdir -p keys && cp vendor.pub keys/
+DAEMON_KEYS=$T_WORK/keys
+
+# bundle NAME VERSION [CONF...]: one data file and config files
+# (default: etc/NAME/NAME.conf), marked --config
+bundle() {
+	local name=$1 version=$2 c args=()
+	shift 2
+	[ $# -gt 0 ] || set -- "etc/$name/$name.conf"
+	mkdir -p "t-$name-$version/opt/$name"
+	echo "$name $version" >"t-$name-$version/opt/$name/VERSION"
+	for c in "$@"; do
+		mkdir -p "t-$name-$version/$(dirname "$c")"
+		echo "setting=$name-$version" >"t-$name-$version/$c"
+		args+=(--config "$c")
+	done
+	"$FATELF" bundle create -o "$name-$version.fatbundle" --name "$name" --version "$version" \
+		"${args[@]}" --sign vendor.key "t-$name-$version" >/dev/null ||
+		fail "bundle create $name $version" "failed"
+}
+bundle app 1.0
+bundle app 2.0
+bundle app 3.0 etc/app/other.conf
+bundle rival 1.0 etc/app/app.conf
+
+daemon_init
+daemon_prepare d
+daemon_start d || fail "fatelfd starts" "see $T_WORK/d/log"
+DB=$T_WORK/d/state/fatelf.db
+CONF=$ROOT/etc/app/app.conf
+kept_rows() { sqlite3 -separator " " "$DB" "SELECT path, package, version FROM kept_configs ORDER BY path"; }
+
+check "install app 1.0" ctl install app-1.0.fatbundle
+check_eq "... app.conf is a config file" "true" "$(ctl --json files app | jq -r '[.files[] | select(.path == "/etc/app/app.conf")][0].config')"
+echo "mine" >"$CONF"
+
+# ---- remove keeps the changed config and records it
+run ctl --json remove app
+check_eq "remove app with a changed config" 0 "$RC"
+check_eq "... the reply lists it as kept" "/etc/app/app.conf" "$(jq -rs 'map(select(.result)) | last | .result.config_kept | join(",")' <<<"$RUN_OUT")"
+check_eq "... the admin's bytes stay" "mine" "$(cat "$CONF")"
+check_eq "... a kept_configs row names it, the package and its version" "/etc/app/app.conf app 1.0" "$(kept_rows)"
+check_eq "... with the bytes the package had installed there" "$(sha256sum <t-app-1.0/etc/app/app.conf | cut -d' ' -f1)" \
+	"$(sqlite3 "$DB" "SELECT installed_sha256 FROM kept_configs")"
+check_eq "... no package owns it" "" "$(sqlite3 "$DB" "SELECT path FROM files WHERE path = '/etc/app/app.conf'")"
+
+# ---- another package that ships the path: refused, naming who left it
+run ctl --json install rival-1.0.fatbundle
+check_eq "rival ships /etc/app/app.conf: refused (exit 1)" 1 "$RC"
+check_eq "... Conflict on the path" "io.fatelf.Manager.Conflict /etc/app/app.conf" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.path)"' <<<"$RUN_OUT")"
+check "... naming app 1.0 and the purge" jq -es \
+	'map(select(.error)) | last | .parameters.message | test("package app 1.0 left behind") and test("remove --purge app")' <<<"$RUN_OUT"
+check_eq "... the admin's bytes stay" "mine" "$(cat "$CONF")"
+
+# ---- install again: taken back, as an upgrade would
+run ctl --json install app-2.0.fatbundle
+check_eq "install app 2.0 after the removal, no --force" 0 "$RC"
+check_eq "... the admin's copy stays" "mine" "$(cat "$CONF")"
+check_eq "... the new version goes beside it" "setting=app-2.0" "$(cat "$CONF.fatelf-new" 2>/dev/null)"
+check_eq "... the reply lists it as kept" "/etc/app/app.conf" "$(jq -rs 'map(select(.result)) | last | .result.config_kept | join(",")' <<<"$RUN_OUT")"
+check_eq "... app owns the path again" "app" \
+	"$(sqlite3 "$DB" "SELECT p.name FROM files f JOIN packages p ON p.id = f.package_id WHERE f.path = '/etc/app/app.conf'")"
+check_eq "... the kept row is gone" "" "$(kept_rows)"
+run ctl verify app
+check_eq "... verify: the admin's change is a config change, not damage (exit 0)" 0 "$RC"
+
+# ---- the admin makes the kept copy what the package ships: replaced
+rm -f "$CONF.fatelf-new"
+check "remove app (changed config kept)" ctl remove app
+check_eq "... kept at 2.0" "/etc/app/app.conf app 2.0" "$(kept_rows)"
+cp t-app-2.0/etc/app/app.conf "$CONF"
+check "install app 2.0 over a kept config that is as it ships" ctl install app-2.0.fatbundle
+check_eq "... written as shipped" "setting=app-2.0" "$(cat "$CONF")"
+check "... nothing beside it" test ! -e "$CONF.fatelf-new"
+check_eq "... the kept row is gone" "" "$(kept_rows)"
+run ctl verify app
+check_eq "... verify is clean" "2 files checked, 0 problems" "$RUN_OUT"
+
+# ---- purge of a package no longer installed: what it left behind
+echo "mine" >"$CONF"
+check "remove app" ctl remove app
+echo "left by an upgrade" >"$CONF.fatelf-new"
+run ctl remove app
+check_eq "remove (no purge) of a package that is not installed (exit 1)" 1 "$RC"
+check_eq "... says so" "fatelfctl: remove: package not installed: app" "$RUN_ERR"
+run ctl --json remove --dry-run --purge app
+check_eq "remove --dry-run --purge app" 0 "$RC"
+check "... changes nothing" test -e "$CONF" -a -e "$CONF.fatelf-new"
+run ctl remove --purge app
+check_eq "remove --purge app (not installed, config kept)" 0 "$RC"
+check "... the kept config is gone" test ! -e "$CONF"
+check "... so is its .fatelf-new" test ! -e "$CONF.fatelf-new"
+check_eq "... and the row" "" "$(kept_rows)"
+check_eq "... history has a committed remove of app 2.0" "remove committed 2.0" \
+	"$(sqlite3 -separator " " "$DB" "SELECT kind, state, old_version FROM transactions WHERE package='app' ORDER BY id DESC LIMIT 1")"
+run ctl --json remove --purge app
+check_eq "a second purge: nothing left (exit 1)" 1 "$RC"
+check_eq "... PackageNotFound" "io.fatelf.Manager.PackageNotFound app" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.package)"' <<<"$RUN_OUT")"
+check "rival installs now" ctl install rival-1.0.fatbundle
+check "remove rival" ctl remove rival
+
+# ---- an upgrade that stops shipping a changed config keeps it the same way
+check "install app 2.0" ctl install app-2.0.fatbundle
+echo "mine" >"$CONF"
+run ctl --json install app-3.0.fatbundle
+check_eq "upgrade to 3.0, which ships other.conf instead" 0 "$RC"
+check_eq "... the changed app.conf stays" "mine" "$(cat "$CONF")"
+check_eq "... kept at 2.0" "/etc/app/app.conf app 2.0" "$(kept_rows)"
+run ctl remove --purge app
+check_eq "remove --purge app (installed, with a config an upgrade left)" 0 "$RC"
+check "... the left config is gone too" test ! -e "$CONF"
+check "... as is other.conf" test ! -e "$ROOT/etc/app/other.conf"
+check_eq "... and the row" "" "$(kept_rows)"
+
+# ---- kill -9 on either side of the commit of a removal that keeps a config
+if [ "${FATELF_FAILPOINTS:-}" = yes ]; then
+	for fp in remove.before-store-commit remove.after-store-commit; do
+		case $fp in
+		*before*) want="1 " ;;
+		*) want="0 /etc/app/app.conf app 2.0" ;;
+		esac
+		ctl install app-2.0.fatbundle >/dev/null 2>&1
+		echo "mine" >"$CONF"
+		daemon_stop
+		daemon_start d "FATELF_FAILPOINT=$fp" || fail "fatelfd starts with $fp" "see $T_WORK/d/log"
+		run ctl remove app
+		daemon_reap
+		check_eq "killed at $fp: the daemon died of it" 137 "$DAEMON_STATUS"
+		daemon_start d || fail "fatelfd starts again" "see $T_WORK/d/log"
+		check_eq "... the package and its kept row, as one (installed: $want)" "$want" \
+			"$(sqlite3 "$DB" "SELECT count(*) FROM packages WHERE name='app'") $(kept_rows)"
+		check_eq "... the admin's bytes stay" "mine" "$(cat "$CONF")"
+		ctl remove --purge app >/dev/null 2>&1
+		check_eq "... a purge then leaves neither" "0 " \
+			"$(sqlite3 "$DB" "SELECT count(*) FROM packages WHERE name='app'") $(kept_rows)"
+	done
+else
+	echo "# skipping the failpoint runs: this build has no failpoints (configure --enable-failpoints)"
+fi
+
+t_done
