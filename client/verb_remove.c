@@ -43,7 +43,9 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		dry |= ctl_json_bool(r, "dry_run");
 		ctl_result_print(r);
 	}
-	printf("%s: %zu packages in one transaction\n", dry ? "dry run" : "committed", n);
+	/* one package: its result line says it all */
+	if (n > 1)
+		printf("%s: %zu packages in one transaction\n", dry ? "dry run" : "committed", n);
 	return CTL_CONTINUE;
 }
 

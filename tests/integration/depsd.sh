@@ -162,7 +162,7 @@ run ctl autoremove
 check_eq "autoremove" 0 "$RC"
 out=$RUN_OUT
 check "... in words: lib removed" grep -q "^removed lib 2\.0" <<<"$out"
-check "... in one transaction" grep -qx "committed: 1 packages in one transaction" <<<"$out"
+check_eq "... and no count of one package" "" "$(grep "in one transaction" <<<"$out")"
 check_eq "... lib removed" "cyca=1.0,cycb=1.0" "$(installed)"
 check "... lib's file gone" test ! -e "$ROOT/opt/lib/VERSION"
 run ctl autoremove
