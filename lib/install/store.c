@@ -2572,16 +2572,21 @@ int store_hold_get(store *s, const char *name, bool *ret_held, fatelf_diag *d)
 	return 0;
 }
 
-int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
+/* The first column of each row of statement id (bound to arg when it is
+ * not NULL), as strdup'ed texts (free with store_holds_free). */
+static int list_names(store *s, enum stmt_id id, const char *arg, const char *what, char ***ret,
+		      size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_HOLD_LIST, &st, d);
+	r = stmt_get(s, id, &st, d);
 	if (r < 0)
 		return r;
+	if (arg)
+		bind_text(st, 1, arg);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r = grow((void **)&v, n, &cap, sizeof(*v), d);
 		if (r >= 0) {
@@ -2596,11 +2601,16 @@ int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
 	}
 	if (rc != SQLITE_DONE) {
 		store_holds_free(v, n);
-		return sqlite_fail(s->db, rc, "listing holds", d);
+		return sqlite_fail(s->db, rc, what, d);
 	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
+{
+	return list_names(s, STMT_HOLD_LIST, NULL, "listing holds", ret, ret_n, d);
 }
 
 void store_holds_free(char **v, size_t n)
@@ -2641,34 +2651,7 @@ int store_depends_set(store *s, int64_t package_id, const char *const *names, co
 
 int store_dependents(store *s, const char *name, char ***ret, size_t *ret_n, fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-	int r, rc;
-
-	r = stmt_get(s, STMT_DEPENDENTS, &st, d);
-	if (r < 0)
-		return r;
-	bind_text(st, 1, name);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = grow((void **)&v, n, &cap, sizeof(*v), d);
-		if (r >= 0) {
-			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
-			r = v[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		}
-		if (r < 0) {
-			store_holds_free(v, n);
-			return r;
-		}
-		n++;
-	}
-	if (rc != SQLITE_DONE) {
-		store_holds_free(v, n);
-		return sqlite_fail(s->db, rc, "listing a package's dependents", d);
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return list_names(s, STMT_DEPENDENTS, name, "listing a package's dependents", ret, ret_n, d);
 }
 
 int store_dependents_constraints(store *s, const char *name, char ***ret_names, char ***ret_constraints,
@@ -2731,33 +2714,7 @@ int store_package_set_automatic(store *s, int64_t package_id, bool automatic, fa
 
 int store_packages_automatic(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-	int r, rc;
-
-	r = stmt_get(s, STMT_PACKAGE_AUTOMATIC, &st, d);
-	if (r < 0)
-		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = grow((void **)&v, n, &cap, sizeof(*v), d);
-		if (r >= 0) {
-			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
-			r = v[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		}
-		if (r < 0) {
-			store_holds_free(v, n);
-			return r;
-		}
-		n++;
-	}
-	if (rc != SQLITE_DONE) {
-		store_holds_free(v, n);
-		return sqlite_fail(s->db, rc, "listing automatic packages", d);
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return list_names(s, STMT_PACKAGE_AUTOMATIC, NULL, "listing automatic packages", ret, ret_n, d);
 }
 
 /* ------------------------------------------------------------ kept configs */

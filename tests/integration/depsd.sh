@@ -17,9 +17,7 @@ t_init depsd
 t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
 t_require_tool jq sqlite3
 
-"$FATELF" bundle keygen --no-password -p vendor.pub -s vendor.key >/dev/null || fail "keygen" "no key"
-mkdir -p keys && cp vendor.pub keys/
-DAEMON_KEYS=$T_WORK/keys
+daemon_vendor_key
 
 # bundle NAME VERSION [DEPENDS...]: one data file
 bundle() {

@@ -17,9 +17,7 @@ t_init keptconf
 t_require_exec "$FATELF" "$FATELFD" "$FATELFCTL"
 t_require_tool jq sqlite3
 
-"$FATELF" bundle keygen --no-password -p vendor.pub -s vendor.key >/dev/null || fail "keygen" "no key"
-mkdir -p keys && cp vendor.pub keys/
-DAEMON_KEYS=$T_WORK/keys
+daemon_vendor_key
 
 # bundle NAME VERSION [CONF...]: one data file and config files
 # (default: etc/NAME/NAME.conf), marked --config

@@ -77,6 +77,15 @@ daemon_stop_all() {
 	DAEMON_PIDS=()
 }
 
+# daemon_vendor_key: a vendor key pair made by fatelf bundle keygen in the
+# work directory (vendor.pub, vendor.key, no password), its public half
+# in keys/, which DAEMON_KEYS then names for daemon_prepare.
+daemon_vendor_key() {
+	"$FATELF" bundle keygen --no-password -p vendor.pub -s vendor.key >/dev/null || fail "keygen" "no key"
+	mkdir -p keys && cp vendor.pub keys/
+	DAEMON_KEYS=$T_WORK/keys
+}
+
 # daemon_prepare DIR [LINE...]: makes DIR/root, DIR/state and
 # DIR/fatelfd.conf ([Daemon] trusting DAEMON_KEYS, then the lines). DIR is
 # relative to the work directory or absolute.
