@@ -966,7 +966,7 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 
 	if (q < 0 && q != -ENOENT)
 		return q;
-	have = q == 0;
+	have = q == 0 && !k.dir;
 	if (have && strcmp(k.package, x->m->name) == 0 && be->config && S_ISREG(st->st_mode)) {
 		*ret = (store_file){
 			.sha256 = k.sha256,
@@ -2001,6 +2001,9 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	for (size_t i = 0; i < x->adopted.n; i++)
 		if ((q = store_kept_delete(e->st, x->adopted.v[i], d)) < 0)
 			return q;
+	/* its directories are its own again, or not: a removal says anew */
+	if ((q = store_kept_delete_package(e->st, x->name, true, d)) < 0)
+		return q;
 	for (size_t i = 0; i < x->orphans.n; i++) {
 		store_kept k = {
 			.path = x->orphans.v[i],

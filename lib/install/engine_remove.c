@@ -31,7 +31,7 @@ struct remove {
 	struct rfile *files;
 	size_t nfiles, cap;
 	store_dir *dirs;                /* deepest first */
-	size_t ndirs;
+	size_t ndirs, dirs_cap;
 	size_t nkept;
 	char **sidecars;                /* purge: the PATH.fatelf-new files beside configs */
 	size_t nsidecars, sidecars_cap;
@@ -89,6 +89,27 @@ static int rfile_cmp(const void *a, const void *b)
 	return strcmp(((const struct rfile *)a)->path, ((const struct rfile *)b)->path);
 }
 
+/* A directory of the package that a kept file stays in, and that no
+ * other package owns: a kept row of its own, for the purge. */
+static int keep_dir(engine *e, const struct remove *r, const store_dir *dir, int64_t now, fatelf_diag *d)
+{
+	size_t len = strlen(dir->path);
+	uint64_t others = 0;
+	bool holds = false;
+	int q;
+
+	for (size_t i = 0; i < r->nfiles && !holds; i++)
+		holds = r->files[i].config_kept && strncmp(r->files[i].path, dir->path, len) == 0 &&
+			r->files[i].path[len] == '/';
+	if (!holds)
+		return 0;
+	q = store_dir_other_owners(e->st, dir->path, r->pkg.id, &others, d);
+	if (q < 0 || others > 0)
+		return q;
+	store_kept k = { .path = dir->path, .package = r->pkg.name, .version = r->pkg.version, .dir = true };
+	return store_kept_add(e->st, &k, now, d);
+}
+
 /* At the commit point: the package's rows go, each config file kept gets
  * its kept_configs row (purge: the package's kept rows go too). */
 static int remove_apply(engine *e, void *userdata, fatelf_diag *d)
@@ -100,7 +121,9 @@ static int remove_apply(engine *e, void *userdata, fatelf_diag *d)
 	if (!r->leftovers_only)
 		q = store_package_remove(e->st, r->pkg.name, d);
 	if (q >= 0 && r->purge)
-		q = store_kept_delete_package(e->st, r->pkg.name, d);
+		q = store_kept_delete_package(e->st, r->pkg.name, false, d);
+	for (size_t i = 0; i < r->ndirs && q >= 0 && r->nkept > 0 && !r->leftovers_only; i++)
+		q = keep_dir(e, r, &r->dirs[i], now, d);
 	for (size_t i = 0; i < r->nfiles && q >= 0; i++) {
 		const struct rfile *f = &r->files[i];
 		store_kept k = {
@@ -197,10 +220,24 @@ static int add_leftovers(struct remove *r, fatelf_diag *d)
 	size_t n = 0;
 	int q = store_kept_of(r->e->st, r->pkg.name, &v, &n, d);
 
+	/* its directories, deepest first (a descendant sorts after its
+	 * parent), when it is no longer installed */
+	for (size_t i = n; i-- > 0 && q >= 0 && r->leftovers_only;) {
+		if (!v[i].dir)
+			continue;
+		if (GROW_ARRAY(r->dirs, r->dirs_cap, r->ndirs + 1) < 0)
+			q = -ENOMEM;
+		else if (!(r->dirs[r->ndirs] = (store_dir){ .path = strdup(v[i].path), .mode = -1 }).path)
+			q = -ENOMEM;
+		else
+			r->ndirs++;
+	}
 	for (size_t i = 0; i < n && q >= 0; i++) {
 		store_file row = { 0 };
 		struct stat st;
 
+		if (v[i].dir)
+			continue;
 		if (eng_lstat(r->e, v[i].path, &st, NULL) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
 			continue;
 		q = store_file_get(r->e->st, v[i].path, &row, NULL, d);

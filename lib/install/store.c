@@ -94,6 +94,7 @@ enum stmt_id {
 	STMT_KEPT_OF,
 	STMT_KEPT_DELETE,
 	STMT_KEPT_DELETE_PACKAGE,
+	STMT_KEPT_DELETE_DIRS,
 	STMT_DEPENDENTS_CONSTRAINTS,
 	STMT_PACKAGE_SET_AUTOMATIC,
 	STMT_PACKAGE_AUTOMATIC,
@@ -280,11 +281,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_PACKAGE_SET_AUTOMATIC] = "UPDATE packages SET automatic = ?2 WHERE id = ?1",
 	[STMT_PACKAGE_AUTOMATIC] = "SELECT name FROM packages WHERE automatic = 1 ORDER BY name",
 	[STMT_KEPT_ADD] = "INSERT OR REPLACE INTO kept_configs (path, package, version, sha256, "
-		"installed_sha256, installed_size, kept_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[STMT_KEPT_GET] = "SELECT path, package, version, sha256, installed_sha256, installed_size "
+		"installed_sha256, installed_size, kept_at, type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[STMT_KEPT_GET] = "SELECT path, package, version, sha256, installed_sha256, installed_size, type "
 		"FROM kept_configs WHERE path = ?1",
-	[STMT_KEPT_OF] = "SELECT path, package, version, sha256, installed_sha256, installed_size "
+	[STMT_KEPT_OF] = "SELECT path, package, version, sha256, installed_sha256, installed_size, type "
 		"FROM kept_configs WHERE package = ?1 ORDER BY path",
+	[STMT_KEPT_DELETE_DIRS] = "DELETE FROM kept_configs WHERE package = ?1 AND type = 'dir'",
 	[STMT_KEPT_DELETE] = "DELETE FROM kept_configs WHERE path = ?1",
 	[STMT_KEPT_DELETE_PACKAGE] = "DELETE FROM kept_configs WHERE package = ?1",
 	[STMT_DEPENDENTS] =
@@ -2747,9 +2749,11 @@ static int kept_from_row(sqlite3_stmt *st, store_kept *ret, fatelf_diag *d)
 		.sha256 = strdup_or_null(column_text(st, 3)),
 		.installed_sha256 = strdup_or_null(column_text(st, 4)),
 		.installed_size = (uint64_t)sqlite3_column_int64(st, 5),
+		.dir = sqlite3_column_text(st, 6) && strcmp(column_text(st, 6), "dir") == 0,
 	};
 
-	if (!k.path || !k.package || !k.version || !k.installed_sha256 ||
+	if (!k.path || !k.package || !k.version ||
+	    (!k.installed_sha256 && sqlite3_column_type(st, 4) != SQLITE_NULL) ||
 	    (!k.sha256 && sqlite3_column_type(st, 3) != SQLITE_NULL)) {
 		store_kept_done(&k);
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -2772,6 +2776,7 @@ int store_kept_add(store *s, const store_kept *k, int64_t now, fatelf_diag *d)
 	bind_text(st, 5, k->installed_sha256);
 	sqlite3_bind_int64(st, 6, (int64_t)k->installed_size);
 	sqlite3_bind_int64(st, 7, now);
+	bind_text(st, 8, k->dir ? "dir" : "file");
 	return stmt_done(s, st, k->path, d);
 }
 
@@ -2831,10 +2836,10 @@ int store_kept_delete(store *s, const char *path, fatelf_diag *d)
 	return stmt_done(s, st, path, d);
 }
 
-int store_kept_delete_package(store *s, const char *package, fatelf_diag *d)
+int store_kept_delete_package(store *s, const char *package, bool dirs_only, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = stmt_get(s, STMT_KEPT_DELETE_PACKAGE, &st, d);
+	int r = stmt_get(s, dirs_only ? STMT_KEPT_DELETE_DIRS : STMT_KEPT_DELETE_PACKAGE, &st, d);
 
 	if (r < 0)
 		return r;

@@ -497,8 +497,9 @@ typedef struct store_kept {
 	const char *package;          /* the package that had installed it */
 	const char *version;          /* ... at that version */
 	const char *sha256;           /* hex, the bytes it last shipped; NULL if unknown */
-	const char *installed_sha256; /* hex, the bytes it had put on disk */
+	const char *installed_sha256; /* hex, the bytes it had put on disk; NULL for a dir */
 	uint64_t installed_size;
+	bool dir;               /* a directory of the package left for a kept file in it */
 } store_kept;
 /* Records path as kept (replacing a row of the same path). */
 int store_kept_add(store *s, const store_kept *k, int64_t now, fatelf_diag *d);
@@ -507,7 +508,8 @@ int store_kept_get(store *s, const char *path, store_kept *ret, fatelf_diag *d);
 /* The package's rows by path (free with store_kept_free). */
 int store_kept_of(store *s, const char *package, store_kept **ret, size_t *ret_n, fatelf_diag *d);
 int store_kept_delete(store *s, const char *path, fatelf_diag *d);
-int store_kept_delete_package(store *s, const char *package, fatelf_diag *d);
+/* The package's rows (dirs_only: its directories' rows alone). */
+int store_kept_delete_package(store *s, const char *package, bool dirs_only, fatelf_diag *d);
 void store_kept_done(store_kept *k);
 void store_kept_free(store_kept *v, size_t n);
 

@@ -8,14 +8,21 @@
 -- it (PATH.fatelf-new). "remove --purge" deletes the files and the rows,
 -- also for a package that is no longer installed. A row goes when a
 -- package owns the path again.
+--
+-- A directory of the package that a removal leaves because a kept file
+-- is in it gets a row too (type 'dir', no bytes), so that the purge
+-- removes it once it is empty, as dpkg's does. Installing the package
+-- again drops its directory rows.
 
 CREATE TABLE kept_configs (
 	path              TEXT PRIMARY KEY CHECK (substr(path, 1, 1) = '/'),
+	type              TEXT NOT NULL DEFAULT 'file' CHECK (type = 'file' OR type = 'dir'),
 	package           TEXT NOT NULL CHECK (package <> ''),
 	version           TEXT NOT NULL,
 	sha256            TEXT,
-	installed_sha256  TEXT NOT NULL,
+	installed_sha256  TEXT,
 	installed_size    INTEGER NOT NULL DEFAULT 0 CHECK (installed_size >= 0),
-	kept_at           INTEGER NOT NULL
+	kept_at           INTEGER NOT NULL,
+	CHECK ((type = 'dir') = (installed_sha256 IS NULL))
 );
 CREATE INDEX kept_configs_package ON kept_configs(package);

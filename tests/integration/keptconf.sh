@@ -46,7 +46,8 @@ daemon_prepare d
 daemon_start d || fail "fatelfd starts" "see $T_WORK/d/log"
 DB=$T_WORK/d/state/fatelf.db
 CONF=$ROOT/etc/app/app.conf
-kept_rows() { sqlite3 -separator " " "$DB" "SELECT path, package, version FROM kept_configs ORDER BY path"; }
+kept_rows() { sqlite3 -separator " " "$DB" "SELECT path, package, version FROM kept_configs WHERE type = 'file' ORDER BY path"; }
+kept_dirs() { sqlite3 "$DB" "SELECT path FROM kept_configs WHERE type = 'dir' ORDER BY path" | tr '\n' ' ' | sed 's/ $//'; }
 
 check "install app 1.0" ctl install app-1.0.fatbundle
 check_eq "... app.conf is a config file" "true" "$(ctl --json files app | jq -r '[.files[] | select(.path == "/etc/app/app.conf")][0].config')"
@@ -59,8 +60,10 @@ check_eq "... the reply lists it as kept" "/etc/app/app.conf" "$(jq -rs 'map(sel
 check_eq "... the admin's bytes stay" "mine" "$(cat "$CONF")"
 check_eq "... a kept_configs row names it, the package and its version" "/etc/app/app.conf app 1.0" "$(kept_rows)"
 check_eq "... with the bytes the package had installed there" "$(sha256sum <t-app-1.0/etc/app/app.conf | cut -d' ' -f1)" \
-	"$(sqlite3 "$DB" "SELECT installed_sha256 FROM kept_configs")"
+	"$(sqlite3 "$DB" "SELECT installed_sha256 FROM kept_configs WHERE type = 'file'")"
 check_eq "... no package owns it" "" "$(sqlite3 "$DB" "SELECT path FROM files WHERE path = '/etc/app/app.conf'")"
+check_eq "... the package's directories it stays in are recorded, for the purge" "/etc /etc/app" "$(kept_dirs)"
+check "... the others are gone" test ! -e "$ROOT/opt/app"
 
 # ---- another package that ships the path: refused, naming who left it
 run ctl --json install rival-1.0.fatbundle
@@ -80,6 +83,7 @@ check_eq "... the reply lists it as kept" "/etc/app/app.conf" "$(jq -rs 'map(sel
 check_eq "... app owns the path again" "app" \
 	"$(sqlite3 "$DB" "SELECT p.name FROM files f JOIN packages p ON p.id = f.package_id WHERE f.path = '/etc/app/app.conf'")"
 check_eq "... the kept row is gone" "" "$(kept_rows)"
+check_eq "... and the directories' rows" "" "$(kept_dirs)"
 run ctl verify app
 check_eq "... verify: the admin's change is a config change, not damage (exit 0)" 0 "$RC"
 
@@ -110,6 +114,8 @@ check_eq "remove --purge app (not installed, config kept)" 0 "$RC"
 check "... the kept config is gone" test ! -e "$CONF"
 check "... so is its .fatelf-new" test ! -e "$CONF.fatelf-new"
 check_eq "... and the row" "" "$(kept_rows)"
+check "... and the directories emptied by it" test ! -e "$ROOT/etc/app" -a ! -e "$ROOT/etc"
+check_eq "... and their rows" "" "$(kept_dirs)"
 check_eq "... history has a committed remove of app 2.0" "remove committed 2.0" \
 	"$(sqlite3 -separator " " "$DB" "SELECT kind, state, old_version FROM transactions WHERE package='app' ORDER BY id DESC LIMIT 1")"
 run ctl --json remove --purge app

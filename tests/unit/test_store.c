@@ -1822,6 +1822,7 @@ START_TEST(test_kept_configs)
 	store_kept b = { .path = "/etc/a/b.conf", .package = "a", .version = "1",
 			 .installed_sha256 = "33" };
 	store_kept c = { .path = "/etc/c.conf", .package = "c", .version = "3", .installed_sha256 = "44" };
+	store_kept dir = { .path = "/etc/a", .package = "a", .version = "1", .dir = true };
 
 	tu_tmpdir();
 	store *s = open_ok();
@@ -1832,7 +1833,8 @@ START_TEST(test_kept_configs)
 	ck_assert_int_eq(store_kept_add(s, &a, 10, &d), 0);
 	a.version = "1";
 	ck_assert_int_eq(store_kept_add(s, &a, 11, &d), 0);
-	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM kept_configs"), 3);
+	ck_assert_int_eq(store_kept_add(s, &dir, 11, &d), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM kept_configs"), 4);
 
 	ck_assert_int_eq(store_kept_get(s, "/etc/a/a.conf", &k, &d), 0);
 	ck_assert_str_eq(k.package, "a");
@@ -1846,13 +1848,23 @@ START_TEST(test_kept_configs)
 	store_kept_done(&k);
 
 	ck_assert_int_eq(store_kept_of(s, "a", &v, &n, &d), 0);
-	ck_assert_uint_eq(n, 2);
-	ck_assert_str_eq(v[0].path, "/etc/a/a.conf");
-	ck_assert_str_eq(v[1].path, "/etc/a/b.conf");
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(v[0].path, "/etc/a");
+	ck_assert(v[0].dir);
+	ck_assert_ptr_null(v[0].installed_sha256);
+	ck_assert_str_eq(v[1].path, "/etc/a/a.conf");
+	ck_assert(!v[1].dir);
+	ck_assert_str_eq(v[2].path, "/etc/a/b.conf");
 	store_kept_free(v, n);
+	/* a file row needs its installed bytes, a dir row has none */
+	b.installed_sha256 = NULL;
+	ck_assert_int_lt(store_kept_add(s, &b, 10, &d), 0);
+	b.installed_sha256 = "33";
 
 	ck_assert_int_eq(store_kept_delete(s, "/etc/a/b.conf", &d), 0);
-	ck_assert_int_eq(store_kept_delete_package(s, "a", &d), 0);
+	ck_assert_int_eq(store_kept_delete_package(s, "a", true, &d), 0);
+	ck_assert_int_eq(sql_int(DB, "SELECT count(*) FROM kept_configs WHERE package = 'a'"), 1);
+	ck_assert_int_eq(store_kept_delete_package(s, "a", false, &d), 0);
 	ck_assert_int_eq(store_kept_of(s, "a", &v, &n, &d), 0);
 	ck_assert_uint_eq(n, 0);
 	free(v);
