@@ -367,13 +367,15 @@ for build in "${builds[@]}"; do
 	settle
 	w0=$(awk '/^write_bytes:/ { print $2 }' "/proc/$DPID/io")
 	s0=$(awk '{ print $7 }' "/sys/block/$loopdev/stat")
-	if ctl install "s$UPN-v2.fatbundle" >upgrade.log 2>&1; then
+	if ctl --json install "s$UPN-v2.fatbundle" >upgrade.log 2>&1; then
 		settle
 		w1=$(awk '/^write_bytes:/ { print $2 }' "/proc/$DPID/io")
 		s1=$(awk '{ print $7 }' "/sys/block/$loopdev/stat")
-		notes+=("$(awk -v w=$((w1 - w0)) -v s=$(((s1 - s0) * 512)) -v p="$up_bytes" -v c="$changed" -v n="$UPN" -v tag="$tag" \
-			'BEGIN { printf "%s(2) upgrade of %d files, %d changed: fatelfd wrote %d bytes (/proc/PID/io write_bytes), %.2f%% of the package (%d bytes); the loop device took %d bytes (/sys/block/loopN/stat sectors written, journal and metadata included, after sync), %.2f%%",
-				tag, n, c, w, 100 * w / p, p, s, 100 * s / p }')")
+		# the file bytes the upgrade wrote, as its reply says
+		fw=$(grep -o '"bytes_written":[0-9]*' upgrade.log | tail -1 | cut -d: -f2)
+		notes+=("$(awk -v w=$((w1 - w0)) -v s=$(((s1 - s0) * 512)) -v f="${fw:-0}" -v p="$up_bytes" -v c="$changed" -v n="$UPN" -v tag="$tag" \
+			'BEGIN { printf "%s(2) upgrade of %d files, %d changed: fatelfd wrote %d bytes (/proc/PID/io write_bytes), %.2f%% of the package (%d bytes): file data %d bytes (%.2f%%, the reply'"'"'s bytes_written), the store and the rest %d bytes (%.2f%%); the loop device took %d bytes (/sys/block/loopN/stat sectors written, journal and metadata included, after sync), %.2f%%",
+				tag, n, c, w, 100 * w / p, p, f, 100 * f / p, w - f, 100 * (w - f) / p, s, 100 * s / p }')")
 		echo "# ${notes[-1]}" >&2
 	else
 		notes+=("${tag}(2) upgrade failed: $(grep -v '^#' upgrade.log | tail -3 | tr '\n' ' ')")
