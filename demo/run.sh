@@ -279,12 +279,24 @@ if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
 	ctl install "oci://127.0.0.1:$port/demo/hello:1.1"
 	show "$state/root/opt/hello/bin/hello"
 	echo "# What the registry served for it (its access log):"
-	tail -n +$((seen + 1)) registry/log | sed -n 's/.*"\(GET [^ ]*\) HTTP[^"]*" \([0-9]*\) \([0-9]*\).*/\1 \2 \3 bytes/p' registry/log | cut -c1-110
+	tail -n +$((seen + 1)) registry/log | sed -n 's/.*"\(GET [^ ]*\) HTTP[^"]*" \([0-9]*\) \([0-9]*\).*/\1 \2 \3 bytes/p' | cut -c1-110
 	ctl status
 	kill "$regpid" 2>/dev/null || true
 	wait "$regpid" 2>/dev/null || true
 else
 	echo "# docker-registry or skopeo is not installed: skipped"
 fi
+
+say "Your config edits outlive a removal, as with dpkg, until you purge"
+echo "\$ echo 'greeting = mine' > \$root/etc/hello/hello.conf"
+echo 'greeting = mine' > "$state/root/etc/hello/hello.conf"
+ctl remove hello
+show cat "$state/root/etc/hello/hello.conf"
+echo "# Installing hello again takes it back: your copy stays, the new one goes beside it."
+ctl install hello-1.1.fatbundle
+show ls "$state/root/etc/hello"
+ctl remove --purge hello
+echo "# The purge took both files, and their directory with them:"
+show test ! -e "$state/root/etc/hello"
 
 say "Done: the files are in $out"
