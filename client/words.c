@@ -87,7 +87,14 @@ static void w_repository_invalid(const words_in *w, char *msg, size_t size)
 
 static void w_path_not_owned(const words_in *w, char *msg, size_t size)
 {
-	snprintf(msg, size, "no package owns %s", ctl_json_str(w->p, "path", "?"));
+	const char *kept_by = ctl_json_str(w->p, "kept_by", NULL);
+
+	if (kept_by)
+		snprintf(msg, size, "no package owns %s: a config file %s %s left behind "
+			 "(remove --purge %s deletes it)", ctl_json_str(w->p, "path", "?"), kept_by,
+			 ctl_json_str(w->p, "kept_version", "?"), kept_by);
+	else
+		snprintf(msg, size, "no package owns %s", ctl_json_str(w->p, "path", "?"));
 }
 
 static void w_no_such_transaction(const words_in *w, char *msg, size_t size)

@@ -484,6 +484,25 @@ static void owner_pattern(conn *c, const vl_call *call, const char *pattern)
 		reply(c, o);
 }
 
+/* PathNotOwned; for a config file that a package left behind (kept at
+ * its removal, store_kept), also which package and version. */
+static void owner_none(conn *c, const char *path)
+{
+	json_object *e = json_object_new_object();
+	store_kept k = { 0 };
+
+	if (!e)
+		return;
+	json_set_str(e, "path", path);
+	if (store_kept_get(method_store(c), path, &k, NULL) == 0 && !k.dir) {
+		json_set_str(e, "kept_by", k.package);
+		json_set_str(e, "kept_version", k.version);
+	}
+	store_kept_done(&k);
+	reply_error(c, E("PathNotOwned"), e);
+	json_object_put(e);
+}
+
 void method_owner(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
@@ -511,7 +530,7 @@ void method_owner(conn *c, const vl_call *call, union method_params *p)
 	}
 	r = store_file_get(method_store(c), p->owner.path, &f, &package, &d);
 	if (r == -ENOENT) {
-		reply_error_str(c, E("PathNotOwned"), "path", p->owner.path);
+		owner_none(c, p->owner.path);
 		return;
 	}
 	if (r < 0) {

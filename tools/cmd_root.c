@@ -28,6 +28,7 @@ enum {
 	OPT_ALLOW_UNSIGNED,
 	OPT_FORCE,
 	OPT_ALLOW_DOWNGRADE,
+	OPT_PURGE,
 };
 
 int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct root_args *a)
@@ -44,6 +45,7 @@ int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct 
 		{ "allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "allow-downgrade", no_argument, NULL, OPT_ALLOW_DOWNGRADE },
+		{ "purge", no_argument, NULL, OPT_PURGE },
 		{}
 	};
 	int c;
@@ -52,7 +54,7 @@ int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct 
 	a->cmd = argv[0];
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jhn", options, NULL)) >= 0) {
-		bool mutate = false, install = false;
+		bool mutate = false, install = false, remove = false;
 
 		switch (c) {
 		case 'h':
@@ -94,10 +96,14 @@ int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct 
 		case OPT_ALLOW_DOWNGRADE:
 			a->allow_downgrade = install = true;
 			break;
+		case OPT_PURGE:
+			a->purge = remove = true;
+			break;
 		default:
 			return cmd_option_error(a->cmd, c, argv);
 		}
-		if ((mutate && !(flags & ROOT_OPT_MUTATE)) || (install && !(flags & ROOT_OPT_INSTALL)))
+		if ((mutate && !(flags & ROOT_OPT_MUTATE)) || (install && !(flags & ROOT_OPT_INSTALL)) ||
+		    (remove && !(flags & ROOT_OPT_REMOVE)))
 			return cmd_usage_error(a->cmd, "'%s' is not an option of %s", argv[optind - 1], a->cmd);
 	}
 	if (!a->root)

@@ -146,8 +146,8 @@ static void results_print(const struct root_args *a, const engine_result *v, siz
 	}
 	for (size_t i = 0; i < n; i++)
 		result_print(&v[i]);
-	if (n > 1 && !v[0].dry_run && v[0].kind && strcmp(v[0].kind, "remove") != 0)
-		printf("committed: %zu packages in one transaction\n", n);
+	if (n > 1)
+		printf("%s: %zu packages in one transaction\n", v[0].dry_run ? "dry run" : "committed", n);
 }
 
 /* Opens each bundle with the user's own rights, before anything else:
@@ -282,7 +282,7 @@ int root_remove(int argc, char **argv)
 	engine *e = NULL;
 	engine_result *results;
 	size_t done = 0;
-	int status = root_parse(argc, argv, ROOT_OPT_MUTATE, cmd_root_remove_usage, &a);
+	int status = root_parse(argc, argv, ROOT_OPT_MUTATE | ROOT_OPT_REMOVE, cmd_root_remove_usage, &a);
 
 	if (status >= 0)
 		return status;
@@ -295,22 +295,17 @@ int root_remove(int argc, char **argv)
 		return root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
 	}
 	status = root_open(&a, false, &e);
-	/* Each package its own transaction, as fatelfctl remove: those
-	 * before a failure stay removed, and are printed. */
-	for (int i = optind; i < argc && status == EXIT_OK; i++) {
-		engine_remove_opts o = { .dry_run = a.dry_run };
+	/* One transaction, as fatelfctl remove: all of them or none. */
+	if (status == EXIT_OK) {
+		engine_remove_opts o = { .dry_run = a.dry_run, .purge = a.purge };
 		fatelf_diag d = { 0 };
-		int r = engine_remove(e, argv[i], &o, &results[done], &d);
+		size_t n = (size_t)(argc - optind);
+		int r = engine_remove_many(e, (const char *const *)argv + optind, n, &o, results, &d);
 
-		if (r < 0) {
-			if (!d.subject[0])
-				snprintf(d.subject, sizeof(d.subject), "%s", argv[i]);
-			if (done)
-				results_print(&a, results, done);
+		if (r < 0)
 			status = root_fail(&a, &d, r);
-			break;
-		}
-		done++;
+		else
+			done = n;
 	}
 	if (status == EXIT_OK)
 		results_print(&a, results, done);

@@ -381,7 +381,17 @@ int root_owner(int argc, char **argv)
 	if (o)
 		cmd_json_print(o);
 	if (st.n == 0) {
-		fprintf(stderr, "%s: %s: %s: no package owns it\n", program_name, a.cmd, arg);
+		store_kept k = { 0 };
+
+		/* a config file a removed package left behind says which */
+		if (arg[0] == '/' && !strpbrk(arg, "*?[") && store_kept_get(engine_store(e), arg, &k, NULL) == 0 &&
+		    !k.dir)
+			fprintf(stderr, "%s: %s: %s: no package owns it: a config file %s %s left behind "
+				"(remove --purge %s deletes it)\n", program_name, a.cmd, arg, k.package, k.version,
+				k.package);
+		else
+			fprintf(stderr, "%s: %s: %s: no package owns it\n", program_name, a.cmd, arg);
+		store_kept_done(&k);
 		status = EXIT_INVALID;
 	}
 out:

@@ -29,6 +29,7 @@ struct root_args {
 	bool allow_unsigned;
 	bool force;
 	bool allow_downgrade;
+	bool purge;                     /* remove --purge */
 	const char *keys;               /* --keys DIR */
 	const char *policy;             /* --policy NAME */
 	const char *targets;            /* --targets T1,T2 */
@@ -48,6 +49,7 @@ int root_verify(int argc, char **argv);
 enum {
 	ROOT_OPT_MUTATE = 1 << 0,       /* --dry-run */
 	ROOT_OPT_INSTALL = 1 << 1,      /* --policy, --targets, --keep-fat, --keys, --allow-unsigned, ... */
+	ROOT_OPT_REMOVE = 1 << 2,       /* --purge */
 };
 /* Parses argv into a (flags: the options the command takes besides
  * --root, --json and --help). Returns -1 to go on (optind at the first

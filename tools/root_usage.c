@@ -34,14 +34,18 @@ const char cmd_root_install_usage[] =
 	"  -n, --dry-run   check everything and say what would happen; write nothing\n";
 
 const char cmd_root_remove_usage[] =
-	"Usage: fatelf remove --root DIR [--dry-run] [--json] PACKAGE...\n"
+	"Usage: fatelf remove --root DIR [--purge] [--dry-run] [--json] PACKAGE...\n"
 	"\n"
-	"Remove installed packages from DIR (each its own transaction), keeping\n"
-	"config files the admin changed. Without --root, 'fatelf remove' removes\n"
-	"records from a FatELF file (see 'fatelf help remove' without --root).\n"
+	"Remove installed packages from DIR, all in one transaction, keeping\n"
+	"config files the admin changed (an install of the package takes them\n"
+	"back). Without --root, 'fatelf remove' removes records from a FatELF\n"
+	"file (see 'fatelf help remove' without --root).\n"
 	"\n"
 	"Options:\n"
 	ROOT_COMMON
+	"  --purge         also remove the config files the admin changed and the\n"
+	"                  PATH.fatelf-new files beside them; of a package no longer\n"
+	"                  installed, the config files it left behind\n"
 	"  -n, --dry-run   say what would be removed; write nothing\n";
 
 const char cmd_root_list_usage[] =

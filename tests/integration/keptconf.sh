@@ -64,6 +64,17 @@ check_eq "... with the bytes the package had installed there" "$(sha256sum <t-ap
 check_eq "... no package owns it" "" "$(sqlite3 "$DB" "SELECT path FROM files WHERE path = '/etc/app/app.conf'")"
 check_eq "... the package's directories it stays in are recorded, for the purge" "/etc /etc/app" "$(kept_dirs)"
 check "... the others are gone" test ! -e "$ROOT/opt/app"
+run ctl --json owner /etc/app/app.conf
+check_eq "owner of the kept file: PathNotOwned, naming who left it (exit 1)" \
+	"1 io.fatelf.Manager.PathNotOwned /etc/app/app.conf app 1.0" \
+	"$RC $(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.path) \(.parameters.kept_by) \(.parameters.kept_version)"' <<<"$RUN_OUT")"
+run ctl owner /etc/app/app.conf
+check_eq "... in words" \
+	"fatelfctl: owner: no package owns /etc/app/app.conf: a config file app 1.0 left behind (remove --purge app deletes it)" \
+	"$RUN_ERR"
+run ctl --json owner /opt/app/VERSION
+check_eq "... a path nothing left: no kept_by" "io.fatelf.Manager.PathNotOwned null" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.kept_by)"' <<<"$RUN_OUT")"
 
 # ---- another package that ships the path: refused, naming who left it
 run ctl --json install rival-1.0.fatbundle
@@ -137,6 +148,23 @@ check_eq "remove --purge app (installed, with a config an upgrade left)" 0 "$RC"
 check "... the left config is gone too" test ! -e "$CONF"
 check "... as is other.conf" test ! -e "$ROOT/etc/app/other.conf"
 check_eq "... and the row" "" "$(kept_rows)"
+
+# ---- the same through fatelf --root (an image build, no daemon)
+IMG=$T_WORK/img
+mkdir -p "$IMG/etc/fatelf/keys.d" && cp vendor.pub "$IMG/etc/fatelf/keys.d/"
+check "fatelf install --root" "$FATELF" install --root "$IMG" app-1.0.fatbundle
+echo "mine" >"$IMG/etc/app/app.conf"
+check "fatelf remove --root (changed config kept)" "$FATELF" remove --root "$IMG" app
+run "$FATELF" owner --root "$IMG" /etc/app/app.conf
+check_eq "fatelf owner --root of the kept file names who left it (exit 1)" \
+	"1 fatelf: owner: /etc/app/app.conf: no package owns it: a config file app 1.0 left behind (remove --purge app deletes it)" \
+	"$RC $RUN_ERR"
+check "fatelf install --root takes it back" "$FATELF" install --root "$IMG" app-2.0.fatbundle
+check_eq "... the admin's copy stays, the new one beside it" "mine setting=app-2.0" \
+	"$(cat "$IMG/etc/app/app.conf") $(cat "$IMG/etc/app/app.conf.fatelf-new")"
+check "fatelf remove --root" "$FATELF" remove --root "$IMG" app
+check "fatelf remove --root --purge of the removed package" "$FATELF" remove --root "$IMG" --purge app
+check "... leaves no file of it" test ! -e "$IMG/etc/app"
 
 # ---- kill -9 on either side of the commit of a removal that keeps a config
 if [ "${FATELF_FAILPOINTS:-}" = yes ]; then

@@ -171,8 +171,9 @@ check_eq "... installed" "unsigned" "$(cat "$IMG/opt/unsigned/file")"
 # ---- remove
 run "$FATELF" remove --root "$IMG" unsigned data
 check_eq "remove --root unsigned data exits 0" 0 "$RC"
-check_eq "... says what it removed" "removed unsigned 1: 1 file
-removed data 1: 2 files" "$RUN_OUT"
+check_eq "... says what it removed, in one transaction" "removed unsigned 1: 1 file
+removed data 1: 2 files
+committed: 2 packages in one transaction" "$RUN_OUT"
 check_eq "... their files are gone" "no no" \
 	"$([ -e "$IMG/opt/unsigned" ] && echo yes || echo no) $([ -e "$IMG/usr/share/data" ] && echo yes || echo no)"
 check_eq "... the store has hello alone" "hello" "$(sqlite3 "$DB" "SELECT name FROM packages")"
