@@ -136,6 +136,25 @@ check_eq "... PackageNotFound" "io.fatelf.Manager.PackageNotFound app" \
 check "rival installs now" ctl install rival-1.0.fatbundle
 check "remove rival" ctl remove rival
 
+# ---- the kept file's directory swapped for a symlink out of the root:
+# the purge removes nothing through it
+check "install app 2.0" ctl install app-2.0.fatbundle
+echo "mine" >"$CONF"
+check "remove app" ctl remove app
+mkdir -p "$T_WORK/outside"
+echo "not the root's" >"$T_WORK/outside/app.conf"
+mv "$ROOT/etc/app" "$ROOT/etc/app.real"
+ln -s "$T_WORK/outside" "$ROOT/etc/app"
+run ctl remove --purge app
+check_eq "purge with /etc/app a symlink out of the root: the file beyond it stays" "not the root's" \
+	"$(cat "$T_WORK/outside/app.conf" 2>/dev/null)"
+check "... and so does the symlink's target directory" test -d "$T_WORK/outside"
+rm -f "$ROOT/etc/app"
+mv "$ROOT/etc/app.real" "$ROOT/etc/app"
+ctl remove --purge app >/dev/null 2>&1
+rm -rf "$ROOT/etc/app"
+check_eq "... the rows are gone after a purge" "" "$(kept_rows)$(kept_dirs)"
+
 # ---- an upgrade that stops shipping a changed config keeps it the same way
 check "install app 2.0" ctl install app-2.0.fatbundle
 echo "mine" >"$CONF"
