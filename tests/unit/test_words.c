@@ -146,6 +146,20 @@ START_TEST(test_repositories)
 END_TEST
 
 /* Every row speaks even when the parameters are missing or mistyped. */
+/* PathNotOwned: plain, and for a config file a removed package left. */
+START_TEST(test_path_not_owned)
+{
+	ck_assert_int_eq(say_verb("owner", "PathNotOwned", "{\"path\":\"/etc/x\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "no package owns /etc/x");
+	say_verb("owner", "PathNotOwned", "{\"path\":\"/etc/x\",\"kept_by\":null,\"kept_version\":null}");
+	ck_assert_str_eq(msg, "no package owns /etc/x");
+	say_verb("owner", "PathNotOwned", "{\"path\":\"/etc/app/app.conf\",\"kept_by\":\"app\","
+		 "\"kept_version\":\"1.0\"}");
+	ck_assert_str_eq(msg, "no package owns /etc/app/app.conf: a config file app 1.0 left behind "
+			 "(remove --purge app deletes it)");
+}
+END_TEST
+
 START_TEST(test_every_row_without_params)
 {
 	size_t n = 0;
@@ -173,6 +187,7 @@ static Suite *words_suite(void)
 	tcase_add_test(tc, test_signatures);
 	tcase_add_test(tc, test_statuses);
 	tcase_add_test(tc, test_repositories);
+	tcase_add_test(tc, test_path_not_owned);
 	tcase_add_test(tc, test_every_row_without_params);
 	suite_add_tcase(s, tc);
 	return s;
