@@ -132,9 +132,16 @@ static int job_install_files(worker *w, job *j, const engine_install_opts *oo)
 		close(m->fd);
 		m->fd = -1;
 		if (r < 0 && !j->diag.package[0] && m->source_path) {
-			/* the bundle's name was never read: its file says which */
+			/* the bundle's name was never read: its file says which,
+			 * in the message too (its subject may be an entry) */
+			char msg[sizeof(j->diag.msg)];
+
 			if (!j->diag.subject[0])
 				snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", m->source_path);
+			if (strncmp(j->diag.msg, m->source_path, strlen(m->source_path)) != 0 &&
+			    snprintf(msg, sizeof(msg), "%s: %s", m->source_path,
+				     j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r)) > 0)
+				memcpy(j->diag.msg, msg, sizeof(msg));
 		}
 	}
 	if (r < 0)

@@ -48,6 +48,14 @@ check_eq "... alpha's history row failed" "failed" \
 run ctl install alpha-1.0.fatbundle bad-1.0.fatbundle
 check_eq "... in words" "fatelfctl: install: conflict: /opt/alpha/VERSION belongs to package alpha" "$RUN_ERR"
 
+# ---- a file that is no bundle at all, among two: named in the words
+printf 'not a bundle, only words\n%.0s' $(seq 200) >junk.fatbundle
+run ctl install alpha-1.0.fatbundle junk.fatbundle
+check_eq "install with a file that is no bundle among them (exit 1), naming that file" \
+	"1 fatelfctl: install: invalid bundle: $T_WORK/junk.fatbundle: opening the archive: Unrecognized archive format (FATELF_E_ARCHIVE)" \
+	"$RC $RUN_ERR"
+check_eq "... and none is installed" "" "$(installed)"
+
 # ---- three bundles, one call, one transaction
 run ctl --json install alpha-1.0.fatbundle beta-1.0.fatbundle gamma-1.0.fatbundle
 check_eq "install of three bundles in one call" 0 "$RC"
