@@ -138,7 +138,7 @@ static int job_install_files(worker *w, job *j, const engine_install_opts *oo)
 
 			if (!j->diag.subject[0])
 				snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", m->source_path);
-			if (strncmp(j->diag.msg, m->source_path, strlen(m->source_path)) != 0 &&
+			if (!((j->diag.has & FATELF_DIAG_NAMED) && strcmp(j->diag.subject, m->source_path) == 0) &&
 			    snprintf(msg, sizeof(msg), "%s: %s", m->source_path,
 				     j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r)) > 0)
 				memcpy(j->diag.msg, msg, sizeof(msg));
