@@ -813,6 +813,23 @@ static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value 
 	return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'kind' must be \"elf\" or \"fatelf\"");
 }
 
+/* The next item of the array walked at *pos, which must be a string:
+ * field[i] in the error. */
+static int next_string(struct pctx *c, size_t *pos, const char *field, size_t i, fatelf_json_value *ret)
+{
+	size_t at;
+	int r = fatelf_json_next_member(c->doc, pos, NULL, &at);
+
+	if (r <= 0)
+		return r < 0 ? r : -EINVAL;
+	r = fatelf_json_read(c->doc, at, ret);
+	if (r < 0)
+		return r;
+	if (ret->type != FATELF_JSON_STRING)
+		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "%s[%zu] must be a string", field, i);
+	return 0;
+}
+
 /*
  * A "targets" array of n target names into *ret (calloc'd), *ret_n
  * counting those read; sorted: each must come after the one before it (a
@@ -821,7 +838,7 @@ static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value 
 static int read_targets(struct pctx *c, const fatelf_json_value *v, size_t n, bool sorted,
 			fatelf_target **ret, size_t *ret_n)
 {
-	size_t pos = v->at, at;
+	size_t pos = v->at;
 	char name[FATELF_TARGET_NAME_MAX];
 	fatelf_target *t;
 	int r;
@@ -833,14 +850,9 @@ static int read_targets(struct pctx *c, const fatelf_json_value *v, size_t n, bo
 	for (size_t i = 0; i < n; i++) {
 		fatelf_json_value s;
 
-		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
-		if (r <= 0)
-			return r < 0 ? r : -EINVAL;
-		r = fatelf_json_read(c->doc, at, &s);
+		r = next_string(c, &pos, "targets", i, &s);
 		if (r < 0)
 			return r;
-		if (s.type != FATELF_JSON_STRING)
-			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "targets[%zu] must be a string", i);
 		r = target_from_name(c, &s, "targets entry", &t[i]);
 		if (r < 0)
 			return r;
@@ -1103,7 +1115,7 @@ static int p_depends(struct pctx *c, const struct field *f, const fatelf_json_va
 		     void *dst)
 {
 	fatelf_manifest *m = c->m;
-	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at, at;
+	size_t n = fatelf_json_count(c->doc, v->at), pos = v->at;
 	char q[FATELF_TEXT_QUOTE_BUF], why[200];
 	int r;
 
@@ -1122,14 +1134,9 @@ static int p_depends(struct pctx *c, const struct field *f, const fatelf_json_va
 	for (size_t i = 0; i < n; i++) {
 		fatelf_json_value s;
 
-		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
-		if (r <= 0)
-			return r < 0 ? r : -EINVAL;
-		r = fatelf_json_read(c->doc, at, &s);
+		r = next_string(c, &pos, "depends", i, &s);
 		if (r < 0)
 			return r;
-		if (s.type != FATELF_JSON_STRING)
-			return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "depends[%zu] must be a string", i);
 		r = fatelf_depend_parse(s.str, s.len, &m->depends[i], why, sizeof(why));
 		if (r == -ENOMEM)
 			return r;
