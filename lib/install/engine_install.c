@@ -119,8 +119,8 @@ struct install {
 	struct strv rmdirs;             /* directories of the old version the new one lacks */
 	struct strv kept;               /* config files whose admin copy stays */
 	struct strv adopted;            /* paths whose kept_configs row this install ends */
-	struct strv orphans, orphan_shas; /* the old version's changed configs the new one
-					   * no longer ships, and what it had installed */
+	store_kept *orphans;            /* the old version's changed configs the new one */
+	size_t norphans;                /* no longer ships: their kept_configs rows */
 	eng_parent_cache preflight_dir; /* the preflight's last directory */
 	struct prestat_pipe *pre;       /* the lstat thread, while the preflight plans */
 	struct strv old_rows;           /* the old version's rows the new one does not ship */
@@ -474,7 +474,8 @@ static int plan_unchanged(struct install *x, struct ient *ie, const store_file *
 struct oldfile_walk {
 	struct install *x;
 	struct strv paths;
-	struct strv configs;            /* "sha256 path" of config files */
+	const store_file **configs;     /* the config files among them */
+	size_t nconfigs;
 };
 
 static int old_file(struct oldfile_walk *w, const store_file *f)
@@ -485,9 +486,12 @@ static int old_file(struct oldfile_walk *w, const store_file *f)
 	if (be && be->type != FATELF_ENTRY_DIR)
 		return 0; /* still shipped: the entry's own op replaces it */
 	if (f->config && f->installed_sha256 && f->type == STORE_FILE_REGULAR) {
-		char buf[4200];
-		snprintf(buf, sizeof(buf), "%s %s", f->installed_sha256, f->path);
-		return strv_push(&w->configs, buf);
+		const store_file **v = reallocarray(w->configs, w->nconfigs + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		w->configs = v;
+		w->configs[w->nconfigs++] = f;
+		return 0;
 	}
 	return strv_push(&w->paths, f->path);
 }
@@ -538,6 +542,46 @@ static bool file_is(engine *e, const char *path, const char *sha256)
 	return sha256 && eng_hash_file(e, path, hex, NULL, NULL) == 0 && strcmp(hex, sha256) == 0;
 }
 
+/* A kept_configs row for f, a changed config file the new version no
+ * longer ships: what the old version shipped and installed there, so
+ * that a later install of the package takes it back as its own, with the
+ * sidecar an earlier upgrade may have left beside it. */
+static int add_orphan(struct install *x, const store_file *f)
+{
+	store_kept *v = reallocarray(x->orphans, x->norphans + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	x->orphans = v;
+	v[x->norphans] = (store_kept){
+		.path = strdup(f->path),
+		.sha256 = f->sha256 ? strdup(f->sha256) : NULL,
+		.installed_sha256 = strdup(f->installed_sha256),
+		.installed_size = f->installed_size,
+	};
+	if (!v[x->norphans].path || (f->sha256 && !v[x->norphans].sha256) ||
+	    !v[x->norphans].installed_sha256) {
+		free((char *)v[x->norphans].path);
+		free((char *)v[x->norphans].sha256);
+		free((char *)v[x->norphans].installed_sha256);
+		return -ENOMEM;
+	}
+	x->norphans++;
+	return 0;
+}
+
+static void orphans_free(struct install *x)
+{
+	for (size_t i = 0; i < x->norphans; i++) {
+		free((char *)x->orphans[i].path);
+		free((char *)x->orphans[i].sha256);
+		free((char *)x->orphans[i].installed_sha256);
+	}
+	free(x->orphans);
+	x->orphans = NULL;
+	x->norphans = 0;
+}
+
 /* The old version's files and directories that the new one no longer has. */
 static int plan_stale(struct install *x, fatelf_diag *d)
 {
@@ -571,18 +615,15 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 	for (size_t i = 0; i < w.paths.n; i++)
 		if ((q = strv_push(&x->removes, w.paths.v[i])) < 0)
 			goto out;
-	for (size_t i = 0; i < w.configs.n; i++) {
-		const char *path = strchr(w.configs.v[i], ' ') + 1;
-		w.configs.v[i][64] = '\0';
-		if (admin_changed(x->e, path, w.configs.v[i])) {
+	for (size_t i = 0; i < w.nconfigs; i++) {
+		const store_file *f = w.configs[i];
+		if (admin_changed(x->e, f->path, f->installed_sha256)) {
 			/* kept, and no longer owned: a kept_configs row */
-			q = strv_push(&x->kept, path);
+			q = strv_push(&x->kept, f->path);
 			if (q >= 0)
-				q = strv_push(&x->orphans, path);
-			if (q >= 0)
-				q = strv_push(&x->orphan_shas, w.configs.v[i]);
+				q = add_orphan(x, f);
 		} else
-			q = strv_push(&x->removes, path);
+			q = strv_push(&x->removes, f->path);
 		if (q < 0)
 			goto out;
 	}
@@ -609,7 +650,7 @@ out:
 	old_rows_free(x);
 	store_dirs_free(dirs, ndirs);
 	strv_free(&w.paths);
-	strv_free(&w.configs);
+	free(w.configs);
 	return q;
 }
 
@@ -2004,14 +2045,10 @@ static int inst_apply(engine *e, void *userdata, fatelf_diag *d)
 	/* its directories are its own again, or not: a removal says anew */
 	if ((q = store_kept_delete_package(e->st, x->name, true, d)) < 0)
 		return q;
-	for (size_t i = 0; i < x->orphans.n; i++) {
-		store_kept k = {
-			.path = x->orphans.v[i],
-			.package = x->name,
-			.version = x->old.version,
-			.installed_sha256 = x->orphan_shas.v[i],
-		};
-		if ((q = store_kept_add(e->st, &k, p.installed_at, d)) < 0)
+	for (size_t i = 0; i < x->norphans; i++) {
+		x->orphans[i].package = x->name;
+		x->orphans[i].version = x->old.version;
+		if ((q = store_kept_add(e->st, &x->orphans[i], p.installed_at, d)) < 0)
 			return q;
 	}
 	for (size_t i = 0; i < x->nents; i++) {
@@ -2193,8 +2230,7 @@ static void install_free(struct install *x)
 	strv_free(&x->rmdirs);
 	strv_free(&x->kept);
 	strv_free(&x->adopted);
-	strv_free(&x->orphans);
-	strv_free(&x->orphan_shas);
+	orphans_free(x);
 	strv_free(&x->dep_names);
 	strv_free(&x->dep_constraints);
 	strv_free(&x->old_rows);

@@ -39,6 +39,7 @@ bundle() {
 bundle app 1.0
 bundle app 2.0
 bundle app 3.0 etc/app/other.conf
+bundle app 4.0
 bundle rival 1.0 etc/app/app.conf
 
 daemon_init
@@ -167,6 +168,24 @@ check_eq "remove --purge app (installed, with a config an upgrade left)" 0 "$RC"
 check "... the left config is gone too" test ! -e "$CONF"
 check "... as is other.conf" test ! -e "$ROOT/etc/app/other.conf"
 check_eq "... and the row" "" "$(kept_rows)"
+
+# ---- a config kept by an upgrade, with the sidecar an earlier upgrade
+# left beside it: a later version that ships it again takes both back
+check "install app 1.0" ctl install app-1.0.fatbundle
+echo "mine" >"$CONF"
+check "upgrade to 2.0 (its app.conf beside the admin's)" ctl install app-2.0.fatbundle
+check_eq "... the sidecar holds 2.0's" "setting=app-2.0" "$(cat "$CONF.fatelf-new" 2>/dev/null)"
+check "upgrade to 3.0, which no longer ships app.conf" ctl install app-3.0.fatbundle
+check_eq "... the row has the bytes 2.0 shipped and installed there" \
+	"$(sha256sum <t-app-2.0/etc/app/app.conf | cut -d' ' -f1) $(sha256sum <t-app-1.0/etc/app/app.conf | cut -d' ' -f1) $(stat -c %s t-app-1.0/etc/app/app.conf)" \
+	"$(sqlite3 -separator " " "$DB" "SELECT sha256, installed_sha256, installed_size FROM kept_configs WHERE type = 'file'")"
+run ctl --json install app-4.0.fatbundle
+check_eq "upgrade to 4.0, which ships app.conf again: no conflict on the old sidecar" 0 "$RC"
+check_eq "... the admin's copy stays, 4.0's beside it" "mine setting=app-4.0" \
+	"$(cat "$CONF") $(cat "$CONF.fatelf-new" 2>/dev/null)"
+check_eq "... the kept row is gone" "" "$(kept_rows)"
+check "remove --purge app" ctl remove --purge app
+check "... leaves nothing of it" test ! -e "$ROOT/etc/app"
 
 # ---- the same through fatelf --root (an image build, no daemon)
 IMG=$T_WORK/img
