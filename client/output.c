@@ -446,9 +446,13 @@ void ctl_result_print(json_object *r)
 	else if (strcmp(kind, "upgrade") == 0)
 		snprintf(what, sizeof(what), "%s %s %s -> %s", dry ? "would upgrade" : "upgraded",
 			 pkg ? pkg : "?", oldv ? oldv : "?", newv ? newv : "?");
+	else if (strcmp(kind, "remove") == 0 && ctl_json_bool(r, "config_files_only"))
+		snprintf(what, sizeof(what), "%s the config files %s %s left behind",
+			 dry ? "would purge" : "purged", pkg ? pkg : "?", oldv ? oldv : "?");
 	else if (strcmp(kind, "remove") == 0)
-		snprintf(what, sizeof(what), "%s %s %s", dry ? "would remove" : "removed", pkg ? pkg : "?",
-			 oldv ? oldv : "");
+		snprintf(what, sizeof(what), "%s %s %s",
+			 ctl_json_bool(r, "purge") ? (dry ? "would purge" : "purged") :
+			 dry ? "would remove" : "removed", pkg ? pkg : "?", oldv ? oldv : "");
 	else if (strcmp(kind, "thin") == 0)
 		snprintf(what, sizeof(what), "%s %s", dry ? "would thin" : "thinned", pkg ? pkg : "all packages");
 	else

@@ -80,6 +80,10 @@ json_object *json_result(const engine_result *r)
 	}
 	if (r->change)
 		json_set_str(o, "change", r->change);
+	if (r->purge)
+		json_set_bool(o, "purge", true);
+	if (r->config_files_only)
+		json_set_bool(o, "config_files_only", true);
 	if (r->taken || r->warnings) {
 		json_object *taken = json_object_new_array(), *warnings = json_object_new_array();
 

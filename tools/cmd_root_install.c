@@ -43,14 +43,22 @@ static void result_print(const engine_result *r)
 
 	fatelf_format_size(r->bytes_written, written);
 	fatelf_format_size(r->bytes_saved > 0 ? (uint64_t)r->bytes_saved : 0, saved);
-	printf("%s %s", change_words(r), r->package ? r->package : "?");
+	if (r->config_files_only)
+		printf("%s the config files %s", r->dry_run ? "would purge" : "purged",
+		       r->package ? r->package : "?");
+	else if (remove && r->purge)
+		printf("%s %s", r->dry_run ? "would purge" : "purged", r->package ? r->package : "?");
+	else
+		printf("%s %s", change_words(r), r->package ? r->package : "?");
 	if (two)
 		printf(" %s -> %s", r->old_version ? r->old_version : "?", r->new_version ? r->new_version : "?");
 	else if (remove && r->old_version)
 		printf(" %s", r->old_version);
 	else if (!remove && r->new_version)
 		printf(" %s", r->new_version);
-	if (remove)
+	if (r->config_files_only)
+		printf(" left behind: %llu %s\n", (unsigned long long)r->files, files);
+	else if (remove)
 		printf(": %llu %s\n", (unsigned long long)r->files, files);
 	else
 		printf(": %llu %s, %s %s, %s %s by thinning\n", (unsigned long long)r->files, files, written,
@@ -98,6 +106,10 @@ static struct json_object *result_json(const engine_result *r)
 	root_json_int(o, "files_unchanged", (int64_t)r->files_unchanged);
 	root_json_int(o, "bytes_unchanged", (int64_t)r->bytes_unchanged);
 	root_json_bool(o, "dry_run", r->dry_run);
+	if (r->purge)
+		root_json_bool(o, "purge", true);
+	if (r->config_files_only)
+		root_json_bool(o, "config_files_only", true);
 	json_object_object_add(o, "config_kept", json_strv(r->config_kept, r->nconfig_kept));
 	if (r->signature) {
 		root_json_str(o, "signature", r->signature);

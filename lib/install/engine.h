@@ -212,6 +212,11 @@ typedef struct engine_result {
 	uint64_t files_unchanged;
 	uint64_t bytes_unchanged;
 	bool dry_run;
+	/* Remove: the package's config files went too (purge), or only they
+	 * did: the package was no longer installed, and what its removal had
+	 * kept was purged (config_files_only) */
+	bool purge;
+	bool config_files_only;
 	char **config_kept;             /* paths whose admin copy was kept (NULL-terminated) */
 	size_t nconfig_kept;
 	/* Install: "verified" (signer is the trusted key), "unverified" (signed

@@ -146,8 +146,10 @@ static int fill_result(struct remove *r, int64_t txid, bool dry_run, engine_resu
 	engine_result res = {
 		.txid = txid,
 		.kind = store_tx_kind_to_text(STORE_TX_REMOVE),
-		.files = r->nfiles - r->nkept,
+		.files = r->nfiles - r->nkept + r->nsidecars, /* purge: PATH.fatelf-new too */
 		.dry_run = dry_run,
+		.purge = r->purge,
+		.config_files_only = r->leftovers_only,
 	};
 	size_t k = 0;
 

@@ -120,9 +120,14 @@ check_eq "remove (no purge) of a package that is not installed (exit 1)" 1 "$RC"
 check_eq "... says so" "fatelfctl: remove: package not installed: app" "$RUN_ERR"
 run ctl --json remove --dry-run --purge app
 check_eq "remove --dry-run --purge app" 0 "$RC"
+check_eq "... the reply: a remove of 2.0, config files only, a purge" "remove 2.0 true true true" \
+	"$(jq -rs 'map(select(.result)) | last | .result | "\(.kind) \(.old_version) \(.config_files_only) \(.purge) \(.dry_run)"' <<<"$RUN_OUT")"
+run ctl remove --dry-run --purge app
+check_eq "... in words" "would purge the config files app 2.0 left behind: 2 files" "$RUN_OUT"
 check "... changes nothing" test -e "$CONF" -a -e "$CONF.fatelf-new"
 run ctl remove --purge app
 check_eq "remove --purge app (not installed, config kept)" 0 "$RC"
+check_eq "... says it purged what the removal left" "purged the config files app 2.0 left behind: 2 files" "$RUN_OUT"
 check "... the kept config is gone" test ! -e "$CONF"
 check "... so is its .fatelf-new" test ! -e "$CONF.fatelf-new"
 check_eq "... and the row" "" "$(kept_rows)"
@@ -163,8 +168,10 @@ run ctl --json install app-3.0.fatbundle
 check_eq "upgrade to 3.0, which ships other.conf instead" 0 "$RC"
 check_eq "... the changed app.conf stays" "mine" "$(cat "$CONF")"
 check_eq "... kept at 2.0" "/etc/app/app.conf app 2.0" "$(kept_rows)"
-run ctl remove --purge app
+run ctl --json remove --purge app
 check_eq "remove --purge app (installed, with a config an upgrade left)" 0 "$RC"
+check_eq "... the reply: a purge, not of config files only" "true null" \
+	"$(jq -rs 'map(select(.result)) | last | .result | "\(.purge) \(.config_files_only)"' <<<"$RUN_OUT")"
 check "... the left config is gone too" test ! -e "$CONF"
 check "... as is other.conf" test ! -e "$ROOT/etc/app/other.conf"
 check_eq "... and the row" "" "$(kept_rows)"
@@ -184,7 +191,8 @@ check_eq "upgrade to 4.0, which ships app.conf again: no conflict on the old sid
 check_eq "... the admin's copy stays, 4.0's beside it" "mine setting=app-4.0" \
 	"$(cat "$CONF") $(cat "$CONF.fatelf-new" 2>/dev/null)"
 check_eq "... the kept row is gone" "" "$(kept_rows)"
-check "remove --purge app" ctl remove --purge app
+run ctl remove --purge app
+check_eq "remove --purge app, in words" "purged app 4.0: 3 files" "$RUN_OUT"
 check "... leaves nothing of it" test ! -e "$ROOT/etc/app"
 
 # ---- the same through fatelf --root (an image build, no daemon)
@@ -201,7 +209,9 @@ check "fatelf install --root takes it back" "$FATELF" install --root "$IMG" app-
 check_eq "... the admin's copy stays, the new one beside it" "mine setting=app-2.0" \
 	"$(cat "$IMG/etc/app/app.conf") $(cat "$IMG/etc/app/app.conf.fatelf-new")"
 check "fatelf remove --root" "$FATELF" remove --root "$IMG" app
-check "fatelf remove --root --purge of the removed package" "$FATELF" remove --root "$IMG" --purge app
+run "$FATELF" remove --root "$IMG" --purge app
+check_eq "fatelf remove --root --purge of the removed package" \
+	"0 purged the config files app 2.0 left behind: 2 files" "$RC $RUN_OUT"
 check "... leaves no file of it" test ! -e "$IMG/etc/app"
 
 # ---- kill -9 on either side of the commit of a removal that keeps a config

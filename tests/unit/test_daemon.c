@@ -603,6 +603,8 @@ START_TEST(test_jobjson)
 			    .signature = "verified", .signer = "0123456789abcdef",
 			    .taken = &taken, .ntaken = 1, .warnings = &warn, .nwarnings = 1 };
 	engine_result thin = { .kind = "thin", .dry_run = true };
+	engine_result leftovers = { .kind = "remove", .package = (char *)"x", .old_version = (char *)"1",
+				    .files = 2, .purge = true, .config_files_only = true };
 	store_tx pending = { .id = 9, .kind = STORE_TX_REMOVE, .package = "x", .state = STORE_TX_PENDING,
 			     .started_at = 100 };
 	store_tx done = { .id = 8, .kind = STORE_TX_THIN, .state = STORE_TX_FAILED, .started_at = 100, .finished_at = 101,
@@ -633,7 +635,14 @@ START_TEST(test_jobjson)
 	json_object_put(o);
 	CHECK_TYPE("Result", json_result(&thin));
 	ck_assert(!json_object_object_get_ex(o, "taken", NULL));
+	ck_assert(!json_object_object_get_ex(o, "purge", NULL));
+	ck_assert(!json_object_object_get_ex(o, "config_files_only", NULL));
 	ck_assert(json_object_get_boolean(json_object_object_get(o, "dry_run")));
+	json_object_put(o);
+	/* purge and config_files_only: declared, and only on a purge */
+	CHECK_TYPE("Result", json_result(&leftovers));
+	ck_assert(json_object_get_boolean(json_object_object_get(o, "purge")));
+	ck_assert(json_object_get_boolean(json_object_object_get(o, "config_files_only")));
 	json_object_put(o);
 
 	CHECK_TYPE("Transaction", json_tx(&pending));
