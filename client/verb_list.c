@@ -18,6 +18,9 @@ const char verb_list_usage[] =
 	"saved by thinning, the policy their fat files follow on disk now (a later\n"
 	"'fatelfctl thin' records the policy it thinned to), and summary.\n"
 	"HELD says \"held\" for a package 'fatelfctl hold' holds at its version.\n"
+	"Then the removed packages whose config files you had changed were kept\n"
+	"(dpkg's config-files state), one line each; 'fatelfctl remove --purge\n"
+	"NAME' deletes them.\n"
 	"\n"
 	"Options:\n"
 	"  --upgradable  list the installed packages that a repository offers a newer\n"
@@ -35,6 +38,22 @@ struct list_state {
 static const char *const list_header[] = { "NAME", "VERSION", "FILES", "SIZE", "SAVED", "POLICY", "HELD",
 					   "SUMMARY" };
 static const bool list_right[] = { false, false, true, true, true, false, false, false };
+
+/* The packages in config-files state, after the table. */
+static void config_files_print(json_object *a)
+{
+	size_t n = a ? json_object_array_length(a) : 0;
+
+	if (n > 0)
+		printf("\nremoved, their changed config files kept ('fatelfctl remove --purge NAME' deletes them):\n");
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(a, i);
+		int64_t files = ctl_json_int(p, "files");
+
+		printf("  %s %s: %lld config %s\n", ctl_json_str(p, "name", "?"), ctl_json_str(p, "version", "?"),
+		       (long long)files, files == 1 ? "file" : "files");
+	}
+}
 
 static int on_reply(json_object *params, bool continues, void *userdata)
 {
@@ -78,6 +97,7 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		ctl_table_print(&st->t, stdout);
 	ctl_table_done(&st->t);
 	st->init = false;
+	config_files_print(ctl_json_array(params, "config_files"));
 	return CTL_CONTINUE;
 }
 

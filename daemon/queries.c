@@ -158,6 +158,38 @@ static json_object *json_package(store *st, const store_package *pk)
 	return o;
 }
 
+/* o's config_files: the packages no longer installed that left config
+ * files behind (dpkg's "config-files" state); omitted when none did. */
+static int list_config_files(conn *c, json_object *o)
+{
+	store_kept_package *v = NULL;
+	json_object *a;
+	fatelf_diag d = { 0 };
+	size_t n = 0;
+	int r = store_kept_packages(method_store(c), &v, &n, &d);
+
+	if (r < 0) {
+		reply_failed(c, r, d.msg);
+		return r;
+	}
+	if (n == 0)
+		return 0;
+	a = json_object_new_array();
+	for (size_t i = 0; a && i < n; i++) {
+		json_object *x = json_object_new_object();
+
+		if (!x)
+			break;
+		json_set_str(x, "name", v[i].name);
+		json_set_str(x, "version", v[i].version);
+		json_set_int(x, "files", (int64_t)v[i].files);
+		json_object_array_add(a, x);
+	}
+	store_kept_packages_free(v, n);
+	json_set(o, "config_files", a);
+	return 0;
+}
+
 void method_list(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
@@ -187,6 +219,8 @@ void method_list(conn *c, const vl_call *call, union method_params *p)
 		json_object_array_add(a, x);
 	}
 	store_packages_free(pkgs, n);
+	if (list_config_files(c, o) < 0)
+		return;
 	if (call->flags & VL_CALL_MORE)
 		reply_array_stream(c, json_object_get(o), "packages");
 	else

@@ -292,6 +292,8 @@ echo "\$ echo 'greeting = mine' > \$root/etc/hello/hello.conf"
 echo 'greeting = mine' > "$state/root/etc/hello/hello.conf"
 ctl remove hello
 show cat "$state/root/etc/hello/hello.conf"
+echo "# list names hello among the removed packages whose config files stay:"
+ctl list
 echo "# Installing hello again takes it back: your copy stays, the new one goes beside it."
 ctl install hello-1.1.fatbundle
 show ls "$state/root/etc/hello"

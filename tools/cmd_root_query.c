@@ -70,15 +70,45 @@ static struct json_object *package_json(store *st, const store_package *pk, cons
 	return o;
 }
 
+/* The packages no longer installed that left config files behind, as
+ * fatelfctl list has them. */
+static struct json_object *left_json(const store_kept_package *v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		struct json_object *x = json_object_new_object();
+
+		if (!x)
+			break;
+		root_json_str(x, "name", v[i].name);
+		root_json_str(x, "version", v[i].version);
+		root_json_int(x, "files", (int64_t)v[i].files);
+		json_object_array_add(a, x);
+	}
+	return a;
+}
+
+static void left_print(const store_kept_package *v, size_t n)
+{
+	if (n > 0)
+		printf("\nremoved, their changed config files kept ('fatelf remove --root DIR --purge NAME' "
+		       "deletes them):\n");
+	for (size_t i = 0; i < n; i++)
+		printf("  %s %s: %llu config %s\n", v[i].name, v[i].version, (unsigned long long)v[i].files,
+		       v[i].files == 1 ? "file" : "files");
+}
+
 int root_list(int argc, char **argv)
 {
 	static const char *const header[] = { "NAME", "VERSION", "FILES", "SIZE", "SAVED", "POLICY", "SUMMARY" };
 	struct root_args a;
 	engine *e = NULL;
 	store_package *pkgs = NULL;
+	store_kept_package *left = NULL;
 	store_usage *use = NULL;
 	char (*cells)[4][32] = NULL;
-	size_t n = 0, w[ARRAY_SIZE(header)];
+	size_t n = 0, nleft = 0, w[ARRAY_SIZE(header)];
 	fatelf_diag d = { 0 };
 	int status = root_parse(argc, argv, 0, cmd_root_list_usage, &a);
 	int r = 0;
@@ -92,6 +122,8 @@ int root_list(int argc, char **argv)
 		return status;
 	if (e)
 		r = store_package_list(engine_store(e), &pkgs, &n, &d);
+	if (e && r >= 0)
+		r = store_kept_packages(engine_store(e), &left, &nleft, &d);
 	if (r < 0) {
 		status = root_fail(&a, &d, r);
 		goto out;
@@ -112,6 +144,8 @@ int root_list(int argc, char **argv)
 			json_object_array_add(arr, package_json(engine_store(e), &pkgs[i], &use[i]));
 		if (o) {
 			json_object_object_add(o, "packages", arr);
+			if (nleft > 0)
+				json_object_object_add(o, "config_files", left_json(left, nleft));
 			cmd_json_print(o);
 		} else if (arr) {
 			json_object_put(arr);
@@ -120,6 +154,7 @@ int root_list(int argc, char **argv)
 	}
 	if (n == 0) {
 		printf("no packages installed\n");
+		left_print(left, nleft);
 		goto out;
 	}
 	for (size_t c = 0; c < ARRAY_SIZE(header); c++)
@@ -143,10 +178,12 @@ int root_list(int argc, char **argv)
 		printf("%-*s  %-*s  %*s  %*s  %*s  %-*s  %s\n", (int)w[0], pkgs[i].name, (int)w[1], pkgs[i].version,
 		       (int)w[2], cells[i][0], (int)w[3], cells[i][1], (int)w[4], cells[i][2], (int)w[5],
 		       pkgs[i].policy ? pkgs[i].policy : "-", pkgs[i].summary ? pkgs[i].summary : "");
+	left_print(left, nleft);
 out:
 	free(use);
 	free(cells);
 	store_packages_free(pkgs, n);
+	store_kept_packages_free(left, nleft);
 	engine_close(e);
 	return status;
 }

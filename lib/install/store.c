@@ -92,6 +92,7 @@ enum stmt_id {
 	STMT_KEPT_ADD,
 	STMT_KEPT_GET,
 	STMT_KEPT_OF,
+	STMT_KEPT_PACKAGES,
 	STMT_KEPT_DELETE,
 	STMT_KEPT_DELETE_PACKAGE,
 	STMT_KEPT_DELETE_DIRS,
@@ -286,6 +287,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"FROM kept_configs WHERE path = ?1",
 	[STMT_KEPT_OF] = "SELECT path, package, version, sha256, installed_sha256, installed_size, type "
 		"FROM kept_configs WHERE package = ?1 ORDER BY path",
+	/* the version of the newest row (SQLite takes the bare column from
+	 * the row max() picked) */
+	[STMT_KEPT_PACKAGES] = "SELECT package, version, max(kept_at), count(*) FROM kept_configs k "
+		"WHERE type = 'file' AND NOT EXISTS (SELECT 1 FROM packages p WHERE p.name = k.package) "
+		"GROUP BY package ORDER BY package",
 	[STMT_KEPT_DELETE_DIRS] = "DELETE FROM kept_configs WHERE package = ?1 AND type = 'dir'",
 	[STMT_KEPT_DELETE] = "DELETE FROM kept_configs WHERE path = ?1",
 	[STMT_KEPT_DELETE_PACKAGE] = "DELETE FROM kept_configs WHERE package = ?1",
@@ -2819,6 +2825,50 @@ int store_kept_of(store *s, const char *package, store_kept **ret, size_t *ret_n
 	if (rc != SQLITE_DONE) {
 		store_kept_free(v, n);
 		return sqlite_fail(s->db, rc, "listing kept config files", d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void store_kept_packages_free(store_kept_package *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].name);
+		free(v[i].version);
+	}
+	free(v);
+}
+
+int store_kept_packages(store *s, store_kept_package **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_kept_package *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = stmt_get(s, STMT_KEPT_PACKAGES, &st, d), rc;
+
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow((void **)&v, n, &cap, sizeof(*v), d);
+		if (r >= 0) {
+			v[n] = (store_kept_package){
+				.name = strdup_or_null(column_text(st, 0)),
+				.version = strdup_or_null(column_text(st, 1)),
+				.files = (uint64_t)sqlite3_column_int64(st, 3),
+			};
+			n++;
+			if (!v[n - 1].name || !v[n - 1].version)
+				r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		}
+		if (r < 0) {
+			store_kept_packages_free(v, n);
+			return r;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		store_kept_packages_free(v, n);
+		return sqlite_fail(s->db, rc, "listing the packages that left config files", d);
 	}
 	*ret = v;
 	*ret_n = n;

@@ -513,4 +513,16 @@ int store_kept_delete_package(store *s, const char *package, bool dirs_only, fat
 void store_kept_done(store_kept *k);
 void store_kept_free(store_kept *v, size_t n);
 
+/* A package no longer installed that left config files behind (dpkg's
+ * "config-files" state): the version of its latest kept row, and how
+ * many files it kept. */
+typedef struct store_kept_package {
+	char *name;
+	char *version;
+	uint64_t files;
+} store_kept_package;
+/* Such packages by name (free with store_kept_packages_free). */
+int store_kept_packages(store *s, store_kept_package **ret, size_t *ret_n, fatelf_diag *d);
+void store_kept_packages_free(store_kept_package *v, size_t n);
+
 #endif

@@ -76,6 +76,15 @@ check_eq "... in words" \
 run ctl --json owner /opt/app/VERSION
 check_eq "... a path nothing left: no kept_by" "io.fatelf.Manager.PathNotOwned null" \
 	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.kept_by)"' <<<"$RUN_OUT")"
+run ctl --json list
+check_eq "list: app is in config-files state, not installed" "[] app 1.0 1" \
+	"$(jq -rs 'last | "\(.packages | tostring) \(.config_files[0].name) \(.config_files[0].version) \(.config_files[0].files)"' <<<"$RUN_OUT")"
+run ctl list
+check_eq "... in words, after the (empty) table" \
+	"no packages installed
+
+removed, their changed config files kept ('fatelfctl remove --purge NAME' deletes them):
+  app 1.0: 1 config file" "$RUN_OUT"
 
 # ---- another package that ships the path: refused, naming who left it
 run ctl --json install rival-1.0.fatbundle
@@ -133,6 +142,8 @@ check "... so is its .fatelf-new" test ! -e "$CONF.fatelf-new"
 check_eq "... and the row" "" "$(kept_rows)"
 check "... and the directories emptied by it" test ! -e "$ROOT/etc/app" -a ! -e "$ROOT/etc"
 check_eq "... and their rows" "" "$(kept_dirs)"
+run ctl --json list
+check_eq "... list has no config_files any more" "null" "$(jq -rs 'last | .config_files' <<<"$RUN_OUT")"
 check_eq "... history has a committed remove of app 2.0" "remove committed 2.0" \
 	"$(sqlite3 -separator " " "$DB" "SELECT kind, state, old_version FROM transactions WHERE package='app' ORDER BY id DESC LIMIT 1")"
 run ctl --json remove --purge app
@@ -201,6 +212,14 @@ mkdir -p "$IMG/etc/fatelf/keys.d" && cp vendor.pub "$IMG/etc/fatelf/keys.d/"
 check "fatelf install --root" "$FATELF" install --root "$IMG" app-1.0.fatbundle
 echo "mine" >"$IMG/etc/app/app.conf"
 check "fatelf remove --root (changed config kept)" "$FATELF" remove --root "$IMG" app
+run "$FATELF" list --root "$IMG" --json
+check_eq "fatelf list --root --json: app in config-files state" "0 app 1.0 1" \
+	"$RC $(jq -r '.config_files[0] | "\(.name) \(.version) \(.files)"' <<<"$RUN_OUT")"
+run "$FATELF" list --root "$IMG"
+check_eq "... in words" "no packages installed
+
+removed, their changed config files kept ('fatelf remove --root DIR --purge NAME' deletes them):
+  app 1.0: 1 config file" "$RUN_OUT"
 run "$FATELF" owner --root "$IMG" /etc/app/app.conf
 check_eq "fatelf owner --root of the kept file names who left it (exit 1)" \
 	"1 fatelf: owner: /etc/app/app.conf: no package owns it: a config file app 1.0 left behind (remove --purge app deletes it)" \

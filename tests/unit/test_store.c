@@ -1819,8 +1819,9 @@ START_TEST(test_kept_configs)
 	size_t n = 0;
 	store_kept a = { .path = "/etc/a/a.conf", .package = "a", .version = "1",
 			 .sha256 = "11", .installed_sha256 = "22", .installed_size = 7 };
-	store_kept b = { .path = "/etc/a/b.conf", .package = "a", .version = "1",
+	store_kept b = { .path = "/etc/a/b.conf", .package = "a", .version = "0.9",
 			 .installed_sha256 = "33" };
+	store_kept_package *kp = NULL;
 	store_kept c = { .path = "/etc/c.conf", .package = "c", .version = "3", .installed_sha256 = "44" };
 	store_kept dir = { .path = "/etc/a", .package = "a", .version = "1", .dir = true };
 
@@ -1856,6 +1857,23 @@ START_TEST(test_kept_configs)
 	ck_assert(!v[1].dir);
 	ck_assert_str_eq(v[2].path, "/etc/a/b.conf");
 	store_kept_free(v, n);
+
+	/* the packages in config-files state: by name, the version of the
+	 * newest row, files only; an installed package is not one */
+	ck_assert_int_eq(store_kept_packages(s, &kp, &n, &d), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(kp[0].name, "a");
+	ck_assert_str_eq(kp[0].version, "1");
+	ck_assert_uint_eq(kp[0].files, 2);
+	ck_assert_str_eq(kp[1].name, "c");
+	ck_assert_str_eq(kp[1].version, "3");
+	ck_assert_uint_eq(kp[1].files, 1);
+	store_kept_packages_free(kp, n);
+	add_package(s, "c", "4");
+	ck_assert_int_eq(store_kept_packages(s, &kp, &n, &d), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(kp[0].name, "a");
+	store_kept_packages_free(kp, n);
 	/* a file row needs its installed bytes, a dir row has none */
 	b.installed_sha256 = NULL;
 	ck_assert_int_lt(store_kept_add(s, &b, 10, &d), 0);
