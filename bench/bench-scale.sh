@@ -23,7 +23,9 @@
 #       bytes the upgrade wrote (fatelfd's write_bytes of /proc/PID/io, and
 #       the loop device's sectors written, each before and after, with a
 #       sync and the daemon's idle-time WAL checkpoint; see settle)
-#       against the package's size go to the notes.
+#       against the package's size go to the notes, and what the
+#       store's log took (bench/store-census.py: its pages, the table or
+#       index of each, and the 4 KiB blocks of the database they land in).
 #   (3) fatelfctl verify PKG  vs  sha256sum over the same installed files
 #       (one xargs -0 over a file list); the page cache is kept warm for
 #       both (no drop; each side runs once before the timed rounds)
@@ -367,7 +369,11 @@ for build in "${builds[@]}"; do
 	settle
 	w0=$(awk '/^write_bytes:/ { print $2 }' "/proc/$DPID/io")
 	s0=$(awk '{ print $7 }' "/sys/block/$loopdev/stat")
+	cp "$FS/state/fatelf.db-wal" before.wal 2>/dev/null || : >before.wal
 	if ctl --json install "s$UPN-v2.fatbundle" >upgrade.log 2>&1; then
+		# the log as the upgrade left it, before the idle-time checkpoint
+		# (a second after the job) copies it into the database
+		cp "$FS/state/fatelf.db-wal" after.wal 2>/dev/null || : >after.wal
 		settle
 		w1=$(awk '/^write_bytes:/ { print $2 }' "/proc/$DPID/io")
 		s1=$(awk '{ print $7 }' "/sys/block/$loopdev/stat")
@@ -377,6 +383,11 @@ for build in "${builds[@]}"; do
 			'BEGIN { printf "%s(2) upgrade of %d files, %d changed: fatelfd wrote %d bytes (/proc/PID/io write_bytes), %.2f%% of the package (%d bytes): file data %d bytes (%.2f%%, the reply'"'"'s bytes_written), the store and the rest %d bytes (%.2f%%); the loop device took %d bytes (/sys/block/loopN/stat sectors written, journal and metadata included, after sync), %.2f%%",
 				tag, n, c, w, 100 * w / p, p, f, 100 * f / p, w - f, 100 * (w - f) / p, s, 100 * s / p }')")
 		echo "# ${notes[-1]}" >&2
+		if command -v python3 >/dev/null && cp "$FS/state/fatelf.db" census.db &&
+			census=$(python3 "$top/bench/store-census.py" before.wal after.wal census.db); then
+			notes+=("${tag}(2) the store's part of that upgrade: $census")
+			echo "# ${notes[-1]}" >&2
+		fi
 	else
 		notes+=("${tag}(2) upgrade failed: $(grep -v '^#' upgrade.log | tail -3 | tr '\n' ' ')")
 		echo "bench: ${notes[-1]}" >&2
