@@ -66,6 +66,12 @@ static void w_package_not_found(const words_in *w, char *msg, size_t size)
 	if (w->verb && strcmp(w->verb, "install") == 0)
 		snprintf(msg, size, "no repository offers %s, and no file of that name exists "
 			 "('fatelfctl search' lists what the repositories offer)", pkg);
+	else if (ctl_json_str(w->p, "kept_version", NULL))
+		snprintf(msg, size, "package not installed: %s (removed; %lld config file%s of %s %s kept: "
+			 "remove --purge %s deletes %s)", pkg, (long long)ctl_json_int(w->p, "kept_files"),
+			 ctl_json_int(w->p, "kept_files") == 1 ? "" : "s", pkg,
+			 ctl_json_str(w->p, "kept_version", "?"), pkg,
+			 ctl_json_int(w->p, "kept_files") == 1 ? "it" : "them");
 	else
 		snprintf(msg, size, "package not installed: %s", pkg);
 }

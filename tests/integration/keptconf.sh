@@ -79,6 +79,13 @@ check_eq "... a path nothing left: no kept_by" "io.fatelf.Manager.PathNotOwned n
 run ctl --json list
 check_eq "list: app is in config-files state, not installed" "[] app 1.0 1" \
 	"$(jq -rs 'last | "\(.packages | tostring) \(.config_files[0].name) \(.config_files[0].version) \(.config_files[0].files)"' <<<"$RUN_OUT")"
+run ctl --json info app
+check_eq "info app: PackageNotFound, with what it left (exit 1)" "1 io.fatelf.Manager.PackageNotFound app 1.0 1" \
+	"$RC $(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.package) \(.parameters.kept_version) \(.parameters.kept_files)"' <<<"$RUN_OUT")"
+run ctl info app
+check_eq "... in words" \
+	"fatelfctl: info: package not installed: app (removed; 1 config file of app 1.0 kept: remove --purge app deletes it)" \
+	"$RUN_ERR"
 run ctl list
 check_eq "... in words, after the (empty) table" \
 	"no packages installed
@@ -144,6 +151,9 @@ check "... and the directories emptied by it" test ! -e "$ROOT/etc/app" -a ! -e 
 check_eq "... and their rows" "" "$(kept_dirs)"
 run ctl --json list
 check_eq "... list has no config_files any more" "null" "$(jq -rs 'last | .config_files' <<<"$RUN_OUT")"
+run ctl --json info app
+check_eq "... info: PackageNotFound with nothing kept" "io.fatelf.Manager.PackageNotFound null" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.kept_version)"' <<<"$RUN_OUT")"
 check_eq "... history has a committed remove of app 2.0" "remove committed 2.0" \
 	"$(sqlite3 -separator " " "$DB" "SELECT kind, state, old_version FROM transactions WHERE package='app' ORDER BY id DESC LIMIT 1")"
 run ctl --json remove --purge app

@@ -160,6 +160,20 @@ START_TEST(test_path_not_owned)
 }
 END_TEST
 
+/* PackageNotFound of a package in config-files state says what it left. */
+START_TEST(test_package_not_found_kept)
+{
+	ck_assert_int_eq(say_verb("info", "PackageNotFound", "{\"package\":\"app\"}"), EXIT_FAILED);
+	ck_assert_str_eq(msg, "package not installed: app");
+	say_verb("info", "PackageNotFound", "{\"package\":\"app\",\"kept_version\":\"2.0\",\"kept_files\":1}");
+	ck_assert_str_eq(msg, "package not installed: app (removed; 1 config file of app 2.0 kept: "
+			 "remove --purge app deletes it)");
+	say_verb("info", "PackageNotFound", "{\"package\":\"app\",\"kept_version\":\"2.0\",\"kept_files\":3}");
+	ck_assert_str_eq(msg, "package not installed: app (removed; 3 config files of app 2.0 kept: "
+			 "remove --purge app deletes them)");
+}
+END_TEST
+
 START_TEST(test_every_row_without_params)
 {
 	size_t n = 0;
@@ -188,6 +202,7 @@ static Suite *words_suite(void)
 	tcase_add_test(tc, test_statuses);
 	tcase_add_test(tc, test_repositories);
 	tcase_add_test(tc, test_path_not_owned);
+	tcase_add_test(tc, test_package_not_found_kept);
 	tcase_add_test(tc, test_every_row_without_params);
 	suite_add_tcase(s, tc);
 	return s;
