@@ -514,6 +514,40 @@ static int sqlite_fail(sqlite3 *db, int rc, const char *what, fatelf_diag *d)
 			       db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
 
+/* Steps st to its end, each row read by from_row into an element of
+ * size bytes of a growing array: the array and its length at *ret and
+ * *ret_n, or, on an error, nothing (free_all frees the rows read). */
+static int collect_rows(store *s, sqlite3_stmt *st, size_t size,
+			int (*from_row)(sqlite3_stmt *st, void *elem, fatelf_diag *d),
+			void (*free_all)(void *v, size_t n), const char *what, void **ret, size_t *ret_n,
+			fatelf_diag *d)
+{
+	void *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = grow(&v, n, &cap, size, d);
+		if (r >= 0) {
+			void *elem = (char *)v + n * size;
+			memset(elem, 0, size);
+			r = from_row(st, elem, d);
+			n++; /* freed with the rest even when half read */
+		}
+		if (r < 0) {
+			free_all(v, n);
+			return r;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		free_all(v, n);
+		return sqlite_fail(s->db, rc, what, d);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
 /* The cached statement for id, prepared on first use. */
 static int stmt_get(store *s, enum stmt_id id, sqlite3_stmt **ret, fatelf_diag *d)
 {
@@ -2582,38 +2616,30 @@ int store_hold_get(store *s, const char *name, bool *ret_held, fatelf_diag *d)
 
 /* The first column of each row of statement id (bound to arg when it is
  * not NULL), as strdup'ed texts (free with store_holds_free). */
+static int name_from_row(sqlite3_stmt *st, void *elem, fatelf_diag *d)
+{
+	char **name = elem;
+
+	*name = strdup_or_null(column_text(st, 0));
+	return *name ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+}
+
+static void names_free(void *v, size_t n)
+{
+	store_holds_free(v, n);
+}
+
 static int list_names(store *s, enum stmt_id id, const char *arg, const char *what, char ***ret,
 		      size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-	int r, rc;
+	int r = stmt_get(s, id, &st, d);
 
-	r = stmt_get(s, id, &st, d);
 	if (r < 0)
 		return r;
 	if (arg)
 		bind_text(st, 1, arg);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = grow((void **)&v, n, &cap, sizeof(*v), d);
-		if (r >= 0) {
-			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
-			r = v[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		}
-		if (r < 0) {
-			store_holds_free(v, n);
-			return r;
-		}
-		n++;
-	}
-	if (rc != SQLITE_DONE) {
-		store_holds_free(v, n);
-		return sqlite_fail(s->db, rc, what, d);
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return collect_rows(s, st, sizeof(char *), name_from_row, names_free, what, (void **)ret, ret_n, d);
 }
 
 int store_holds(store *s, char ***ret, size_t *ret_n, fatelf_diag *d)
@@ -2802,33 +2828,26 @@ int store_kept_get(store *s, const char *path, store_kept *ret, fatelf_diag *d)
 	return kept_from_row(st, ret, d);
 }
 
+static int kept_elem_from_row(sqlite3_stmt *st, void *elem, fatelf_diag *d)
+{
+	return kept_from_row(st, elem, d);
+}
+
+static void kept_free_all(void *v, size_t n)
+{
+	store_kept_free(v, n);
+}
+
 int store_kept_of(store *s, const char *package, store_kept **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	store_kept *v = NULL;
-	size_t n = 0, cap = 0;
-	int r = stmt_get(s, STMT_KEPT_OF, &st, d), rc;
+	int r = stmt_get(s, STMT_KEPT_OF, &st, d);
 
 	if (r < 0)
 		return r;
 	bind_text(st, 1, package);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = grow((void **)&v, n, &cap, sizeof(*v), d);
-		if (r >= 0)
-			r = kept_from_row(st, &v[n], d);
-		if (r < 0) {
-			store_kept_free(v, n);
-			return r;
-		}
-		n++;
-	}
-	if (rc != SQLITE_DONE) {
-		store_kept_free(v, n);
-		return sqlite_fail(s->db, rc, "listing kept config files", d);
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return collect_rows(s, st, sizeof(store_kept), kept_elem_from_row, kept_free_all,
+			    "listing kept config files", (void **)ret, ret_n, d);
 }
 
 void store_kept_packages_free(store_kept_package *v, size_t n)
@@ -2840,39 +2859,32 @@ void store_kept_packages_free(store_kept_package *v, size_t n)
 	free(v);
 }
 
+static int kept_package_from_row(sqlite3_stmt *st, void *elem, fatelf_diag *d)
+{
+	store_kept_package *p = elem;
+
+	*p = (store_kept_package){
+		.name = strdup_or_null(column_text(st, 0)),
+		.version = strdup_or_null(column_text(st, 1)),
+		.files = (uint64_t)sqlite3_column_int64(st, 3),
+	};
+	return p->name && p->version ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+}
+
+static void kept_packages_free_all(void *v, size_t n)
+{
+	store_kept_packages_free(v, n);
+}
+
 int store_kept_packages(store *s, store_kept_package **ret, size_t *ret_n, fatelf_diag *d)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	store_kept_package *v = NULL;
-	size_t n = 0, cap = 0;
-	int r = stmt_get(s, STMT_KEPT_PACKAGES, &st, d), rc;
+	int r = stmt_get(s, STMT_KEPT_PACKAGES, &st, d);
 
 	if (r < 0)
 		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = grow((void **)&v, n, &cap, sizeof(*v), d);
-		if (r >= 0) {
-			v[n] = (store_kept_package){
-				.name = strdup_or_null(column_text(st, 0)),
-				.version = strdup_or_null(column_text(st, 1)),
-				.files = (uint64_t)sqlite3_column_int64(st, 3),
-			};
-			n++;
-			if (!v[n - 1].name || !v[n - 1].version)
-				r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		}
-		if (r < 0) {
-			store_kept_packages_free(v, n);
-			return r;
-		}
-	}
-	if (rc != SQLITE_DONE) {
-		store_kept_packages_free(v, n);
-		return sqlite_fail(s->db, rc, "listing the packages that left config files", d);
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return collect_rows(s, st, sizeof(store_kept_package), kept_package_from_row, kept_packages_free_all,
+			    "listing the packages that left config files", (void **)ret, ret_n, d);
 }
 
 int store_kept_delete(store *s, const char *path, fatelf_diag *d)
