@@ -24,7 +24,7 @@ static void hold_set(conn *c, const char *name, bool held)
 
 	r = store_hold_set(c->srv->worker->qst, name, held, (int64_t)time(NULL), &d);
 	if (r == -ENOENT) {
-		reply_error_str(c, E("PackageNotFound"), "package", name);
+		reply_package_not_found(c, name);
 		return;
 	}
 	if (r < 0) {

@@ -89,7 +89,7 @@ void method_verify(conn *c, const vl_call *call, union method_params *p)
 		store_package_done(&pk);
 		if (r == -ENOENT) {
 			job_free(j);
-			reply_error_str(c, E("PackageNotFound"), "package", p->package.package);
+			reply_package_not_found(c, p->package.package);
 			return;
 		}
 		j->package = strdup(p->package.package);

@@ -227,28 +227,6 @@ void method_list(conn *c, const vl_call *call, union method_params *p)
 		reply(c, o);
 }
 
-/* PackageNotFound for a package not installed; one that left config
- * files behind (config-files state) says how many, and its version. */
-static void package_none(conn *c, const char *package)
-{
-	json_object *e = json_object_new_object();
-	store_kept_package *v = NULL;
-	size_t n = 0;
-
-	if (!e)
-		return;
-	json_set_str(e, "package", package);
-	if (store_kept_packages(method_store(c), &v, &n, NULL) == 0)
-		for (size_t i = 0; i < n; i++)
-			if (strcmp(v[i].name, package) == 0) {
-				json_set_str(e, "kept_version", v[i].version);
-				json_set_int(e, "kept_files", (int64_t)v[i].files);
-			}
-	store_kept_packages_free(v, n);
-	reply_error(c, E("PackageNotFound"), e);
-	json_object_put(e);
-}
-
 void method_info(conn *c, const vl_call *call, union method_params *p)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
@@ -260,7 +238,7 @@ void method_info(conn *c, const vl_call *call, union method_params *p)
 		return;
 	r = store_package_get(method_store(c), p->package.package, &pk, &d);
 	if (r == -ENOENT) {
-		package_none(c, p->package.package);
+		reply_package_not_found(c, p->package.package);
 		return;
 	}
 	if (r < 0) {
@@ -339,7 +317,7 @@ static int files_stream_next(conn *c, conn_stream *st)
 	if (r == -ENOENT) {
 		/* Removed since the first reply: an error in either case. */
 		store_files_free(files, n);
-		reply_error_str(c, E("PackageNotFound"), "package", x->package);
+		reply_package_not_found(c, x->package);
 		return 0;
 	}
 	if (r < 0) {
@@ -412,7 +390,7 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 		r = store_files_page(method_store(c), package, NULL, 1, &files, &n, &d);
 		store_files_free(files, n);
 		if (r == -ENOENT)
-			reply_error_str(c, E("PackageNotFound"), "package", package);
+			reply_package_not_found(c, package);
 		else if (r < 0)
 			reply_failed(c, r, d.msg);
 		else
@@ -426,7 +404,7 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 	if (r < 0)
 		store_files_free(files, n);
 	if (r == -ENOENT) {
-		reply_error_str(c, E("PackageNotFound"), "package", package);
+		reply_package_not_found(c, package);
 		return;
 	}
 	if (r < 0) {

@@ -84,6 +84,36 @@ json_object *host_targets(const fatelf_host *h)
 /* The error of a failure and its parameters, through the one table; a
  * forced error name (Failed) skips the table's choice but not its
  * parameters. */
+void reply_kept_facts(store *st, json_object *p)
+{
+	json_object *pkg = NULL;
+	store_kept_package *v = NULL;
+	size_t n = 0;
+
+	if (!p || !json_object_object_get_ex(p, "package", &pkg) || !json_object_is_type(pkg, json_type_string))
+		return;
+	if (store_kept_packages(st, &v, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].name, json_object_get_string(pkg)) == 0) {
+			json_set_str(p, "kept_version", v[i].version);
+			json_set_int(p, "kept_files", (int64_t)v[i].files);
+		}
+	store_kept_packages_free(v, n);
+}
+
+void reply_package_not_found(conn *c, const char *package)
+{
+	json_object *e = json_object_new_object();
+
+	if (!e)
+		return;
+	json_set_str(e, "package", package);
+	reply_kept_facts(engine_store(c->srv->ro), e);
+	reply_error(c, FATELFD_INTERFACE ".PackageNotFound", e);
+	json_object_put(e);
+}
+
 static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *d, const char *url,
 			 const char *repository)
 {
@@ -111,6 +141,8 @@ static void reply_mapped(conn *c, const char *forced, int r, const fatelf_diag *
 		return;
 	if (forced)
 		error = forced;
+	if (strcmp(error, "PackageNotFound") == 0)
+		reply_kept_facts(engine_store(s->ro), p);
 	snprintf(name, sizeof(name), "%s.%s", FATELFD_INTERFACE, error);
 	reply_error(c, name, p);
 }

@@ -18,6 +18,12 @@ void reply_failed(conn *c, int r, const char *message);
 void reply_failure(conn *c, int r, const fatelf_diag *d, const char *url);
 /* The same for a failure about a repository (RepositoryInvalid names it). */
 void reply_failure_repo(conn *c, int r, const fatelf_diag *d, const char *url, const char *repository);
+/* PackageNotFound's parameters p: when p's package is in config-files
+ * state (removed, changed config files kept), its kept_version and
+ * kept_files, from st. */
+void reply_kept_facts(store *st, json_object *p);
+/* PackageNotFound of package, with those facts. */
+void reply_package_not_found(conn *c, const char *package);
 /* Entries of one reply in a stream (a call with "more"). */
 #define REPLY_CHUNK 1000
 /*

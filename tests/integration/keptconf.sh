@@ -133,7 +133,15 @@ check "remove app" ctl remove app
 echo "left by an upgrade" >"$CONF.fatelf-new"
 run ctl remove app
 check_eq "remove (no purge) of a package that is not installed (exit 1)" 1 "$RC"
-check_eq "... says so" "fatelfctl: remove: package not installed: app" "$RUN_ERR"
+check_eq "... says so, and what it left" \
+	"fatelfctl: remove: package not installed: app (removed; 1 config file of app 2.0 kept: remove --purge app deletes it)" \
+	"$RUN_ERR"
+run ctl --json hold app
+check_eq "hold of it: PackageNotFound with what it left" "io.fatelf.Manager.PackageNotFound 2.0 1" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.kept_version) \(.parameters.kept_files)"' <<<"$RUN_OUT")"
+run ctl --json files app
+check_eq "files of it: the same" "io.fatelf.Manager.PackageNotFound 2.0 1" \
+	"$(jq -rs 'map(select(.error)) | last | "\(.error) \(.parameters.kept_version) \(.parameters.kept_files)"' <<<"$RUN_OUT")"
 run ctl --json remove --dry-run --purge app
 check_eq "remove --dry-run --purge app" 0 "$RC"
 check_eq "... the reply: a remove of 2.0, config files only, a purge" "remove 2.0 true true true" \
