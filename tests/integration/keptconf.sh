@@ -9,7 +9,8 @@
 # installed, deletes the kept file, its .fatelf-new and the row; an
 # upgrade that stops shipping a changed config keeps it the same way,
 # and a purge of the installed package deletes it too; a kill -9 at the
-# commit of such a removal leaves the row and the package as one.
+# commit of such a removal, or of such an upgrade, leaves the row and the
+# package as one.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
@@ -272,6 +273,27 @@ if [ "${FATELF_FAILPOINTS:-}" = yes ]; then
 		ctl remove --purge app >/dev/null 2>&1
 		check_eq "... a purge then leaves neither" "0 " \
 			"$(sqlite3 "$DB" "SELECT count(*) FROM packages WHERE name='app'") $(kept_rows)"
+	done
+	# ... and of an upgrade that keeps a config its new version drops
+	for fp in upgrade.before-store-commit upgrade.after-store-commit; do
+		case $fp in
+		*before*) want="2.0 " ;;
+		*) want="3.0 /etc/app/app.conf app 2.0" ;;
+		esac
+		ctl install app-2.0.fatbundle >/dev/null 2>&1
+		echo "mine" >"$CONF"
+		daemon_stop
+		daemon_start d "FATELF_FAILPOINT=$fp" || fail "fatelfd starts with $fp" "see $T_WORK/d/log"
+		run ctl install app-3.0.fatbundle
+		daemon_reap
+		check_eq "upgrade to 3.0 killed at $fp: the daemon died of it" 137 "$DAEMON_STATUS"
+		daemon_start d || fail "fatelfd starts again" "see $T_WORK/d/log"
+		check_eq "... the version and the kept row, as one" "$want" \
+			"$(sqlite3 "$DB" "SELECT version FROM packages WHERE name='app'") $(kept_rows)"
+		check_eq "... the admin's bytes stay" "mine" "$(cat "$CONF")"
+		ctl remove --purge app >/dev/null 2>&1
+		check_eq "... a purge then leaves neither" "" \
+			"$(sqlite3 "$DB" "SELECT version FROM packages WHERE name='app'")$(kept_rows)"
 	done
 else
 	echo "# skipping the failpoint runs: this build has no failpoints (configure --enable-failpoints)"
