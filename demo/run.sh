@@ -21,16 +21,7 @@ show() { printf '$ %s\n' "$*"; "$@"; }
 
 if [ "${FATELF_NO_APT:-0}" != 1 ]; then
 	say "Installing packages"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	apt-get install -y --no-install-recommends \
-		autoconf automake pkg-config make gcc libc6-dev binutils file \
-		check libjson-c-dev libarchive-dev libcurl4-openssl-dev libsqlite3-dev \
-		libsystemd-dev libssl-dev qemu-user-static \
-		gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-		gcc-riscv64-linux-gnu libc6-dev-riscv64-cross \
-		gcc-i686-linux-gnu libc6-dev-i386-cross minisign \
-		docker-registry skopeo jq python3 curl
+	bash "$top/deps/apt-install.sh" build demo
 fi
 
 say "Building fatelf"

@@ -3,8 +3,8 @@
 #
 #   bash tests/run-all.sh
 #
-# 1. installs the Debian packages the build and the tests need (skipped
-#    when FATELF_NO_APT=1);
+# 1. installs the Debian packages the build, the demo and the tests need,
+#    all of deps/packages (skipped when FATELF_NO_APT=1);
 # 2. ./autogen.sh;
 # 3. a normal build in build/ and make check;
 # 4. a build with --enable-sanitizers (ASan + UBSan) in build-san/ and
@@ -34,18 +34,6 @@ logdir=$top/build-logs
 rm -rf "$logdir"
 mkdir -p "$logdir"
 
-PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils
-	check libjson-c-dev libarchive-dev libcurl4-openssl-dev libsqlite3-dev
-	libsystemd-dev libssl-dev
-	debhelper lintian
-	file jq clang libclang-rt-14-dev qemu-user-static minisign libarchive-tools zstd
-	nginx-light curl socat systemd python3 util-linux sqlite3 strace xfsprogs btrfs-progs time
-	docker-registry skopeo prometheus-node-exporter bash-completion
-	gcc-i686-linux-gnu gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
-	gcc-riscv64-linux-gnu gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu
-	libc6-dev-i386-cross libc6-dev-arm64-cross libc6-dev-armhf-cross
-	libc6-dev-riscv64-cross libc6-dev-ppc64el-cross libc6-dev-s390x-cross"
-
 passed=0
 failed=0
 failed_steps=()
@@ -64,11 +52,6 @@ step() {
 		return 1
 	fi
 	return 0
-}
-
-apt_install() {
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update && apt-get install -y --no-install-recommends $PACKAGES
 }
 
 build_and_check() {
@@ -130,7 +113,7 @@ step_failed() {
 }
 
 if [ "${FATELF_NO_APT:-0}" != 1 ]; then
-	step apt apt_install || true
+	step apt bash deps/apt-install.sh build demo tests || true
 fi
 step autogen ./autogen.sh || true
 step build build_and_check build --enable-failpoints || true
