@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-			printf("fatelfctl %s\n", PACKAGE_VERSION);
+			printf("fatelfctl %s\n%s\n", PACKAGE_VERSION, FATELF_LICENSE_TEXT);
 			return EXIT_OK;
 		}
 		if (a[0] == '-' && a[1])

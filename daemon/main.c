@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 		case OPT_CHECK:
 			return check_interface() ? 1 : 0;
 		case 'V':
-			printf("fatelfd %s\n", PACKAGE_VERSION);
+			printf("fatelfd %s\n%s\n", PACKAGE_VERSION, FATELF_LICENSE_TEXT);
 			return 0;
 		case 'h':
 			usage(stdout);

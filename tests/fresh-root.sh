@@ -78,6 +78,9 @@ if [ -z "$mirror" ]; then
 fi
 
 root=${FRESH_ROOT_DIR:-$(mktemp -d /var/tmp/fatelf-fresh.XXXXXX)}
+# mktemp's 0700 would be the fresh root's "/": no unprivileged process in
+# it (the download helper, nobody's shell) could reach anything.
+chmod 0755 "$root"
 mounted=()
 cleanup() {
 	local i

@@ -146,7 +146,7 @@ int compat_main(const char *name, int argc, char **argv)
 	int r;
 
 	if (nargs >= 1 && strcmp(argv[1], "--version") == 0) {
-		printf("%s %s (libfatelf %s)\n", name, PACKAGE_VERSION, fatelf_version());
+		printf("%s %s (libfatelf %s)\n%s\n", name, PACKAGE_VERSION, fatelf_version(), FATELF_LICENSE_TEXT);
 		return 0;
 	}
 	if (nargs >= 1 && strcmp(argv[1], "--help") == 0) {

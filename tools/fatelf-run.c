@@ -339,7 +339,7 @@ int main(int argc, char **argv)
 				fputs(usage_text, stdout);
 				return 0;
 			} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-				printf("fatelf-run %s\n", PACKAGE_VERSION);
+				printf("fatelf-run %s\n%s\n", PACKAGE_VERSION, FATELF_LICENSE_TEXT);
 				return 0;
 			} else {
 				fprintf(stderr, "fatelf-run: unknown option '%s'\n%s", a, usage_text);

@@ -74,7 +74,7 @@ static void main_usage(FILE *f)
 
 static void print_version(void)
 {
-	printf("%s %s (libfatelf %s)\n", program_name, PACKAGE_VERSION, fatelf_version());
+	printf("%s %s (libfatelf %s)\n%s\n", program_name, PACKAGE_VERSION, fatelf_version(), FATELF_LICENSE_TEXT);
 }
 
 static int cmd_help_command(int argc, char **argv)
