@@ -25,8 +25,8 @@ check_eq "fatelfd.service starts the fatelfd that was installed" "ExecStart=${FD
 	"$(grep '^ExecStart=' "$SVC")"
 
 run "$FD" -V
-check_eq "fatelfd -V prints the version" "fatelfd $(sed -n 's/^PACKAGE_VERSION = //p' "$top_builddir/Makefile")" "$RUN_OUT"
-VERSION=${RUN_OUT#fatelfd }
+check_eq "fatelfd -V prints the version" "fatelfd $(sed -n 's/^PACKAGE_VERSION = //p' "$top_builddir/Makefile")" "$(printf "%s\n" "$RUN_OUT" | head -1)"
+VERSION=$(printf "%s\n" "$RUN_OUT" | head -1); VERSION=${VERSION#fatelfd }
 run "$FD" -h
 check_eq "fatelfd -h exits 0" 0 "$RC"
 check_match "... and prints the usage" "^Usage: fatelfd " "$RUN_OUT"
