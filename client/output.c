@@ -487,10 +487,15 @@ void ctl_result_print(json_object *r)
 	for (size_t i = 0; taken && i < json_object_array_length(taken); i++) {
 		json_object *t = json_object_array_get_idx(taken, i);
 		const char *from = ctl_json_str(t, "from", NULL);
+		const char *kept_by = ctl_json_str(t, "kept_by", NULL);
 
 		if (from)
 			printf("%s %s from package %s (--force)\n", dry ? "would take over" : "took over",
 			       ctl_json_str(t, "path", "?"), from);
+		else if (kept_by)
+			printf("%s %s, a config file package %s %s left behind (--force; it keeps it no more)\n",
+			       dry ? "would replace" : "replaced", ctl_json_str(t, "path", "?"), kept_by,
+			       ctl_json_str(t, "kept_version", "?"));
 		else
 			printf("%s %s, which no package owned (--force)\n",
 			       dry ? "would replace" : "replaced", ctl_json_str(t, "path", "?"));

@@ -92,6 +92,8 @@ json_object *json_result(const engine_result *r)
 
 			json_set_str(t, "path", r->taken[i].path);
 			json_set_str(t, "from", r->taken[i].from);
+			json_set_str(t, "kept_by", r->taken[i].kept_by);
+			json_set_str(t, "kept_version", r->taken[i].kept_version);
 			json_object_array_add(taken, t);
 		}
 		for (size_t i = 0; warnings && i < r->nwarnings; i++) {

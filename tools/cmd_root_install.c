@@ -71,8 +71,12 @@ static void result_print(const engine_result *r)
 		       remove ? "" : "; the new version is ", remove ? "" : r->config_kept[i],
 		       remove ? "" : ".fatelf-new");
 	for (size_t i = 0; i < r->ntaken; i++)
-		printf("took over %s%s%s\n", r->taken[i].path, r->taken[i].from ? " from " : " (unowned)",
-		       r->taken[i].from ? r->taken[i].from : "");
+		if (r->taken[i].kept_by)
+			printf("took over %s, a config file package %s %s left behind\n", r->taken[i].path,
+			       r->taken[i].kept_by, r->taken[i].kept_version);
+		else
+			printf("took over %s%s%s\n", r->taken[i].path, r->taken[i].from ? " from " : " (unowned)",
+			       r->taken[i].from ? r->taken[i].from : "");
 	for (size_t i = 0; i < r->nwarnings; i++)
 		printf("warning: %s %s fat: %s\n", r->warnings[i].path, r->dry_run ? "would stay" : "stays",
 		       r->warnings[i].reason);
@@ -123,6 +127,8 @@ static struct json_object *result_json(const engine_result *r)
 			break;
 		root_json_str(t, "path", r->taken[i].path);
 		root_json_str(t, "from", r->taken[i].from);
+		root_json_str(t, "kept_by", r->taken[i].kept_by);
+		root_json_str(t, "kept_version", r->taken[i].kept_version);
 		json_object_array_add(taken, t);
 	}
 	json_object_object_add(o, "taken", taken);

@@ -294,6 +294,46 @@ static int item_cmp(const void *a, const void *b)
 
 static bool stream_is_disk(const fatelf_unify_stream *s);
 
+/* The item of path in the sorted index, or NULL. */
+static const fatelf_unify_item *item_find(const fatelf_unify_index *x, const char *path)
+{
+	fatelf_unify_item key = { .path = path };
+
+	return bsearch(&key, x->items, x->nitems, sizeof(*x->items), item_cmp);
+}
+
+/*
+ * An archive's members each come after their parent directory's own
+ * member, as dpkg-deb and tar write them, and dpkg refuses a .deb whose
+ * parent is not there rather than inventing one (with which owner and
+ * mode?). So does a source: the parent is named, and the source, since
+ * a directory that one archive lacks is not the merge's fault.
+ */
+static int check_parents(struct indexer *ix)
+{
+	char q[FATELF_TEXT_QUOTE_BUF], pq[FATELF_TEXT_QUOTE_BUF], sq[FATELF_TEXT_QUOTE_BUF];
+
+	for (size_t i = 0; i < ix->x->nitems; i++) {
+		const char *path = ix->x->items[i].path, *slash = strrchr(path, '/');
+		const fatelf_unify_item *parent;
+		char dir[4096];
+
+		if (!slash)
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		parent = item_find(ix->x, dir);
+		if (parent && parent->type == FATELF_ENTRY_DIR)
+			continue;
+		fatelf_diag_set(ix->d, -FATELF_E_PATH_PARENT, -1,
+				"member '%s': parent directory '%s' %s %s (each member's parent directory is a member too, as dpkg-deb and tar write them)",
+				fatelf_text_quote(path, q), fatelf_text_quote(dir, pq),
+				!parent ? "is missing from" : parent->type == FATELF_ENTRY_SYMLINK ? "is a symlink, not a directory, in" : "is a file, not a directory, in",
+				fatelf_text_quote(ix->source, sq));
+		return ix->d->code;
+	}
+	return 0;
+}
+
 static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 {
 	for (uint64_t ord = 0;; ord++) {
@@ -319,7 +359,7 @@ static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 	for (size_t i = 1; i < ix->x->nitems; i++)
 		if (strcmp(ix->x->items[i - 1].path, ix->x->items[i].path) == 0)
 			return entry_fail(ix, -FATELF_E_PATH_DUPLICATE, ix->x->items[i].path, "two entries with this path");
-	return 0;
+	return stream_is_disk(s) ? 0 : check_parents(ix);
 }
 
 struct fatelf_unify_stream {
@@ -327,6 +367,7 @@ struct fatelf_unify_stream {
 	struct archive *a;      /* the deb's when deb is set */
 	struct archive_entry *disk_entry;
 	bool disk;
+	uint64_t nheaders;      /* members read, the skipped root among them */
 	char *strip;
 	fatelf_deb *deb;
 	fatelf_reader src;
@@ -349,6 +390,12 @@ void fatelf_unify_stream_free(fatelf_unify_stream *s)
 	free(s);
 }
 
+static const char *file_type_word(mode_t mode)
+{
+	return S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" :
+	       S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
 static int stream_archive_fail(struct archive *a, fatelf_diag *d)
 {
 	char q[FATELF_TEXT_QUOTE_BUF];
@@ -368,9 +415,18 @@ int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fate
 
 	if (!s)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	s->fd = open(source, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused, not waited on for a writer. */
+	s->fd = open(source, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
 		r = fatelf_diag_set(d, -errno, -1, "%s", strerror(errno));
+		goto fail;
+	}
+	/* A device reads as whatever it gives: /dev/zero's zero blocks are
+	 * a tar archive's end to libarchive, an empty tree to the merge. */
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		r = fatelf_diag_set(d, -FATELF_E_ARCHIVE, -1,
+				    "%s, not a directory, a tar archive or a .deb (a source is one of those)",
+				    file_type_word(st.st_mode));
 		goto fail;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -450,12 +506,29 @@ int fatelf_unify_stream_next(fatelf_unify_stream *s, const char **ret_path, stru
 		int ar = s->disk ? archive_read_next_header2(s->a, e) : archive_read_next_header(s->a, &e);
 		const char *path;
 
-		if (ar == ARCHIVE_EOF)
+		if (ar == ARCHIVE_EOF) {
+			/* libarchive takes a file of zero blocks for an empty
+			 * tar archive: that is no source's tree. (A .deb with
+			 * no files is still a package.) */
+			if (s->nheaders == 0 && !s->disk && !s->deb)
+				return fatelf_diag_set(d, -FATELF_E_ARCHIVE, -1,
+						       "not an archive of a tree: it holds no members, only zero blocks or an end marker (a tar source holds its tree's members)");
 			return 0;
+		}
 		if (ar < ARCHIVE_WARN)
 			return stream_archive_fail(s->a, d);
+		s->nheaders++;
 		if (s->disk && archive_read_disk_can_descend(s->a))
 			archive_read_disk_descend(s->a);
+		/* An absolute name is not stripped into the tree: an archive
+		 * that names /usr/bin/x was made for no root but /. */
+		if (!s->disk && archive_entry_pathname(e) && archive_entry_pathname(e)[0] == '/') {
+			char q[FATELF_TEXT_QUOTE_BUF];
+
+			return fatelf_diag_set(d, -FATELF_E_PATH_ABSOLUTE, -1,
+					       "member '%s' has an absolute name (a source's members are relative to its root, as tar writes them without -P)",
+					       fatelf_text_quote(archive_entry_pathname(e), q));
+		}
 		path = entry_path(s->strip, e, s->path, sizeof(s->path));
 		if (!path)
 			continue;

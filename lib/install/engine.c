@@ -290,6 +290,8 @@ void engine_result_done(engine_result *r)
 	for (size_t i = 0; i < r->ntaken; i++) {
 		free(r->taken[i].path);
 		free(r->taken[i].from);
+		free(r->taken[i].kept_by);
+		free(r->taken[i].kept_version);
 	}
 	free(r->taken);
 	for (size_t i = 0; i < r->nemptied; i++)

@@ -173,10 +173,14 @@ typedef struct engine_progress {
 typedef int (*engine_progress_cb)(const engine_progress *p, void *userdata);
 
 /* A path an install took over with force, and the package that owned it
- * (NULL: a file on disk that no package owned). */
+ * (NULL: a file on disk that no package owned). A config file that a
+ * removed package left behind (its kept_configs row) is owned by none:
+ * kept_by and kept_version name that package (else NULL). */
 typedef struct engine_taken {
 	char *path;
 	char *from;
+	char *kept_by;
+	char *kept_version;
 } engine_taken;
 
 /* A file installed fat that this machine cannot load as it is. */

@@ -111,6 +111,9 @@ struct install {
 	size_t nents;
 	struct strv taken;              /* rows taken over from other packages (force) */
 	struct strv forced, forced_from; /* every path force takes, and its owner ("" for none) */
+	/* and, for a config file a removed package left behind (a kept_configs
+	 * row), that package and its version ("" for none) */
+	struct strv forced_kept_by, forced_kept_version;
 	store_tx_kind change;           /* install, upgrade, reinstall or downgrade */
 	struct strv emptied;            /* owners force leaves with no file */
 	engine_warning *warnings;       /* fat files this machine cannot load as installed */
@@ -684,12 +687,17 @@ static int plan_emptied(struct install *x, fatelf_diag *d)
 	return 0;
 }
 
-/* A path force takes over, and from whom (NULL: no package). */
-static int forced_add(struct install *x, const char *path, const char *owner)
+/* A path force takes over, and from whom (owner NULL: no package;
+ * kept NULL: no kept config file of a removed package). */
+static int forced_add(struct install *x, const char *path, const char *owner, const store_kept *kept)
 {
 	int q = strv_push(&x->forced, path);
 
-	return q < 0 ? q : strv_push(&x->forced_from, owner ? owner : "");
+	if (q >= 0)
+		q = strv_push(&x->forced_from, owner ? owner : "");
+	if (q >= 0)
+		q = strv_push(&x->forced_kept_by, kept ? kept->package : "");
+	return q < 0 ? q : strv_push(&x->forced_kept_version, kept ? kept->version : "");
 }
 
 static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
@@ -1031,8 +1039,10 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 		store_kept_done(&k);
 		return q;
 	}
+	/* As dpkg's --force-overwrite names the package the file is also
+	 * in: the one that left it is named in the result. */
+	q = forced_add(x, ie->path, NULL, have ? &k : NULL);
 	store_kept_done(&k);
-	q = forced_add(x, ie->path, NULL);
 	if (q >= 0 && have)
 		q = strv_push(&x->adopted, ie->path);
 	return q < 0 ? q : 0;
@@ -1091,7 +1101,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 			}
 			q = strv_push(&x->taken, ie->path);
 			if (q >= 0)
-				q = forced_add(x, ie->path, owner);
+				q = forced_add(x, ie->path, owner, NULL);
 			if (q < 0) {
 				store_file_done(&got);
 				return q;
@@ -2129,6 +2139,10 @@ static int finish_result(struct install *x, engine_result *ret)
 		r.taken[i].path = TAKE_PTR(x->forced.v[i]);
 		if (x->forced_from.v[i][0])
 			r.taken[i].from = TAKE_PTR(x->forced_from.v[i]);
+		if (x->forced_kept_by.v[i][0]) {
+			r.taken[i].kept_by = TAKE_PTR(x->forced_kept_by.v[i]);
+			r.taken[i].kept_version = TAKE_PTR(x->forced_kept_version.v[i]);
+		}
 		r.ntaken++;
 	}
 	for (size_t i = 0; i < x->emptied.n; i++)
@@ -2222,6 +2236,8 @@ static void install_free(struct install *x)
 	strv_free(&x->taken);
 	strv_free(&x->forced);
 	strv_free(&x->forced_from);
+	strv_free(&x->forced_kept_by);
+	strv_free(&x->forced_kept_version);
 	strv_free(&x->emptied);
 	for (size_t i = 0; i < x->nwarnings; i++)
 		free(x->warnings[i].path);

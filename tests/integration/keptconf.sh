@@ -5,7 +5,8 @@
 # admin's copy stays, the new version goes beside it as PATH.fatelf-new,
 # no --force needed); an admin copy put back as shipped is simply
 # replaced; another package that ships the path is refused naming the
-# package that left it; remove --purge of the package, no longer
+# package that left it, and install --force of it names that package in
+# what it took over; remove --purge of the package, no longer
 # installed, deletes the kept file, its .fatelf-new and the row; an
 # upgrade that stops shipping a changed config keeps it the same way,
 # and a purge of the installed package deletes it too; a kill -9 at the
@@ -225,6 +226,28 @@ run ctl remove --purge app
 check_eq "remove --purge app, in words" "purged app 4.0: 3 files" "$RUN_OUT"
 check "... leaves nothing of it" test ! -e "$ROOT/etc/app"
 
+# ---- install --force of another package over a config file a removed
+# package left behind: it goes, and the result names who left it, as
+# dpkg's --force-overwrite names the package the file is also in
+check "install app 1.0" ctl install app-1.0.fatbundle
+echo "mine" >"$CONF"
+check "remove app (changed config kept)" ctl remove app
+run ctl install --dry-run --force rival-1.0.fatbundle
+check_eq "install --dry-run --force rival: exit 0" 0 "$RC"
+check_match "... says it would replace the config file app 1.0 left behind" \
+	"^would replace /etc/app/app.conf, a config file package app 1.0 left behind \(--force" "$(grep app.conf <<<"$RUN_OUT")"
+run ctl --json install --force rival-1.0.fatbundle
+check_eq "install --force rival over the config file app left: exit 0" 0 "$RC"
+check_eq "... taken[]: the path, no owner, kept_by app at 1.0" "/etc/app/app.conf null app 1.0" \
+	"$(jq -rs 'map(select(.result)) | last | .result.taken[] | select(.path == "/etc/app/app.conf") | "\(.path) \(.from) \(.kept_by) \(.kept_version)"' <<<"$RUN_OUT")"
+check_eq "... rival's bytes are there" "setting=rival-1.0" "$(cat "$CONF")"
+check_eq "... rival owns the path" "rival" \
+	"$(sqlite3 "$DB" "SELECT p.name FROM files f JOIN packages p ON p.id = f.package_id WHERE f.path = '/etc/app/app.conf'")"
+check_eq "... and app keeps it no more" "" "$(kept_rows)"
+check "remove --purge rival" ctl remove --purge rival
+ctl remove --purge app >/dev/null 2>&1
+rm -rf "$ROOT/etc/app"
+
 # ---- the same through fatelf --root (an image build, no daemon)
 IMG=$T_WORK/img
 mkdir -p "$IMG/etc/fatelf/keys.d" && cp vendor.pub "$IMG/etc/fatelf/keys.d/"
@@ -251,6 +274,14 @@ run "$FATELF" remove --root "$IMG" --purge app
 check_eq "fatelf remove --root --purge of the removed package" \
 	"0 purged the config files app 2.0 left behind: 2 files" "$RC $RUN_OUT"
 check "... leaves no file of it" test ! -e "$IMG/etc/app"
+check "fatelf install --root app 1.0" "$FATELF" install --root "$IMG" app-1.0.fatbundle
+echo "mine" >"$IMG/etc/app/app.conf"
+check "fatelf remove --root (changed config kept)" "$FATELF" remove --root "$IMG" app
+run "$FATELF" install --root "$IMG" --force rival-1.0.fatbundle
+check_eq "fatelf install --root --force rival: names the package that left the config file" \
+	"0 took over /etc/app/app.conf, a config file package app 1.0 left behind" "$RC $(grep app.conf <<<"$RUN_OUT")"
+"$FATELF" remove --root "$IMG" --purge rival >/dev/null 2>&1
+"$FATELF" remove --root "$IMG" --purge app >/dev/null 2>&1
 
 # ---- kill -9 on either side of the commit of a removal that keeps a config
 if [ "${FATELF_FAILPOINTS:-}" = yes ]; then
