@@ -15,6 +15,8 @@
 #    with its owners kept): refused by install and list (ELOOP), the file
 #    outside unchanged; fatelf.db or the lock a hard link to a file
 #    outside: refused (EMLINK), the file's mode unchanged;
+#  - SQLite opens the store's files through the checked directory's
+#    descriptor, never by the directory's name (strace);
 #  - fatelfd --root DIR --state-dir DIR/var/lib/fatelf with that link
 #    planted refuses to start, naming it;
 #  - a normal root that uid 65534 owns still works: install, list, owner,
@@ -189,6 +191,25 @@ refused "a key in keys.d that is a symlink to a key outside: install refused" 3 
 	"$FATELF" install --root "$R" --json evil-1.fatbundle
 check_eq "... the bundle signed with the key outside is not installed" "no" \
 	"$([ -e "$R/opt/evil" ] && echo yes || echo no)"
+
+# ================================================================ the store by descriptor
+# SQLite opens the store, its log and its journal through the state
+# directory's descriptor (/proc/self/fd/N/fatelf.db*), never by the
+# directory's name, which the root's owner could point elsewhere between
+# the check and the open.
+if command -v strace >/dev/null; then
+	newroot traced
+	strace -f -qq -o traced.txt -e trace=%file "$FATELF" install --root "$R" rl-1.fatbundle >/dev/null 2>&1
+	check_eq "install --root under strace: exit 0" 0 "$?"
+	strace -f -qq -o traced-list.txt -e trace=%file "$FATELF" list --root "$R" >/dev/null 2>&1
+	check_eq "list --root under strace: exit 0" 0 "$?"
+	check_match "... the store was opened through a descriptor" '"/proc/self/fd/[0-9]+/fatelf\.db-wal"' \
+		"$(cat traced.txt traced-list.txt)"
+	check_eq "... and no file of the state directory by its name" "" \
+		"$(grep -h -- "$R/var" traced.txt traced-list.txt)"
+else
+	echo "# skipped: the store opened by descriptor (strace is missing)"
+fi
 
 # ================================================================ fatelfd on such a root
 newroot daemon
