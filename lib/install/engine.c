@@ -74,10 +74,16 @@ static int state_dir_walk(const engine_config *c, int rootfd, fatelf_diag *d)
 		return fd;
 	failed += (size_t)(path - c->state_dir);
 	snprintf(d->subject, sizeof(d->subject), "%s", c->state_dir);
+	if (fd == -ELOOP && rel)
+		return fatelf_diag_set(d, fd, -1, "state directory %s: %.*s is a symbolic link inside the "
+				       "root: refusing it", c->state_dir, (int)failed, c->state_dir);
+	if (fd == -ELOOP && !c->state_dir[failed + strspn(c->state_dir + failed, "/")])
+		return fatelf_diag_set(d, fd, -1, "state directory %s is a symbolic link: refusing it",
+				       c->state_dir);
 	if (fd == -ELOOP)
-		return fatelf_diag_set(d, fd, -1, "state directory %s: %.*s is a symbolic link%s: refusing it",
-				       c->state_dir, (int)failed, c->state_dir,
-				       rel ? " inside the root" : " in a directory others may write");
+		return fatelf_diag_set(d, fd, -1, "state directory %s: %.*s is a symbolic link in a "
+				       "directory others may write: refusing it", c->state_dir, (int)failed,
+				       c->state_dir);
 	if (fd == -EXDEV)
 		return fatelf_diag_set(d, fd, -1, "state directory %s: leads out of the root %s: refusing it",
 				       c->state_dir, c->root);

@@ -18,7 +18,9 @@
 #  - SQLite opens the store's files through the checked directory's
 #    descriptor, never by the directory's name (strace);
 #  - fatelfd --root DIR --state-dir DIR/var/lib/fatelf with that link
-#    planted refuses to start, naming it;
+#    planted refuses to start, naming it; so does one whose --state-dir
+#    outside the root is a symlink, or goes through one in a directory
+#    others may write;
 #  - a normal root that uid 65534 owns still works: install, list, owner,
 #    remove.
 . "$(dirname "$0")/lib.sh" || exit 99
@@ -220,6 +222,23 @@ timeout 20 "$FATELFD" --socket "$DAEMON_SOCKDIR/rootlinks.sock" --root "$R" \
 check_eq "fatelfd --state-dir ROOT/var/lib/fatelf, a symlink outside: refuses to start (exit 1)" 1 "$?"
 check_match "... naming the link" "$R/var/lib/fatelf is a symbolic link inside the root: refusing it" \
 	"$(cat daemon.log)"
+out_unchanged
+# A state directory named outside the root: a symlink on the way is
+# followed only in a directory nobody but root may write, and the state
+# directory itself is never one.
+mkdir -p "$T_WORK/open"
+chmod 0777 "$T_WORK/open"
+ln -s "$OUT" "$T_WORK/open/st"
+timeout 20 "$FATELFD" --socket "$DAEMON_SOCKDIR/rootlinks.sock" --root "$R" \
+	--state-dir "$T_WORK/open/st/state" --config daemon.conf >daemon.log 2>&1
+check_eq "fatelfd --state-dir through a symlink in a directory others may write: exit 1" 1 "$?"
+check_match "... naming it" "$T_WORK/open/st is a symbolic link in a directory others may write" \
+	"$(cat daemon.log)"
+out_unchanged
+timeout 20 "$FATELFD" --socket "$DAEMON_SOCKDIR/rootlinks.sock" --root "$R" \
+	--state-dir "$T_WORK/open/st" --config daemon.conf >daemon.log 2>&1
+check_eq "fatelfd --state-dir a symlink: exit 1" 1 "$?"
+check_match "... naming it" "state directory $T_WORK/open/st is a symbolic link: refusing it" "$(cat daemon.log)"
 out_unchanged
 
 t_done
