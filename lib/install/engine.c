@@ -217,9 +217,11 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		e->nkeys = nkeys;
 	}
 
-	e->rootfd = open(e->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* The root as named, not a symlink that the owner of a directory
+	 * on the way put there since the caller resolved the name. */
+	e->rootfd = mkdir_p_open(AT_FDCWD, e->cfg.root, 0, 0, MKDIR_NOCREATE | MKDIR_FOLLOW_TRUSTED, NULL);
 	if (e->rootfd < 0) {
-		q = -errno;
+		q = e->rootfd;
 		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.root);
 		fatelf_diag_set(d, q, -1, "cannot open the root directory: %s", fatelf_strerror(q));
 		goto fail;
