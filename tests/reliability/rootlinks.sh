@@ -201,9 +201,11 @@ check_eq "... the bundle signed with the key outside is not installed" "no" \
 # the check and the open.
 if command -v strace >/dev/null; then
 	newroot traced
-	strace -f -qq -o traced.txt -e trace=%file "$FATELF" install --root "$R" rl-1.fatbundle >/dev/null 2>&1
+	# LeakSanitizer cannot run under ptrace (a sanitizer build).
+	nolsan=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	ASAN_OPTIONS=$nolsan strace -f -qq -o traced.txt -e trace=%file "$FATELF" install --root "$R" rl-1.fatbundle >/dev/null 2>&1
 	check_eq "install --root under strace: exit 0" 0 "$?"
-	strace -f -qq -o traced-list.txt -e trace=%file "$FATELF" list --root "$R" >/dev/null 2>&1
+	ASAN_OPTIONS=$nolsan strace -f -qq -o traced-list.txt -e trace=%file "$FATELF" list --root "$R" >/dev/null 2>&1
 	check_eq "list --root under strace: exit 0" 0 "$?"
 	check_match "... the store was opened through a descriptor" '"/proc/self/fd/[0-9]+/fatelf\.db-wal"' \
 		"$(cat traced.txt traced-list.txt)"
