@@ -9,15 +9,22 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "macro.h"
+#include "path.h"
 #include "root_cmd.h"
+
+/* A minisign public key file is two short lines. */
+#define ROOT_KEY_FILE_MAX 4096
 
 enum {
 	OPT_ROOT = 0x100,
@@ -162,10 +169,12 @@ static int name_cmp(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Every *.pub of dir, by name (a missing directory: none). */
-static int load_keys(const char *dir, fatelf_ms_pubkey **ret, size_t *ret_n, fatelf_diag *d)
+/* Every *.pub of the directory dirfd (shown as dir), by name; with
+ * nofollow a key that is a symlink is refused. */
+static int load_keys(int dirfd, const char *dir, bool nofollow, fatelf_ms_pubkey **ret, size_t *ret_n,
+		     fatelf_diag *d)
 {
-	DIR *dp = opendir(dir);
+	DIR *dp = fdopendir(dirfd);
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0;
@@ -175,9 +184,8 @@ static int load_keys(const char *dir, fatelf_ms_pubkey **ret, size_t *ret_n, fat
 	*ret = NULL;
 	*ret_n = 0;
 	if (!dp) {
-		if (errno == ENOENT)
-			return 0;
 		r = -errno;
+		close(dirfd);
 		snprintf(d->subject, sizeof(d->subject), "%s", dir);
 		return fatelf_diag_set(d, r, -1, "cannot read the trusted keys: %s", fatelf_strerror(r));
 	}
@@ -204,15 +212,20 @@ static int load_keys(const char *dir, fatelf_ms_pubkey **ret, size_t *ret_n, fat
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char path[PATH_MAX];
+		_cleanup_free_ char *text = NULL;
+		size_t len = 0;
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path)) {
-			r = fatelf_diag_set(d, -ENAMETOOLONG, -1, "%s/%s: path too long", dir, names[i]);
-			goto out;
-		}
-		r = fatelf_ms_pubkey_load(path, &keys[i], d);
+		r = read_file_max(dirfd, names[i], READ_FILE_REGULAR | (nofollow ? READ_FILE_NOFOLLOW : 0),
+				  ROOT_KEY_FILE_MAX, &text, &len);
+		if (r == -ELOOP)
+			r = fatelf_diag_set(d, r, -1, "public key %s/%s is a symbolic link inside the root: "
+					    "refusing it", dir, names[i]);
+		else if (r < 0)
+			r = fatelf_diag_set(d, r, -1, "public key: %s", fatelf_strerror(r));
+		else
+			r = fatelf_ms_pubkey_parse(text, len, &keys[i], d);
 		if (r < 0) {
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
+			snprintf(d->subject, sizeof(d->subject), "%s/%s", dir, names[i]);
 			goto out;
 		}
 	}
@@ -227,6 +240,48 @@ out:
 	free(keys);
 	closedir(dp);
 	return r;
+}
+
+/*
+ * The trusted keys: --keys DIR as the admin named it, else the root's
+ * etc/fatelf/keys.d reached from the root's descriptor without following
+ * any symlink (a missing directory: no keys). Whoever owns the root could
+ * otherwise have a directory of their keys, anywhere, trusted.
+ */
+static int root_keys(const struct root_args *a, int rootfd, const char *dir, fatelf_ms_pubkey **ret,
+		     size_t *ret_n, fatelf_diag *d)
+{
+	size_t failed = 0;
+	int fd, r;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (a->keys) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			return 0;
+	} else {
+		_cleanup_close_ int pfd = mkdir_p_open(rootfd, ROOT_KEYS_DIR, 0, 0, MKDIR_BENEATH | MKDIR_NOCREATE,
+							&failed);
+
+		if (pfd == -ENOENT)
+			return 0;
+		if (pfd == -ELOOP) {
+			snprintf(d->subject, sizeof(d->subject), "%s", dir);
+			return fatelf_diag_set(d, pfd, -1, "trusted keys %s: %.*s/%.*s is a symbolic link inside "
+					       "the root: refusing it", dir, (int)(strlen(dir) - strlen(ROOT_KEYS_DIR) - 1),
+					       dir, (int)failed, ROOT_KEYS_DIR);
+		}
+		fd = pfd < 0 ? pfd : openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			errno = -pfd;
+	}
+	if (fd < 0) {
+		r = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", dir);
+		return fatelf_diag_set(d, r, -1, "cannot read the trusted keys: %s", fatelf_strerror(r));
+	}
+	return load_keys(fd, dir, !a->keys, ret, ret_n, d);
 }
 
 /* The settings of an install from the options. */
@@ -288,6 +343,21 @@ static int root_config(const struct root_args *a, const char *root, engine_confi
 	return 0;
 }
 
+/* Has anything ever been installed in the root (a store in its state
+ * directory, reached without following symlinks)? When that cannot be
+ * told, yes: engine_open says why. */
+static bool root_has_store(int rootfd)
+{
+	_cleanup_close_ int fd = mkdir_p_open(rootfd, ROOT_STATE_DIR, 0, 0, MKDIR_BENEATH | MKDIR_NOCREATE, NULL);
+	struct stat st;
+
+	if (fd == -ENOENT)
+		return false;
+	if (fd < 0)
+		return true;
+	return !(fstatat(fd, "fatelf.db", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+}
+
 int root_open(const struct root_args *a, bool readonly, engine **ret)
 {
 	engine_config c;
@@ -295,27 +365,26 @@ int root_open(const struct root_args *a, bool readonly, engine **ret)
 	fatelf_ms_pubkey *keys = NULL;
 	size_t nkeys = 0;
 	char *root = realpath(a->root, NULL);
+	_cleanup_close_ int rootfd = -1;
 	int r;
 
 	*ret = NULL;
-	if (!root) {
+	if (root)
+		rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (!root || rootfd < 0) {
 		r = -errno;
+		free(root);
 		snprintf(d.subject, sizeof(d.subject), "%s", a->root);
 		fatelf_diag_set(&d, r, -1, "the root directory: %s", fatelf_strerror(r));
 		return root_fail(a, &d, r);
 	}
 	engine_config_init(&c);
 	r = root_config(a, root, &c, &d);
-	if (r >= 0 && readonly) {
-		char db[PATH_MAX];
-
-		/* Nothing was ever installed: no store, nothing to create. */
-		snprintf(db, sizeof(db), "%s/fatelf.db", c.state_dir);
-		if (access(db, F_OK) < 0 && errno == ENOENT)
-			goto out;
-	}
+	/* Nothing was ever installed: no store, nothing to create. */
+	if (r >= 0 && readonly && !root_has_store(rootfd))
+		goto out;
 	if (r >= 0 && !readonly)
-		r = load_keys(c.trusted_keys, &keys, &nkeys, &d);
+		r = root_keys(a, rootfd, c.trusted_keys, &keys, &nkeys, &d);
 	if (r >= 0)
 		r = engine_open(&c, keys, nkeys, readonly ? ENGINE_OPEN_READONLY : 0, ret, NULL, &d);
 out:

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "path.h"
@@ -29,14 +30,32 @@ static int dir_open(int dirfd, const char *name, bool follow)
 	return -errno;
 }
 
-int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags)
+/* May a symlink inside the directory fd be followed under
+ * MKDIR_FOLLOW_TRUSTED? Only when nobody but us and root could have put
+ * it there. */
+static bool dir_trusted(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return false;
+	return !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+int mkdir_p_open(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags,
+		 size_t *ret_failed)
 {
 	_cleanup_close_ int cur = -1;
 	const char *p = path;
+	bool beneath = flags & MKDIR_BENEATH;
 
 	if (!path || !*path)
 		return -EINVAL;
 	if (*p == '/') {
+		if (beneath)
+			return -EXDEV;
 		cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (cur < 0)
 			return -errno;
@@ -47,7 +66,8 @@ int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsign
 		char name[NAME_MAX + 1];
 		size_t len = strcspn(p, "/");
 		const char *next = p + len;
-		bool last;
+		int at = cur >= 0 ? cur : dirfd;
+		bool last, follow;
 		int fd;
 
 		while (*next == '/')
@@ -55,17 +75,24 @@ int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsign
 		last = *next == '\0';
 		if (last && (flags & MKDIR_PARENTS_ONLY))
 			break;
+		if (ret_failed)
+			*ret_failed = (size_t)(p + len - path);
 		if (len > NAME_MAX)
 			return -ENAMETOOLONG;
 		memcpy(name, p, len);
 		name[len] = '\0';
-		fd = dir_open(cur >= 0 ? cur : dirfd, name, flags & MKDIR_FOLLOW);
-		if (fd == -ENOENT) {
+		/* ".." would climb out of the directory the walk is kept in. */
+		if (beneath && strcmp(name, "..") == 0)
+			return -EXDEV;
+		follow = flags & MKDIR_FOLLOW;
+		if (flags & MKDIR_FOLLOW_TRUSTED)
+			follow = !last && dir_trusted(at);
+		fd = dir_open(at, name, follow);
+		if (fd == -ENOENT && !(flags & MKDIR_NOCREATE)) {
 			/* Somebody may create it between the two calls: that is fine. */
-			if (mkdirat(cur >= 0 ? cur : dirfd, name, last ? mode : parent_mode) < 0 &&
-			    errno != EEXIST)
+			if (mkdirat(at, name, last ? mode : parent_mode) < 0 && errno != EEXIST)
 				return -errno;
-			fd = dir_open(cur >= 0 ? cur : dirfd, name, flags & MKDIR_FOLLOW);
+			fd = dir_open(at, name, follow);
 		}
 		if (fd < 0)
 			return fd;
@@ -73,6 +100,23 @@ int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsign
 		cur = fd;
 		p = next;
 	}
+	if (cur < 0) {
+		/* Nothing walked ("/", or only the parents of one component). */
+		cur = openat(*path == '/' ? AT_FDCWD : dirfd, *path == '/' ? "/" : ".",
+			     O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cur < 0)
+			return -errno;
+	}
+	return TAKE_FD(cur);
+}
+
+int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags)
+{
+	int fd = mkdir_p_open(dirfd, path, parent_mode, mode, flags, NULL);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 

@@ -17,6 +17,17 @@ enum {
 	 * admin configures (a state directory, a socket), whose parents only
 	 * root may change. New directories are still made one by one. */
 	MKDIR_FOLLOW = 1 << 1,
+	/* A symlink is followed only on the way (never path's last
+	 * component), and only inside a directory that root or we own and
+	 * nobody else may write: one that another user could have planted
+	 * is refused (-ELOOP). For a state directory an admin named. */
+	MKDIR_FOLLOW_TRUSTED = 1 << 2,
+	/* Kept beneath dirfd: an absolute path or a ".." component is
+	 * -EXDEV. With neither FOLLOW flag, no symlink is ever followed, so
+	 * nothing outside dirfd is reached. */
+	MKDIR_BENEATH = 1 << 3,
+	/* Create nothing: a missing component is -ENOENT. */
+	MKDIR_NOCREATE = 1 << 4,
 };
 
 /*
@@ -29,6 +40,12 @@ enum {
  * MKDIR_PARENTS_ONLY is given; without it, it must be a directory.
  */
 int mkdir_p(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags);
+/* The same, returning an O_PATH descriptor of the last directory reached
+ * (path itself, or its parent with MKDIR_PARENTS_ONLY). On failure,
+ * *ret_failed (when given) is the length of path's prefix that names the
+ * component that failed. */
+int mkdir_p_open(int dirfd, const char *path, mode_t parent_mode, mode_t mode, unsigned flags,
+		 size_t *ret_failed);
 
 /* a and b joined by one '/' (a slash a ends with or b starts with is not
  * doubled; an empty a gives b). malloc'd; NULL when out of memory. */

@@ -7,6 +7,7 @@
  * engine_recover.c; lookups beneath the root in engine_root.c.
  */
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -34,6 +35,77 @@ static int db_path_through(int fd, const char *dir, char **ret)
 	return n < 0 ? -ENOMEM : 0;
 }
 
+/* The state directory's path relative to the root when it lies inside a
+ * root other than "/" (a --root install, a private fatelfd), else NULL. */
+static const char *state_dir_beneath(const engine_config *c)
+{
+	size_t n = strlen(c->root);
+
+	while (n > 0 && c->root[n - 1] == '/')
+		n--;
+	if (n == 0 || strncmp(c->state_dir, c->root, n) != 0 || c->state_dir[n] != '/')
+		return NULL;
+	return c->state_dir + n + 1;
+}
+
+/*
+ * Reaches the state directory without being led elsewhere, creating what
+ * is missing (new parents 0755, the directory itself 0700). Inside a root
+ * other than "/" it is walked from the root's descriptor and no symlink
+ * is followed at all: whoever owns the root (an image a user unpacked)
+ * could point var/lib/fatelf anywhere on the host, and root would then
+ * change modes and create files there. Elsewhere (a path an admin named)
+ * symlinks on the way are followed only where nobody but root could have
+ * made them; the directory itself is never a symlink. Returns an O_PATH
+ * descriptor.
+ */
+static int state_dir_walk(const engine_config *c, int rootfd, fatelf_diag *d)
+{
+	const char *rel = state_dir_beneath(c);
+	const char *path = rel ? rel : c->state_dir;
+	size_t failed = 0;
+	int fd;
+
+	if (rel)
+		fd = mkdir_p_open(rootfd, rel, 0755, 0700, MKDIR_BENEATH, &failed);
+	else
+		fd = mkdir_p_open(AT_FDCWD, c->state_dir, 0755, 0700, MKDIR_FOLLOW_TRUSTED, &failed);
+	if (fd >= 0)
+		return fd;
+	failed += (size_t)(path - c->state_dir);
+	snprintf(d->subject, sizeof(d->subject), "%s", c->state_dir);
+	if (fd == -ELOOP && rel)
+		return fatelf_diag_set(d, fd, -1, "state directory %s: %.*s is a symbolic link inside the "
+				       "root: refusing it", c->state_dir, (int)failed, c->state_dir);
+	if (fd == -ELOOP && !c->state_dir[failed + strspn(c->state_dir + failed, "/")])
+		return fatelf_diag_set(d, fd, -1, "state directory %s is a symbolic link: refusing it",
+				       c->state_dir);
+	if (fd == -ELOOP)
+		return fatelf_diag_set(d, fd, -1, "state directory %s: %.*s is a symbolic link in a "
+				       "directory others may write: refusing it", c->state_dir, (int)failed,
+				       c->state_dir);
+	if (fd == -EXDEV)
+		return fatelf_diag_set(d, fd, -1, "state directory %s: leads out of the root %s: refusing it",
+				       c->state_dir, c->root);
+	return fatelf_diag_set(d, fd, -1, "cannot create the state directory: %s", fatelf_strerror(fd));
+}
+
+static int state_dir_unsafe(const char *path, const struct stat *st, fatelf_diag *d)
+{
+	d->uid = (unsigned)st->st_uid;
+	d->mode = (unsigned)(st->st_mode & 07777);
+	d->has |= FATELF_DIAG_HAS_UID | FATELF_DIAG_HAS_MODE;
+	snprintf(d->subject, sizeof(d->subject), "%s", path);
+	if (st->st_uid != geteuid())
+		return fatelf_diag_set(d, -ENGINE_E_DIR_UNSAFE, -1,
+				       "state directory %s is owned by uid %u, not by uid %u: refusing it",
+				       path, (unsigned)st->st_uid, (unsigned)geteuid());
+	return fatelf_diag_set(d, -ENGINE_E_DIR_UNSAFE, -1,
+			       "state directory %s is writable by %s (mode %04o): refusing it",
+			       path, st->st_mode & S_IWOTH ? "others" : "its group",
+			       (unsigned)(st->st_mode & 07777));
+}
+
 /*
  * The state directory holds the store and the lock: whoever may open a
  * file there may also lock it, and block every transaction or the start
@@ -41,31 +113,75 @@ static int db_path_through(int fd, const char *dir, char **ret)
  * looser than 0700 (an older install's 0755) is tightened through the
  * descriptor. Returns that descriptor.
  */
-static int state_dir_open(const char *path, int *ret_fd, fatelf_diag *d)
+static int state_dir_open(const engine_config *c, int rootfd, int *ret_fd, fatelf_diag *d)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int pfd = state_dir_walk(c, rootfd, d);
+	_cleanup_close_ int fd = -1;
+	const char *path = c->state_dir;
 	struct stat st;
 	int q;
 
+	if (pfd < 0)
+		return pfd;
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
 		return fatelf_diag_set(d, q, -1, "state directory %s: %s", path, fatelf_strerror(q));
 	}
-	if (st.st_uid != geteuid())
-		return fatelf_diag_set(d, -EPERM, -1,
-				       "state directory %s is owned by uid %u, not by uid %u: refusing it",
-				       path, (unsigned)st.st_uid, (unsigned)geteuid());
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return fatelf_diag_set(d, -EPERM, -1,
-				       "state directory %s is writable by %s (mode %04o): refusing it",
-				       path, st.st_mode & S_IWOTH ? "others" : "its group",
-				       (unsigned)(st.st_mode & 07777));
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return state_dir_unsafe(path, &st, d);
 	if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0) {
 		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
 		return fatelf_diag_set(d, q, -1, "state directory %s: cannot make it mode 0700: %s", path,
 				       fatelf_strerror(q));
 	}
 	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/*
+ * The files of the state directory that this program opens, modes it
+ * changes or SQLite opens by name: each one that exists must be a plain
+ * file of ours with one name. A symlink or a hard link there (an image
+ * unpacked with its owners kept) would have root write, or chmod, a file
+ * elsewhere on the host.
+ */
+static int state_files_check(int statefd, const char *dir, fatelf_diag *d)
+{
+	static const char *const names[] = {
+		"lock", "fatelf.db", "fatelf.db-wal", "fatelf.db-shm", "fatelf.db-journal",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct stat st;
+		int q = 0;
+
+		if (fstatat(statefd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			q = -errno;
+		}
+		snprintf(d->subject, sizeof(d->subject), "%s/%s", dir, names[i]);
+		if (q < 0)
+			return fatelf_diag_set(d, q, -1, "%s/%s: %s", dir, names[i], fatelf_strerror(q));
+		if (S_ISLNK(st.st_mode))
+			return fatelf_diag_set(d, -ELOOP, -1, "%s/%s is a symbolic link: refusing it", dir,
+					       names[i]);
+		if (!S_ISREG(st.st_mode))
+			return fatelf_diag_set(d, -EINVAL, -1, "%s/%s is not a regular file: refusing it",
+					       dir, names[i]);
+		if (st.st_nlink != 1)
+			return fatelf_diag_set(d, -EMLINK, -1,
+					       "%s/%s has %ju hard links, so it is also a file elsewhere: "
+					       "refusing it", dir, names[i], (uintmax_t)st.st_nlink);
+		if (st.st_uid != geteuid())
+			return fatelf_diag_set(d, -EPERM, -1, "%s/%s is owned by uid %u, not by uid %u: "
+					       "refusing it", dir, names[i], (unsigned)st.st_uid,
+					       (unsigned)geteuid());
+	}
+	fatelf_diag_clear(d);
 	return 0;
 }
 
@@ -101,20 +217,23 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		e->nkeys = nkeys;
 	}
 
-	/* mkdir -p: new parents 0755, the state directory itself 0700 */
-	q = mkdir_p(AT_FDCWD, e->cfg.state_dir, 0755, 0700, MKDIR_FOLLOW);
-	if (q < 0) {
-		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.state_dir);
-		fatelf_diag_set(d, q, -1, "cannot create the state directory: %s", fatelf_strerror(q));
+	/* The root as named, not a symlink that the owner of a directory
+	 * on the way put there since the caller resolved the name. */
+	e->rootfd = mkdir_p_open(AT_FDCWD, e->cfg.root, 0, 0, MKDIR_NOCREATE | MKDIR_FOLLOW_TRUSTED, NULL);
+	if (e->rootfd < 0) {
+		q = e->rootfd;
+		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.root);
+		fatelf_diag_set(d, q, -1, "cannot open the root directory: %s", fatelf_strerror(q));
 		goto fail;
 	}
 
-	q = state_dir_open(e->cfg.state_dir, &e->statefd, d);
-	if (q < 0) {
-		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.state_dir);
+	q = state_dir_open(&e->cfg, e->rootfd, &e->statefd, d);
+	if (q < 0)
 		goto fail;
-	}
 	statefd = e->statefd;
+	q = state_files_check(statefd, e->cfg.state_dir, d);
+	if (q < 0)
+		goto fail;
 	/* The store is opened through the directory just checked, not by
 	 * its name again: whoever may write in its parent could have put
 	 * another directory there since. SQLite finds -wal and -shm beside
@@ -177,14 +296,6 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	q = store_open(e->db_path, flags & ENGINE_OPEN_READONLY ? 0 : STORE_OPEN_SECURE, &e->st, d);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
-		goto fail;
-	}
-
-	e->rootfd = open(e->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (e->rootfd < 0) {
-		q = -errno;
-		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.root);
-		fatelf_diag_set(d, q, -1, "cannot open the root directory: %s", fatelf_strerror(q));
 		goto fail;
 	}
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -735,10 +736,64 @@ static void sql_fnmatch(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_int(ctx, fnmatch(pattern, path, 0) == 0);
 }
 
+/*
+ * A database named "/proc/self/fd/N/fatelf.db" is reached through the
+ * directory descriptor N that the engine checked. SQLite's own unix VFS
+ * would undo that: its full pathname follows every symlink, /proc's
+ * included, and opens the database, -wal, -shm and -journal by the
+ * directory's name again, which whoever may write in a parent can point
+ * elsewhere after the check. This VFS is the default one with the name
+ * kept as given, so every file SQLite opens goes through the descriptor.
+ */
+#define STORE_FD_PREFIX "/proc/self/fd/"
+
+static sqlite3_vfs store_fd_vfs;
+static pthread_once_t store_fd_vfs_once = PTHREAD_ONCE_INIT;
+static int store_fd_vfs_rc = SQLITE_ERROR;
+
+static int store_fd_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+	size_t len = strlen(name);
+
+	(void)vfs;
+	if (n <= 0 || len >= (size_t)n)
+		return SQLITE_CANTOPEN;
+	memcpy(out, name, len + 1);
+	return SQLITE_OK;
+}
+
+static void store_fd_vfs_init(void)
+{
+	sqlite3_vfs *base;
+
+	if (sqlite3_initialize() != SQLITE_OK || !(base = sqlite3_vfs_find(NULL)))
+		return;
+	store_fd_vfs = *base;
+	store_fd_vfs.zName = "fatelf-fd";
+	store_fd_vfs.pNext = NULL;
+	store_fd_vfs.xFullPathname = store_fd_full_pathname;
+	store_fd_vfs_rc = sqlite3_vfs_register(&store_fd_vfs, 0);
+}
+
+/* The VFS that opens path: NULL (the default) unless it is named through
+ * a descriptor. */
+static int store_vfs_for(const char *path, const char **ret)
+{
+	*ret = NULL;
+	if (strncmp(path, STORE_FD_PREFIX, strlen(STORE_FD_PREFIX)) != 0)
+		return 0;
+	(void)pthread_once(&store_fd_vfs_once, store_fd_vfs_init);
+	if (store_fd_vfs_rc != SQLITE_OK)
+		return -ENOSYS;
+	*ret = store_fd_vfs.zName;
+	return 0;
+}
+
 int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 {
 	_cleanup_(sqlite_closep) sqlite3 *db = NULL;
 	int open_flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	const char *vfs;
 	int64_t v, fk;
 	int rc, r;
 
@@ -753,7 +808,10 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 			return r;
 	}
 
-	rc = sqlite3_open_v2(path, &db, open_flags, NULL);
+	r = store_vfs_for(path, &vfs);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot register the store's file system layer");
+	rc = sqlite3_open_v2(path, &db, open_flags, vfs);
 	if (rc != SQLITE_OK)
 		return sqlite_fail(db, rc, "opening the database", d);
 	sqlite3_extended_result_codes(db, 1);

@@ -113,6 +113,70 @@ START_TEST(mkdir_p_refuses_symlinks)
 }
 END_TEST
 
+/* mkdir_p_open: the descriptor of what it reached; MKDIR_BENEATH keeps
+ * the walk inside dirfd, MKDIR_NOCREATE makes nothing, and the prefix
+ * that failed is told. */
+START_TEST(mkdir_p_open_beneath)
+{
+	struct stat a, b;
+	size_t failed = 0;
+	int root, fd;
+
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir("root", 0755), 0);
+	ck_assert_int_eq(mkdir("outside", 0755), 0);
+	root = open("root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(root, 0);
+	ck_assert_int_eq(mkdir_p_open(root, "var/lib", 0, 0, MKDIR_BENEATH | MKDIR_NOCREATE, &failed), -ENOENT);
+	ck_assert_uint_eq(failed, 3);
+	ck_assert_int_eq(access("root/var", F_OK), -1);
+	fd = mkdir_p_open(root, "var/lib/x", 0755, 0700, MKDIR_BENEATH, NULL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &a), 0);
+	ck_assert_int_eq(stat("root/var/lib/x", &b), 0);
+	ck_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	ck_assert_uint_eq(mode_of("root/var/lib/x"), 0700);
+	close(fd);
+	/* A symlink anywhere on the way, even one that stays inside. */
+	ck_assert_int_eq(symlink("../../outside", "root/var/lib/y"), 0);
+	ck_assert_int_eq(mkdir_p_open(root, "var/lib/y/z", 0755, 0755, MKDIR_BENEATH, &failed), -ELOOP);
+	ck_assert_uint_eq(failed, strlen("var/lib/y"));
+	ck_assert_int_eq(access("outside/z", F_OK), -1);
+	ck_assert_int_eq(symlink("lib", "root/var/in"), 0);
+	ck_assert_int_eq(mkdir_p_open(root, "var/in/x", 0755, 0755, MKDIR_BENEATH, NULL), -ELOOP);
+	/* Nothing climbs out, and nothing absolute gets in. */
+	ck_assert_int_eq(mkdir_p_open(root, "var/../../outside", 0755, 0755, MKDIR_BENEATH, NULL), -EXDEV);
+	ck_assert_int_eq(mkdir_p_open(root, "/tmp", 0755, 0755, MKDIR_BENEATH, NULL), -EXDEV);
+	close(root);
+}
+END_TEST
+
+/* MKDIR_FOLLOW_TRUSTED follows a symlink only where nobody but root or
+ * us could have made it, and never as the last component. */
+START_TEST(mkdir_p_open_follow_trusted)
+{
+	int fd;
+
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir("target", 0755), 0);
+	ck_assert_int_eq(mkdir("safe", 0755), 0);
+	ck_assert_int_eq(symlink("../target", "safe/link"), 0);
+	fd = mkdir_p_open(AT_FDCWD, "safe/link/state", 0755, 0700, MKDIR_FOLLOW_TRUSTED, NULL);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	mode_of("target/state");
+	ck_assert_int_eq(symlink("../target/state", "safe/last"), 0);
+	ck_assert_int_eq(mkdir_p_open(AT_FDCWD, "safe/last", 0755, 0700, MKDIR_FOLLOW_TRUSTED, NULL), -ELOOP);
+	/* Planted in a directory others may write. */
+	ck_assert_int_eq(mkdir("open", 0755), 0);
+	ck_assert_int_eq(chmod("open", 0777), 0);
+	ck_assert_int_eq(symlink("../target", "open/link"), 0);
+	ck_assert_int_eq(mkdir_p_open(AT_FDCWD, "open/link/other", 0755, 0700, MKDIR_FOLLOW_TRUSTED, NULL),
+			 -ELOOP);
+	ck_assert_int_eq(access("target/other", F_OK), -1);
+}
+END_TEST
+
 START_TEST(mkdir_p_long_component)
 {
 	char name[300];
@@ -367,6 +431,8 @@ static Suite *basic_suite(void)
 	tcase_add_test(tc, mkdir_p_parents_only);
 	tcase_add_test(tc, mkdir_p_refuses_symlinks);
 	tcase_add_test(tc, mkdir_p_long_component);
+	tcase_add_test(tc, mkdir_p_open_beneath);
+	tcase_add_test(tc, mkdir_p_open_follow_trusted);
 	tcase_add_test(tc, path_join_seams);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hex");
