@@ -316,7 +316,7 @@ START_TEST(test_parse_refused)
 	refused("mirror http://h/\nget 1 /v2/x/blobs/sha256:ab 1\n", false, "line 2: an absolute path");
 	refused("mirror http://h/\nget 1 v2/x/../y/blobs/sha256:ab 1\n", false, "\"..\" component");
 	refused("mirror http://h/\nget 1 v2/x/manifests/a@sha256:ab 1\n", false, "a byte other than");
-	refused("mirror http://h/\nget 1 a?b 1\n", false, "a byte other than");
+	refused("mirror http://h/\nget 1 a?b#c 1\n", false, "a byte other than");
 	refused("mirror http://h/\nget 1 ~root 1\n", false, "a byte other than");
 	memset(path, 'a', FATELF_FETCH_BATCH_PATH_MAX + 1);
 	path[FATELF_FETCH_BATCH_PATH_MAX + 1] = '\0';
