@@ -5,8 +5,9 @@
 #   - flood: 12 packages, each tag list ~16 MB of valid JSON: the update
 #     fails with RepositoryInvalid, code FATELF_E_REPO_LIMIT, naming the
 #     tag list's URL and the bound of 1048576 bytes; the daemon's peak
-#     resident memory (VmHWM) stays at or below 64 MiB, it still answers
-#     Status, and the index kept before the update is still there;
+#     resident memory (VmHWM) stays at or below 64 MiB and grows by at
+#     most 32 MiB in the update, it still answers Status, and nothing is
+#     kept for the repository;
 #   - pages: a registry that pages (?n=, &last=): the catalog of 2500
 #     names is read in 3 pages and the 2345 versions of fatelf/many in 3;
 #     the update takes the two packages that have versions, all of them;
@@ -88,6 +89,12 @@ if [ -n "$hwm1" ] && [ "$hwm1" -le "$RSS_MAX" ]; then
 	pass "... the daemon's peak VmRSS stays at or below $((RSS_MAX >> 10)) MiB ($hwm1 kB)"
 else
 	fail "... the daemon's peak VmRSS stays at or below $((RSS_MAX >> 10)) MiB" "VmHWM ${hwm1:-?} kB"
+fi
+# the update's own part, which AddressSanitizer's quarantine does not hide
+if [ -n "$hwm1" ] && [ -n "$hwm0" ] && [ "$((hwm1 - hwm0))" -le $((32 << 10)) ]; then
+	pass "... and grows by at most 32 MiB in the update ($((hwm1 - hwm0)) kB)"
+else
+	fail "... and grows by at most 32 MiB in the update" "VmHWM ${hwm0:-?} -> ${hwm1:-?} kB"
 fi
 check "... and it still answers Status" ctl status
 check_eq "... nothing kept for the repository" "flood 0" \
