@@ -245,27 +245,27 @@ static int read_tags(struct upd *u, fatelf_repo_index *ix)
 	size_t caps_len = u->nnames ? u->nnames : 1;
 	_cleanup_free_ size_t *caps = calloc(caps_len, sizeof(*caps));
 	_cleanup_free_ char (*lasts)[256] = calloc(caps_len, sizeof(*lasts));
-	_cleanup_free_ bool *open_ = calloc(caps_len, sizeof(*open_));
-	size_t next = 0, nopen = 0;
+	_cleanup_free_ bool *going = calloc(caps_len, sizeof(*going));
+	size_t next = 0, ngoing = 0;
 	int k;
 
 	ix->packages = calloc(caps_len, sizeof(*ix->packages));
-	if (!caps || !lasts || !open_ || !ix->packages)
+	if (!caps || !lasts || !going || !ix->packages)
 		return fatelf_diag_set(u->d, -ENOMEM, -1, "out of memory");
 	for (size_t i = 0; i < u->nnames; i++) {
 		ix->packages[i].name = strdup(u->names[i]);
 		if (!ix->packages[i].name)
 			return fatelf_diag_set(u->d, -ENOMEM, -1, "out of memory");
 		ix->npackages++;
-		open_[i] = true;
+		going[i] = true;
 	}
-	nopen = u->nnames;
-	while (nopen > 0) {
+	ngoing = u->nnames;
+	while (ngoing > 0) {
 		size_t idx[UPDATE_ROUND], n = 0;
 
 		/* the next UPDATE_ROUND packages whose list goes on, round robin */
 		for (size_t seen = 0; seen < u->nnames && n < UPDATE_ROUND; seen++, next = (next + 1) % u->nnames)
-			if (open_[next])
+			if (going[next])
 				idx[n++] = next;
 		k = page_budget(u, n);
 		if (k < 0)
@@ -298,8 +298,8 @@ static int read_tags(struct upd *u, fatelf_repo_index *ix)
 			}
 			snprintf(lasts[i], sizeof(lasts[i]), "%s", pages[j].last);
 			if (!pages[j].more) {
-				open_[i] = false;
-				nopen--;
+				going[i] = false;
+				ngoing--;
 			}
 		}
 	}
