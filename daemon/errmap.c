@@ -76,7 +76,7 @@ static const struct row rows[] = {
 	  { { "package", F_PACKAGE }, { "dependency", F_DEPENDENCY }, { "constraint", F_CONSTRAINT } } },
 	{ ONE(ENGINE_E_DEPENDENCY_BROKEN), W_ALWAYS, "DependencyBroken",
 	  { { "package", F_PACKAGE }, { "dependents", F_DEPENDENTS } } },
-	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_OCI, W_REPOSITORY, "RepositoryInvalid",
+	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_LIMIT, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
 	{ FATELF_E_KEY_FORMAT, FATELF_E_SIG_COMMENT, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },

@@ -105,15 +105,19 @@ static bool path_char(char c)
 
 static const char *path_problem(const char *p, size_t len)
 {
+	const char *q;
 	size_t i, start;
 
 	if (len == 0)
 		return "an empty path";
 	if (len > FATELF_FETCH_BATCH_PATH_MAX)
 		return "a path longer than 4096 bytes";
+	/* A query after one '?' (a registry's list by pages: ?n=1000&last=x)
+	 * adds '=' and '&'. */
+	q = memchr(p, '?', len);
 	for (i = 0; i < len; i++)
-		if (!path_char(p[i]))
-			return "a path with a byte other than [a-zA-Z0-9._/:-]";
+		if (!path_char(p[i]) && !(q && p + i > q && (p[i] == '=' || p[i] == '&')) && p + i != q)
+			return "a path with a byte other than [a-zA-Z0-9._/:-], or a query with '=' and '&'";
 	if (p[0] == '/')
 		return "an absolute path";
 	/* "a:b" alone could read as a URL of scheme "a". */

@@ -603,6 +603,7 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 	for (size_t i = 0; i < n; i++) {
 		gets[i].len = 0;
 		gets[i].done = false;
+		gets[i].too_big = false;
 		if (gets[i].fd < 0 && !gets[i].name) {
 			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
 
@@ -666,6 +667,7 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 			lim = g->size ? g->size : g->max;
 			if (a > lim || b > lim - a) {
 				k = -EFBIG;
+				g->too_big = true;
 				snprintf(failmsg, sizeof(failmsg), "%s: larger than %" PRIu64 " bytes", g->path, lim);
 				break;
 			}

@@ -80,6 +80,7 @@ struct repo_get {
 	size_t len;                     /* bytes received */
 	bool done;
 	long code;                      /* when it failed: the last HTTP status (0: none) */
+	bool too_big;                   /* it failed for more bytes than size, or max */
 };
 
 /*

@@ -94,6 +94,7 @@ enum fatelf_error_more {
 	FATELF_E_REPO_OBJECT,           /* an object is corrupt: not zstd, wrong size or hash */
 	FATELF_E_REPO_MISSING,          /* a file of the repository is not there */
 	FATELF_E_REPO_OCI,              /* a registry's index or manifest is not a fatelf artifact's */
+	FATELF_E_REPO_LIMIT,            /* a registry's reply, or what an update takes of it, past its bound */
 	FATELF_E_MAX
 };
 

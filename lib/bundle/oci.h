@@ -126,11 +126,19 @@ int fatelf_oci_manifest_parse(const void *json, size_t len, fatelf_oci_manifest 
 void fatelf_oci_manifest_free(fatelf_oci_manifest *m);
 
 /* A tag list ({"name": ..., "tags": [...]}, tags true; "tags": null is
- * none) or a catalog ({"repositories": [...]}): each a valid tag or
- * repository name, at most FATELF_OCI_NAMES_MAX; malloc'd strings. */
+ * none) or a catalog ({"repositories": [...]}), one page of it: at most
+ * FATELF_OCI_LIST_MAX bytes (a registry's lists are not signed, so a
+ * page is small and asked for by FATELF_OCI_PAGE_N names: ?n=, &last=),
+ * each a valid tag or repository name, at most FATELF_OCI_NAMES_MAX.
+ * Each name is handed to take, in order, as the page is read, and is
+ * not kept: take keeps what it wants; a negative return from take stops
+ * the reading and is returned. A failure of the page is
+ * FATELF_E_REPO_OCI. Returns the count of names read. */
 #define FATELF_OCI_NAMES_MAX    100000u
-int fatelf_oci_names_parse(const void *json, size_t len, bool tags, char ***ret, size_t *ret_n, fatelf_diag *d);
-void fatelf_oci_names_free(char **v, size_t n);
+#define FATELF_OCI_LIST_MAX     (1u << 20)
+#define FATELF_OCI_PAGE_N       1000u
+int fatelf_oci_names_each(const void *json, size_t len, bool tags, int (*take)(void *ctx, const char *name),
+			  void *ctx, fatelf_diag *d);
 
 /* ------------------------------------------------------------ the registry's words
  * Untrusted (a reference from the command line, a registry's reply

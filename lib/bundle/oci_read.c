@@ -463,25 +463,18 @@ out:
 	return 0;
 }
 
-void fatelf_oci_names_free(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-int fatelf_oci_names_parse(const void *json, size_t len, bool tags, char ***ret, size_t *ret_n, fatelf_diag *d)
+int fatelf_oci_names_each(const void *json, size_t len, bool tags, int (*take)(void *ctx, const char *name),
+			  void *ctx, fatelf_diag *d)
 {
 	fatelf_json_doc doc = { 0 };
 	const char *key = tags ? "tags" : "repositories";
 	struct octx c = { .doc = &doc, .d = d, .what = tags ? "tag list" : "catalog" };
 	fatelf_json_value v;
-	char **names = NULL;
 	size_t at, pos, vat, n = 0, count = 0;
 	int r;
 
-	*ret = NULL;
-	*ret_n = 0;
+	if (len > FATELF_OCI_LIST_MAX)
+		return ofail(&c, "%zu bytes, the limit of a page is %u", len, FATELF_OCI_LIST_MAX);
 	r = open_doc(&c, json, len, &doc);
 	if (r < 0)
 		goto out;
@@ -506,11 +499,6 @@ int fatelf_oci_names_parse(const void *json, size_t len, bool tags, char ***ret,
 		r = ofail(&c, "%zu names, the limit is %u", count, FATELF_OCI_NAMES_MAX);
 		goto out;
 	}
-	names = calloc(count ? count : 1, sizeof(*names));
-	if (!names) {
-		r = -ENOMEM;
-		goto out;
-	}
 	pos = at;
 	while ((r = fatelf_json_next_member(&doc, &pos, NULL, &vat)) > 0) {
 		char name[256];
@@ -526,20 +514,12 @@ int fatelf_oci_names_parse(const void *json, size_t len, bool tags, char ***ret,
 			r = ofail(&c, "more names than counted");
 			goto out;
 		}
-		names[n] = strdup(name);
-		if (!names[n]) {
-			r = -ENOMEM;
-			goto out;
-		}
 		n++;
+		r = take(ctx, name);
+		if (r < 0)
+			goto out;
 	}
 out:
 	fatelf_json_doc_done(&doc);
-	if (r < 0) {
-		fatelf_oci_names_free(names, n);
-		return r;
-	}
-	*ret = names;
-	*ret_n = n;
-	return 0;
+	return r < 0 ? r : (int)n;
 }

@@ -10,7 +10,8 @@
  *      every field NUL-terminated within its buffer, printable ASCII;
  *   2  a token reply: a token is non-empty printable ASCII with no space,
  *      so it cannot break the header it goes into;
- *   5  a tag list, 6  a catalog: each name valid, or FATELF_E_REPO_OCI;
+ *   5  a tag list, 6  a catalog: each name handed on valid, their count
+ *      returned, or FATELF_E_REPO_OCI;
  *   3  an image index, 4  an image manifest: what parses has every field
  *      the mapping reads in its form (each manifest an image manifest,
  *      each layer an object with its name, the config of our media type);
@@ -141,22 +142,31 @@ static void manifest_input(const char *s, size_t len)
 	fatelf_oci_manifest_free(m);
 }
 
+struct names_seen {
+	bool tags;
+	size_t n;
+};
+
+static int name_seen(void *ctx, const char *name)
+{
+	struct names_seen *ns = ctx;
+
+	fuzz_assert(ns->tags ? fatelf_oci_tag_valid(name) : fatelf_oci_name_valid(name));
+	ns->n++;
+	return 0;
+}
+
 static void names_input(const char *s, size_t len, bool tags)
 {
-	char **v = NULL;
-	size_t n = 0;
+	struct names_seen ns = { .tags = tags };
 	fatelf_diag d = { 0 };
-	int r = fatelf_oci_names_parse(s, len, tags, &v, &n, &d);
+	int r = fatelf_oci_names_each(s, len, tags, name_seen, &ns, &d);
 
 	if (r < 0) {
 		failed(r, &d);
-		fuzz_assert(v == NULL && n == 0);
 		return;
 	}
-	fuzz_assert(n <= FATELF_OCI_NAMES_MAX);
-	for (size_t i = 0; i < n; i++)
-		fuzz_assert(tags ? fatelf_oci_tag_valid(v[i]) : fatelf_oci_name_valid(v[i]));
-	fatelf_oci_names_free(v, n);
+	fuzz_assert((size_t)r == ns.n && ns.n <= FATELF_OCI_NAMES_MAX && len <= FATELF_OCI_LIST_MAX);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -227,6 +227,11 @@ START_TEST(test_parse_good)
 	ck_assert_str_eq(fatelf_fetch_batch_path(&in, &in.gets[3]), "A-Z_0.9/-");
 	fatelf_fetch_batch_input_free(&in);
 
+	/* A registry's list asked for by pages: a query after one '?'. */
+	ck_assert_int_eq(parse_text(&in, false, "mirror http://h/\nget 0 v2/_catalog?n=1000&last=ns/a-b 0\n", &d), 0);
+	ck_assert_str_eq(fatelf_fetch_batch_path(&in, &in.gets[0]), "v2/_catalog?n=1000&last=ns/a-b");
+	fatelf_fetch_batch_input_free(&in);
+
 	/* Mirrors alone, no get: nothing to do, but valid. */
 	ck_assert_int_eq(parse_text(&in, false, "mirror http://h/\n", &d), 0);
 	ck_assert_uint_eq(in.n_gets, 0);
@@ -298,6 +303,10 @@ START_TEST(test_parse_refused)
 	/* ... the path */
 	refused("mirror http://h/\nget 1 /etc/passwd 1\n", false, "line 2: an absolute path");
 	refused("mirror http://h/\nget 1 .. 1\n", false, "a path with a \"..\" component");
+	refused("mirror http://h/\nget 1 a=b 1\n", false, "a path with a byte other than");
+	refused("mirror http://h/\nget 1 a&b?c 1\n", false, "a path with a byte other than");
+	refused("mirror http://h/\nget 1 a?b?c 1\n", false, "a path with a byte other than");
+	refused("mirror http://h/\nget 1 a?x=/../b 1\n", false, "a path with a \"..\" component");
 	refused("mirror http://h/\nget 1 ../a 1\n", false, "\"..\" component");
 	refused("mirror http://h/\nget 1 a/../b 1\n", false, "\"..\" component");
 	refused("mirror http://h/\nget 1 a/.. 1\n", false, "\"..\" component");
@@ -307,7 +316,7 @@ START_TEST(test_parse_refused)
 	refused("mirror http://h/\nget 1 /v2/x/blobs/sha256:ab 1\n", false, "line 2: an absolute path");
 	refused("mirror http://h/\nget 1 v2/x/../y/blobs/sha256:ab 1\n", false, "\"..\" component");
 	refused("mirror http://h/\nget 1 v2/x/manifests/a@sha256:ab 1\n", false, "a byte other than");
-	refused("mirror http://h/\nget 1 a?b 1\n", false, "a byte other than");
+	refused("mirror http://h/\nget 1 a?b#c 1\n", false, "a byte other than");
 	refused("mirror http://h/\nget 1 ~root 1\n", false, "a byte other than");
 	memset(path, 'a', FATELF_FETCH_BATCH_PATH_MAX + 1);
 	path[FATELF_FETCH_BATCH_PATH_MAX + 1] = '\0';

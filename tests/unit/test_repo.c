@@ -1789,6 +1789,72 @@ START_TEST(test_oci_read)
 }
 END_TEST
 
+/* What a names take sees: the names, joined by ' ', up to stop_after. */
+struct names_taken {
+	char seen[256];
+	int stop_after;
+	int n;
+};
+
+static int names_take(void *ctx, const char *name)
+{
+	struct names_taken *t = ctx;
+
+	if (t->stop_after && t->n == t->stop_after)
+		return -FATELF_E_REPO_LIMIT;
+	snprintf(t->seen + strlen(t->seen), sizeof(t->seen) - strlen(t->seen), "%s%s", t->n ? " " : "", name);
+	t->n++;
+	return 0;
+}
+
+/* A page of a catalog or tag list: each name handed on as it is read and
+ * counted; a page past FATELF_OCI_LIST_MAX is refused whole, however
+ * valid; take's refusal stops the page and is its result. */
+START_TEST(test_oci_names_pages)
+{
+	struct names_taken t = { 0 };
+	fatelf_diag d = { 0 };
+	const char *cat = "{\"repositories\":[\"fatelf/a\",\"other/b\",\"fatelf/c-d\"]}";
+	const char *tags = "{\"name\":\"fatelf/a\",\"tags\":[\"1.0\",\"latest\",\"2.0\"]}";
+	char *big;
+	size_t len;
+
+	ck_assert_int_eq(fatelf_oci_names_each(cat, strlen(cat), false, names_take, &t, &d), 3);
+	ck_assert_str_eq(t.seen, "fatelf/a other/b fatelf/c-d");
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(fatelf_oci_names_each(tags, strlen(tags), true, names_take, &t, &d), 3);
+	ck_assert_str_eq(t.seen, "1.0 latest 2.0");
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(fatelf_oci_names_each("{\"name\":\"a\",\"tags\":null}", 24, true, names_take, &t, &d), 0);
+	ck_assert_int_eq(t.n, 0);
+	/* take stops it */
+	memset(&t, 0, sizeof(t));
+	t.stop_after = 2;
+	ck_assert_int_eq(fatelf_oci_names_each(tags, strlen(tags), true, names_take, &t, &d), -FATELF_E_REPO_LIMIT);
+	ck_assert_str_eq(t.seen, "1.0 latest");
+	/* a name that breaks its rule */
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(fatelf_oci_names_each("{\"repositories\":[\"a\",\"B\"]}", 26, false, names_take, &t, &d),
+			 -FATELF_E_REPO_OCI);
+	ck_assert_str_eq(d.msg, "OCI catalog: 'B' is not a valid repository name");
+
+	/* one byte past the bound of a page: refused before any name is read */
+	len = FATELF_OCI_LIST_MAX + 1;
+	big = malloc(len + 1);
+	ck_assert_ptr_nonnull(big);
+	memset(big, ' ', len);
+	memcpy(big, tags, strlen(tags));
+	big[len] = '\0';
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(fatelf_oci_names_each(big, len, true, names_take, &t, &d), -FATELF_E_REPO_OCI);
+	ck_assert_int_eq(t.n, 0);
+	ck_assert_str_eq(d.msg, "OCI tag list: 1048577 bytes, the limit of a page is 1048576");
+	/* at the bound: read */
+	ck_assert_int_eq(fatelf_oci_names_each(big, len - 1, true, names_take, &t, &d), 3);
+	free(big);
+}
+END_TEST
+
 START_TEST(test_repo_life)
 {
 	fatelf_repo_dir *r;
@@ -2301,6 +2367,7 @@ int main(void)
 	tcase_add_test(tc, test_oci_layers_and_json);
 	tcase_add_test(tc, test_oci_words);
 	tcase_add_test(tc, test_oci_read);
+	tcase_add_test(tc, test_oci_names_pages);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }
