@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 		/* Every download has a uid of its own; they are alike to the
 		 * helper's mode bits. */
 		if (geteuid() == 0 && as.gid == (gid_t)as.uid)
-			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid alike)", FETCH_UID_MIN,
+			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid = uid)", FETCH_UID_MIN,
 				 FETCH_UID_MIN + FETCH_UID_COUNT - 1);
 		else if (geteuid() == 0)
 			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid %u)", FETCH_UID_MIN,
