@@ -3,7 +3,8 @@
  * body to stdout. fatelfd runs it for Install{url} with stdout on a pipe
  * that its bundle reader consumes, so that libcurl, TLS and the parsing of
  * whatever a server sends happen in a separate, short-lived process, which
- * the daemon starts as nobody for http and https (and that keeps libcurl
+ * the daemon starts as a uid of its own for http and https, and which
+ * makes itself non-dumpable before it reads anything (and that keeps libcurl
  * and its dependency chain out of the daemon's memory). fatelfd gives the
  * URL as "-" and writes it to stdin, since a command line is readable by
  * every local user and a URL may carry a password. The limits (deadline,
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "fetch.h"
@@ -204,6 +206,14 @@ int main(int argc, char **argv)
 	unsigned parallel = 0;
 	int c, r;
 
+	/* Before anything reads stdin, where URLs with passwords and a
+	 * registry's credentials come: a non-dumpable process's /proc files
+	 * (fd/0, mem, environ) are root's, and only root may ptrace it, so
+	 * no process of the same uid can reach them. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		fprintf(stderr, "fatelf-fetch: cannot make itself non-dumpable: %s\n", strerror(errno));
+		return EXIT_SYSTEM;
+	}
 	while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
 		switch (c) {
 		case 'f':

@@ -1,6 +1,7 @@
 /*
  * An Install{url} downloads in a child process, fatelf-fetch, started with
- * fork+exec (as nobody for http and https when the daemon is root): the
+ * fork+exec (as a uid of its own for http and https when the daemon is
+ * root, see fetch_identity_pick): the
  * child streams the body into a pipe that the engine reads like any other
  * passed pipe, and says what went wrong in one line on a second pipe. So
  * the daemon neither parses what a server sends nor carries libcurl. The
@@ -49,7 +50,8 @@ static void child_say_errno(const char *prefix, int e)
  * calls only (the daemon is threaded). cannot is the message prefix for a
  * failure, made before the fork. Never returns. */
 static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int in, int out,
-				       int err, bool drop, pid_t parent, const char *cannot)
+				       int err, const struct fetch_identity *as, pid_t parent,
+				       const char *cannot)
 {
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t none;
@@ -71,9 +73,11 @@ static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], i
 			(void)close(fd);
 	if (chdir("/") < 0)
 		_exit(3);
-	if (drop) {
-		if (setgroups(0, NULL) < 0 || setgid(FETCH_UNPRIVILEGED_ID) < 0 ||
-		    setuid(FETCH_UNPRIVILEGED_ID) < 0) {
+	/* Groups first (setgroups and setresgid need root), every id of the
+	 * three; a failure to drop is a failed download, never one as root. */
+	if (as) {
+		if (setgroups(0, NULL) < 0 || setresgid(as->gid, as->gid, as->gid) < 0 ||
+		    setresuid(as->uid, as->uid, as->uid) < 0) {
 			child_say_errno(cannot, errno);
 			_exit(3);
 		}
@@ -135,8 +139,8 @@ int fetch_text_memfd(const char *url)
 	return fd;
 }
 
-int fetch_child_start(const char *helper, char *const argv[], int in, bool drop, const char *cannot,
-		      struct fetch_child *ret)
+int fetch_child_start(const char *helper, char *const argv[], int in, const struct fetch_identity *as,
+		      const char *cannot, struct fetch_child *ret)
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	sigset_t all, old;
@@ -153,7 +157,7 @@ int fetch_child_start(const char *helper, char *const argv[], int in, bool drop,
 	pid = fork();
 	e = errno;
 	if (pid == 0)
-		fetch_child_exec(helper, argv, in, out[1], err[1], drop, parent, cannot);
+		fetch_child_exec(helper, argv, in, out[1], err[1], as, parent, cannot);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		goto fail;
@@ -185,17 +189,25 @@ int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 	size_t argc = 0;
 	int in = -1;
 	/* file:// reads the daemon's files: only for root callers (checked by
-	 * the method), with the daemon's identity. Anything else runs as
-	 * nobody, so a hostile server meets a process that owns nothing. */
+	 * the method), with the daemon's identity. Anything else runs as a
+	 * uid of its own, so a hostile server meets a process that owns
+	 * nothing and that no other process may look into. */
 	bool is_file = strncasecmp(j->url, "file:", 5) == 0;
 	bool drop = geteuid() == 0 && !(j->allow_file_url && is_file);
+	struct fetch_identity as;
 	pid_t pid;
 	int e;
 
+	if (drop) {
+		e = fetch_identity_pick(&as);
+		if (e < 0)
+			return fatelf_diag_set(d, e, -1, "%s: cannot start the download: no free download uid: %s",
+					       j->url_shown, strerror(-e));
+	}
 	fetch_helper_path(helper, sizeof(helper));
 	/* FetchFailed's message names the URL, as the helper's own do. */
 	snprintf(cannot, sizeof(cannot), "%s: cannot run the download helper %s as uid %u: ", j->url_shown, helper,
-		 drop ? (unsigned)FETCH_UNPRIVILEGED_ID : (unsigned)geteuid());
+		 drop ? (unsigned)as.uid : (unsigned)geteuid());
 	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	argv[argc++] = helper;
 	if (j->allow_file_url)
@@ -218,7 +230,7 @@ int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 		e = -in;
 		return fatelf_diag_set(d, -e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(e));
 	}
-	e = fetch_child_start(helper, argv, in, drop, cannot, ret);
+	e = fetch_child_start(helper, argv, in, drop ? &as : NULL, cannot, ret);
 	close(in);
 	if (e < 0)
 		return fatelf_diag_set(d, e, -1, "%s: cannot start the download: %s", j->url_shown, strerror(-e));

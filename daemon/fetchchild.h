@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include "fatelfd.h"
 #include "worker.h"
 
 struct fetch_child {
@@ -23,11 +24,11 @@ struct fetch_limit_args {
 	char deny[FATELF_NETRANGES_MAX * FATELF_NETRANGE_TEXT_MAX];
 };
 
-/* Starts helper with argv, stdin on in (the caller's to close), as the
- * unprivileged download uid when drop; cannot prefixes the helper's
- * message when exec fails. 0 or -errno. */
-int fetch_child_start(const char *helper, char *const argv[], int in, bool drop, const char *cannot,
-		      struct fetch_child *ret);
+/* Starts helper with argv, stdin on in (the caller's to close), as as
+ * (no supplementary groups) or, when NULL, the daemon's own identity;
+ * cannot prefixes the helper's message when exec fails. 0 or -errno. */
+int fetch_child_start(const char *helper, char *const argv[], int in, const struct fetch_identity *as,
+		      const char *cannot, struct fetch_child *ret);
 /* text in an anonymous file at offset 0, for a helper's stdin: an fd or -errno. */
 int fetch_text_memfd(const char *text);
 /* The limit options of cfg into argv (at most 8); returns their count. */

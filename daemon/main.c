@@ -339,17 +339,26 @@ int main(int argc, char **argv)
 	}
 	s.socket_path = socket_path;
 	{
-		char helper[4096];
+		char helper[4096], who[96];
+		struct fetch_identity as = { .uid = geteuid(), .gid = getegid() };
 
 		fetch_helper_path(helper, sizeof(helper));
-		r = fetch_helper_check(helper);
-		if (r < 0)
-			log_error("fatelfd: download helper %s: uid %u cannot execute it: %s; "
-				  "installs from URLs will fail", helper, (unsigned)fetch_helper_uid(),
-				  strerror(-r));
+		r = fetch_helper_check(helper, &as);
+		/* Every download has a uid of its own; they are alike to the
+		 * helper's mode bits. */
+		if (geteuid() == 0 && as.gid == (gid_t)as.uid)
+			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid = uid)", FETCH_UID_MIN,
+				 FETCH_UID_MIN + FETCH_UID_COUNT - 1);
+		else if (geteuid() == 0)
+			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid %u)", FETCH_UID_MIN,
+				 FETCH_UID_MIN + FETCH_UID_COUNT - 1, (unsigned)as.gid);
 		else
-			log_info("download helper %s: executable by uid %u", helper,
-				 (unsigned)fetch_helper_uid());
+			snprintf(who, sizeof(who), "uid %u", (unsigned)as.uid);
+		if (r < 0)
+			log_error("fatelfd: download helper %s: %s cannot execute it: %s; "
+				  "installs from URLs will fail", helper, who, strerror(-r));
+		else
+			log_info("download helper %s: executable by %s", helper, who);
 	}
 	s.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s.event_fd < 0) {

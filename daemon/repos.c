@@ -481,12 +481,59 @@ static int take_bytes(struct frames *f, struct repo_get *g, uint64_t off, uint64
 	return 0;
 }
 
-static char *request_text(const struct repo_conf *r, const struct repo_get *gets, size_t n)
+/* The mirrors one helper is given: r's urls[first..first+count), all of
+ * one kind when the daemon is root (see mirror_runs). */
+struct mirror_run {
+	size_t first, count;
+	bool file;
+};
+
+static bool url_is_file(const char *url)
+{
+	return strncasecmp(url, "file:", 5) == 0;
+}
+
+/*
+ * A file: mirror is read with the daemon's identity (root configured it,
+ * and its files may be root's alone), a network one by a helper of a uid
+ * of its own. A helper is one process, so when root's repository mixes
+ * the two, each run of mirrors of one kind gets a helper of its own, in
+ * the mirrors' order: the gets that no mirror of a run gave go on to the
+ * next. Not root: one run of every mirror, as the daemon's identity is
+ * the only one there is. Returns the count of runs in runs.
+ */
+static size_t mirror_runs(const struct repo_conf *r, struct mirror_run runs[REPO_MIRRORS_MAX])
+{
+	size_t n = 0;
+
+	if (geteuid() != 0) {
+		bool any_file = false;
+
+		for (size_t i = 0; i < r->nurls; i++)
+			any_file |= url_is_file(r->urls[i]);
+		runs[0] = (struct mirror_run){ .first = 0, .count = r->nurls, .file = any_file };
+		return 1;
+	}
+	for (size_t i = 0; i < r->nurls; i++) {
+		bool file = url_is_file(r->urls[i]);
+
+		if (n > 0 && runs[n - 1].file == file) {
+			runs[n - 1].count++;
+			continue;
+		}
+		runs[n++] = (struct mirror_run){ .first = i, .count = 1, .file = file };
+	}
+	return n;
+}
+
+/* The helper's stdin for the mirrors of run and the gets not yet done. */
+static char *request_text(const struct repo_conf *r, const struct mirror_run *run, const struct repo_get *gets,
+			  size_t n)
 {
 	size_t cap = 64, len = 0;
 	char *s;
 
-	for (size_t i = 0; i < r->nurls; i++)
+	for (size_t i = run->first; i < run->first + run->count; i++)
 		cap += strlen(r->urls[i]) + 16;
 	for (size_t i = 0; i < n; i++)
 		cap += strlen(gets[i].path) + 64;
@@ -497,7 +544,7 @@ static char *request_text(const struct repo_conf *r, const struct repo_get *gets
 	s = malloc(cap);
 	if (!s)
 		return NULL;
-	for (size_t i = 0; i < r->nurls; i++)
+	for (size_t i = run->first; i < run->first + run->count; i++)
 		len += (size_t)snprintf(s + len, cap - len, "mirror %s\n", r->urls[i]);
 	if (r->oci)
 		len += (size_t)snprintf(s + len, cap - len, "accept %s\naccept %s\n", FATELF_OCI_MT_INDEX,
@@ -505,7 +552,9 @@ static char *request_text(const struct repo_conf *r, const struct repo_get *gets
 	if (r->basic)
 		len += (size_t)snprintf(s + len, cap - len, "basic %s\n", r->basic);
 	for (size_t i = 0; i < n; i++)
-		len += (size_t)snprintf(s + len, cap - len, "get %zu %s %" PRIu64 "\n", i, gets[i].path, gets[i].size);
+		if (!gets[i].done)
+			len += (size_t)snprintf(s + len, cap - len, "get %zu %s %" PRIu64 "\n", i, gets[i].path,
+						gets[i].size);
 	return s;
 }
 
@@ -515,27 +564,33 @@ int repo_fetch(const engine_config *cfg, const struct repo_conf *r, struct repo_
 	return repo_fetch_each(cfg, r, gets, n, NULL, cancel, pid_slot, NULL, NULL, d);
 }
 
-/* The helper for r's mirrors, its stdin on in. */
-static int helper_start(const engine_config *cfg, const struct repo_conf *r, int in, struct fetch_child *c,
-			fatelf_diag *d)
+/* The helper for run's mirrors of r, its stdin on in. */
+static int helper_start(const engine_config *cfg, const struct repo_conf *r, const struct mirror_run *run, int in,
+			struct fetch_child *c, fatelf_diag *d)
 {
 	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128];
 	struct fetch_limit_args limits;
+	struct fetch_identity as;
+	/* A repository on a local medium (root configured it) is read with
+	 * the daemon's identity; a network mirror never is. */
+	bool drop = geteuid() == 0 && !run->file;
 	char *argv[24];
 	size_t argc = 0;
-	bool has_file = false;
 	int k;
 
-	for (size_t i = 0; i < r->nurls; i++)
-		has_file |= strncasecmp(r->urls[i], "file:", 5) == 0;
+	if (drop) {
+		k = fetch_identity_pick(&as);
+		if (k < 0)
+			return fatelf_diag_set(d, k, -1, "repository %s: cannot start the download: no free download uid: %s",
+					       r->name, fatelf_strerror(k));
+	}
 	fetch_helper_path(helper, sizeof(helper));
-	snprintf(cannot, sizeof(cannot), "repository %s: cannot run the download helper %s: ", r->name, helper);
+	snprintf(cannot, sizeof(cannot), "repository %s: cannot run the download helper %s as uid %u: ", r->name,
+		 helper, drop ? (unsigned)as.uid : (unsigned)geteuid());
 	snprintf(timeout, sizeof(timeout), "%u", cfg->fetch_timeout ? cfg->fetch_timeout : 60);
 	argv[argc++] = helper;
 	argv[argc++] = (char *)"--batch";
-	/* A repository on a local medium (root configured it) is read with
-	 * the daemon's identity; anything else runs as nobody. */
-	if (has_file)
+	if (run->file)
 		argv[argc++] = (char *)"--allow-file";
 	argv[argc++] = (char *)"--timeout";
 	argv[argc++] = timeout;
@@ -545,7 +600,7 @@ static int helper_start(const engine_config *cfg, const struct repo_conf *r, int
 		argv[argc++] = (char *)cfg->fetch_proxy;
 	}
 	argv[argc] = NULL;
-	k = fetch_child_start(helper, argv, in, geteuid() == 0 && !has_file, cannot, c);
+	k = fetch_child_start(helper, argv, in, drop ? &as : NULL, cannot, c);
 	if (k < 0)
 		return fatelf_diag_set(d, k, -1, "repository %s: cannot start the download: %s", r->name,
 				       fatelf_strerror(k));
@@ -554,12 +609,17 @@ static int helper_start(const engine_config *cfg, const struct repo_conf *r, int
 
 int repo_helper_spawn(const engine_config *cfg, const struct repo_conf *r, struct repo_helper *h, fatelf_diag *d)
 {
+	struct mirror_run runs[REPO_MIRRORS_MAX];
 	int p[2], k;
 
 	*h = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+	if (r->nurls == 0)
+		return 0;
+	/* the helper of the first run, which every fetch starts with */
+	(void)mirror_runs(r, runs);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return fatelf_diag_set(d, -errno, -1, "repository %s: %s", r->name, fatelf_strerror(-errno));
-	k = helper_start(cfg, r, p[0], &h->c, d);
+	k = helper_start(cfg, r, &runs[0], p[0], &h->c, d);
 	close(p[0]);
 	if (k < 0) {
 		close(p[1]);
@@ -583,39 +643,51 @@ void repo_helper_discard(struct repo_helper *h)
 	*h = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
 }
 
-int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
-		    struct repo_helper *pre, const atomic_int *cancel, pid_t *pid_slot,
-		    void (*event)(void *ctx, size_t i, bool whole), void *ctx, fatelf_diag *d)
+/* A get that no mirror of a run gave starts over on the next run's. Its
+ * bytes so far stay where a known size puts them (the next mirror sends
+ * them all again); without a size, nothing tells how long it is. */
+static void get_start_over(struct repo_get *g)
 {
-	char failmsg[512] = "", msg[512];
+	if (g->size)
+		return;
+	g->len = 0;
+	if (g->buf)
+		g->buf[0] = '\0';
+	if (g->name && g->fd >= 0)
+		(void)ftruncate(g->fd, 0);
+}
+
+/*
+ * One helper's turn: the gets not done yet, from run's mirrors. 0 when the
+ * helper ended with each of them done or, when more is false, failed
+ * (*ret_failed counts those, failmsg says the last); else an error with
+ * d set, as repo_fetch_each returns it.
+ */
+static int fetch_run(const engine_config *cfg, const struct repo_conf *r, const struct mirror_run *run, bool more,
+		     struct repo_get *gets, size_t n, struct repo_helper *pre, const atomic_int *cancel,
+		     pid_t *pid_slot, void (*event)(void *ctx, size_t i, bool whole), void *ctx, char *failmsg,
+		     size_t failsize, size_t *ret_failed, fatelf_diag *d)
+{
+	char msg[512];
 	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
 	struct frames *f = NULL;
 	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ bool *asked = calloc(n, sizeof(bool));
 	char *line;
-	size_t ndone = 0;
+	size_t nasked = 0, nended = 0, nfailed = 0;
 	bool write_failed = false;
 	int in, k, status = 0;
 
-	if (n == 0) {
+	if (!asked) {
 		repo_helper_discard(pre);
-		return 0;
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
-		gets[i].len = 0;
-		gets[i].done = false;
-		gets[i].too_big = false;
-		if (gets[i].fd < 0 && !gets[i].name) {
-			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
-
-			gets[i].buf = malloc((size_t)cap + 1);
-			if (!gets[i].buf) {
-				repo_helper_discard(pre);
-				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-			}
-			gets[i].buf[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!gets[i].done) {
+			asked[i] = true;
+			nasked++;
 		}
-	}
-	text = request_text(r, gets, n);
+	text = request_text(r, run, gets, n);
 	if (!text) {
 		repo_helper_discard(pre);
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -628,16 +700,17 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 		close(pre->in);
 		*pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
 		if (k < 0) {
-			snprintf(failmsg, sizeof(failmsg), "cannot hand the helper its requests: %s", fatelf_strerror(k));
+			snprintf(failmsg, failsize, "cannot hand the helper its requests: %s", fatelf_strerror(k));
 			if (pid_slot)
 				__atomic_store_n(pid_slot, c.pid, __ATOMIC_SEQ_CST);
 			goto out;
 		}
 	} else {
+		repo_helper_discard(pre);
 		in = fetch_text_memfd(text);
 		if (in < 0)
 			return fatelf_diag_set(d, in, -1, "repository %s: %s", r->name, fatelf_strerror(in));
-		k = helper_start(cfg, r, in, &c, d);
+		k = helper_start(cfg, r, run, in, &c, d);
 		close(in);
 		if (k < 0)
 			return k;
@@ -659,7 +732,8 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 			struct repo_get *g;
 			uint64_t lim;
 
-			if (id >= n) {
+			/* only what this helper was asked for, until it ends */
+			if (id >= n || !asked[id]) {
 				k = -EPROTO;
 				break;
 			}
@@ -668,31 +742,32 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 			if (a > lim || b > lim - a) {
 				k = -EFBIG;
 				g->too_big = true;
-				snprintf(failmsg, sizeof(failmsg), "%s: larger than %" PRIu64 " bytes", g->path, lim);
+				snprintf(failmsg, failsize, "%s: larger than %" PRIu64 " bytes", g->path, lim);
 				break;
 			}
 			k = take_bytes(f, g, a, b, &write_failed);
 			if (k < 0) {
 				if (write_failed)
-					snprintf(failmsg, sizeof(failmsg), "%s: cannot keep its bytes: %s", g->path,
+					snprintf(failmsg, failsize, "%s: cannot keep its bytes: %s", g->path,
 						 fatelf_strerror(k));
 				break;
 			}
 			if (event)
 				event(ctx, (size_t)id, false);
 		} else if (sscanf(line, "done %llu %llu%n", &id, &a, &used) == 2 && line[used] == '\0') {
-			if (id >= n || gets[id].done) {
+			if (id >= n || !asked[id]) {
 				k = -EPROTO;
 				break;
 			}
 			if ((gets[id].size && a != gets[id].size) || a != gets[id].len) {
-				snprintf(failmsg, sizeof(failmsg), "%s: %llu bytes arrived, %" PRIu64 " expected",
+				snprintf(failmsg, failsize, "%s: %llu bytes arrived, %" PRIu64 " expected",
 					 gets[id].path, a, gets[id].size);
 				k = -EIO;
 				break;
 			}
+			asked[id] = false;
+			nended++;
 			gets[id].done = true;
-			ndone++;
 			if (gets[id].name && gets[id].fd >= 0) {
 				close(gets[id].fd);
 				gets[id].fd = -1;
@@ -705,18 +780,25 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 
 			if (id < n)
 				gets[id].code = (long)MIN(a, 999ULL);
-			for (const char *p = line + used; *p && m + 1 < sizeof(failmsg); p++)
+			for (const char *p = line + used; *p && m + 1 < failsize; p++)
 				failmsg[m++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
 			failmsg[m] = '\0';
-			k = -EIO;
-			break;
+			if (!more || id >= n || !asked[id]) {
+				k = -EIO;
+				break;
+			}
+			/* the next run's mirrors may have it */
+			asked[id] = false;
+			nended++;
+			nfailed++;
+			get_start_over(&gets[id]);
 		} else {
 			k = -EPROTO;
 			break;
 		}
 	}
 out:
-	if (k < 0 || ndone < n)
+	if (k < 0 || nended < nasked)
 		(void)kill(c.pid, SIGKILL);
 	close(c.out);
 	fetch_collect(&c, 2000, msg, sizeof(msg));
@@ -728,14 +810,56 @@ out:
 	free(f);
 	if (k == -ECANCELED || (cancel && atomic_load(cancel)))
 		return fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
-	if (k < 0 || ndone < n) {
+	if (k < 0 || nended < nasked) {
 		const char *why = failmsg[0] ? failmsg : msg[0] ? msg : k == -EPROTO ? "the download helper broke its protocol"
 											: "the download helper ended early";
 
 		/* a disk that filled up is the machine's error, not the mirror's */
 		return fatelf_diag_set(d, write_failed ? k : -EIO, -1, "repository %s: %s", r->name, why);
 	}
+	*ret_failed = nfailed;
 	return 0;
+}
+
+int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct repo_get *gets, size_t n,
+		    struct repo_helper *pre, const atomic_int *cancel, pid_t *pid_slot,
+		    void (*event)(void *ctx, size_t i, bool whole), void *ctx, fatelf_diag *d)
+{
+	struct mirror_run runs[REPO_MIRRORS_MAX];
+	char failmsg[512] = "";
+	size_t nruns, failed = 0;
+	int k;
+
+	if (n == 0) {
+		repo_helper_discard(pre);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		gets[i].len = 0;
+		gets[i].done = false;
+		gets[i].too_big = false;
+		if (gets[i].fd < 0 && !gets[i].name) {
+			uint64_t cap = gets[i].size ? gets[i].size : gets[i].max;
+
+			gets[i].buf = malloc((size_t)cap + 1);
+			if (!gets[i].buf) {
+				repo_helper_discard(pre);
+				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			}
+			gets[i].buf[0] = '\0';
+		}
+	}
+	nruns = mirror_runs(r, runs);
+	for (size_t i = 0; i < nruns; i++) {
+		k = fetch_run(cfg, r, &runs[i], i + 1 < nruns, gets, n, i == 0 ? pre : NULL, cancel, pid_slot, event,
+			      ctx, failmsg, sizeof(failmsg), &failed, d);
+		if (k < 0)
+			return k;
+		if (failed == 0)
+			return 0;
+	}
+	/* the last run fails with its helper's words; here, no run at all */
+	return fatelf_diag_set(d, -EIO, -1, "repository %s: %s", r->name, failmsg[0] ? failmsg : "it has no mirror");
 }
 
 /* Resolution */

@@ -156,6 +156,7 @@ C_LIB=$(contents "${DEBS[2]}")
 C_DEV=$(contents "${DEBS[3]}")
 for f in /usr/bin/fatelf /usr/bin/fatelf-run /usr/bin/fatelf-glue /usr/bin/fatelf-validate \
 	/usr/libexec/fatelf/fatelf-bundle /usr/libexec/fatelf/fatelf-oci /usr/libexec/fatelf/fatelf-fetch \
+	/usr/lib/sysusers.d/fatelf.conf \
 	/usr/share/man/man1/fatelf.1.gz /usr/share/man/man1/fatelf-run.1.gz /usr/share/man/man5/fatbundle.5.gz \
 	/usr/share/fatelf/binfmt.d/fatelf.conf; do
 	check_match "fatelf ships $f" "^$f\$" "$C_TOOL"
@@ -184,6 +185,8 @@ check_eq "only /etc/fatelf/fatelfd.conf is a conffile" "/etc/fatelf/fatelfd.conf
 	"$(dpkg-deb -I "${DEBS[1]}" conffiles 2>&1)"
 check_match "fatelfd depends on this very fatelf (its fetch helper)" "fatelf \(= $DEBVER\)" \
 	"$(dpkg-deb -f "${DEBS[1]}" Depends)"
+check_match "fatelf depends on what runs its sysusers.d file" "systemd \| systemd-standalone-sysusers" \
+	"$(dpkg-deb -f "${DEBS[0]}" Depends)"
 
 # ================================================================ install
 export DEBIAN_FRONTEND=noninteractive
@@ -203,6 +206,14 @@ check_eq "/var/lib/fatelf is made by tmpfiles.d, root's alone" "700 root" \
 for d in keys.d repos.d registries.d fatelfd.conf.d; do
 	check "/etc/fatelf/$d exists" test -d "/etc/fatelf/$d"
 done
+# The download helper's group (sysusers.d); a system group, kept after
+# a purge as Debian keeps the users and groups a package made.
+FGID=$(getent group fatelf-fetch | cut -d: -f3)
+if [ -n "$FGID" ] && [ "$FGID" -gt 0 ] && [ "$FGID" -lt 1000 ]; then
+	pass "the postinst made the download helper's system group fatelf-fetch (gid $FGID)"
+else
+	fail "the postinst made the download helper's system group fatelf-fetch" "gid '${FGID}'"
+fi
 check_eq "binfmt.d registration is not active" "" "$(ls /usr/lib/binfmt.d/fatelf.conf /lib/binfmt.d/fatelf.conf 2>/dev/null)"
 
 run /usr/bin/fatelf --version
@@ -255,6 +266,11 @@ check_eq "... from the installed daemon, its root /, its store in /var/lib/fatel
 check_match "... whose database is in /var/lib/fatelf" "^/var/lib/fatelf/" "$(jq -r .database <<<"$RUN_OUT" 2>&1)"
 run runuser -u nobody -- fatelfctl status
 check_eq "... and answers any user (SocketMode=0666)" 0 "$RC"
+if [ -f "$W/fatelfd.log" ]; then
+	check_match "... and runs downloads in the group fatelf-fetch" \
+		"download helper /usr/libexec/fatelf/fatelf-fetch: executable by a download uid of its own \([0-9-]+, gid $FGID\)" \
+		"$(cat "$W/fatelfd.log")"
+fi
 stop_daemon
 check "the daemon made its store" test -f /var/lib/fatelf/fatelf.db
 
