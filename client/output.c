@@ -352,6 +352,9 @@ void ctl_progress_draw(json_object *p)
 		snprintf(named, sizeof(named), "%s%s%s", package, path ? ": " : "", path ? path : "");
 		path = named;
 	}
+	_cleanup_free_ char *shown = path ? fatelf_text_display(path) : NULL;
+	if (path)
+		path = shown ? shown : "?";
 	if (path && len + 2 < width) {
 		size_t room = width - len - 1, plen = strlen(path);
 

@@ -83,6 +83,17 @@ raw_free "... with no raw U+202E on stderr" .run.err
 no_output "... and nothing is written"
 rm "tree/opt/t/invoice${RLO}fdp.exe"
 
+# A symlink whose target holds U+202E.
+ln -s "lib${RLO}x.so" tree/opt/t/link
+check_exit 1 "a symlink to a name with U+202E: refused, exit 1" \
+	"$FATELF" bundle create -o out.fatbundle --name tt --version 1 tree
+check_match "... naming the entry, its target escaped, and the rule" \
+	"entry 'opt/t/link': field 'target' \\('lib\\\\u202ex\\.so'\\) holds the bidirectional control character U\\+202E" \
+	"$RUN_ERR"
+raw_free "... with no raw U+202E on stderr" .run.err
+no_output "... and nothing is written"
+rm tree/opt/t/link
+
 # A name refused for another rule first is still shown escaped: a FIFO.
 mkfifo "tree/opt/t/p${RLO}ipe"
 check_exit 1 "a FIFO named with U+202E: refused, exit 1" \
