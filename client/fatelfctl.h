@@ -201,6 +201,10 @@ const char *ctl_available_join(json_object *available, char *buf, size_t size);
 /* JSON output: one pretty document, or one compact line (for streams). */
 void ctl_json_print(json_object *o);
 void ctl_json_line(json_object *o);
+/* s as a terminal may show it (fatelf_text_display: control and
+ * bidirectional characters escaped), into f; for a name, a path or a
+ * summary of a reply printed outside a table. */
+void ctl_put_shown(FILE *f, const char *s);
 
 /* Aligned tables: rows added as strings, printed with column widths from
  * content; the last column is not padded. */

@@ -35,9 +35,12 @@ bool ctl_color(FILE *f)
 
 /* ------------------------------------------------------------ errors */
 
-static void error_line(const char *msg)
+static void error_line(const char *raw)
 {
 	bool color = ctl_color(stderr);
+	/* Names in a reply or on the command line are anybody's. */
+	_cleanup_free_ char *shown = fatelf_text_display(raw);
+	const char *msg = shown ? shown : "out of memory";
 
 	ctl_progress_clear();
 	if (ctl_arg.verb)
@@ -195,6 +198,13 @@ void ctl_json_line(json_object *o)
 	fflush(stdout);
 }
 
+void ctl_put_shown(FILE *f, const char *s)
+{
+	_cleanup_free_ char *shown = fatelf_text_display(s);
+
+	fputs(shown ? shown : "?", f);
+}
+
 /* ------------------------------------------------------------ tables */
 
 int ctl_table_init(struct ctl_table *t, size_t ncols, const char *const *header, const bool *right)
@@ -219,17 +229,15 @@ int ctl_table_add(struct ctl_table *t, const char *const *row)
 		return -ENOMEM;
 	cells = t->cells;
 	for (size_t c = 0; c < t->ncols; c++) {
-		char *s = strdup(row[c] ? row[c] : "-");
+		char *s = fatelf_text_display(row[c] ? row[c] : "-");
 
 		if (!s) {
 			for (size_t k = 0; k < c; k++)
 				free(cells[rows * t->ncols + k]);
 			return -ENOMEM;
 		}
-		/* One line per row: a newline or tab in a summary would break the columns. */
-		for (char *q = s; *q; q++)
-			if (*q == '\n' || *q == '\t' || *q == '\r')
-				*q = ' ';
+		/* One line per row: a newline or a tab is escaped with the other
+		 * control characters, so the columns hold. */
 		cells[rows * t->ncols + c] = s;
 	}
 	t->nrows++;
@@ -344,6 +352,9 @@ void ctl_progress_draw(json_object *p)
 		snprintf(named, sizeof(named), "%s%s%s", package, path ? ": " : "", path ? path : "");
 		path = named;
 	}
+	_cleanup_free_ char *shown = path ? fatelf_text_display(path) : NULL;
+	if (path)
+		path = shown ? shown : "?";
 	if (path && len + 2 < width) {
 		size_t room = width - len - 1, plen = strlen(path);
 

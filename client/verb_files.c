@@ -38,12 +38,14 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		const char *type = ctl_json_str(f, "type", "file");
 		const char *target = ctl_json_str(f, "link_target", NULL);
 
-		if (strcmp(type, "symlink") == 0 && target)
-			printf("%s -> %s\n", ctl_json_str(f, "path", "?"), target);
-		else if (strcmp(type, "dir") == 0)
-			printf("%s/\n", ctl_json_str(f, "path", "?"));
-		else
-			printf("%s\n", ctl_json_str(f, "path", "?"));
+		ctl_put_shown(stdout, ctl_json_str(f, "path", "?"));
+		if (strcmp(type, "symlink") == 0 && target) {
+			fputs(" -> ", stdout);
+			ctl_put_shown(stdout, target);
+		} else if (strcmp(type, "dir") == 0) {
+			fputc('/', stdout);
+		}
+		fputc('\n', stdout);
 	}
 	fflush(stdout);
 	return CTL_CONTINUE;

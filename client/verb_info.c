@@ -108,12 +108,15 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		*keep = json_object_get(params);
 		return CTL_CONTINUE;
 	}
-	printf("name: %s\n", ctl_json_str(p, "name", "?"));
-	printf("version: %s\n", ctl_json_str(p, "version", "?"));
-	printf("summary: %s\n", or_dash(ctl_json_str(p, "summary", NULL)));
-	printf("vendor: %s\n", or_dash(ctl_json_str(p, "vendor", NULL)));
-	printf("license: %s\n", or_dash(ctl_json_str(p, "license", NULL)));
-	printf("homepage: %s\n", or_dash(ctl_json_str(p, "homepage", NULL)));
+	/* The texts of a manifest: its reader refuses control and
+	 * bidirectional characters, and a store older than that rule may
+	 * still hold one. */
+	static const char *const texts[] = { "name", "version", "summary", "vendor", "license", "homepage" };
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		printf("%s: ", texts[i]);
+		ctl_put_shown(stdout, i < 2 ? ctl_json_str(p, texts[i], "?") : or_dash(ctl_json_str(p, texts[i], NULL)));
+		putchar('\n');
+	}
 	printf("signer: %s\n", ctl_json_str(p, "signer", "unsigned"));
 	printf("installed: %s\n", ctl_format_time(ctl_json_int(p, "installed_at"), a));
 	print_source(p);

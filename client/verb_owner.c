@@ -43,8 +43,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 		return CTL_CONTINUE;
 	}
 	/* The stored path: the daemon may have normalized the one asked. */
-	printf("%s: %s\n", ctl_json_str(params, "package", "?"),
-	       ctl_json_str(ctl_json_obj(params, "file"), "path", asked));
+	ctl_put_shown(stdout, ctl_json_str(params, "package", "?"));
+	fputs(": ", stdout);
+	ctl_put_shown(stdout, ctl_json_str(ctl_json_obj(params, "file"), "path", asked));
+	fputc('\n', stdout);
 	return CTL_CONTINUE;
 }
 
@@ -59,8 +61,12 @@ struct match_state {
 
 static void match_flush(struct match_state *st)
 {
-	if (st->path)
-		printf("%s: %s%s\n", st->owners, st->path, st->dir ? "/" : "");
+	if (st->path) {
+		ctl_put_shown(stdout, st->owners);
+		fputs(": ", stdout);
+		ctl_put_shown(stdout, st->path);
+		fputs(st->dir ? "/\n" : "\n", stdout);
+	}
 	free(st->path);
 	free(st->owners);
 	st->path = st->owners = NULL;

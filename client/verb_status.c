@@ -54,8 +54,10 @@ static void print_running(json_object *tx, json_object *progress)
 		if (ctl_json_int(progress, "entries_total") > 0)
 			printf(", %lld/%lld entries", (long long)ctl_json_int(progress, "entries_done"),
 			       (long long)ctl_json_int(progress, "entries_total"));
-		if (path)
-			printf(", %s", path);
+		if (path) {
+			fputs(", ", stdout);
+			ctl_put_shown(stdout, path);
+		}
 		putchar('\n');
 	}
 }

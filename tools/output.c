@@ -19,6 +19,7 @@
 #include "array.h"
 #include "cmd.h"
 #include "macro.h"
+#include "text.h"
 
 const char *program_name = "fatelf";
 
@@ -64,10 +65,16 @@ int cmd_report(const char *file, const fatelf_diag *d, int r)
 		msg = d->msg;
 	if (!msg)
 		msg = fatelf_strerror(r);
+	/* A file name on disk or in an archive is anybody's: it reaches the
+	 * terminal with its control and bidirectional characters escaped. */
+	_cleanup_free_ char *shown_subject = subject ? fatelf_text_display(subject) : NULL;
+	_cleanup_free_ char *shown_msg = fatelf_text_display(msg);
+
 	if (subject)
-		fprintf(stderr, "%s: %s: %s\n", program_name, subject, msg);
+		fprintf(stderr, "%s: %s: %s\n", program_name, shown_subject ? shown_subject : "?",
+			shown_msg ? shown_msg : "?");
 	else
-		fprintf(stderr, "%s: %s\n", program_name, msg);
+		fprintf(stderr, "%s: %s\n", program_name, shown_msg ? shown_msg : "?");
 	return cmd_exit_code(r);
 }
 

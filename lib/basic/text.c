@@ -1,10 +1,13 @@
 /*
  * Untrusted text: a UTF-8 decoder that takes only well-formed sequences,
- * the control-character rule shared by the manifest's texts and paths,
- * and the quoting that lets a message show a hostile name without
- * handing a terminal an escape sequence. Names in a bundle come from
+ * the one text rule (no control, no bidirectional formatting character)
+ * that every writer and reader of a manifest's or an index's texts and
+ * paths keeps, and the quoting that lets a message or a listing show a
+ * hostile name without handing a terminal an escape sequence or a
+ * reordering. Names in a bundle come from
  * whoever made it, so every message that shows one goes through here.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,17 @@ bool fatelf_text_is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
+/* The characters that reorder what a terminal shows (Unicode's
+ * bidirectional formatting characters, UAX #9): the embeddings and
+ * overrides, the isolates and the three marks. With them, a name can
+ * show as another ("invoice\u202efdp.exe"), which is why no rule of ours
+ * lets one through, even where a right-to-left text might use a mark. */
+bool fatelf_text_is_bidi(uint32_t cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* Classifies s (a FATELF_TEXT_* value); *ret_at is the offset of the
  * first bad byte. */
 int fatelf_text_check(const char *s, size_t len, size_t *ret_at)
@@ -68,31 +82,82 @@ int fatelf_text_check(const char *s, size_t len, size_t *ret_at)
 			*ret_at = i;
 			return FATELF_TEXT_CONTROL;
 		}
+		if (fatelf_text_is_bidi(cp)) {
+			*ret_at = i;
+			return FATELF_TEXT_BIDI;
+		}
 		i += k;
 	}
 	return FATELF_TEXT_OK;
 }
 
+const char *fatelf_text_problem(const char *s, size_t len, char buf[FATELF_TEXT_PROBLEM_MAX])
+{
+	size_t at = 0;
+	uint32_t cp = 0;
+
+	switch (fatelf_text_check(s, len, &at)) {
+	case FATELF_TEXT_OK:
+		return NULL;
+	case FATELF_TEXT_UTF8:
+		snprintf(buf, FATELF_TEXT_PROBLEM_MAX, "is not valid UTF-8 (byte %zu)", at);
+		return buf;
+	case FATELF_TEXT_CONTROL:
+		fatelf_text_utf8_decode((const uint8_t *)s + at, len - at, &cp);
+		snprintf(buf, FATELF_TEXT_PROBLEM_MAX, "holds the control character U+%04X at byte %zu",
+			 (unsigned)cp, at);
+		return buf;
+	default:
+		fatelf_text_utf8_decode((const uint8_t *)s + at, len - at, &cp);
+		snprintf(buf, FATELF_TEXT_PROBLEM_MAX,
+			 "holds the bidirectional control character U+%04X at byte %zu", (unsigned)cp, at);
+		return buf;
+	}
+}
+
+/*
+ * The escape of the character at s (k bytes, 0 when not UTF-8) into out
+ * (12 bytes), or 0 when it is shown as it is: a control
+ * character and a byte that is not UTF-8 as \xNN a byte at a time (so
+ * its k is the one byte), a bidirectional formatting character as
+ * \uNNNN, and, when backslash, the backslash as \x5c.
+ */
+static size_t escape_one(const uint8_t *s, size_t *k, uint32_t cp, bool backslash, char out[12])
+{
+	if (*k == 0 || fatelf_text_is_control(cp) || (backslash && cp == '\\')) {
+		*k = 1;
+		snprintf(out, 12, "\\x%02x", s[0]);
+		return 4;
+	}
+	if (fatelf_text_is_bidi(cp)) {
+		snprintf(out, 12, "\\u%04x", (unsigned)cp);
+		return 6;
+	}
+	return 0;
+}
+
 /*
  * s as a message may show it: printable UTF-8 as is, every other byte
- * and the backslash as \xNN, cut with "..." past FATELF_TEXT_QUOTE_MAX
- * bytes. A name from a hostile manifest or archive never reaches a
- * terminal raw.
+ * and the backslash as \xNN, a bidirectional control as \uNNNN, cut
+ * with "..." past FATELF_TEXT_QUOTE_MAX bytes. A name from a hostile
+ * manifest or archive never reaches a terminal raw.
  */
 const char *fatelf_text_quote_n(const char *s, size_t len, char buf[FATELF_TEXT_QUOTE_BUF])
 {
 	const uint8_t *u = (const uint8_t *)s;
-	size_t i = 0, o = 0, k;
-	uint32_t cp;
+	size_t i = 0, o = 0, k, n;
+	uint32_t cp = 0;
+	char esc[12];
 
 	while (i < len) {
 		k = fatelf_text_utf8_decode(u + i, len - i, &cp);
-		if (k == 0 || fatelf_text_is_control(cp) || cp == '\\') {
-			if (o + 4 > FATELF_TEXT_QUOTE_MAX)
+		n = escape_one(u + i, &k, cp, true, esc);
+		if (n) {
+			if (o + n > FATELF_TEXT_QUOTE_MAX)
 				break;
-			snprintf(buf + o, FATELF_TEXT_QUOTE_BUF - o, "\\x%02x", u[i]);
-			o += 4;
-			i++;
+			memcpy(buf + o, esc, n);
+			o += n;
+			i += k;
 			continue;
 		}
 		if (o + k > FATELF_TEXT_QUOTE_MAX)
@@ -107,6 +172,36 @@ const char *fatelf_text_quote_n(const char *s, size_t len, char buf[FATELF_TEXT_
 	}
 	buf[o] = '\0';
 	return buf;
+}
+
+char *fatelf_text_display(const char *s)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t len = strlen(s), i = 0, o = 0, k, n;
+	uint32_t cp = 0;
+	char esc[12], *out;
+
+	/* 4 bytes at most for each byte: a \xNN is one byte's, a \uNNNN
+	 * three bytes'. */
+	if (len > (SIZE_MAX - 1) / 4)
+		return NULL;
+	out = malloc(len * 4 + 1);
+	if (!out)
+		return NULL;
+	while (i < len) {
+		k = fatelf_text_utf8_decode(u + i, len - i, &cp);
+		n = escape_one(u + i, &k, cp, false, esc);
+		if (n) {
+			memcpy(out + o, esc, n);
+			o += n;
+		} else {
+			memcpy(out + o, s + i, k);
+			o += k;
+		}
+		i += k;
+	}
+	out[o] = '\0';
+	return out;
 }
 
 const char *fatelf_text_quote(const char *s, char buf[FATELF_TEXT_QUOTE_BUF])

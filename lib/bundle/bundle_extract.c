@@ -124,9 +124,11 @@ static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubk
 	q = fatelf_manifest_select(m, &x->pa_hdr, &x->pa_keep, x->wanted);
 	if (q < 0)
 		return q;
+	/* The manifest's reader refuses these already (pkgrules.c's path
+	 * rule); this is the stager's own guard, with the same code. */
 	for (size_t i = 0; i < m->nentries; i++)
 		if (fatelf_stage_reserved(m->entries[i].path))
-			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1,
+			return fatelf_diag_set(d, -ENGINE_E_NAME_RESERVED, -1,
 					       "entry '%s': names starting with \"" FATELF_STAGE_PREFIX
 					       "\" are reserved for the installer's temp files",
 					       m->entries[i].path);

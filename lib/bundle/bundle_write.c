@@ -299,7 +299,9 @@ static int walk_tree(struct creator *c, const char *tree)
 	}
 	if (q < 0)
 		return q;
-	qsort(c->items, c->nitems, sizeof(*c->items), item_cmp);
+	/* An empty tree has no items array at all, which qsort may not get. */
+	if (c->nitems > 1)
+		qsort(c->items, c->nitems, sizeof(*c->items), item_cmp);
 	return 0;
 }
 

@@ -470,22 +470,21 @@ static int dispatch(struct pctx *c, size_t obj, const struct field *fields, size
 	return 0;
 }
 
-/* A string field with no NUL, control character or invalid UTF-8. */
+/* A string field with no NUL that keeps the text rule (lib/basic/text.c):
+ * the rule the serializer checks too, so what it writes parses. */
 static int get_text(struct pctx *c, const struct field *f, const fatelf_json_value *v, int code,
 		    const char **ret, size_t *ret_len)
 {
-	const char *s = v->str;
-	size_t len = v->len, at = 0;
-	char q[FATELF_TEXT_QUOTE_BUF];
+	const char *s = v->str, *why;
+	size_t len = v->len;
+	char q[FATELF_TEXT_QUOTE_BUF], why_buf[FATELF_TEXT_PROBLEM_MAX];
 
-	switch (strlen(s) != len ? FATELF_TEXT_CONTROL : fatelf_text_check(s, len, &at)) {
-	case FATELF_TEXT_CONTROL:
-		return fail(c, code, -1, "field '%s' ('%s') holds a control character", f->name,
+	if (strlen(s) != len)
+		return fail(c, code, -1, "field '%s' ('%s') holds a NUL byte", f->name,
 			    fatelf_text_quote_n(s, len, q));
-	case FATELF_TEXT_UTF8:
-		return fail(c, code, -1, "field '%s' ('%s') is not valid UTF-8 (byte %zu)", f->name,
-			    fatelf_text_quote_n(s, len, q), at);
-	}
+	why = fatelf_text_problem(s, len, why_buf);
+	if (why)
+		return fail(c, code, -1, "field '%s' ('%s') %s", f->name, fatelf_text_quote_n(s, len, q), why);
 	*ret = s;
 	*ret_len = len;
 	return 0;

@@ -251,6 +251,56 @@ size_t fatelf_manifest_entry_min_len(int type, size_t path_len, size_t target_le
 	return n;
 }
 
+/*
+ * The texts of m by the rules the parser holds them to (the text rule
+ * of lib/basic/text.c, the path rules of pkgrules.c), with the parser's
+ * codes and words: a manifest this writes is one every reader takes, and
+ * what it refuses is refused before a byte of a bundle is written. The
+ * limits are the reader's to set, so a path's length is not checked here.
+ */
+static int texts_check(const fatelf_manifest *m, fatelf_diag *d)
+{
+	const char *keys[] = { "summary", "vendor", "license", "homepage" };
+	const char *texts[] = { m->summary, m->vendor, m->license, m->homepage };
+	char q[FATELF_TEXT_QUOTE_BUF], why_buf[FATELF_TEXT_PROBLEM_MAX], rule[FATELF_PATH_RULE_MAX];
+	fatelf_bundle_limits lim;
+	const char *why;
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		if (!texts[i])
+			continue;
+		why = fatelf_text_problem(texts[i], strlen(texts[i]), why_buf);
+		if (why)
+			return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "package: field '%s' ('%s') %s",
+					       keys[i], fatelf_text_quote(texts[i], q), why);
+	}
+	fatelf_bundle_limits_default(&lim);
+	lim.max_path = SIZE_MAX;
+	for (size_t i = 0; i < m->nentries; i++) {
+		const fatelf_bundle_entry *e = &m->entries[i];
+
+		if (!e->path || e->type < FATELF_ENTRY_FILE || e->type > FATELF_ENTRY_SYMLINK)
+			return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
+					       "entry %zu has no path or an unknown type", i);
+		r = fatelf_path_rule(e->path, &lim, rule);
+		if (r < 0)
+			return fatelf_diag_set(d, r, -1, "entry '%s': the path %s", fatelf_text_quote(e->path, q),
+					       rule);
+		if (e->type != FATELF_ENTRY_SYMLINK || !e->link_target)
+			continue;
+		why = fatelf_text_problem(e->link_target, strlen(e->link_target), why_buf);
+		if (why) {
+			char qt[FATELF_TEXT_QUOTE_BUF];
+
+			return fatelf_diag_set(d, -FATELF_E_PATH_INVALID, -1, "entry '%s': field 'target' ('%s') %s",
+					       fatelf_text_quote(e->path, q), fatelf_text_quote(e->link_target, qt),
+					       why);
+		}
+	}
+	return 0;
+}
+
 int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_len,
 			      fatelf_diag *d)
 {
@@ -272,12 +322,12 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
 				       "version '%s' is not a dpkg version ([epoch:]upstream[-revision])",
 				       m->version ? fatelf_text_quote(m->version, q) : "");
+	r = texts_check(m, d);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *e = &m->entries[i];
 
-		if (!e->path || e->type < FATELF_ENTRY_FILE || e->type > FATELF_ENTRY_SYMLINK)
-			return fatelf_diag_set(d, -FATELF_E_INVALID, -1,
-					       "entry %zu has no path or an unknown type", i);
 		if (e->type == FATELF_ENTRY_FILE)
 			total += e->size;
 	}

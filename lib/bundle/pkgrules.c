@@ -7,7 +7,10 @@
  * of an entry, "NAME" or "NAME (OP VERSION)" with dpkg's operators,
  * parsed strictly and bounds-checked, written back the same way, and
  * checked against a version by dpkg's ordering. The manifest parser and
- * serializer enforce them; the bundle writer checks paths with them too.
+ * serializer enforce them; the bundle writer checks paths with them too,
+ * so that no writer makes what a reader refuses. A path also keeps
+ * lib/basic/text.c's text rule, and stays out of the temp names'
+ * namespace (lib/basic/atomic.h), which the install engine reserves.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic.h"
 #include "bundle.h"
 #include "manifest_private.h"
 #include "text.h"
@@ -227,9 +231,10 @@ rule_set(char rule[FATELF_PATH_RULE_MAX], int code, const char *fmt, ...)
 
 int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rule[FATELF_PATH_RULE_MAX])
 {
+	char text_rule[FATELF_TEXT_PROBLEM_MAX];
 	fatelf_bundle_limits def;
-	size_t len, at;
 	const char *c;
+	size_t len;
 	int depth = 0;
 
 	if (!lim) {
@@ -246,14 +251,8 @@ int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rul
 		return rule_set(rule, -FATELF_E_LIMIT,
 				       "is %zu bytes long, the limit is %zu", len,
 				       lim->max_path);
-	switch (fatelf_text_check(path, len, &at)) {
-	case FATELF_TEXT_CONTROL:
-		return rule_set(rule, -FATELF_E_PATH_INVALID,
-				       "holds a control character at byte %zu", at);
-	case FATELF_TEXT_UTF8:
-		return rule_set(rule, -FATELF_E_PATH_INVALID,
-				       "is not valid UTF-8 (byte %zu)", at);
-	}
+	if (fatelf_text_problem(path, len, text_rule))
+		return rule_set(rule, -FATELF_E_PATH_INVALID, "%s", text_rule);
 	for (c = path;; ) {
 		const char *slash = strchr(c, '/');
 		size_t n = slash ? (size_t)(slash - c) : strlen(c);
@@ -275,6 +274,12 @@ int fatelf_path_rule(const char *path, const fatelf_bundle_limits *lim, char rul
 		if (n > COMPONENT_MAX)
 			return rule_set(rule, -FATELF_E_LIMIT,
 					       "has a component of %zu bytes, the limit is %d", n, COMPONENT_MAX);
+		/* Any component, not only the last: an entry beneath such a
+		 * directory is an entry beneath a temp's name too. */
+		if (n >= strlen(FATELF_TEMP_PREFIX) && memcmp(c, FATELF_TEMP_PREFIX, strlen(FATELF_TEMP_PREFIX)) == 0)
+			return rule_set(rule, -ENGINE_E_NAME_RESERVED,
+					       "has a component starting with \"" FATELF_TEMP_PREFIX
+					       "\": such names are reserved for the installer's temp files");
 		if (!slash)
 			break;
 		c = slash + 1;

@@ -266,10 +266,12 @@ static int get_text(struct ictx *c, size_t at, const char *key, size_t max, char
 
 	if (r < 0)
 		return r;
-	size_t bad;
+	char why_buf[FATELF_TEXT_PROBLEM_MAX];
+	const char *why = strlen(v.str) != v.len ? "holds a NUL byte" : fatelf_text_problem(v.str, v.len, why_buf);
 
-	if (strlen(v.str) != v.len || v.len > max || fatelf_text_check(v.str, v.len, &bad) != FATELF_TEXT_OK)
-		return ifail(c, "field '%s' must be printable UTF-8 of at most %zu bytes", key, max);
+	if (why || v.len > max)
+		return ifail(c, "field '%s' must be printable UTF-8 of at most %zu bytes%s%s", key, max,
+			     why ? ": it " : "", why ? why : "");
 	free(*ret);
 	*ret = strdup(v.str);
 	return *ret ? 0 : -ENOMEM;
@@ -670,6 +672,32 @@ int fatelf_repo_index_serialize(const fatelf_repo_index *ix, char **ret, size_t 
 		json_object_put(top);
 		json_object_put(pkgs);
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	}
+	/* The reader's text rule, so that an index this writes is one it reads. */
+	for (size_t i = 0; i < ix->npackages; i++) {
+		const fatelf_repo_package *p = &ix->packages[i];
+		char q[FATELF_TEXT_QUOTE_BUF], why_buf[FATELF_TEXT_PROBLEM_MAX];
+		const char *why = fatelf_text_problem(p->name, strlen(p->name), why_buf);
+
+		for (size_t k = 0; !why && k < p->nversions; k++) {
+			const char *sum = p->versions[k].summary;
+
+			why = sum ? fatelf_text_problem(sum, strlen(sum), why_buf) : NULL;
+			if (why) {
+				json_object_put(top);
+				json_object_put(pkgs);
+				return fatelf_diag_set(d, -FATELF_E_REPO_INDEX, -1,
+						       "package '%s' version %s: the summary %s",
+						       fatelf_text_quote(p->name, q),
+						       p->versions[k].version ? p->versions[k].version : "", why);
+			}
+		}
+		if (why) {
+			json_object_put(top);
+			json_object_put(pkgs);
+			return fatelf_diag_set(d, -FATELF_E_REPO_INDEX, -1, "package '%s': the name %s",
+					       fatelf_text_quote(p->name, q), why);
+		}
 	}
 	json_object_object_add(top, "format", json_object_new_int(FATELF_REPO_FORMAT));
 	json_object_object_add(top, "serial", json_object_new_int64((int64_t)ix->serial));

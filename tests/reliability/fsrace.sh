@@ -38,7 +38,7 @@
 : "${FSRACE_SECONDS:=45}"
 
 rl_init fsrace
-t_require_tool python3 setpriv mkfifo
+t_require_tool python3 setpriv mkfifo bsdtar minisign
 [ "$(id -u)" -eq 0 ] || t_skip "the swapper runs as uid 65534 against root's daemon: needs root"
 
 nobody() {
@@ -393,11 +393,25 @@ check_eq "fatelfd exits 0 on SIGTERM" 0 "$DAEMON_STATUS"
 daemon_prepare "$W/temps"
 daemon_start "$W/temps" || { fail "fatelfd starts over the temps root" "$(tail -5 "$DLOG")"; t_done; }
 
-# An entry named like a temp file: the engine's names are its own.
+# An entry named like a temp file: the engine's names are its own. No
+# writer makes such a bundle (fatelf bundle create keeps the readers'
+# rules), so it is made by hand: a bundle with opt/t/_fatelf.2.1, its
+# manifest and member respelt, signed again.
 mkdir -p tree-tname/opt/t
 printf 'the real a\n' >tree-tname/opt/t/a
-printf 'planted\n' >tree-tname/opt/t/.fatelf.2.1
-check "bundle tname (opt/t/a and opt/t/.fatelf.2.1)" rl_bundle tname.fatbundle tname 1 tree-tname
+printf 'planted\n' >tree-tname/opt/t/_fatelf.2.1
+check "bundle tname-ok (opt/t/a and opt/t/_fatelf.2.1)" rl_bundle tname-ok.fatbundle tname 1 tree-tname
+check "respell it as tname (opt/t/.fatelf.2.1), signed again" bash -c '
+	set -e
+	mkdir respell && cd respell
+	bsdtar -xf ../tname-ok.fatbundle
+	sed -i "s/_fatelf\.2\.1/.fatelf.2.1/" fatbundle.json
+	mv files/opt/t/_fatelf.2.1 files/opt/t/.fatelf.2.1
+	rm fatbundle.json.minisig
+	minisign -S -m fatbundle.json -s "$1" -t respelt >/dev/null 2>&1
+	mapfile -t rest < <(bsdtar -tf ../tname-ok.fatbundle | sed "1,2d; s/_fatelf\.2\.1/.fatelf.2.1/")
+	bsdtar --format pax --zstd --uid 0 --gid 0 -n -cf ../tname.fatbundle \
+		fatbundle.json fatbundle.json.minisig "${rest[@]}"' respell "$RL_KEY"
 before=$(rl_snapshot_root "$ROOT")
 run vlc call "$SOCK" '{"method":"io.fatelf.Manager.Install","parameters":{"fd":0}}' --fd "$T_WORK/tname.fatbundle"
 check_eq "an entry in the temp namespace: BundleInvalid naming the entry and the rule" \
@@ -406,7 +420,7 @@ check_eq "an entry in the temp namespace: BundleInvalid naming the entry and the
 check_match "... whose message says the name is reserved" 'reserved' \
 	"$(grep '"error"' <<<"$RUN_OUT" | tail -1 | jq -r .parameters.message 2>&1)"
 run ctl install "$T_WORK/tname.fatbundle"
-check_match "fatelfctl says so in one line" '^fatelfctl: install: invalid bundle: opt/t/\.fatelf\.2\.1: .*reserved' "$RUN_ERR"
+check_match "fatelfctl says so in one line" "^fatelfctl: install: invalid bundle: entry 'opt/t/\\.fatelf\\.2\\.1': .*reserved" "$RUN_ERR"
 check_eq "... and the root is unchanged" "$before" "$(rl_snapshot_root "$ROOT")"
 
 # Files planted under every name the next transaction's temps used to

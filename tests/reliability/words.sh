@@ -84,7 +84,7 @@ while read -r f entry rule; do
 		"io.fatelf.Manager.BundleInvalid $entry|entry '$entry': the path $rule" \
 		"$(jq -r '"\(.error) \(.parameters.entry)|\(.parameters.message)"' <<<"$RUN_OUT" 2>&1)"
 done <<'LIST'
-03-path-newline.fatbundle a\x0aaa holds a control character at byte 1
+03-path-newline.fatbundle a\x0aaa holds the control character U+000A at byte 1
 04-path-utf8.fatbundle a\xff\xfeaa is not valid UTF-8 (byte 1)
 LIST
 

@@ -19,6 +19,7 @@
 #include "diag.h"
 #include "hex.h"
 #include "path.h"
+#include "text.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ path */
@@ -421,6 +422,83 @@ START_TEST(diag_named_flag)
 }
 END_TEST
 
+/* The one text rule of names, summaries and paths: UTF-8, no C0, DEL or
+ * C1 control, no bidirectional formatting character; and its wording. */
+START_TEST(text_rule)
+{
+	static const struct {
+		const char *s;
+		int want;
+		const char *problem;
+	} cases[] = {
+		{ "plain caf\xc3\xa9 \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d", FATELF_TEXT_OK, NULL },
+		{ "a\x1b[2J", FATELF_TEXT_CONTROL, "holds the control character U+001B at byte 1" },
+		{ "ab\x7f", FATELF_TEXT_CONTROL, "holds the control character U+007F at byte 2" },
+		{ "a\xc2\x85z", FATELF_TEXT_CONTROL, "holds the control character U+0085 at byte 1" },
+		{ "a\xc2\x9f", FATELF_TEXT_CONTROL, "holds the control character U+009F at byte 1" },
+		{ "a\xff", FATELF_TEXT_UTF8, "is not valid UTF-8 (byte 1)" },
+		{ "inv\xe2\x80\xae" "fdp.exe", FATELF_TEXT_BIDI,
+		  "holds the bidirectional control character U+202E at byte 3" },
+		{ "\xe2\x80\xaa", FATELF_TEXT_BIDI, "holds the bidirectional control character U+202A at byte 0" },
+		{ "x\xe2\x81\xa6y", FATELF_TEXT_BIDI, "holds the bidirectional control character U+2066 at byte 1" },
+		{ "x\xe2\x81\xa9", FATELF_TEXT_BIDI, "holds the bidirectional control character U+2069 at byte 1" },
+		{ "x\xe2\x80\x8e", FATELF_TEXT_BIDI, "holds the bidirectional control character U+200E at byte 1" },
+		{ "x\xe2\x80\x8f", FATELF_TEXT_BIDI, "holds the bidirectional control character U+200F at byte 1" },
+		{ "x\xd8\x9c", FATELF_TEXT_BIDI, "holds the bidirectional control character U+061C at byte 1" },
+		/* Their neighbours are text. */
+		{ "x\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xe2\x80\x8d\xe2\x80\x90", FATELF_TEXT_OK, NULL },
+	};
+	char buf[FATELF_TEXT_PROBLEM_MAX];
+	size_t at;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = fatelf_text_problem(cases[i].s, strlen(cases[i].s), buf);
+
+		ck_assert_msg(fatelf_text_check(cases[i].s, strlen(cases[i].s), &at) == cases[i].want,
+			      "case %zu", i);
+		if (cases[i].problem)
+			ck_assert_str_eq(p, cases[i].problem);
+		else
+			ck_assert_ptr_null(p);
+	}
+	ck_assert(fatelf_text_is_bidi(0x202e) && fatelf_text_is_bidi(0x2066) && !fatelf_text_is_bidi(0x202f));
+}
+END_TEST
+
+/* What a terminal is handed: no raw control or bidirectional character,
+ * whole, and text quoted already unchanged. */
+START_TEST(text_display)
+{
+	char q[FATELF_TEXT_QUOTE_BUF];
+	char *s;
+
+	s = fatelf_text_display("opt/x\xe2\x80\xaey \x1b[2J\xc2\x85 \xff caf\xc3\xa9 a\\b");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "opt/x\\u202ey \\x1b[2J\\xc2\\x85 \\xff caf\xc3\xa9 a\\b");
+	ck_assert_ptr_null(strstr(s, "\xe2\x80\xae"));
+	free(s);
+	s = fatelf_text_display("\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8f\xd8\x9c\n");
+	ck_assert_str_eq(s, "\\u2066\\u2069\\u200f\\u061c\\x0a");
+	free(s);
+	s = fatelf_text_display("");
+	ck_assert_str_eq(s, "");
+	free(s);
+	/* Quoting for messages escapes them the same way. */
+	ck_assert_str_eq(fatelf_text_quote("a\xe2\x80\xae\\b", q), "a\\u202e\\x5cb");
+	s = fatelf_text_display(q);
+	ck_assert_str_eq(s, q);
+	free(s);
+	/* A quote cut to fit never cuts an escape. */
+	char big[200];
+	for (size_t i = 0; i + 3 <= 198; i += 3)
+		memcpy(big + i, "\xe2\x80\xae", 3);
+	big[198] = '\0';
+	fatelf_text_quote(big, q);
+	ck_assert_uint_le(strlen(q), FATELF_TEXT_QUOTE_MAX + 3);
+	ck_assert_str_eq(q + strlen(q) - 9, "\\u202e...");
+}
+END_TEST
+
 static Suite *basic_suite(void)
 {
 	Suite *s = suite_create("basic");
@@ -434,6 +512,10 @@ static Suite *basic_suite(void)
 	tcase_add_test(tc, mkdir_p_open_beneath);
 	tcase_add_test(tc, mkdir_p_open_follow_trusted);
 	tcase_add_test(tc, path_join_seams);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("text");
+	tcase_add_test(tc, text_rule);
+	tcase_add_test(tc, text_display);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hex");
 	tcase_add_test(tc, hex_round_trip);

@@ -651,23 +651,34 @@ START_TEST(test_choose)
 }
 END_TEST
 
-/* Extract stages like an install: no temp left, and an entry in the
- * temps' namespace is refused before anything is made. */
-START_TEST(test_extract_reserved_name)
+/* An entry in the temps' namespace is refused by the writer, which keeps
+ * the rule every reader (extract, install) refuses it by: nothing is
+ * written. */
+START_TEST(test_create_reserved_name)
 {
 	fatelf_diag d;
+	struct stat st;
 	int fd, r;
 
 	tu_tmpdir();
 	make_tree();
 	tu_write_file("tree/opt/game/bin/.fatelf.2.1", "planted\n", 8);
-	ck_assert_int_eq(create("b.fatbundle", FATELF_COMPRESS_ZSTD, NULL, &d), 0);
+	ck_assert_int_eq(create("b.fatbundle", FATELF_COMPRESS_ZSTD, NULL, &d), -ENGINE_E_NAME_RESERVED);
+	ck_assert_str_eq(d.msg, "path 'opt/game/bin/.fatelf.2.1' has a component starting with \".fatelf.\": "
+			 "such names are reserved for the installer's temp files");
+	ck_assert_int_eq(stat("b.fatbundle", &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	/* Such a bundle made by other means: extract refuses it by the same
+	 * rule before anything is made. */
+	ck_assert_int_eq(rename("tree/opt/game/bin/.fatelf.2.1", "tree/opt/game/bin/_fatelf.2.1"), 0);
+	ck_assert_int_eq(create("ok.fatbundle", FATELF_COMPRESS_ZSTD, NULL, &d), 0);
+	tu_bundle_respell("ok.fatbundle", "b.fatbundle", "_fatelf.2.1", ".fatelf.2.1", NULL);
 	fd = open("b.fatbundle", O_RDONLY);
 	r = fatelf_bundle_extract(fd, "out", "x86_64", NULL, &d);
 	close(fd);
-	ck_assert_int_eq(r, -FATELF_E_PATH_INVALID);
-	ck_assert_str_eq(d.msg, "entry 'opt/game/bin/.fatelf.2.1': names starting with "
-			 "\".fatelf.\" are reserved for the installer's temp files");
+	ck_assert_int_eq(r, -ENGINE_E_NAME_RESERVED);
+	ck_assert_str_eq(d.msg, "entry 'opt/game/bin/.fatelf.2.1': the path has a component starting with "
+			 "\".fatelf.\": such names are reserved for the installer's temp files");
 	ck_assert_int_eq(access("out", F_OK), -1);
 	free_tree();
 }
@@ -792,7 +803,7 @@ int main(void)
 	tcase_add_test(tc, test_stage_names);
 	tcase_add_test(tc, test_stage_file_and_symlink);
 	tcase_add_test(tc, test_choose);
-	tcase_add_test(tc, test_extract_reserved_name);
+	tcase_add_test(tc, test_create_reserved_name);
 	tcase_add_test(tc, test_root_open_parent);
 	tcase_add_test(tc, test_hostile_corpus);
 	tcase_add_test(tc, test_verdict_is_deterministic);

@@ -598,6 +598,59 @@ START_TEST(test_serialize_refuses_bad_package)
 }
 END_TEST
 
+/* The writer keeps the readers' rules: what it would write and a reader
+ * would refuse, it refuses, before writing, with the reader's code. */
+START_TEST(test_serialize_refuses_what_parse_refuses)
+{
+	static const struct {
+		const char *summary, *path, *link;
+		int code;
+		const char *msg;
+	} cases[] = {
+		{ "a\x1b[2Jb", "bin", NULL, -FATELF_E_MANIFEST_SCHEMA,
+		  "package: field 'summary' ('a\\x1b[2Jb') holds the control character U+001B at byte 1" },
+		{ "a\xc2\x85z", "bin", NULL, -FATELF_E_MANIFEST_SCHEMA,
+		  "package: field 'summary' ('a\\xc2\\x85z') holds the control character U+0085 at byte 1" },
+		{ "a\xe2\x81\xa6z", "bin", NULL, -FATELF_E_MANIFEST_SCHEMA,
+		  "package: field 'summary' ('a\\u2066z') holds the bidirectional control character U+2066 at byte 1" },
+		{ "ok", "bin/.fatelf.abc123", NULL, -ENGINE_E_NAME_RESERVED,
+		  "entry 'bin/.fatelf.abc123': the path has a component starting with \".fatelf.\": such names are "
+		  "reserved for the installer's temp files" },
+		{ "ok", "bin/x\xe2\x80\xae" "fdp.exe", NULL, -FATELF_E_PATH_INVALID,
+		  "entry 'bin/x\\u202efdp.exe': the path holds the bidirectional control character U+202E at byte 5" },
+		{ "ok", "bin/l", "x\xe2\x80\xaey", -FATELF_E_PATH_INVALID,
+		  "entry 'bin/l': field 'target' ('x\\u202ey') holds the bidirectional control character U+202E at byte 1" },
+		{ "ok", "bin/a\nb", NULL, -FATELF_E_PATH_INVALID,
+		  "entry 'bin/a\\x0ab': the path holds the control character U+000A at byte 5" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fatelf_manifest *m = fatelf_manifest_new();
+		fatelf_bundle_entry *e;
+		fatelf_diag d;
+		char *out = (char *)"untouched";
+		size_t len = 7;
+
+		m->name = strdup("ok");
+		m->version = strdup("1");
+		m->summary = strdup(cases[i].summary);
+		fatelf_manifest_add(m, "bin", FATELF_ENTRY_DIR)->mode = 0755;
+		if (strcmp(cases[i].path, "bin") != 0) {
+			e = fatelf_manifest_add(m, cases[i].path, cases[i].link ? FATELF_ENTRY_SYMLINK : FATELF_ENTRY_FILE);
+			e->mode = 0644;
+			if (cases[i].link)
+				e->link_target = strdup(cases[i].link);
+		}
+		fatelf_diag_clear(&d);
+		ck_assert_msg(fatelf_manifest_serialize(m, &out, &len, &d) == cases[i].code, "case %zu: %s", i, d.msg);
+		ck_assert_str_eq(d.msg, cases[i].msg);
+		ck_assert_str_eq(out, "untouched");
+		ck_assert_uint_eq(len, 7);
+		fatelf_manifest_free(m);
+	}
+}
+END_TEST
+
 START_TEST(test_add_and_find_many)
 {
 	fatelf_manifest *m = fatelf_manifest_new();
@@ -1116,6 +1169,23 @@ START_TEST(test_reject_path_invalid)
 	REJECT_MSG("\"path\": \"opt/game/lib\"", "\"path\": \"opt/game/lib/\"", -FATELF_E_PATH_INVALID, "ends with '/'");
 	REJECT("\"path\": \"opt/game/bin/su2\"", "\"path\": \"opt/game/./su2\"", -FATELF_E_PATH_INVALID);
 	REJECT("\"path\": \"etc\"", "\"path\": \"\"", -FATELF_E_PATH_INVALID);
+	/* A bidirectional control in a path, a symlink target or a text; a
+	 * C1 control in a text. */
+	REJECT_MSG("\"path\": \"opt/game/bin/su2\"", "\"path\": \"opt/game/bin/su\xe2\x80\xae" "2\"",
+		   -FATELF_E_PATH_INVALID, "'opt/game/bin/su\\u202e2': the path holds the bidirectional control character U+202E");
+	ck_assert_ptr_null(strstr(last.msg, "\xe2\x80\xae"));
+	REJECT("\"path\": \"opt/game/bin/su2\"", "\"path\": \"opt/game/bin/su\\u2066\"", -FATELF_E_PATH_INVALID);
+	REJECT("\"target\": \"libg.so.1\"", "\"target\": \"lib\\u202eg\"", -FATELF_E_PATH_INVALID);
+	REJECT_MSG("\"summary\": \"A game", "\"summary\": \"A \xe2\x81\xa6game", -FATELF_E_MANIFEST_SCHEMA,
+		   "field 'summary' ('A \\u2066game");
+	REJECT_MSG("\"summary\": \"A game", "\"summary\": \"A \\u0085game", -FATELF_E_MANIFEST_SCHEMA,
+		   "holds the control character U+0085");
+	REJECT("\"vendor\": \"Example", "\"vendor\": \"\\u200fExample", -FATELF_E_MANIFEST_SCHEMA);
+	/* An entry in the temp names' namespace: the rule the installer
+	 * refuses it by, named as the entry. */
+	REJECT_MSG("\"path\": \"opt/game/bin/su2\"", "\"path\": \"opt/game/bin/.fatelf.2.1\"",
+		   -ENGINE_E_NAME_RESERVED, "entry 'opt/game/bin/.fatelf.2.1': the path has a component starting with \".fatelf.\"");
+	ck_assert_str_eq(last.subject, "opt/game/bin/.fatelf.2.1");
 	/* Symlink targets: anything but empty, NUL or control bytes. */
 	REJECT("\"target\": \"libg.so.1\"", "\"target\": \"\"", -FATELF_E_PATH_INVALID);
 	REJECT("\"target\": \"libg.so.1\"", "\"target\": \"lib\\u0000g\"", -FATELF_E_PATH_INVALID);
@@ -1639,6 +1709,19 @@ START_TEST(test_path_check)
 		{ "a\xc3", -FATELF_E_PATH_INVALID },
 		{ "a\xe0\x80\xaf", -FATELF_E_PATH_INVALID },
 		{ "a\xf4\x90\x80\x80", -FATELF_E_PATH_INVALID },
+		/* Bidirectional formatting characters, anywhere. */
+		{ "opt/x\xe2\x80\xaey", -FATELF_E_PATH_INVALID },
+		{ "opt/\xe2\x81\xa6x", -FATELF_E_PATH_INVALID },
+		{ "\xe2\x80\x8f/x", -FATELF_E_PATH_INVALID },
+		/* The temp names' namespace, in any component. */
+		{ ".fatelf.abc123", -ENGINE_E_NAME_RESERVED },
+		{ "opt/t/.fatelf.2.1", -ENGINE_E_NAME_RESERVED },
+		{ "opt/.fatelf.d/x", -ENGINE_E_NAME_RESERVED },
+		{ "opt/.fatelf.", -ENGINE_E_NAME_RESERVED },
+		{ "opt/.fatelfx", 0 },
+		{ "opt/.fatelf", 0 },
+		{ "opt/x.fatelf.1", 0 },
+		{ "opt/.fatelf-new", 0 },
 	};
 	fatelf_bundle_limits lim;
 	fatelf_diag d;
@@ -1676,7 +1759,7 @@ START_TEST(test_path_check)
 	ck_assert_msg(strstr(d.msg, "levels deep") != NULL, "%s", d.msg);
 	/* Messages quote hostile names escaped, and stay short. */
 	ck_assert_int_eq(fatelf_path_check("x\x1b[2J\\", NULL, &d), -FATELF_E_PATH_INVALID);
-	ck_assert_str_eq(d.msg, "path 'x\\x1b[2J\\x5c' holds a control character at byte 1");
+	ck_assert_str_eq(d.msg, "path 'x\\x1b[2J\\x5c' holds the control character U+001B at byte 1");
 	memset(big, '\x01', 1000);
 	big[1000] = '\0';
 	ck_assert_int_eq(fatelf_path_check(big, NULL, &d), -FATELF_E_PATH_INVALID);
@@ -1713,6 +1796,7 @@ static Suite *manifest_suite(void)
 	tcase_add_test(tc, test_noncanonical_input);
 	tcase_add_test(tc, test_model_round_trip);
 	tcase_add_test(tc, test_serialize_refuses_bad_package);
+	tcase_add_test(tc, test_serialize_refuses_what_parse_refuses);
 	tcase_add_test(tc, test_entry_min_len);
 	tcase_add_test(tc, test_add_and_find_many);
 	tcase_add_test(tc, test_add_after_parse);

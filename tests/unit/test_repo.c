@@ -558,6 +558,19 @@ START_TEST(test_index_round_trip)
 	ck_assert_msg(fatelf_repo_index_serialize(ix, &text, &len, &d) == 0, "%s", d.msg);
 	ck_assert_uint_eq(strlen(text), len);
 	ck_assert_str_eq(text, index_text);
+	/* The writer keeps the reader's text rule: a summary with U+202E is
+	 * refused, and nothing is written. */
+	{
+		char *keep = p->versions[0].summary, *none = NULL;
+		size_t nlen = 0;
+
+		p->versions[0].summary = (char *)"x\xe2\x80\xae" "y";
+		ck_assert_int_eq(fatelf_repo_index_serialize(ix, &none, &nlen, &d), -FATELF_E_REPO_INDEX);
+		ck_assert_str_eq(d.msg, "package 'alpha' version 1.0-1: the summary holds the bidirectional "
+			      "control character U+202E at byte 1");
+		ck_assert_ptr_null(none);
+		p->versions[0].summary = keep;
+	}
 
 	ck_assert_msg(fatelf_repo_index_parse(text, len, &back, &d) == 0, "%s", d.msg);
 	assert_indexes_equal(ix, back);
@@ -658,6 +671,9 @@ static const struct index_case bad_indexes[] = {
 	{ "summary with a control byte", "\"summary\": \"First", "\"summary\": \"\\u0007First",
 	  -FATELF_E_REPO_INDEX },
 	{ "summary with a NUL", "\"summary\": \"First", "\"summary\": \"\\u0000First", -FATELF_E_REPO_INDEX },
+	{ "summary with U+202E", "\"summary\": \"First", "\"summary\": \"\xe2\x80\xae" "First", -FATELF_E_REPO_INDEX },
+	{ "summary with U+2066, escaped", "\"summary\": \"First", "\"summary\": \"\\u2066First", -FATELF_E_REPO_INDEX },
+	{ "summary with U+0085", "\"summary\": \"First", "\"summary\": \"\\u0085First", -FATELF_E_REPO_INDEX },
 	{ "target by its alias", "\"" T_X86 "\"\n          ],\n          \"entries\": 1,",
 	  "\"amd64:64bits:le:sysv:osabiver0\"\n          ],\n          \"entries\": 1,", -FATELF_E_REPO_INDEX },
 	{ "target upper-case", "\"" T_X86 "\"\n          ],\n          \"entries\": 1,",

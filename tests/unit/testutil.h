@@ -23,6 +23,14 @@ struct fatelf_ms_seckey;
 struct fatelf_ms_pubkey;
 void tu_key_from_seed(uint8_t seed_byte, uint8_t step, uint8_t id_byte, struct fatelf_ms_seckey *ret_sk,
 		      struct fatelf_ms_pubkey *ret_pk);
+/*
+ * A bundle no writer makes, for the readers' refusals: in's members with
+ * every from in the manifest and in member names spelt to (same length,
+ * so sizes and order hold), the manifest signed again with key (NULL:
+ * unsigned), written to out (pax, zstd). Aborts the test on failure.
+ */
+void tu_bundle_respell(const char *in, const char *out, const char *from, const char *to,
+		       const struct fatelf_ms_seckey *key);
 /* Runs a Check suite and returns the process exit status. */
 struct Suite;
 int tu_run_suite(struct Suite *s);
