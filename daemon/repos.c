@@ -322,6 +322,35 @@ int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index *
 	return fatelf_repo_index_parse(json, len, ret, d);
 }
 
+int repo_state_load_fresh(const char *state_dir, const char *name, int64_t now, fatelf_repo_index **ret,
+			  fatelf_diag *d)
+{
+	fatelf_repo_index *ix = NULL;
+	int k = repo_state_load(state_dir, name, &ix, NULL);
+
+	if (k < 0)
+		return k;
+	/* The same rule update applies to a fetched index: a machine that
+	 * cannot reach a fresh one must not go on trusting the last one
+	 * (a freeze). Nothing else of the index is trusted either: not
+	 * what it offers, not what it does not. */
+	if (ix->expires != 0 && now >= ix->expires) {
+		if (d) {
+			d->expires = ix->expires;
+			d->has |= FATELF_DIAG_HAS_EXPIRES;
+		}
+		FATELF_DIAG_FACT(d, repository, name);
+		k = fatelf_diag_set(d, -FATELF_E_REPO_EXPIRED, -1,
+				    "repository %s: its index (serial %" PRIu64 ") expired at %" PRId64
+				    " (now %" PRId64 "); nothing it offers is trusted until an update brings a newer one",
+				    name, ix->serial, ix->expires, now);
+		fatelf_repo_index_free(ix);
+		return k;
+	}
+	*ret = ix;
+	return 0;
+}
+
 int repo_state_keep(const char *state_dir, const char *name, const fatelf_repo_index *ix, fatelf_diag *d)
 {
 	_cleanup_free_ char *sdir = NULL, *text = NULL, *sig = NULL;
@@ -356,11 +385,20 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 		return k;
 	if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
 		min_serial = old->serial;
+		/* The identity first: another repository's index (the same
+		 * vendor's key) must not move this one's serial floor. */
+		k = fatelf_repo_index_check_identity(ix, old->repository, d);
 		fatelf_repo_index_free(old);
+		if (k < 0) {
+			FATELF_DIAG_FACT(d, repository, r->name);
+			goto fail;
+		}
 	}
 	k = fatelf_repo_index_check(ix, min_serial, now, d);
-	if (k < 0)
+	if (k < 0) {
+		FATELF_DIAG_FACT(d, repository, r->name);
 		goto fail;
+	}
 	if (state_dir_of(state_dir, r->name, &sdir) < 0) {
 		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto fail;
@@ -760,7 +798,15 @@ int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *r
 		const fatelf_repo_package *p;
 		const fatelf_repo_version *v = NULL;
 
-		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+		/* An expired index refuses the whole resolution: what it
+		 * offers, or does not, may be a frozen mirror's word. */
+		k = repo_state_load_fresh(cfg->state_dir, confs[i].name, (int64_t)time(NULL), &ix, d);
+		if (k == -FATELF_E_REPO_EXPIRED) {
+			fatelf_repo_index_free(best_ix);
+			repo_conf_list_free(confs, nconfs);
+			return k;
+		}
+		if (k < 0)
 			continue;
 		p = fatelf_repo_index_find(ix, name);
 		if (p && version)
@@ -817,7 +863,7 @@ int repo_depends_copy(const fatelf_repo_version *v, fatelf_depend **ret, size_t 
 }
 
 int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char **ret_spec,
-			fatelf_depend **ret_deps, size_t *ret_ndeps)
+			fatelf_depend **ret_deps, size_t *ret_ndeps, fatelf_diag *d)
 {
 	struct repo_conf *confs = NULL;
 	size_t nconfs = 0;
@@ -833,7 +879,13 @@ int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char
 		const fatelf_repo_package *p;
 		const fatelf_repo_version *v = NULL;
 
-		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+		k = repo_state_load_fresh(cfg->state_dir, confs[i].name, (int64_t)time(NULL), &ix, d);
+		if (k == -FATELF_E_REPO_EXPIRED) {
+			fatelf_repo_index_free(best_ix);
+			repo_conf_list_free(confs, nconfs);
+			return k;
+		}
+		if (k < 0)
 			continue;
 		p = fatelf_repo_index_find(ix, dep->name);
 		/* the newest of this repository's that meets the constraint */
