@@ -941,6 +941,8 @@ json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index 
 		if (ix->expires)
 			json_set_int(o, "expires", ix->expires);
 		json_set_int(o, "packages", (int64_t)ix->npackages);
+		if (ix->repository[0])
+			json_set_str(o, "id", ix->repository);
 	}
 	return o;
 }

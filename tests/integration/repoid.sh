@@ -58,6 +58,8 @@ daemon_start d1 || fail "fatelfd starts" "see $T_WORK/d1/log"
 cp -a A mirror
 check "repo add a file://mirror --key repo.pub" ctl repo add a "file://$T_WORK/mirror" --key repo.pub
 check "update: A's index, serial 2 (the identity is pinned)" ctl update
+run ctl --json repo list
+check_eq "repo list shows the identity pinned: A's" "$ida" "$(jq -r '.repositories[0].id' <<<"$RUN_OUT")"
 rm -rf mirror && cp -a B mirror
 run ctl --json update
 check_eq "B's index on A's mirror: update refused (exit 5)" 5 "$RC"
@@ -67,8 +69,8 @@ check_eq "... RepositoryMismatch naming a, the pinned id and B's" \
 run ctl update
 check_match "... in words: another repository's index, both ids" "repository a: .*another repository.*$idb.*$ida" "$RUN_ERR"
 run ctl --json repo list
-check_eq "the kept index is still A's serial 2 (the floor did not move)" "2" \
-	"$(jq -r '.repositories[0].serial' <<<"$RUN_OUT")"
+check_eq "the kept index is still A's serial 2 (the floor did not move), A's identity" "2 $ida" \
+	"$(jq -r '.repositories[0] | "\(.serial) \(.id)"' <<<"$RUN_OUT")"
 run ctl --json search
 check_eq "search offers A's packages, none of B's" "alpha" "$(jq -r '.packages[].name' <<<"$RUN_OUT" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 run ctl install beta
