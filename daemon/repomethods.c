@@ -66,6 +66,14 @@ void method_repo_add(conn *c, const vl_call *call, union method_params *p)
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", r.nurls == 0 ? "urls" : "key");
 		return;
 	}
+	if (in->id) {
+		if (!fatelf_repo_id_valid(in->id)) {
+			repo_conf_done(&r);
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "id");
+			return;
+		}
+		memcpy(r.id, in->id, sizeof(r.id));
+	}
 	k = repo_conf_write(cfg->repos_dir, &r, &d);
 	if (k < 0) {
 		repo_conf_done(&r);

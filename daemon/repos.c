@@ -122,7 +122,7 @@ static int conf_parse(const char *file, char *text, struct repo_conf *r, fatelf_
 		}
 		eq = strchr(l, '=');
 		if (!in_section || !eq)
-			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Repository], then URL= or Key=",
+			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Repository], then URL=, Key= or ID=",
 					      file, line);
 		*eq = '\0';
 		if (strcmp(l, "URL") == 0) {
@@ -141,6 +141,11 @@ static int conf_parse(const char *file, char *text, struct repo_conf *r, fatelf_
 			if (fatelf_ms_pubkey_parse(eq + 1, strlen(eq + 1), &r->key, &tmp) < 0)
 				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: Key: %s", file, line, tmp.msg);
 			have_key = true;
+		} else if (strcmp(l, "ID") == 0) {
+			if (!fatelf_repo_id_valid(eq + 1))
+				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: ID: not a repository's identity (%d "
+						      "lower-case hex digits)", file, line, FATELF_REPO_ID_LEN);
+			memcpy(r->id, eq + 1, sizeof(r->id));
 		} else {
 			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: unknown key '%s'", file, line, l);
 		}
@@ -269,6 +274,8 @@ int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d)
 	for (size_t i = 0; i < r->nurls; i++)
 		len += (size_t)snprintf(text + len, cap - len, "URL=%s\n", r->urls[i]);
 	len += (size_t)snprintf(text + len, cap - len, "Key=%s\n", key);
+	if (r->id[0])
+		len += (size_t)snprintf(text + len, cap - len, "ID=%s\n", r->id);
 	snprintf(base, sizeof(base), "%s.conf", r->name);
 	/* A URL may carry a password: root's alone. */
 	return write_atomic(dir, base, text, len, 0600, d);
@@ -330,20 +337,13 @@ int repo_state_load_fresh(const char *state_dir, const char *name, int64_t now, 
 
 	if (k < 0)
 		return k;
-	/* The same rule update applies to a fetched index: a machine that
-	 * cannot reach a fresh one must not go on trusting the last one
-	 * (a freeze). Nothing else of the index is trusted either: not
-	 * what it offers, not what it does not. */
-	if (ix->expires != 0 && now >= ix->expires) {
-		if (d) {
-			d->expires = ix->expires;
-			d->has |= FATELF_DIAG_HAS_EXPIRES;
-		}
+	/* The rule update applies to a fetched index: a machine that cannot
+	 * reach a fresh one must not go on trusting the last one (a
+	 * freeze). Nothing of it is trusted then: not what it offers, not
+	 * what it does not. */
+	k = fatelf_repo_index_check(ix, 0, now, d);
+	if (k < 0) {
 		FATELF_DIAG_FACT(d, repository, name);
-		k = fatelf_diag_set(d, -FATELF_E_REPO_EXPIRED, -1,
-				    "repository %s: its index (serial %" PRIu64 ") expired at %" PRId64
-				    " (now %" PRId64 "); nothing it offers is trusted until an update brings a newer one",
-				    name, ix->serial, ix->expires, now);
 		fatelf_repo_index_free(ix);
 		return k;
 	}
@@ -373,6 +373,7 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 	_cleanup_free_ char *sdir = NULL;
 	fatelf_repo_index *ix = NULL, *old = NULL;
 	uint64_t min_serial = 0;
+	char pinned[FATELF_REPO_ID_LEN + 1];
 	int k;
 
 	if (!sig)
@@ -383,16 +384,21 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 	k = fatelf_repo_index_parse(json, len, &ix, d);
 	if (k < 0)
 		return k;
+	/* The identity pinned: the admin's (ID=), else the one of the index
+	 * accepted before (none before the first update). */
+	memcpy(pinned, r->id, sizeof(pinned));
 	if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
 		min_serial = old->serial;
-		/* The identity first: another repository's index (the same
-		 * vendor's key) must not move this one's serial floor. */
-		k = fatelf_repo_index_check_identity(ix, old->repository, d);
+		if (!pinned[0])
+			memcpy(pinned, old->repository, sizeof(pinned));
 		fatelf_repo_index_free(old);
-		if (k < 0) {
-			FATELF_DIAG_FACT(d, repository, r->name);
-			goto fail;
-		}
+	}
+	/* The identity first: another repository's index (the same vendor's
+	 * key) must not move this one's serial floor. */
+	k = fatelf_repo_index_check_identity(ix, pinned, d);
+	if (k < 0) {
+		FATELF_DIAG_FACT(d, repository, r->name);
+		goto fail;
 	}
 	k = fatelf_repo_index_check(ix, min_serial, now, d);
 	if (k < 0) {
@@ -941,9 +947,11 @@ json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index 
 		if (ix->expires)
 			json_set_int(o, "expires", ix->expires);
 		json_set_int(o, "packages", (int64_t)ix->npackages);
-		if (ix->repository[0])
-			json_set_str(o, "id", ix->repository);
 	}
+	if (r->id[0])
+		json_set_str(o, "id", r->id);
+	else if (ix && ix->repository[0])
+		json_set_str(o, "id", ix->repository);
 	return o;
 }
 

@@ -25,6 +25,9 @@ struct repo_conf {
 	char *urls[REPO_MIRRORS_MAX];
 	size_t nurls;
 	fatelf_ms_pubkey key;
+	/* ID=: the identity its index must name from the first update on
+	 * (RepoAdd's id); "" when the first update pins it. */
+	char id[FATELF_REPO_ID_LEN + 1];
 	/* A registry's (doc/repository.md §10): the helper asks for the OCI
 	 * media types and answers its auth challenges, with basic (base64
 	 * USER:PASSWORD, malloc'd; NULL: anonymous) when it has them. */
@@ -39,7 +42,8 @@ bool repo_name_valid(const char *name);
  * control character or space; NULL, else the rule it breaks. */
 const char *repo_url_problem(const char *url);
 
-/* dir/NAME.conf: "[Repository]", then URL= lines (in order) and Key=. */
+/* dir/NAME.conf: "[Repository]", then URL= lines (in order), Key= and
+ * optionally ID=. */
 int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fatelf_diag *d);
 /* Every repository of dir, by name. */
 int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatelf_diag *d);

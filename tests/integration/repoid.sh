@@ -7,7 +7,8 @@
 #    RepositoryMismatch naming both identities (exit 5), the serial floor
 #    stays (A's own index, of its lower serial, is accepted after), and B's
 #    packages are not offered. An index that names no repository is
-#    refused once an identity is pinned.
+#    refused once an identity is pinned; repo add --id pins one before
+#    the first update.
 #  - freeze: an index whose expiry passes after the machine accepted it.
 #    install NAME, upgrade, search and list --upgradable refuse with
 #    RepositoryExpired naming the repository and the expiry (exit 5), and
@@ -110,6 +111,24 @@ check_eq "an index of A's key naming no repository: RepositoryMismatch, got null
 run ctl --json repo list
 check_eq "... and the kept index is still serial 2" "2" "$(jq -r '.repositories[0].serial' <<<"$RUN_OUT")"
 check "remove repository a" ctl repo remove a
+
+# The identity given at repo add (--id): pinned before the first update,
+# so even a first update is not taken in by another repository's index.
+rm -rf mirror2 && cp -a B mirror2
+run ctl repo add a2 "file://$T_WORK/mirror2" --key repo.pub --id 0123456789ABCDEF0123456789abcdef
+check_eq "repo add --id that is not 32 lower-case hex digits: refused (exit 1)" 1 "$RC"
+check "repo add a2 --id (A's), its mirror serving B" ctl repo add a2 "file://$T_WORK/mirror2" --key repo.pub --id "$ida"
+check_eq "... written to a2.conf" "ID=$ida" "$(grep '^ID=' d1/repos.d/a2.conf)"
+run ctl --json update a2
+check_eq "the first update: B's index refused, RepositoryMismatch" \
+	"5 io.fatelf.Manager.RepositoryMismatch a2 $ida $idb" \
+	"$RC $(tail -1 <<<"$RUN_OUT" | jq -r '"\(.error) \(.parameters.repository) \(.parameters.expected) \(.parameters.got)"')"
+run ctl --json repo list
+check_eq "... nothing kept: never updated, the identity given" "null $ida" \
+	"$(jq -r '.repositories[] | select(.name == "a2") | "\(.serial) \(.id)"' <<<"$RUN_OUT")"
+rm -rf mirror2 && cp -a A mirror2
+check "A's index on it: accepted" ctl update a2
+check "remove repository a2" ctl repo remove a2
 
 # ---- freeze: the kept index expires
 check "repo init --sign E" "$FATELF" repo init --sign repo.key E
