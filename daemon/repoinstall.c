@@ -213,6 +213,7 @@ static int pull_depends(worker *w, job *j)
 				goto out;
 		} else if (k == -FATELF_E_REPO_EXPIRED) {
 			j->diag = rd;
+			n++;    /* its spec is freed with the rest */
 			goto out;
 		} else {
 			k = 0;  /* the install says what it cannot find */
