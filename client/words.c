@@ -97,7 +97,7 @@ static void w_repository_mismatch(const words_in *w, char *msg, size_t size)
 	const char *repo = ctl_json_str(w->p, "repository", "?");
 
 	snprintf(msg, size, "repository %s: a mirror served the index of another repository (id %s; "
-		 "this machine pinned %s at its first update): refused, nothing changed. Check the "
+		 "this machine pinned %s): refused, nothing changed. Check the "
 		 "repository's URLs (fatelfctl repo list); if the vendor really replaced the repository, "
 		 "fatelfctl repo remove %s, then repo add it again", repo, ctl_json_str(w->p, "got", "none"),
 		 ctl_json_str(w->p, "expected", "?"), repo);

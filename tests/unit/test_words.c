@@ -127,8 +127,8 @@ START_TEST(test_repositories)
 				  "\"expected\":\"0123456789abcdef0123456789abcdef\","
 				  "\"got\":\"fedcba9876543210fedcba9876543210\"}"), EXIT_REPOSITORY);
 	ck_assert_str_eq(msg, "repository main: a mirror served the index of another repository (id "
-			 "fedcba9876543210fedcba9876543210; this machine pinned 0123456789abcdef0123456789abcdef at "
-			 "its first update): refused, nothing changed. Check the repository's URLs (fatelfctl repo "
+			 "fedcba9876543210fedcba9876543210; this machine pinned 0123456789abcdef0123456789abcdef): "
+			 "refused, nothing changed. Check the repository's URLs (fatelfctl repo "
 			 "list); if the vendor really replaced the repository, fatelfctl repo remove main, then repo "
 			 "add it again");
 	ck_assert_int_eq(say_verb("update", "RepositoryMismatch", "{\"repository\":\"main\","
