@@ -17,7 +17,7 @@
 #include "macro.h"
 
 const char verb_repo_usage[] =
-	"Usage: fatelfctl repo add NAME URL... --key PUB\n"
+	"Usage: fatelfctl repo add NAME URL... --key PUB [--id ID]\n"
 	"       fatelfctl repo remove NAME\n"
 	"       fatelfctl repo list\n"
 	"\n"
@@ -35,6 +35,9 @@ const char verb_repo_usage[] =
 	"Options:\n"
 	"  --key PUB   (add) a minisign public key file (read with your rights), or\n"
 	"              its key line itself (RW...)\n"
+	"  --id ID     (add) the repository's identity, as 'fatelf repo init' printed\n"
+	"              it: its index must name it from the first update on (without\n"
+	"              it, the first update pins the identity it is served)\n"
 	"  -h, --help  show this help\n";
 
 /* A .pub file is two short lines; anything far larger is not one. */
@@ -145,11 +148,12 @@ static int repo_add(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "key", required_argument, NULL, 'k' },
+		{ "id", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	_cleanup_free_ char *key = NULL;
-	const char *pub = NULL;
+	const char *pub = NULL, *id = NULL;
 	json_object *params, *urls;
 	int status, c;
 
@@ -158,6 +162,9 @@ static int repo_add(int argc, char **argv)
 		switch (c) {
 		case 'k':
 			pub = optarg;
+			break;
+		case 'i':
+			id = optarg;
 			break;
 		case 'h':
 			return ctl_help(verb_repo_usage);
@@ -194,6 +201,8 @@ static int repo_add(int argc, char **argv)
 	json_object_object_add(params, "name", json_object_new_string(argv[optind]));
 	json_object_object_add(params, "urls", urls);
 	json_object_object_add(params, "key", json_object_new_string(key));
+	if (id)
+		json_object_object_add(params, "id", json_object_new_string(id));
 	status = ctl_call("RepoAdd", params, 0, NULL, 0, on_add, NULL);
 	json_object_put(params);
 	return status;

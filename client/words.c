@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "fatelfctl.h"
 #include "macro.h"
@@ -89,6 +90,31 @@ static void w_repository_invalid(const words_in *w, char *msg, size_t size)
 	/* The message names the file of the repository it is about. */
 	snprintf(msg, size, "repository %s: %s%s", ctl_json_str(w->p, "repository", "?"),
 		 ctl_json_str(w->p, "message", "refused"), code_suffix(w->p, code));
+}
+
+static void w_repository_mismatch(const words_in *w, char *msg, size_t size)
+{
+	const char *repo = ctl_json_str(w->p, "repository", "?");
+
+	snprintf(msg, size, "repository %s: a mirror served the index of another repository (id %s; "
+		 "this machine pinned %s): refused, nothing changed. Check the "
+		 "repository's URLs (fatelfctl repo list); if the vendor really replaced the repository, "
+		 "fatelfctl repo remove %s, then repo add it again", repo, ctl_json_str(w->p, "got", "none"),
+		 ctl_json_str(w->p, "expected", "?"), repo);
+}
+
+static void w_repository_expired(const words_in *w, char *msg, size_t size)
+{
+	const char *repo = ctl_json_str(w->p, "repository", "?");
+	time_t t = (time_t)ctl_json_int(w->p, "expires");
+	struct tm tm;
+	char when[64] = "?";
+
+	if (t > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(msg, size, "repository %s: its index expired at %s, and nothing an expired index says is "
+		 "trusted: once the vendor has re-signed it, fatelfctl update fetches the new one (or "
+		 "fatelfctl repo remove %s takes the repository out)", repo, when, repo);
 }
 
 static void w_path_not_owned(const words_in *w, char *msg, size_t size)
@@ -362,6 +388,8 @@ static const struct {
 	{ M("PackageNotFound"), EXIT_FAILED, w_package_not_found },
 	{ M("RepositoryNotFound"), EXIT_FAILED, w_repository_not_found },
 	{ M("RepositoryInvalid"), EXIT_REPOSITORY, w_repository_invalid },
+	{ M("RepositoryMismatch"), EXIT_REPOSITORY, w_repository_mismatch },
+	{ M("RepositoryExpired"), EXIT_REPOSITORY, w_repository_expired },
 	{ M("PathNotOwned"), EXIT_FAILED, w_path_not_owned },
 	{ M("NoSuchTransaction"), EXIT_FAILED, w_no_such_transaction },
 	{ M("BundleInvalid"), EXIT_FAILED, w_bundle_invalid },

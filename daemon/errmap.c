@@ -37,6 +37,9 @@ enum fact {
 	F_DEPENDENCY,   /* string */
 	F_CONSTRAINT,   /* string: "OP VERSION", "" for any version */
 	F_DEPENDENTS,   /* []string: the packages that depend on the package */
+	F_EXPECTED,     /* string: the repository identity this machine pinned */
+	F_GOT,          /* ?string: the one the index names, null when none */
+	F_EXPIRES,      /* int: when the index expired */
 };
 
 /* Beyond the code, what a row needs of the failure. */
@@ -44,7 +47,7 @@ enum when {
 	W_ALWAYS,
 	W_DOWNLOAD,     /* the download failed (ctx->url) */
 	W_TARGETS,      /* the diag lists what the file offers */
-	W_REPOSITORY,   /* about a repository (ctx->repository) */
+	W_REPOSITORY,   /* about a repository (ctx->repository, else the diag's) */
 };
 
 #define PARAMS_MAX 5
@@ -76,7 +79,11 @@ static const struct row rows[] = {
 	  { { "package", F_PACKAGE }, { "dependency", F_DEPENDENCY }, { "constraint", F_CONSTRAINT } } },
 	{ ONE(ENGINE_E_DEPENDENCY_BROKEN), W_ALWAYS, "DependencyBroken",
 	  { { "package", F_PACKAGE }, { "dependents", F_DEPENDENTS } } },
-	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_LIMIT, W_REPOSITORY, "RepositoryInvalid",
+	{ ONE(FATELF_E_REPO_MISMATCH), W_REPOSITORY, "RepositoryMismatch",
+	  { { "repository", F_REPOSITORY }, { "expected", F_EXPECTED }, { "got", F_GOT } } },
+	{ ONE(FATELF_E_REPO_EXPIRED), W_REPOSITORY, "RepositoryExpired",
+	  { { "repository", F_REPOSITORY }, { "expires", F_EXPIRES }, { "message", F_MESSAGE } } },
+	{ FATELF_E_REPO_FORMAT, FATELF_E_REPO_MISMATCH, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
 	{ FATELF_E_KEY_FORMAT, FATELF_E_SIG_COMMENT, W_REPOSITORY, "RepositoryInvalid",
 	  { { "repository", F_REPOSITORY }, { "code", F_CODE }, { "message", F_MESSAGE } } },
@@ -116,7 +123,7 @@ static bool row_matches(const struct row *r, int code, const fatelf_diag *d, con
 	case W_TARGETS:
 		return d && d->ntargets > 0;
 	case W_REPOSITORY:
-		return ctx && ctx->repository;
+		return (ctx && ctx->repository) || (d && d->repository[0]);
 	default:
 		return true;
 	}
@@ -205,7 +212,13 @@ static json_object *fact_value(enum fact f, int code, const fatelf_diag *d, cons
 	case F_URL:
 		return json_object_new_string(ctx && ctx->url ? ctx->url : "");
 	case F_REPOSITORY:
-		return json_object_new_string(ctx && ctx->repository ? ctx->repository : "");
+		return json_object_new_string(ctx && ctx->repository ? ctx->repository : d->repository);
+	case F_EXPECTED:
+		return json_object_new_string(d->expected);
+	case F_GOT:
+		return str_or_null(d->got);
+	case F_EXPIRES:
+		return json_object_new_int64(d->has & FATELF_DIAG_HAS_EXPIRES ? d->expires : 0);
 	case F_DEPENDENCY:
 		return json_object_new_string(d->dependency);
 	case F_CONSTRAINT:

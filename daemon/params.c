@@ -78,6 +78,7 @@ static const vl_field params_fields_repo_add[] = {
 	F(struct p_repo_add, name, VL_STRING, VL_MANDATORY | PARAMS_ROOT_ONLY),
 	F(struct p_repo_add, urls, VL_STRV, VL_MANDATORY | PARAMS_ROOT_ONLY),
 	F(struct p_repo_add, key, VL_STRING, VL_MANDATORY | PARAMS_ROOT_ONLY),
+	F(struct p_repo_add, id, VL_STRING, PARAMS_ROOT_ONLY),
 	{ NULL },
 };
 static const vl_field params_fields_repo_name[] = {

@@ -69,6 +69,7 @@ struct p_repo_add {
 	const char *name;
 	const char **urls;
 	const char *key;
+	const char *id;
 };
 struct p_repo_name {
 	const char *name;

@@ -112,7 +112,7 @@ static void job_answer(job *j)
 		} else if (j->r < 0) {
 			int code = j->r < 0 ? -j->r : j->r;
 			bool about_repo = j->repo_name &&
-					  (j->kind == JOB_UPDATE || (code >= FATELF_E_REPO_FORMAT && code <= FATELF_E_REPO_LIMIT));
+					  (j->kind == JOB_UPDATE || (code >= FATELF_E_REPO_FORMAT && code <= FATELF_E_REPO_MISMATCH));
 
 			c->oneway = false;
 			reply_failure_repo(c, j->r, &j->diag, j->fetch_failed ? j->url_shown : NULL,

@@ -197,18 +197,26 @@ static int pull_depends(worker *w, job *j)
 		struct repo_conf rc = { 0 };
 		fatelf_repo_index *ix = NULL;
 		const fatelf_repo_version *rv = NULL;
+		fatelf_diag rd = { .record = -1 };
 
 		v[n].spec = strdup(j->nmembers ? j->members[n].spec : j->repo_spec);
 		if (!v[n].spec) {
 			k = -ENOMEM;
 			goto out;
 		}
-		if (repo_resolve(cfg, v[n].spec, &rc, &ix, &rv, NULL) == 0) {
+		k = repo_resolve(cfg, v[n].spec, &rc, &ix, &rv, &rd);
+		if (k == 0) {
 			k = repo_depends_copy(rv, &v[n].deps, &v[n].ndeps);
 			fatelf_repo_index_free(ix);
 			repo_conf_done(&rc);
 			if (k < 0)
 				goto out;
+		} else if (k == -FATELF_E_REPO_EXPIRED) {
+			j->diag = rd;
+			n++;    /* its spec is freed with the rest */
+			goto out;
+		} else {
+			k = 0;  /* the install says what it cannot find */
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -238,7 +246,7 @@ static int pull_depends(worker *w, job *j)
 						    PULL_MAX);
 				goto out;
 			}
-			k = repo_resolve_depend(cfg, dep, &v[n].spec, &v[n].deps, &v[n].ndeps);
+			k = repo_resolve_depend(cfg, dep, &v[n].spec, &v[n].deps, &v[n].ndeps, &j->diag);
 			if (k == -ENOENT) {
 				spec_name(v[i].spec, name);
 				if (dep->op != FATELF_DEP_ANY && dep->version)
@@ -255,7 +263,8 @@ static int pull_depends(worker *w, job *j)
 				goto out;
 			}
 			if (k < 0) {
-				fatelf_diag_set(&j->diag, k, -1, "resolving %s's dependencies", v[i].spec);
+				if (k != -FATELF_E_REPO_EXPIRED)
+					fatelf_diag_set(&j->diag, k, -1, "resolving %s's dependencies", v[i].spec);
 				goto out;
 			}
 			v[n++].automatic = true;

@@ -66,6 +66,14 @@ void method_repo_add(conn *c, const vl_call *call, union method_params *p)
 		reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", r.nurls == 0 ? "urls" : "key");
 		return;
 	}
+	if (in->id) {
+		if (!fatelf_repo_id_valid(in->id)) {
+			repo_conf_done(&r);
+			reply_error_str(c, VL_ERROR_INVALID_PARAMETER, "parameter", "id");
+			return;
+		}
+		memcpy(r.id, in->id, sizeof(r.id));
+	}
 	k = repo_conf_write(cfg->repos_dir, &r, &d);
 	if (k < 0) {
 		repo_conf_done(&r);
@@ -180,7 +188,16 @@ void method_search(conn *c, const vl_call *call, union method_params *p)
 	for (size_t i = 0; i < n; i++) {
 		fatelf_repo_index *ix = NULL;
 
-		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+		/* An expired index offers nothing, and hides nothing: the
+		 * whole search is refused, naming it. */
+		k = repo_state_load_fresh(cfg->state_dir, confs[i].name, (int64_t)time(NULL), &ix, &d);
+		if (k == -FATELF_E_REPO_EXPIRED) {
+			json_putp(&a);
+			repo_conf_list_free(confs, n);
+			reply_failure_repo(c, k, &d, NULL, NULL);
+			return;
+		}
+		if (k < 0)
 			continue;
 		for (size_t k2 = 0; k2 < ix->npackages; k2++) {
 			const fatelf_repo_package *pk = &ix->packages[k2];

@@ -122,7 +122,7 @@ static int conf_parse(const char *file, char *text, struct repo_conf *r, fatelf_
 		}
 		eq = strchr(l, '=');
 		if (!in_section || !eq)
-			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Repository], then URL= or Key=",
+			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Repository], then URL=, Key= or ID=",
 					      file, line);
 		*eq = '\0';
 		if (strcmp(l, "URL") == 0) {
@@ -141,6 +141,11 @@ static int conf_parse(const char *file, char *text, struct repo_conf *r, fatelf_
 			if (fatelf_ms_pubkey_parse(eq + 1, strlen(eq + 1), &r->key, &tmp) < 0)
 				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: Key: %s", file, line, tmp.msg);
 			have_key = true;
+		} else if (strcmp(l, "ID") == 0) {
+			if (!fatelf_repo_id_valid(eq + 1))
+				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: ID: not a repository's identity (%d "
+						      "lower-case hex digits)", file, line, FATELF_REPO_ID_LEN);
+			memcpy(r->id, eq + 1, sizeof(r->id));
 		} else {
 			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: unknown key '%s'", file, line, l);
 		}
@@ -269,6 +274,8 @@ int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d)
 	for (size_t i = 0; i < r->nurls; i++)
 		len += (size_t)snprintf(text + len, cap - len, "URL=%s\n", r->urls[i]);
 	len += (size_t)snprintf(text + len, cap - len, "Key=%s\n", key);
+	if (r->id[0])
+		len += (size_t)snprintf(text + len, cap - len, "ID=%s\n", r->id);
 	snprintf(base, sizeof(base), "%s.conf", r->name);
 	/* A URL may carry a password: root's alone. */
 	return write_atomic(dir, base, text, len, 0600, d);
@@ -322,6 +329,28 @@ int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index *
 	return fatelf_repo_index_parse(json, len, ret, d);
 }
 
+int repo_state_load_fresh(const char *state_dir, const char *name, int64_t now, fatelf_repo_index **ret,
+			  fatelf_diag *d)
+{
+	fatelf_repo_index *ix = NULL;
+	int k = repo_state_load(state_dir, name, &ix, NULL);
+
+	if (k < 0)
+		return k;
+	/* The rule update applies to a fetched index: a machine that cannot
+	 * reach a fresh one must not go on trusting the last one (a
+	 * freeze). Nothing of it is trusted then: not what it offers, not
+	 * what it does not. */
+	k = fatelf_repo_index_check(ix, 0, now, d);
+	if (k < 0) {
+		FATELF_DIAG_FACT(d, repository, name);
+		fatelf_repo_index_free(ix);
+		return k;
+	}
+	*ret = ix;
+	return 0;
+}
+
 int repo_state_keep(const char *state_dir, const char *name, const fatelf_repo_index *ix, fatelf_diag *d)
 {
 	_cleanup_free_ char *sdir = NULL, *text = NULL, *sig = NULL;
@@ -344,6 +373,7 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 	_cleanup_free_ char *sdir = NULL;
 	fatelf_repo_index *ix = NULL, *old = NULL;
 	uint64_t min_serial = 0;
+	char pinned[FATELF_REPO_ID_LEN + 1];
 	int k;
 
 	if (!sig)
@@ -354,13 +384,27 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 	k = fatelf_repo_index_parse(json, len, &ix, d);
 	if (k < 0)
 		return k;
+	/* The identity pinned: the admin's (ID=), else the one of the index
+	 * accepted before (none before the first update). */
+	memcpy(pinned, r->id, sizeof(pinned));
 	if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
 		min_serial = old->serial;
+		if (!pinned[0])
+			memcpy(pinned, old->repository, sizeof(pinned));
 		fatelf_repo_index_free(old);
 	}
-	k = fatelf_repo_index_check(ix, min_serial, now, d);
-	if (k < 0)
+	/* The identity first: another repository's index (the same vendor's
+	 * key) must not move this one's serial floor. */
+	k = fatelf_repo_index_check_identity(ix, pinned, d);
+	if (k < 0) {
+		FATELF_DIAG_FACT(d, repository, r->name);
 		goto fail;
+	}
+	k = fatelf_repo_index_check(ix, min_serial, now, d);
+	if (k < 0) {
+		FATELF_DIAG_FACT(d, repository, r->name);
+		goto fail;
+	}
 	if (state_dir_of(state_dir, r->name, &sdir) < 0) {
 		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto fail;
@@ -886,7 +930,15 @@ int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *r
 		const fatelf_repo_package *p;
 		const fatelf_repo_version *v = NULL;
 
-		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+		/* An expired index refuses the whole resolution: what it
+		 * offers, or does not, may be a frozen mirror's word. */
+		k = repo_state_load_fresh(cfg->state_dir, confs[i].name, (int64_t)time(NULL), &ix, d);
+		if (k == -FATELF_E_REPO_EXPIRED) {
+			fatelf_repo_index_free(best_ix);
+			repo_conf_list_free(confs, nconfs);
+			return k;
+		}
+		if (k < 0)
 			continue;
 		p = fatelf_repo_index_find(ix, name);
 		if (p && version)
@@ -943,7 +995,7 @@ int repo_depends_copy(const fatelf_repo_version *v, fatelf_depend **ret, size_t 
 }
 
 int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char **ret_spec,
-			fatelf_depend **ret_deps, size_t *ret_ndeps)
+			fatelf_depend **ret_deps, size_t *ret_ndeps, fatelf_diag *d)
 {
 	struct repo_conf *confs = NULL;
 	size_t nconfs = 0;
@@ -959,7 +1011,13 @@ int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char
 		const fatelf_repo_package *p;
 		const fatelf_repo_version *v = NULL;
 
-		if (repo_state_load(cfg->state_dir, confs[i].name, &ix, NULL) < 0)
+		k = repo_state_load_fresh(cfg->state_dir, confs[i].name, (int64_t)time(NULL), &ix, d);
+		if (k == -FATELF_E_REPO_EXPIRED) {
+			fatelf_repo_index_free(best_ix);
+			repo_conf_list_free(confs, nconfs);
+			return k;
+		}
+		if (k < 0)
 			continue;
 		p = fatelf_repo_index_find(ix, dep->name);
 		/* the newest of this repository's that meets the constraint */
@@ -1016,6 +1074,10 @@ json_object *json_repository(const struct repo_conf *r, const fatelf_repo_index 
 			json_set_int(o, "expires", ix->expires);
 		json_set_int(o, "packages", (int64_t)ix->npackages);
 	}
+	if (r->id[0])
+		json_set_str(o, "id", r->id);
+	else if (ix && ix->repository[0])
+		json_set_str(o, "id", ix->repository);
 	return o;
 }
 

@@ -25,6 +25,9 @@ struct repo_conf {
 	char *urls[REPO_MIRRORS_MAX];
 	size_t nurls;
 	fatelf_ms_pubkey key;
+	/* ID=: the identity its index must name from the first update on
+	 * (RepoAdd's id); "" when the first update pins it. */
+	char id[FATELF_REPO_ID_LEN + 1];
 	/* A registry's (doc/repository.md §10): the helper asks for the OCI
 	 * media types and answers its auth challenges, with basic (base64
 	 * USER:PASSWORD, malloc'd; NULL: anonymous) when it has them. */
@@ -39,7 +42,8 @@ bool repo_name_valid(const char *name);
  * control character or space; NULL, else the rule it breaks. */
 const char *repo_url_problem(const char *url);
 
-/* dir/NAME.conf: "[Repository]", then URL= lines (in order) and Key=. */
+/* dir/NAME.conf: "[Repository]", then URL= lines (in order), Key= and
+ * optionally ID=. */
 int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fatelf_diag *d);
 /* Every repository of dir, by name. */
 int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatelf_diag *d);
@@ -51,10 +55,17 @@ int repo_conf_remove(const char *dir, const char *state_dir, const char *name, f
 
 /* The index accepted last from a repository: -ENOENT when none. */
 int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index **ret, fatelf_diag *d);
+/* The same, for a verb that trusts what it says (install NAME, upgrade,
+ * search): an index whose expiry has passed at now is trusted for
+ * nothing, -FATELF_E_REPO_EXPIRED with the facts repository and expires. */
+int repo_state_load_fresh(const char *state_dir, const char *name, int64_t now, fatelf_repo_index **ret,
+			  fatelf_diag *d);
 /*
- * A fetched index, taken only when r's key signed it, it parses, its
- * serial is not below the one accepted before and it has not expired at
- * now; then kept (index.json and its signature, written atomically) and
+ * A fetched index, taken only when r's key signed it, it parses, it names
+ * the repository pinned (the identity of the index accepted before, when
+ * that one had one: FATELF_E_REPO_MISMATCH, checked before the serial),
+ * its serial is not below the one accepted before and it has not expired
+ * at now; then kept (index.json and its signature, written atomically) and
  * returned. The refusals are FATELF_E_SIG_*, FATELF_E_REPO_*.
  */
 int repo_state_accept(const struct repo_conf *r, const char *state_dir, const char *json, size_t len,
@@ -121,7 +132,7 @@ int repo_resolve(const engine_config *cfg, const char *spec, struct repo_conf *r
  * its constraint: "NAME=VERSION" in *ret_spec (free it), its depends
  * copied in *ret_deps (free with repo_depends_free). -ENOENT when none. */
 int repo_resolve_depend(const engine_config *cfg, const fatelf_depend *dep, char **ret_spec,
-			fatelf_depend **ret_deps, size_t *ret_ndeps);
+			fatelf_depend **ret_deps, size_t *ret_ndeps, fatelf_diag *d);
 void repo_depends_free(fatelf_depend *deps, size_t n);
 /* A version's depends, copied. */
 int repo_depends_copy(const fatelf_repo_version *v, fatelf_depend **ret, size_t *ret_n);

@@ -179,6 +179,7 @@ static int repo_report(const char *what, const fatelf_diag *d, int r, bool json)
 static int repo_init(int argc, char **argv)
 {
 	struct common c = { 0 };
+	fatelf_repo_dir *rd = NULL;
 	fatelf_diag d;
 	int r = parse_common(argc, argv, "repo init", "sj", &c);
 
@@ -189,12 +190,17 @@ static int repo_init(int argc, char **argv)
 	fatelf_diag_clear(&d);
 	r = fatelf_repo_init(argv[optind], c.sign ? &c.sk : NULL, now_secs(), &d);
 	explicit_bzero(&c.sk, sizeof(c.sk));
+	if (r == 0)
+		r = fatelf_repo_open(argv[optind], false, NULL, 0, &rd, &d);
 	if (r < 0)
 		return repo_report(argv[optind], &d, r, c.json);
 	if (!c.json)
-		printf("%s: repository made (serial 1%s)\n", argv[optind], c.sign ? ", signed" : "");
+		printf("%s: repository made (serial 1%s, id %s)\n", argv[optind], c.sign ? ", signed" : "",
+		       rd->index->repository);
 	else
-		printf("{\n  \"repository\": \"%s\",\n  \"serial\": 1\n}\n", argv[optind]);
+		printf("{\n  \"repository\": \"%s\",\n  \"id\": \"%s\",\n  \"serial\": 1\n}\n", argv[optind],
+		       rd->index->repository);
+	fatelf_repo_close(rd);
 	return EXIT_OK;
 }
 
@@ -430,8 +436,9 @@ static int repo_list(int argc, char **argv)
 		}
 		fwrite(text, 1, len, stdout);
 	} else {
-		printf("serial %" PRIu64 ", %s%s\n", r->index->serial, r->index_sig ? "signed" : "unsigned",
-		       r->index->expires ? ", expires" : "");
+		printf("serial %" PRIu64 ", %s%s, repository %s\n", r->index->serial,
+		       r->index_sig ? "signed" : "unsigned", r->index->expires ? ", expires" : "",
+		       r->index->repository[0] ? r->index->repository : "(no id)");
 		for (size_t i = 0; i < r->index->npackages; i++) {
 			const fatelf_repo_package *p = &r->index->packages[i];
 

@@ -122,6 +122,7 @@ static const struct code_text codes[FATELF_E_MAX - FATELF_E_BASE] = {
 	C(REPO_MISSING, "the repository has no such file"),
 	C(REPO_OCI, "not a fatelf artifact of an OCI registry"),
 	C(REPO_LIMIT, "a registry's reply is larger than its bound"),
+	C(REPO_MISMATCH, "the repository index is another repository's"),
 #undef C
 };
 

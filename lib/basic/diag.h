@@ -95,6 +95,7 @@ enum fatelf_error_more {
 	FATELF_E_REPO_MISSING,          /* a file of the repository is not there */
 	FATELF_E_REPO_OCI,              /* a registry's index or manifest is not a fatelf artifact's */
 	FATELF_E_REPO_LIMIT,            /* a registry's reply, or what an update takes of it, past its bound */
+	FATELF_E_REPO_MISMATCH,         /* the index names another repository than the one pinned */
 	FATELF_E_MAX
 };
 
@@ -137,6 +138,7 @@ enum {
 	/* msg already names subject ("SUBJECT: ..."): whoever adds the
 	 * subject in front of msg leaves it as it is */
 	FATELF_DIAG_NAMED = 1 << 4,
+	FATELF_DIAG_HAS_EXPIRES = 1 << 5,
 };
 
 typedef struct fatelf_diag {
@@ -155,6 +157,9 @@ typedef struct fatelf_diag {
 	char dependency[FATELF_DIAG_NAME_MAX];  /* the package a dependency names */
 	char constraint[FATELF_DIAG_NAME_MAX];  /* its constraint, "OP VERSION" ("" for any) */
 	char dependents[1024];                  /* packages that depend on package, comma-separated */
+	char repository[64];                    /* the repository (of a machine's configuration) */
+	char expected[64], got[64];             /* a repository's identity: pinned, and in the index */
+	long long expires;                      /* when an index expired, seconds since the epoch */
 	unsigned long long needed, available;   /* bytes */
 	unsigned uid, mode;                     /* of an existing path */
 	unsigned ntargets;                      /* the targets a file offers */

@@ -37,6 +37,8 @@
 #define FATELF_REPO_PACK_MAX        (64u << 20)
 #define FATELF_REPO_PACKAGES_MAX    100000
 #define FATELF_REPO_VERSIONS_MAX    10000
+/* A repository's identity: 128 random bits, 32 lower-case hex digits. */
+#define FATELF_REPO_ID_LEN          32
 /* "objects/ab/<64 hex>.zst" and a NUL */
 #define FATELF_REPO_OBJECT_PATH_MAX 96
 /* "manifests/<64 hex>/fatbundle.json.minisig" and a NUL */
@@ -142,6 +144,10 @@ typedef struct fatelf_repo_package {
 
 typedef struct fatelf_repo_index {
 	unsigned format;
+	/* The repository it belongs to, fixed when it was made (fatelf repo
+	 * init): a machine pins it and refuses another's index. "" in an
+	 * index older than the field. */
+	char repository[FATELF_REPO_ID_LEN + 1];
 	uint64_t serial;                /* 1 and up; each new index has a higher one */
 	int64_t created;                /* seconds since the epoch */
 	int64_t expires;                /* 0: never */
@@ -173,6 +179,15 @@ size_t fatelf_repo_index_remove(fatelf_repo_index *ix, const char *name, const c
  * yet): its serial not lower (FATELF_E_REPO_ROLLBACK) and not expired at
  * now (FATELF_E_REPO_EXPIRED). */
 int fatelf_repo_index_check(const fatelf_repo_index *ix, uint64_t min_serial, int64_t now, fatelf_diag *d);
+/* An index of the repository pinned (its identity; "" or NULL: none
+ * pinned yet, any index is taken): FATELF_E_REPO_MISMATCH otherwise,
+ * with the facts expected and got. A machine checks this before the
+ * serial, so another repository's index never moves its floor. */
+int fatelf_repo_index_check_identity(const fatelf_repo_index *ix, const char *pinned, fatelf_diag *d);
+/* Whether s is a repository identity (FATELF_REPO_ID_LEN lower-case hex). */
+bool fatelf_repo_id_valid(const char *s);
+/* A new identity, from the kernel's random bytes. */
+int fatelf_repo_id_new(char ret[FATELF_REPO_ID_LEN + 1]);
 
 /* The pointer: "fatelf-repo 1 <sha256 of the index> <its size>\n". */
 int fatelf_repo_pointer_parse(const void *text, size_t len, uint8_t ret_sha[32], uint64_t *ret_size,
@@ -203,7 +218,7 @@ typedef struct fatelf_repo_dir {
 } fatelf_repo_dir;
 
 /* Makes path a repository: the folders and a first, empty index
- * (serial 1), signed with key when not NULL. FATELF_E_REPO_FORMAT when
+ * (serial 1) with a new identity, signed with key when not NULL. FATELF_E_REPO_FORMAT when
  * it is one already; path may exist, empty. */
 int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now, fatelf_diag *d);
 /* Opens a repository, takes its lock (exclusive when write, else
@@ -224,7 +239,8 @@ int fatelf_repo_write_file(const fatelf_repo_dir *r, const char *rel, const void
 /* Whether the object sha is present. */
 bool fatelf_repo_has_object(const fatelf_repo_dir *r, const uint8_t sha[32]);
 /* Publishes ix as the new index: its serial one above the current one,
- * created at now, expiring after expire_secs (0: never); written and
+ * of the current one's identity (a new one when neither has one: a
+ * repository made before identities), created at now, expiring after expire_secs (0: never); written and
  * signed under its hash, then the pointer renamed over the old one, so
  * a reader sees the old index or the new one. key NULL: unsigned. On
  * success ix becomes r->index (r frees the one it had, when ix is

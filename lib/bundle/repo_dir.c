@@ -278,9 +278,18 @@ int fatelf_repo_publish(fatelf_repo_dir *r, fatelf_repo_index *ix, const fatelf_
 			int64_t expire_secs, fatelf_diag *d)
 {
 	uint64_t serial = r->index ? r->index->serial + 1 : 1;
-
 	int k;
 
+	/* The identity stays the repository's from index to index; one made
+	 * before identities gets its own at its next publish. */
+	if (!ix->repository[0] && r->index && r->index->repository[0])
+		memcpy(ix->repository, r->index->repository, sizeof(ix->repository));
+	if (!ix->repository[0]) {
+		k = fatelf_repo_id_new(ix->repository);
+		if (k < 0)
+			return fatelf_diag_set(d, k, -1, "cannot make the repository's identity: %s",
+					       fatelf_strerror(k));
+	}
 	ix->serial = serial;
 	ix->created = now;
 	ix->expires = expire_secs > 0 ? now + expire_secs : 0;

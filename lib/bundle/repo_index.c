@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "hex.h"
 #include "jsonscan.h"
@@ -182,10 +183,57 @@ int fatelf_repo_index_check(const fatelf_repo_index *ix, uint64_t min_serial, in
 				       "index serial %" PRIu64 " is lower than %" PRIu64
 				       ", which this machine already accepted: an older index replayed",
 				       ix->serial, min_serial);
-	if (ix->expires != 0 && now >= ix->expires)
+	if (ix->expires != 0 && now >= ix->expires) {
+		if (d) {
+			d->expires = ix->expires;
+			d->has |= FATELF_DIAG_HAS_EXPIRES;
+		}
 		return fatelf_diag_set(d, -FATELF_E_REPO_EXPIRED, -1,
 				       "index serial %" PRIu64 " expired at %" PRId64 " (now %" PRId64 ")",
 				       ix->serial, ix->expires, now);
+	}
+	return 0;
+}
+
+int fatelf_repo_index_check_identity(const fatelf_repo_index *ix, const char *pinned, fatelf_diag *d)
+{
+	if (!pinned || !pinned[0] || strcmp(ix->repository, pinned) == 0)
+		return 0;
+	FATELF_DIAG_FACT(d, expected, pinned);
+	FATELF_DIAG_FACT(d, got, ix->repository);
+	if (!ix->repository[0])
+		return fatelf_diag_set(d, -FATELF_E_REPO_MISMATCH, -1,
+				       "index serial %" PRIu64 " names no repository, and this machine pinned "
+				       "repository %s: another repository's index, or an old one replayed",
+				       ix->serial, pinned);
+	return fatelf_diag_set(d, -FATELF_E_REPO_MISMATCH, -1,
+			       "index serial %" PRIu64 " is repository %s's, and this machine pinned repository "
+			       "%s: another repository's index, signed by the same key",
+			       ix->serial, ix->repository, pinned);
+}
+
+bool fatelf_repo_id_valid(const char *s)
+{
+	uint8_t raw[FATELF_REPO_ID_LEN / 2];
+
+	return strlen(s) == FATELF_REPO_ID_LEN && fatelf_unhex_lower(s, raw, sizeof(raw)) == 0;
+}
+
+int fatelf_repo_id_new(char ret[FATELF_REPO_ID_LEN + 1])
+{
+	uint8_t raw[FATELF_REPO_ID_LEN / 2];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t k = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		got += (size_t)k;
+	}
+	fatelf_hex(raw, sizeof(raw), ret);
 	return 0;
 }
 
@@ -560,6 +608,13 @@ int fatelf_repo_index_parse(const void *json, size_t len, fatelf_repo_index **re
 
 		if (strcmp(key, "format") == 0) {
 			seen_format = true;
+		} else if (strcmp(key, "repository") == 0) {
+			r = get(&c, at, "repository", FATELF_JSON_STRING, &v);
+			if (r == 0 && (strlen(v.str) != v.len || !fatelf_repo_id_valid(v.str)))
+				r = ifail(&c, "field 'repository' must be %d lower-case hex digits",
+					  FATELF_REPO_ID_LEN);
+			if (r == 0)
+				memcpy(ix->repository, v.str, FATELF_REPO_ID_LEN + 1);
 		} else if (strcmp(key, "serial") == 0) {
 			r = get_uint(&c, at, "serial", INT64_MAX, &ix->serial);
 			if (r == 0 && ix->serial == 0)
@@ -700,6 +755,8 @@ int fatelf_repo_index_serialize(const fatelf_repo_index *ix, char **ret, size_t 
 		}
 	}
 	json_object_object_add(top, "format", json_object_new_int(FATELF_REPO_FORMAT));
+	if (ix->repository[0])
+		json_object_object_add(top, "repository", json_object_new_string(ix->repository));
 	json_object_object_add(top, "serial", json_object_new_int64((int64_t)ix->serial));
 	json_object_object_add(top, "created", json_object_new_int64(ix->created));
 	if (ix->expires)

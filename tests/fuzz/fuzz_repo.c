@@ -62,7 +62,8 @@ static void index_input(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz_repo: the index's serialization does not parse: %s\n", d.msg);
 	fuzz_assert(r == 0);
 	fuzz_assert(again->serial == ix->serial && again->created == ix->created && again->expires == ix->expires &&
-		    again->npackages == ix->npackages);
+		    again->npackages == ix->npackages && strcmp(again->repository, ix->repository) == 0);
+	fuzz_assert(!ix->repository[0] || fatelf_repo_id_valid(ix->repository));
 	r = fatelf_repo_index_serialize(again, &out2, &len2, &d);
 	fuzz_assert(r == 0);
 	fuzz_assert(len == len2 && memcmp(out, out2, len) == 0);

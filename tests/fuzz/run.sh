@@ -234,6 +234,13 @@ repo_seeds() {
 repo_seeds || echo "# the repository for fuzz_repo's seeds could not be made"
 # Small ones that need no tools.
 printf '\000{"format": 1, "serial": 1, "created": 0, "packages": []}' >"$work/seeds-repo/index-empty"
+# the repository's identity: one good, one a digit short, one upper-case
+printf '\000{"format": 1, "repository": "0123456789abcdef0123456789abcdef", "serial": 1, "created": 0, "packages": []}' \
+	>"$work/seeds-repo/index-id"
+printf '\000{"format": 1, "repository": "0123456789abcdef0123456789abcde", "serial": 1, "created": 0, "packages": []}' \
+	>"$work/seeds-repo/index-id-short"
+printf '\000{"format": 1, "repository": "0123456789ABCDEF0123456789abcdef", "serial": 1, "created": 0, "packages": []}' \
+	>"$work/seeds-repo/index-id-upper"
 printf '\001fatelf-pack 1\nobject %s 3 12\nframe 0 %s\n' "$(printf 'ab%.0s' $(seq 32))" "$(printf 'ab%.0s' $(seq 32))" \
 	>"$work/seeds-repo/pack-small"
 printf '\002fatelf-repo 1 %s 51\n' "$(printf '0f%.0s' $(seq 32))" >"$work/seeds-repo/pointer-small"

@@ -289,6 +289,49 @@ START_TEST(test_bundle_and_failed)
 END_TEST
 
 /* Every code of the space lands on a row, and the last row is Failed. */
+START_TEST(test_repositories)
+{
+	static const char *const invalid[] = { "repository", "code", "message", NULL };
+	static const char *const mismatch[] = { "repository", "expected", "got", NULL };
+	static const char *const expired[] = { "repository", "expires", "message", NULL };
+	errmap_ctx c = ctx;
+	fatelf_diag d = diag(-FATELF_E_REPO_ROLLBACK, "", "index serial 3 is lower than 5");
+	json_object *p;
+
+	c.repository = "main";
+	p = params(-FATELF_E_REPO_ROLLBACK, &d, &c, "RepositoryInvalid", invalid);
+	ck_assert_str_eq(str(p, "code"), "FATELF_E_REPO_ROLLBACK");
+	json_object_put(p);
+	/* another repository's index: both identities */
+	d = diag(-FATELF_E_REPO_MISMATCH, "", "the words do not matter");
+	FATELF_DIAG_FACT(&d, expected, "0123456789abcdef0123456789abcdef");
+	FATELF_DIAG_FACT(&d, got, "fedcba9876543210fedcba9876543210");
+	p = params(-FATELF_E_REPO_MISMATCH, &d, &c, "RepositoryMismatch", mismatch);
+	ck_assert_str_eq(str(p, "repository"), "main");
+	ck_assert_str_eq(str(p, "expected"), "0123456789abcdef0123456789abcdef");
+	ck_assert_str_eq(str(p, "got"), "fedcba9876543210fedcba9876543210");
+	json_object_put(p);
+	/* an index that names none: got is null */
+	d.got[0] = '\0';
+	p = params(-FATELF_E_REPO_MISMATCH, &d, &c, "RepositoryMismatch", mismatch);
+	ck_assert_ptr_null(json_object_object_get(p, "got"));
+	json_object_put(p);
+	/* an expired index, the repository named by the diag (a verb that
+	 * reads every repository's kept index names the one that expired) */
+	d = diag(-FATELF_E_REPO_EXPIRED, "", "the words do not matter");
+	FATELF_DIAG_FACT(&d, repository, "edge");
+	d.expires = 1800000000;
+	d.has |= FATELF_DIAG_HAS_EXPIRES;
+	p = params(-FATELF_E_REPO_EXPIRED, &d, &ctx, "RepositoryExpired", expired);
+	ck_assert_str_eq(str(p, "repository"), "edge");
+	ck_assert_int_eq(num(p, "expires"), 1800000000);
+	json_object_put(p);
+	/* without a repository, it is no repository's error */
+	d.repository[0] = '\0';
+	ck_assert_str_eq(errmap_error(-FATELF_E_REPO_EXPIRED, &d, &ctx), "Failed");
+}
+END_TEST
+
 START_TEST(test_every_code)
 {
 	size_t nrows = 0;
@@ -320,6 +363,7 @@ static Suite *errmap_suite(void)
 	tcase_add_test(tc, test_download_and_cancel);
 	tcase_add_test(tc, test_engine_refusals);
 	tcase_add_test(tc, test_bundle_and_failed);
+	tcase_add_test(tc, test_repositories);
 	tcase_add_test(tc, test_every_code);
 	suite_add_tcase(s, tc);
 	return s;

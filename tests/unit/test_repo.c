@@ -352,10 +352,15 @@ END_TEST
 
 /* ---- the index */
 
+/* A repository's identity */
+#define RID "0123456789abcdef0123456789abcdef"
+#define RID2 "fedcba9876543210fedcba9876543210"
+
 /* The text fatelf_repo_index_serialize must write for make_index(). */
 static const char index_text[] =
 	"{\n"
 	"  \"format\": 1,\n"
+	"  \"repository\": \"" RID "\",\n"
 	"  \"serial\": 7,\n"
 	"  \"created\": 1700000000,\n"
 	"  \"expires\": 1800000000,\n"
@@ -466,6 +471,7 @@ static fatelf_repo_index *make_index(void)
 
 	ck_assert_ptr_nonnull(ix);
 	ck_assert_uint_eq(ix->format, FATELF_REPO_FORMAT);
+	memcpy(ix->repository, RID, sizeof(RID));
 	ix->serial = 7;
 	ix->created = 1700000000;
 	ix->expires = 1800000000;
@@ -526,6 +532,7 @@ static void assert_versions_equal(const fatelf_repo_version *a, const fatelf_rep
 static void assert_indexes_equal(const fatelf_repo_index *a, const fatelf_repo_index *b)
 {
 	ck_assert_uint_eq(a->format, b->format);
+	ck_assert_str_eq(a->repository, b->repository);
 	ck_assert_uint_eq(a->serial, b->serial);
 	ck_assert_int_eq(a->created, b->created);
 	ck_assert_int_eq(a->expires, b->expires);
@@ -708,6 +715,18 @@ static const struct index_case bad_indexes[] = {
 	  -FATELF_E_REPO_INDEX },
 	{ "missing pack", "\"pack\": \"" H2 "\",", "", -FATELF_E_REPO_INDEX },
 	{ "missing pack_size", ",\n          \"pack_size\": 4\n", "\n", -FATELF_E_REPO_INDEX },
+	/* the repository's identity: 32 lower-case hex digits */
+	{ "repository upper-case", "\"" RID "\"", "\"0123456789ABCDEF0123456789abcdef\"", -FATELF_E_REPO_INDEX },
+	{ "repository 31 digits", "\"" RID "\"", "\"0123456789abcdef0123456789abcde\"", -FATELF_E_REPO_INDEX },
+	{ "repository 33 digits", "\"" RID "\"", "\"0123456789abcdef0123456789abcdef0\"", -FATELF_E_REPO_INDEX },
+	{ "repository not hex", "\"" RID "\"", "\"0123456789abcdef0123456789abcdeg\"", -FATELF_E_REPO_INDEX },
+	{ "repository empty", "\"" RID "\"", "\"\"", -FATELF_E_REPO_INDEX },
+	{ "repository a number", "\"" RID "\"", "12", -FATELF_E_REPO_INDEX },
+	{ "repository null", "\"" RID "\"", "null", -FATELF_E_REPO_INDEX },
+	{ "repository with a NUL", "\"" RID "\"", "\"0123456789abcdef0123456789abcde\\u0000\"",
+	  -FATELF_E_REPO_INDEX },
+	{ "repository twice", "\"repository\": \"" RID "\",",
+	  "\"repository\": \"" RID "\",\n  \"repository\": \"" RID "\",", -FATELF_E_REPO_INDEX },
 	/* the format */
 	{ "format 2", "\"format\": 1,", "\"format\": 2,", -FATELF_E_REPO_FORMAT },
 	{ "format 0", "\"format\": 1,", "\"format\": 0,", -FATELF_E_REPO_FORMAT },
@@ -752,6 +771,8 @@ static const struct bad_text bad_small_indexes[] = {
 static const char *const good_small_indexes[] = {
 	SMALL_HEAD ", \"packages\": []}",
 	SMALL_HEAD ", \"packages\": [{\"name\": \"ab\", \"versions\": [" SMALL_VERSION "]}]}",
+	/* the repository's identity, anywhere among the members */
+	"{\"format\": 1, \"serial\": 1, \"packages\": [], \"repository\": \"" RID "\", \"created\": 0}",
 	/* members in any order */
 	"{\"packages\": [{\"versions\": [" SMALL_VERSION "], \"name\": \"ab\"}], \"created\": 0, \"serial\": 1, \"format\": 1}",
 	SMALL_WITH(SMALL_DEPENDS("[\"lib (>= 2)\", \"other\", \"zz (<< 1:3.0-1)\"]")),
@@ -846,11 +867,62 @@ START_TEST(test_index_check)
 	ck_assert_int_eq(fatelf_repo_index_check(ix, 0, INT64_MAX, &d), 0);
 	ix->expires = 1000;
 	ck_assert_int_eq(fatelf_repo_index_check(ix, 0, 999, &d), 0);
+	fatelf_diag_clear(&d);
 	ck_assert_int_eq(fatelf_repo_index_check(ix, 0, 1000, &d), -FATELF_E_REPO_EXPIRED);
 	ck_assert_int_eq(d.code, -FATELF_E_REPO_EXPIRED);
+	ck_assert(d.has & FATELF_DIAG_HAS_EXPIRES);
+	ck_assert_int_eq(d.expires, 1000);
 	ck_assert_int_eq(fatelf_repo_index_check(ix, 0, 1001, &d), -FATELF_E_REPO_EXPIRED);
 	/* a rollback is the first thing named */
 	ck_assert_int_eq(fatelf_repo_index_check(ix, 6, 1001, &d), -FATELF_E_REPO_ROLLBACK);
+	fatelf_repo_index_free(ix);
+}
+END_TEST
+
+START_TEST(test_index_identity)
+{
+	fatelf_repo_index *ix = fatelf_repo_index_new(), *back = NULL;
+	char id[FATELF_REPO_ID_LEN + 1], id2[FATELF_REPO_ID_LEN + 1];
+	char *text = NULL;
+	size_t len;
+	fatelf_diag d;
+
+	/* Nothing pinned yet: any index, with an identity or without */
+	ck_assert_int_eq(fatelf_repo_index_check_identity(ix, NULL, &d), 0);
+	ck_assert_int_eq(fatelf_repo_index_check_identity(ix, "", &d), 0);
+	memcpy(ix->repository, RID, sizeof(RID));
+	ck_assert_int_eq(fatelf_repo_index_check_identity(ix, "", &d), 0);
+	/* pinned: that one alone */
+	ck_assert_int_eq(fatelf_repo_index_check_identity(ix, RID, &d), 0);
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_repo_index_check_identity(ix, RID2, &d), -FATELF_E_REPO_MISMATCH);
+	ck_assert_int_eq(d.code, -FATELF_E_REPO_MISMATCH);
+	ck_assert_str_eq(d.expected, RID2);
+	ck_assert_str_eq(d.got, RID);
+	/* an index without one, once one is pinned */
+	ix->repository[0] = '\0';
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_repo_index_check_identity(ix, RID, &d), -FATELF_E_REPO_MISMATCH);
+	ck_assert_str_eq(d.expected, RID);
+	ck_assert_str_eq(d.got, "");
+	/* an index without one has no field, and parses back without it */
+	ix->serial = 1;
+	ck_assert_int_eq(fatelf_repo_index_serialize(ix, &text, &len, &d), 0);
+	ck_assert_ptr_null(strstr(text, "repository"));
+	ck_assert_msg(fatelf_repo_index_parse(text, len, &back, &d) == 0, "%s", d.msg);
+	ck_assert_str_eq(back->repository, "");
+	fatelf_repo_index_free(back);
+	free(text);
+	/* new identities: valid, and not twice the same */
+	ck_assert_int_eq(fatelf_repo_id_new(id), 0);
+	ck_assert_int_eq(fatelf_repo_id_new(id2), 0);
+	ck_assert(fatelf_repo_id_valid(id));
+	ck_assert(fatelf_repo_id_valid(id2));
+	ck_assert_str_ne(id, id2);
+	ck_assert(fatelf_repo_id_valid(RID));
+	ck_assert(!fatelf_repo_id_valid(""));
+	ck_assert(!fatelf_repo_id_valid("0123456789ABCDEF0123456789abcdef"));
+	ck_assert(!fatelf_repo_id_valid(RID "0"));
 	fatelf_repo_index_free(ix);
 }
 END_TEST
@@ -1902,6 +1974,10 @@ START_TEST(test_repo_life)
 	r = open_repo("repo", true);
 	ck_assert_uint_eq(r->index->serial, 1);
 	ck_assert_int_eq(r->index->created, 1000);
+	/* init gives the repository its identity; every publish keeps it */
+	char rid[FATELF_REPO_ID_LEN + 1];
+	ck_assert(fatelf_repo_id_valid(r->index->repository));
+	memcpy(rid, r->index->repository, sizeof(rid));
 	ck_assert_uint_eq(r->index->npackages, 0);
 	ck_assert_ptr_null(r->index_sig);
 
@@ -1927,6 +2003,7 @@ START_TEST(test_repo_life)
 
 	ck_assert_msg(fatelf_repo_publish(r, r->index, NULL, 2000, 0, &d) == 0, "%s", d.msg);
 	ck_assert_uint_eq(r->index->serial, 2);
+	ck_assert_str_eq(r->index->repository, rid);
 	ck_assert_int_eq(r->index->created, 2000);
 	ck_assert_int_eq(r->index->expires, 0);
 	ck_assert(!tu_file_equals("repo/index", ptr, strlen(ptr)));
@@ -2367,6 +2444,7 @@ int main(void)
 	tcase_add_test(tc, test_index_round_trip);
 	tcase_add_test(tc, test_index_refusals);
 	tcase_add_test(tc, test_index_check);
+	tcase_add_test(tc, test_index_identity);
 	tcase_add_test(tc, test_index_remove);
 	tcase_add_test(tc, test_pointer);
 	tcase_add_test(tc, test_object_codec);

@@ -122,6 +122,24 @@ START_TEST(test_repositories)
 	ck_assert_str_eq(msg, "repository main: objects/ab/cd.zst: not the object its name says");
 	ck_assert_int_eq(say("RepositoryInvalid", "{\"repository\":\"main\"}"), EXIT_REPOSITORY);
 	ck_assert_str_eq(msg, "repository main: refused");
+	/* Another repository's index: both identities, and the way out */
+	ck_assert_int_eq(say_verb("update", "RepositoryMismatch", "{\"repository\":\"main\","
+				  "\"expected\":\"0123456789abcdef0123456789abcdef\","
+				  "\"got\":\"fedcba9876543210fedcba9876543210\"}"), EXIT_REPOSITORY);
+	ck_assert_str_eq(msg, "repository main: a mirror served the index of another repository (id "
+			 "fedcba9876543210fedcba9876543210; this machine pinned 0123456789abcdef0123456789abcdef): "
+			 "refused, nothing changed. Check the repository's URLs (fatelfctl repo "
+			 "list); if the vendor really replaced the repository, fatelfctl repo remove main, then repo "
+			 "add it again");
+	ck_assert_int_eq(say_verb("update", "RepositoryMismatch", "{\"repository\":\"main\","
+				  "\"expected\":\"0123456789abcdef0123456789abcdef\",\"got\":null}"), EXIT_REPOSITORY);
+	ck_assert_ptr_nonnull(strstr(msg, "(id none;"));
+	/* An expired index: when, in UTC, and what to do */
+	ck_assert_int_eq(say_verb("install", "RepositoryExpired", "{\"repository\":\"main\","
+				  "\"expires\":1800000000,\"message\":\"x\"}"), EXIT_REPOSITORY);
+	ck_assert_str_eq(msg, "repository main: its index expired at 2027-01-15 08:00:00 UTC, and nothing an "
+			 "expired index says is trusted: once the vendor has re-signed it, fatelfctl update fetches "
+			 "the new one (or fatelfctl repo remove main takes the repository out)");
 
 	/* A package a repository install names is not "not installed". */
 	ck_assert_int_eq(say("PackageNotFound", "{\"package\":\"hello=9.9\"}"), EXIT_FAILED);
