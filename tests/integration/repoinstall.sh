@@ -422,17 +422,16 @@ check_cmp "... the program is the x86_64 record" in-x86_64 d3/root/opt/hello/bin
 daemon_stop
 
 # ---- a full disk under the download: the state directory on a small tmpfs
-if mount -t tmpfs -o size=4m,mode=0700 tmpfs "$T_WORK/d5state" 2>/dev/null ||
-	{ mkdir -p "$T_WORK/d5state" && mount -t tmpfs -o size=4m,mode=0700 tmpfs "$T_WORK/d5state" 2>/dev/null; }; then
-	trap 'kill $NGPID 2>/dev/null; daemon_cleanup; umount "$T_WORK/d5state" 2>/dev/null' EXIT
-	daemon_prepare d5 "Repositories=$T_WORK/d5/repos.d"
-	rmdir d5/state && ln -s "$T_WORK/d5state" d5/state
+# (mounted on the state directory itself: fatelfd refuses one that is a link)
+daemon_prepare d5 "Repositories=$T_WORK/d5/repos.d"
+if mount -t tmpfs -o size=4m,mode=0700 tmpfs "$T_WORK/d5/state" 2>/dev/null; then
+	trap 'kill $NGPID 2>/dev/null; daemon_cleanup; umount "$T_WORK/d5/state" 2>/dev/null' EXIT
 	daemon_start d5 || fail "fatelfd d5 starts" "see $T_WORK/d5/log"
 	check "repo add offline (state on a 4 MiB tmpfs)" ctl repo add offline "file://$T_WORK/offline" --key repo.pub
 	check "update" ctl update
 	# full, then 256 KiB free: less than the objects' 1.3 MB
-	dd if=/dev/zero of=d5state/filler bs=64k 2>/dev/null
-	truncate -s -256K d5state/filler
+	dd if=/dev/zero of=d5/state/filler bs=64k 2>/dev/null
+	truncate -s -256K d5/state/filler
 	run ctl install hello
 	check_eq "the download's disk fills up: install fails (exit 1)" 1 "$RC"
 	check_match "... naming the object and the cause" "cannot keep its bytes: No space left on device" "$RUN_ERR"
@@ -441,12 +440,12 @@ if mount -t tmpfs -o size=4m,mode=0700 tmpfs "$T_WORK/d5state" 2>/dev/null ||
 		"$(tail -1 <<<"$RUN_OUT" | jq -r .error)"
 	check_eq "... nothing is installed" "" "$(ctl --json list | jq -r '.packages[].name')"
 	check_eq "... nor left in the root" "" "$(find d5/root -type f ! -name ld.so.cache)"
-	check_eq "... nor in the download cache" "" "$(find d5state/cache -type f)"
-	rm -f d5state/filler
+	check_eq "... nor in the download cache" "" "$(find d5/state/cache -type f)"
+	rm -f d5/state/filler
 	check "with room again, the install goes through" ctl install hello
 	check_cmp "... the program is the x86_64 record" in-x86_64 d5/root/opt/hello/bin/hello
 	daemon_stop
-	umount "$T_WORK/d5state"
+	umount "$T_WORK/d5/state"
 else
 	echo "# skipping the full disk check: cannot mount a tmpfs here"
 fi
