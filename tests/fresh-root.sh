@@ -126,6 +126,11 @@ say "copying a clean clone of HEAD ($(git -C "$top" rev-parse --short HEAD))"
 mkdir -p "$root/src"
 git clone -q "$top" "$root/src/fatelf"
 
+# The root is a mount point of its own, as on a real machine: a test that
+# makes its "/" private in a new mount namespace (unshare -m
+# --propagation private) needs "/" to be one.
+mount --bind "$root" "$root"
+mounted+=("$root")
 for m in proc sys dev; do
 	mount --rbind "/$m" "$root/$m"
 	mount --make-rslave "$root/$m"
