@@ -57,12 +57,12 @@ run awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$pk"
 check_eq "no package is listed twice" "" "$(echo "$RUN_OUT" | sort | uniq -d)"
 listed=$RUN_OUT
 bd=$(sed -n '/^Build-Depends:/,/^[^ ]/p' "$src/debian/control" | sed 's/^Build-Depends://' |
-	grep -v '^[A-Z]' | tr ',' '\n' | sed 's/(.*)//; s/[[:space:]]//g' | grep -v '^$' | grep -v '^debhelper-compat$')
+	grep -v '^[A-Z]' | tr ',' '\n' | sed 's/(.*)//; s/[[:space:]]//g' | grep -v '^$' | grep -v '^debhelper-compat$' | grep -v '^dh-sequence-')
 check "debian/control has Build-Depends to compare" test -n "$bd"
 for b in $bd; do
 	check "Build-Depends $b is in deps/packages" sh -c "printf '%s\n' \"\$1\" | grep -qx '$b'" _ "$listed"
 done
-check "debhelper (for debhelper-compat) is in deps/packages" sh -c "printf '%s\n' \"\$1\" | grep -qx debhelper" _ "$listed"
+check "debhelper (for debhelper-compat and the dh-sequence-* add-ons it provides) is in deps/packages" sh -c "printf '%s\n' \"\$1\" | grep -qx debhelper" _ "$listed"
 for s in demo/run.sh tests/run-all.sh; do
 	check "$s installs from deps/apt-install.sh" grep -q 'deps/apt-install.sh' "$src/$s"
 	check_nomatch "$s has no package list of its own" 'apt-get install' "$(cat "$src/$s")"
