@@ -77,7 +77,7 @@ static int fetch_into(const char *url, int dirfd, struct rget *gets, size_t n, f
 	sigset_t all, old;
 	_cleanup_free_ char *text = NULL;
 	size_t cap = strlen(url) + 64 + n * (FATELF_REPO_MANIFEST_PATH_MAX + 48), len = 0, ndone = 0;
-	int in = -1, out[2] = { -1, -1 }, status = 0, k = 0;
+	int in = -1, out[2] = { -1, -1 }, status = 0, k = 0, e;
 	FILE *f = NULL;
 	pid_t parent = getpid(), pid;
 
@@ -124,13 +124,12 @@ static int fetch_into(const char *url, int dirfd, struct rget *gets, size_t n, f
 	if (pid == 0)
 		fatelf_netuid_exec(helper, argv, (const int[3]){ in, out[1], STDERR_FILENO }, drop ? &as : NULL,
 				   parent, cannot);
-	k = -errno;
+	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
-		k = fatelf_diag_set(d, k, -1, "cannot start the download: %s", fatelf_strerror(k));
+		k = fatelf_diag_set(d, -e, -1, "cannot start the download: %s", fatelf_strerror(-e));
 		goto out;
 	}
-	k = 0;
 	close(out[1]);
 	out[1] = -1;
 	f = fdopen(out[0], "r");
