@@ -36,6 +36,7 @@
 #include <json-c/json.h>
 
 #include "conf.h"
+#include "netuid.h"
 #include "store.h"
 #include "params.h"
 #include "varlink.h"
@@ -63,14 +64,7 @@
 #define FETCH_HELPER_NAME "fatelf-fetch"
 #define FETCH_HELPER_ENV "FATELF_FETCH_HELPER" /* overrides where the helper is */
 #define FETCH_STDERR_MAX 4096           /* the helper's message kept, at most */
-/* The uids network downloads run as, one of its own for each helper
- * (doc/reliability.md): in the range systemd leaves to no one
- * (1879048192-2147483647), clear of its foreign range 0x7FFE0000. */
-#define FETCH_UID_MIN 0x7FE00000u
-#define FETCH_UID_COUNT 0x10000u
-/* The group they run in when it exists (sysusers.d/fatelf.conf makes it),
- * so that a firewall can name them; else a gid of the uid's number. */
-#define FETCH_GROUP "fatelf-fetch"
+/* The uids network downloads run as: lib/basic/netuid.h. */
 #define FETCH_BACKSTOP_SEC 10           /* a silent helper pipe fails this long after its timeout */
 
 static inline void json_putp(json_object **o)
@@ -230,19 +224,11 @@ extern const char fatelfd_interface_text[];
 /* The download helper's path: $FATELF_FETCH_HELPER, next to fatelfd, or
  * the installed one. */
 void fetch_helper_path(char *buf, size_t size);
-/* Who a network download runs as when the daemon is root. */
-struct fetch_identity {
-	uid_t uid;
-	gid_t gid;
-};
-/* A uid of the download range that no process has and no passwd entry
- * names, each call another (a helper at a time holds it), with
- * FETCH_GROUP's gid or the uid's number. 0 or -errno (-EUSERS: the
- * whole range is taken). */
-int fetch_identity_pick(struct fetch_identity *ret);
+/* Who a network download runs as when the daemon is root: a uid of its
+ * own, fatelf_netuid_pick (lib/basic/netuid.h). */
 /* 0 when helper is a file that a download identity (*ret_as) may execute,
  * else the negative errno that says why not. The daemon's own identity
  * when it is not root. */
-int fetch_helper_check(const char *helper, struct fetch_identity *ret_as);
+int fetch_helper_check(const char *helper, struct fatelf_netuid *ret_as);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * An Install{url} downloads in a child process, fatelf-fetch, started with
  * fork+exec (as a uid of its own for http and https when the daemon is
- * root, see fetch_identity_pick): the
+ * root, see fatelf_netuid_pick): the
  * child streams the body into a pipe that the engine reads like any other
  * passed pipe, and says what went wrong in one line on a second pipe. So
  * the daemon neither parses what a server sends nor carries libcurl. The
@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,81 +19,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fetchchild.h"
 #include "io.h"
 #include "worker_private.h"
-
-/* The child's one-line message: prefix, then errno's text and name.
- * strerrordesc_np and strerrorname_np only read a static table (no
- * locale, no lock), unlike strerror, so a child of a threaded process may
- * call them. */
-static void child_say_errno(const char *prefix, int e)
-{
-	const char *desc = strerrordesc_np(e), *name = strerrorname_np(e);
-
-	(void)!write(2, prefix, strlen(prefix));
-	(void)!write(2, desc ? desc : "unknown error", strlen(desc ? desc : "unknown error"));
-	if (name) {
-		(void)!write(2, " (", 2);
-		(void)!write(2, name, strlen(name));
-		(void)!write(2, ")", 1);
-	}
-	(void)!write(2, "\n", 1);
-}
-
-/* Child side of fetch_spawn, between fork and exec: async-signal-safe
- * calls only (the daemon is threaded). cannot is the message prefix for a
- * failure, made before the fork. Never returns. */
-static _Noreturn void fetch_child_exec(const char *helper, char *const argv[], int in, int out,
-				       int err, const struct fetch_identity *as, pid_t parent,
-				       const char *cannot)
-{
-	struct sigaction sa = { .sa_handler = SIG_DFL };
-	sigset_t none;
-	int fds[3];
-
-	for (int sig = 1; sig < _NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
-	/* Out of the way of 0..2 first, whatever numbers the pipes got. */
-	fds[0] = fcntl(in, F_DUPFD_CLOEXEC, 3);
-	fds[1] = fcntl(out, F_DUPFD_CLOEXEC, 3);
-	fds[2] = fcntl(err, F_DUPFD_CLOEXEC, 3);
-	if (fds[2] < 0)
-		_exit(3);
-	for (int i = 0; i < 3; i++)
-		if (fds[i] < 0 || dup2(fds[i], i) < 0)
-			_exit(3);
-	if (close_range(3, ~0U, 0) < 0)
-		for (int fd = 3; fd < 65536; fd++)
-			(void)close(fd);
-	if (chdir("/") < 0)
-		_exit(3);
-	/* Groups first (setgroups and setresgid need root), every id of the
-	 * three; a failure to drop is a failed download, never one as root. */
-	if (as) {
-		if (setgroups(0, NULL) < 0 || setresgid(as->gid, as->gid, as->gid) < 0 ||
-		    setresuid(as->uid, as->uid, as->uid) < 0) {
-			child_say_errno(cannot, errno);
-			_exit(3);
-		}
-	}
-	/* After the uid change, which clears it: a daemon that dies takes
-	 * its download along. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(3);
-	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	execv(helper, argv);
-	child_say_errno(cannot, errno);
-	_exit(3);
-}
-
 
 static size_t fetch_limits(const engine_config *cfg, struct fetch_limit_args *a, char **argv)
 {
@@ -139,7 +69,7 @@ int fetch_text_memfd(const char *url)
 	return fd;
 }
 
-int fetch_child_start(const char *helper, char *const argv[], int in, const struct fetch_identity *as,
+int fetch_child_start(const char *helper, char *const argv[], int in, const struct fatelf_netuid *as,
 		      const char *cannot, struct fetch_child *ret)
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 };
@@ -157,7 +87,7 @@ int fetch_child_start(const char *helper, char *const argv[], int in, const stru
 	pid = fork();
 	e = errno;
 	if (pid == 0)
-		fetch_child_exec(helper, argv, in, out[1], err[1], as, parent, cannot);
+		fatelf_netuid_exec(helper, argv, (const int[3]){ in, out[1], err[1] }, as, parent, cannot);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		goto fail;
@@ -194,12 +124,12 @@ int fetch_spawn(worker *w, job *j, struct fetch_child *ret, fatelf_diag *d)
 	 * nothing and that no other process may look into. */
 	bool is_file = strncasecmp(j->url, "file:", 5) == 0;
 	bool drop = geteuid() == 0 && !(j->allow_file_url && is_file);
-	struct fetch_identity as;
+	struct fatelf_netuid as;
 	pid_t pid;
 	int e;
 
 	if (drop) {
-		e = fetch_identity_pick(&as);
+		e = fatelf_netuid_pick(&as);
 		if (e < 0)
 			return fatelf_diag_set(d, e, -1, "%s: cannot start the download: no free download uid: %s",
 					       j->url_shown, strerror(-e));

@@ -27,7 +27,7 @@ struct fetch_limit_args {
 /* Starts helper with argv, stdin on in (the caller's to close), as as
  * (no supplementary groups) or, when NULL, the daemon's own identity;
  * cannot prefixes the helper's message when exec fails. 0 or -errno. */
-int fetch_child_start(const char *helper, char *const argv[], int in, const struct fetch_identity *as,
+int fetch_child_start(const char *helper, char *const argv[], int in, const struct fatelf_netuid *as,
 		      const char *cannot, struct fetch_child *ret);
 /* text in an anonymous file at offset 0, for a helper's stdin: an fd or -errno. */
 int fetch_text_memfd(const char *text);

@@ -340,18 +340,18 @@ int main(int argc, char **argv)
 	s.socket_path = socket_path;
 	{
 		char helper[4096], who[96];
-		struct fetch_identity as = { .uid = geteuid(), .gid = getegid() };
+		struct fatelf_netuid as = { .uid = geteuid(), .gid = getegid() };
 
 		fetch_helper_path(helper, sizeof(helper));
 		r = fetch_helper_check(helper, &as);
 		/* Every download has a uid of its own; they are alike to the
 		 * helper's mode bits. */
 		if (geteuid() == 0 && as.gid == (gid_t)as.uid)
-			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid = uid)", FETCH_UID_MIN,
-				 FETCH_UID_MIN + FETCH_UID_COUNT - 1);
+			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid = uid)", FATELF_NETUID_MIN,
+				 FATELF_NETUID_MIN + FATELF_NETUID_COUNT - 1);
 		else if (geteuid() == 0)
-			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid %u)", FETCH_UID_MIN,
-				 FETCH_UID_MIN + FETCH_UID_COUNT - 1, (unsigned)as.gid);
+			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid %u)", FATELF_NETUID_MIN,
+				 FATELF_NETUID_MIN + FATELF_NETUID_COUNT - 1, (unsigned)as.gid);
 		else
 			snprintf(who, sizeof(who), "uid %u", (unsigned)as.uid);
 		if (r < 0)

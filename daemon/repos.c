@@ -614,7 +614,7 @@ static int helper_start(const engine_config *cfg, const struct repo_conf *r, con
 {
 	char helper[PATH_MAX], timeout[32], cannot[PATH_MAX + 128];
 	struct fetch_limit_args limits;
-	struct fetch_identity as;
+	struct fatelf_netuid as;
 	/* A repository on a local medium (root configured it) is read with
 	 * the daemon's identity; a network mirror never is. */
 	bool drop = geteuid() == 0 && !run->file;
@@ -623,7 +623,7 @@ static int helper_start(const engine_config *cfg, const struct repo_conf *r, con
 	int k;
 
 	if (drop) {
-		k = fetch_identity_pick(&as);
+		k = fatelf_netuid_pick(&as);
 		if (k < 0)
 			return fatelf_diag_set(d, k, -1, "repository %s: cannot start the download: no free download uid: %s",
 					       r->name, fatelf_strerror(k));

@@ -4,6 +4,9 @@
  * local verbs then read like any repository. The downloads run in
  * fatelfd's helper, fatelf-fetch, in its batch mode (parallel transfers,
  * resume, the deny list), so that this program links no HTTP library.
+ * Run by root, the helper runs as a download uid of its own, as fatelfd's
+ * do (lib/basic/netuid.h): it talks to the server, frames what it gets on
+ * a pipe, and this process writes the files; the helper can open none.
  * Nothing fetched is trusted here either: the local reader checks the
  * pointer, the index's hash and signature, and every object's hash.
  */
@@ -25,6 +28,7 @@
 #include "bundle_cmd.h"
 #include "io.h"
 #include "macro.h"
+#include "netuid.h"
 #include "path.h"
 #include "repo.h"
 
@@ -66,17 +70,30 @@ struct rget {
 /* Fetches gets from url into dirfd (each at its relative path). */
 static int fetch_into(const char *url, int dirfd, struct rget *gets, size_t n, fatelf_diag *d)
 {
-	char helper[PATH_MAX], line[4096];
+	char helper[PATH_MAX], line[4096], cannot[PATH_MAX + 96];
+	char *argv[] = { helper, (char *)"--batch", NULL };
+	struct fatelf_netuid as;
+	bool drop = geteuid() == 0;
+	sigset_t all, old;
 	_cleanup_free_ char *text = NULL;
 	size_t cap = strlen(url) + 64 + n * (FATELF_REPO_MANIFEST_PATH_MAX + 48), len = 0, ndone = 0;
-	int in = -1, out[2] = { -1, -1 }, status = 0, k = 0;
+	int in = -1, out[2] = { -1, -1 }, status = 0, k = 0, e;
 	FILE *f = NULL;
-	pid_t pid;
+	pid_t parent = getpid(), pid;
 
 	if (n == 0)
 		return 0;
 	if (helper_path(helper, sizeof(helper)) < 0)
 		return fatelf_diag_set(d, -ENOENT, -1, "the download helper " FETCH_PROGRAM " is not installed");
+	/* Never a network download as root. */
+	if (drop) {
+		k = fatelf_netuid_pick(&as);
+		if (k < 0)
+			return fatelf_diag_set(d, k, -1, "%s: cannot start the download: no free download uid: %s", url,
+					       fatelf_strerror(k));
+	}
+	snprintf(cannot, sizeof(cannot), "fatelf: cannot run the download helper %s as uid %u: ", helper,
+		 drop ? (unsigned)as.uid : (unsigned)geteuid());
 	text = malloc(cap);
 	if (!text)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
@@ -100,16 +117,18 @@ static int fetch_into(const char *url, int dirfd, struct rget *gets, size_t n, f
 		k = fatelf_diag_set(d, -errno, -1, "cannot start the download: %s", fatelf_strerror(-errno));
 		goto out;
 	}
+	/* No handler of ours may run in the child before it resets them. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = fork();
+	if (pid == 0)
+		fatelf_netuid_exec(helper, argv, (const int[3]){ in, out[1], STDERR_FILENO }, drop ? &as : NULL,
+				   parent, cannot);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
-		k = fatelf_diag_set(d, -errno, -1, "cannot start the download: %s", fatelf_strerror(-errno));
+		k = fatelf_diag_set(d, -e, -1, "cannot start the download: %s", fatelf_strerror(-e));
 		goto out;
-	}
-	if (pid == 0) {
-		if (dup2(in, 0) < 0 || dup2(out[1], 1) < 0)
-			_exit(3);
-		execl(helper, helper, "--batch", (char *)NULL);
-		_exit(3);
 	}
 	close(out[1]);
 	out[1] = -1;

@@ -13,7 +13,13 @@
 #    connected to the server is not root, but a download uid's; with a
 #    server that does answer, the install works and the files are the
 #    vendor's; in the other order (an http:// mirror that answers 404,
-#    then the file:// directory with everything) too.
+#    then the file:// directory with everything) too;
+#  - the fatelf tool's remote repository verbs (fatelf repo list|verify
+#    URL), run by root: while `repo list` waits on the dripping server,
+#    the process connected to it is fatelf-fetch under a download uid of
+#    its own, without supplementary groups, non-dumpable, and dies with
+#    the tool; list and verify of a repository served by nginx work as
+#    root and as an unprivileged user (who keeps its own uid).
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 export top_srcdir
 . "$top_srcdir/tests/reliability/lib.sh" || exit 99
@@ -230,6 +236,90 @@ check_eq "... and so does the install" 0 "$RC"
 [ "$RC" -eq 0 ] || echo "$RUN_ERR" | sed 's/^/# /'
 check_cmp "... the data file is the vendor's" tree/opt/mixed/data "$ROOT/opt/mixed/data"
 daemon_stop
+
+# ================================================================ fatelf repo list|verify URL, as root
+mkdir -p tmp-root
+run_tool_bg() { # OUT ERR ARGS...: the tool in the background, its pid in TOOL_PID
+	local out=$1 err=$2
+	shift 2
+	TMPDIR=$T_WORK/tmp-root "$FATELF" "$@" >"$out" 2>"$err" &
+	TOOL_PID=$!
+}
+# conn_pid PORT: the pid of the process with an established connection to PORT.
+conn_pid() {
+	ss -Htnp state established "( dport = :$1 )" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2
+}
+run_tool_bg list-drip.out list-drip.err repo list "http://127.0.0.1:$DPORT/repo"
+wait_for 20 sh -c "ss -Htnp state established '( dport = :$DPORT )' | grep -q pid=" ||
+	fail "repo list connects to the dripping server" "$(cat list-drip.err)"
+TP=$(conn_pid "$DPORT")
+TP=${TP:-0}
+echo "# fatelf $TOOL_PID; the process connected to the server: $TP ($(readlink "/proc/$TP/exe" 2>&1))"
+check_match "the process that talks to the server is the download helper" "/fatelf-fetch$" \
+	"$(readlink "/proc/$TP/exe" 2>&1)"
+read -r TU TEU TSU TFU <<<"$(status_ids "$TP" Uid)"
+read -r TG TEG TSG TFG <<<"$(status_ids "$TP" Gid)"
+echo "# its uids $TU $TEU $TSU $TFU, gids $TG $TEG $TSG $TFG"
+if [ -n "$TU" ] && [ "$TU" -ne 0 ] && [ "$TU" -ne 65534 ] &&
+	[ "$TU" -ge 2145386496 ] && [ "$TU" -le 2145452031 ]; then
+	pass "repo list as root: the helper's uid is a download uid, not root's ($TU)"
+else
+	fail "repo list as root: the helper's uid is a download uid, not root's" "uid ${TU:-none}"
+fi
+check_eq "... all four of its uids" "$TU $TU $TU" "$TEU $TSU $TFU"
+check_eq "... its gids are one and not root's" "$TG $TG $TG 1" "$TEG $TSG $TFG $((${TG:-0} != 0))"
+check_eq "... no other process has its uid" "$TP" "$(uid_holders "${TU:-0}")"
+check_eq "... it has no supplementary groups" "" \
+	"$(awk '$1 == "Groups:" { $1 = ""; print }' "/proc/$TP/status" 2>/dev/null | tr -d ' ')"
+check_eq "... it is non-dumpable: its /proc/PID/environ and mem are root's" "0 0" \
+	"$(stat -c %u "/proc/$TP/environ" 2>&1) $(stat -c %u "/proc/$TP/mem" 2>&1)"
+check_eq "... it holds no descriptor of the temporary copy" "" \
+	"$(ls -l "/proc/$TP/fd" 2>/dev/null | grep -F "$T_WORK/tmp-root")"
+TMPCOPY=$(ls -d tmp-root/fatelf-repo.* 2>/dev/null | head -1)
+check "... which the tool made" test -n "$TMPCOPY"
+run setpriv --reuid="${TU:-0}" --regid="${TG:-0}" --clear-groups touch "${TMPCOPY:-tmp-root}/planted"
+check_eq "... and where its uid may write nothing" "1 no" "$((RC != 0)) $([ -e "${TMPCOPY:-tmp-root}/planted" ] && echo yes || echo no)"
+kill -9 "$TOOL_PID" 2>/dev/null
+wait "$TOOL_PID" 2>/dev/null
+wait_for 10 sh -c "! kill -0 $TP 2>/dev/null" || fail "the helper dies with the tool" "pid $TP runs"
+check_eq "the helper dies with the tool" "" "$(uid_holders "${TU:-0}")"
+rm -rf tmp-root/fatelf-repo.*
+
+# A repository served by nginx: list and verify, as root and as nobody.
+NPORT=$(free_port)
+nginx_www "$NPORT" || fail "nginx starts" "$(cat ngx/logs/stderr)"
+OTHER_PIDS+=($NGPID)
+cp "$RL_PUB" rl-pub-any.pub && chmod 0644 rl-pub-any.pub
+run env TMPDIR="$T_WORK/tmp-root" "$FATELF" repo list "http://127.0.0.1:$NPORT/repo"
+check_eq "repo list http:// as root: exit 0" 0 "$RC"
+check_match "... shows mixed 1" "mixed +1 " "$RUN_OUT"
+run env TMPDIR="$T_WORK/tmp-root" "$FATELF" repo verify --key rl-pub-any.pub --vendor-key rl-pub-any.pub \
+	"http://127.0.0.1:$NPORT/repo"
+check_eq "repo verify http:// as root: exit 0" 0 "$RC"
+check_match "... every object fetched and checked" "ok: serial [0-9]+, signature good, 1 package" "$RUN_OUT"
+check_match "... the objects came from nginx" "^GET /repo/objects/.* 200 " "$(cat ngx/logs/files.log)"
+check_eq "... leaving no temporary copy" "" "$(ls tmp-root)"
+mkdir -p tmp-nobody && chown 65534:65534 tmp-nobody
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$T_WORK/tmp-nobody")
+run "${NOBODY[@]}" "$FATELF" repo list "http://127.0.0.1:$NPORT/repo"
+check_eq "repo list http:// as an unprivileged user: exit 0" 0 "$RC"
+[ "$RC" -eq 0 ] || echo "$RUN_ERR" | sed 's/^/# /'
+check_match "... shows mixed 1" "mixed +1 " "$RUN_OUT"
+run "${NOBODY[@]}" "$FATELF" repo verify --key rl-pub-any.pub --vendor-key rl-pub-any.pub \
+	"http://127.0.0.1:$NPORT/repo"
+check_eq "repo verify http:// as an unprivileged user: exit 0" 0 "$RC"
+check_match "... every object fetched and checked" "ok: serial [0-9]+, signature good, 1 package" "$RUN_OUT"
+check_eq "... leaving no temporary copy" "" "$(ls tmp-nobody)"
+# An unprivileged caller's helper keeps the caller's uid.
+setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$T_WORK/tmp-nobody" \
+	"$FATELF" repo list "http://127.0.0.1:$DPORT/repo" >/dev/null 2>&1 &
+TOOL_PID=$!
+wait_for 20 sh -c "ss -Htnp state established '( dport = :$DPORT )' | grep -q pid=" || true
+TP=$(conn_pid "$DPORT")
+read -r TU _ <<<"$(status_ids "${TP:-0}" Uid)"
+check_eq "repo list as an unprivileged user: its helper runs as that user" 65534 "${TU:-none}"
+kill -9 "$TOOL_PID" 2>/dev/null
+wait "$TOOL_PID" 2>/dev/null
 check_no_sanitizer_report
 
 t_done
