@@ -83,7 +83,11 @@ root=${FRESH_ROOT_DIR:-$(mktemp -d /var/tmp/fatelf-fresh.XXXXXX)}
 chmod 0755 "$root"
 mounted=()
 cleanup() {
-	local i
+	local i p
+	# whatever still runs in the root (a run cut short) goes first
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -9 "${p#/proc/}" 2>/dev/null
+	done
 	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
 		umount -l "${mounted[i]}" 2>/dev/null || true
 	done
@@ -94,6 +98,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 say "debootstrap --variant=minbase bookworm $root $mirror"
 debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
