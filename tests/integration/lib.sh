@@ -46,6 +46,18 @@ t_skip() {
 	exit 77
 }
 
+# wait_for SECONDS CMD...: runs CMD every 50 ms until it succeeds (0) or
+# SECONDS have passed (1).
+wait_for() { # SECONDS CMD...
+	local n=$(($1 * 20)) i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # t_require_exec PATH...: the build products the test needs.
 t_require_exec() {
 	local p

@@ -144,17 +144,6 @@ after_fault() {
 	check_eq "$label: fatelfctl verify is clean" 0 "$RC"
 }
 
-# wait_for SECONDS CMD...: polls CMD every 0.05 s until it succeeds.
-wait_for() {
-	local n=$(($1 * 20)) i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # A staged temp with bytes in it: staging has begun.
 staging_begun() {
 	[ -n "$(find "$ROOT" -name '.fatelf.*' -type f -size +0 2>/dev/null | head -1)" ]

@@ -40,15 +40,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # SECONDS CMD...
-	local n=$(($1 * 20)) i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # status_ids PID FIELD: the four ids of a Uid: or Gid: line.
 status_ids() {
 	awk -v f="$2:" '$1 == f { print $2, $3, $4, $5 }' "/proc/$1/status" 2>/dev/null

@@ -37,15 +37,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # SECONDS CMD...
-	local n=$(($1 * 20)) i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 connects() { # HOST PORT
 	python3 -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$1" "$2" \
 		2>/dev/null
