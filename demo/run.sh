@@ -219,6 +219,19 @@ show "$fatelf" repo add --sign repo.key repo hello-1.0.fatbundle
 show "$fatelf" repo list repo
 ctl repo add demo "file://$out/repo" --key repo.pub
 ctl update
+echo "# The signed index names its repository (the id made by repo init), and the"
+echo "# first update pinned it: a mirror that serves another repository's index,"
+echo "# even one the same vendor signed with the same key, is refused."
+ctl repo list
+show "$fatelf" repo init --sign repo.key other
+show "$fatelf" repo add --sign repo.key other hello-1.0.fatbundle
+mv repo repo.real && mv other repo
+if ctl update; then
+	echo "(another repository's index was accepted: not expected)"
+	exit 1
+fi
+mv repo other && mv repo.real repo
+ctl update
 ctl search hello
 ctl info hello
 ctl remove hello
