@@ -21,7 +21,9 @@ const char verb_info_usage[] =
 	"fat, thinned, compatible, mixed, or none without fat files), the targets\n"
 	"the bundle covers, its files and their sizes; then the\n"
 	"versions the repositories offer of it, as of the last 'fatelfctl update'\n"
-	"(\"available: 2.0 (main), 1.0 (main)\", newest first, or -). A package that\n"
+	"(\"available: 2.0 (main), 1.0 (main)\", newest first, or -), or why they\n"
+	"are unknown (\"available: unknown: repository main: its index expired\n"
+	"at ...\", when the repositories refuse to answer). A package that\n"
 	"is not installed but that a repository offers shows its name and the\n"
 	"versions offered, and info exits 1 as for any package not installed.\n"
 	"\n"
@@ -29,7 +31,9 @@ const char verb_info_usage[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"With --json: the daemon's Info reply, {\"package\": {...}}, with an\n"
-	"\"available\" array of what 'fatelfctl search --json' lists of PKG.\n";
+	"\"available\" array of what 'fatelfctl search --json' lists of PKG, or,\n"
+	"when the repositories refused to answer, \"available_error\": the error\n"
+	"'fatelfctl search --json' gives, {\"error\": NAME, \"parameters\": {...}}.\n";
 
 static const char *or_dash(const char *s)
 {
@@ -144,25 +148,40 @@ static int on_search(json_object *params, bool continues, void *userdata)
 
 /*
  * What the repositories offer of package name, exactly that name, in
- * *ret (a new array). A daemon that cannot tell (one older than Search,
- * or without repositories) leaves *ret NULL and is no failure: 0, or the
- * exit status of a call that failed otherwise (already reported).
+ * *ret (a new array). When the daemon refuses the Search (a repository
+ * whose index expired, say), *ret stays NULL and *ret_error is the error
+ * as data, {"error": NAME, "parameters": {...}}: the versions are unknown,
+ * and info says why. A daemon older than Search is no failure and leaves
+ * both NULL. Returns 0, or the exit status of a call that failed
+ * otherwise (already reported).
  */
-static int available(const char *name, json_object **ret)
+static int available(const char *name, json_object **ret, json_object **ret_error)
 {
 	json_object *params = json_object_new_object(), *pkgs = NULL, *eparams = NULL;
 	char *error = NULL;
 	int status;
 
 	*ret = NULL;
+	*ret_error = NULL;
 	if (!params)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
 	json_object_object_add(params, "pattern", json_object_new_string(name));
 	status = ctl_call_capture("Search", params, 0, on_search, &pkgs, &error, &eparams);
 	json_object_put(params);
-	if (error)
+	if (error) {
 		status = EXIT_OK;
-	else if (status == EXIT_OK && ctl_available_of(pkgs, name, ret) < 0)
+		if (strcmp(error, VL_ERROR_METHOD_NOT_FOUND) != 0) {
+			json_object *e = json_object_new_object();
+
+			if (!e)
+				status = ctl_error(EXIT_SYSTEM, "out of memory");
+			else {
+				json_object_object_add(e, "error", json_object_new_string(error));
+				json_object_object_add(e, "parameters", json_object_get(eparams));
+				*ret_error = e;
+			}
+		}
+	} else if (status == EXIT_OK && ctl_available_of(pkgs, name, ret) < 0)
 		status = ctl_error(EXIT_SYSTEM, "out of memory");
 	free(error);
 	json_object_put(eparams);
@@ -170,11 +189,30 @@ static int available(const char *name, json_object **ret)
 	return status;
 }
 
-static void available_print(json_object *avail)
+/* "available: 2.0 (main), ...", or "available: unknown: WHY" when the
+ * Search was refused (the error's words, as fatelfctl search says them). */
+static void available_print(json_object *avail, json_object *avail_error)
 {
 	char buf[4096];
 
+	if (avail_error) {
+		ctl_error_words(ctl_json_str(avail_error, "error", "?"), ctl_json_obj(avail_error, "parameters"),
+				ctl_arg.verb, ctl_arg.socket, buf, sizeof(buf));
+		printf("available: unknown: ");
+		ctl_put_shown(stdout, buf);
+		putchar('\n');
+		return;
+	}
 	printf("available: %s\n", ctl_available_join(avail, buf, sizeof(buf)));
+}
+
+/* Adds "available" or "available_error" to the --json object o. */
+static void available_json(json_object *o, json_object *avail, json_object *avail_error)
+{
+	if (avail_error)
+		json_object_object_add(o, "available_error", json_object_get(avail_error));
+	else if (avail)
+		json_object_object_add(o, "available", json_object_get(avail));
 }
 
 /* Not installed: what the repositories offer of it, when they offer
@@ -182,30 +220,34 @@ static void available_print(json_object *avail)
  * returns whatever the Search gave. */
 static int not_installed(const char *name, const char *error, json_object *eparams)
 {
-	json_object *avail = NULL;
+	json_object *avail = NULL, *avail_error = NULL;
 
-	if (available(name, &avail) == EXIT_OK && avail && json_object_array_length(avail) > 0) {
+	if (available(name, &avail, &avail_error) == EXIT_OK &&
+	    (avail_error || (avail && json_object_array_length(avail) > 0))) {
 		if (ctl_arg.json) {
 			json_object *o = json_object_new_object();
 
 			if (o) {
-				json_object_object_add(o, "available", json_object_get(avail));
+				available_json(o, avail, avail_error);
 				ctl_json_print(o);
 				json_object_put(o);
 			}
 		} else {
-			printf("name: %s\n", name);
-			available_print(avail);
+			printf("name: ");
+			ctl_put_shown(stdout, name);
+			putchar('\n');
+			available_print(avail, avail_error);
 		}
 		fflush(stdout);
 	}
 	json_object_put(avail);
+	json_object_put(avail_error);
 	return ctl_error_reply(error, eparams);
 }
 
 int verb_info(int argc, char **argv)
 {
-	json_object *params, *reply = NULL, *eparams = NULL, *avail = NULL;
+	json_object *params, *reply = NULL, *eparams = NULL, *avail = NULL, *avail_error = NULL;
 	char *error = NULL;
 	const char *name;
 	int status = ctl_parse_plain(argc, argv, verb_info_usage);
@@ -232,18 +274,18 @@ int verb_info(int argc, char **argv)
 	}
 	if (status != EXIT_OK)
 		goto out;
-	status = available(name, &avail);
+	status = available(name, &avail, &avail_error);
 	if (ctl_arg.json && reply) {
-		if (avail)
-			json_object_object_add(reply, "available", json_object_get(avail));
+		available_json(reply, avail, avail_error);
 		ctl_json_print(reply);
-	} else if (!ctl_arg.json && avail) {
-		available_print(avail);
+	} else if (!ctl_arg.json && (avail || avail_error)) {
+		available_print(avail, avail_error);
 	}
 out:
 	free(error);
 	json_object_put(eparams);
 	json_object_put(reply);
 	json_object_put(avail);
+	json_object_put(avail_error);
 	return status;
 }

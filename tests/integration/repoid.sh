@@ -12,8 +12,9 @@
 #  - freeze: an index whose expiry passes after the machine accepted it.
 #    install NAME, upgrade, search and list --upgradable refuse with
 #    RepositoryExpired naming the repository and the expiry (exit 5), and
-#    nothing is installed; once the vendor re-signs, update and install
-#    work again.
+#    nothing is installed; info shows the installed package and says the
+#    available versions are unknown, and why (available_error with --json);
+#    once the vendor re-signs, update and install work again.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
@@ -167,6 +168,18 @@ check_match "... naming e, its expiry, and the way out" \
 	"repository e: its index expired at .* UTC.*fatelfctl update.*fatelfctl repo remove e" "$RUN_ERR"
 run ctl --json info gamma
 check_eq "gamma is still 1.0" "1.0" "$(jq -r '.package.version' <<<"$RUN_OUT" | head -1)"
+check_eq "info --json: exit 0, no available, available_error RepositoryExpired of e at its expiry" \
+	"0 null io.fatelf.Manager.RepositoryExpired e $expires" \
+	"$RC $(jq -r '"\(.available) \(.available_error.error) \(.available_error.parameters.repository) \(.available_error.parameters.expires)"' <<<"$RUN_OUT")"
+run ctl info gamma
+check_eq "info in words: exit 0" 0 "$RC"
+check_match "... available: unknown, naming e, its expiry and fatelfctl update" \
+	"^available: unknown: repository e: its index expired at $(date -u -d "@$expires" '+%Y-%m-%d %H:%M:%S') UTC.*fatelfctl update" \
+	"$(grep '^available:' <<<"$RUN_OUT")"
+run ctl --json info delta
+check_eq "info of a package not installed: PackageNotFound (exit 1), after available_error RepositoryExpired" \
+	"1 io.fatelf.Manager.RepositoryExpired io.fatelf.Manager.PackageNotFound" \
+	"$RC $(jq -rs '"\(.[0].available_error.error) \(.[-1].error)"' <<<"$RUN_OUT")"
 
 check "the vendor re-signs: repo add gamma 3.0 (no expiry)" "$FATELF" repo add --sign repo.key E gamma-3.0.fatbundle
 check "update takes the new index" ctl update
