@@ -22,6 +22,7 @@
 #include "macro.h"
 #include "path.h"
 #include "root_cmd.h"
+#include "text.h"
 
 /* A minisign public key file is two short lines. */
 #define ROOT_KEY_FILE_MAX 4096
@@ -118,6 +119,18 @@ int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct 
 	if (!a->root[0])
 		return cmd_usage_error(a->cmd, "--root: an empty path");
 	return -1;
+}
+
+char *root_shown(const char *s)
+{
+	return fatelf_text_display(s ? s : "-");
+}
+
+void root_put(const char *s)
+{
+	_cleanup_free_ char *shown = root_shown(s);
+
+	fputs(shown ? shown : "?", stdout);
 }
 
 void root_json_str(struct json_object *o, const char *key, const char *s)

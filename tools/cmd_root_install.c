@@ -34,6 +34,9 @@ static const char *change_words(const engine_result *r)
 	return change ? change : "?";
 }
 
+/* The names, versions and paths come from the bundle and from the store,
+ * whose older rows may hold control or bidirectional characters: each is
+ * printed through root_put. */
 static void result_print(const engine_result *r)
 {
 	bool remove = r->kind && strcmp(r->kind, "remove") == 0;
@@ -44,18 +47,24 @@ static void result_print(const engine_result *r)
 	fatelf_format_size(r->bytes_written, written);
 	fatelf_format_size(r->bytes_saved > 0 ? (uint64_t)r->bytes_saved : 0, saved);
 	if (r->config_files_only)
-		printf("%s the config files %s", r->dry_run ? "would purge" : "purged",
-		       r->package ? r->package : "?");
+		printf("%s the config files ", r->dry_run ? "would purge" : "purged");
 	else if (remove && r->purge)
-		printf("%s %s", r->dry_run ? "would purge" : "purged", r->package ? r->package : "?");
+		printf("%s ", r->dry_run ? "would purge" : "purged");
 	else
-		printf("%s %s", change_words(r), r->package ? r->package : "?");
-	if (two)
-		printf(" %s -> %s", r->old_version ? r->old_version : "?", r->new_version ? r->new_version : "?");
-	else if (remove && r->old_version)
-		printf(" %s", r->old_version);
-	else if (!remove && r->new_version)
-		printf(" %s", r->new_version);
+		printf("%s ", change_words(r));
+	root_put(r->package ? r->package : "?");
+	if (two) {
+		putchar(' ');
+		root_put(r->old_version ? r->old_version : "?");
+		printf(" -> ");
+		root_put(r->new_version ? r->new_version : "?");
+	} else if (remove && r->old_version) {
+		putchar(' ');
+		root_put(r->old_version);
+	} else if (!remove && r->new_version) {
+		putchar(' ');
+		root_put(r->new_version);
+	}
 	if (r->config_files_only)
 		printf(" left behind: %llu %s\n", (unsigned long long)r->files, files);
 	else if (remove)
@@ -66,20 +75,40 @@ static void result_print(const engine_result *r)
 	if (r->signature && strcmp(r->signature, "unverified") == 0)
 		printf("signature not verified: signed by key %s, which is not trusted; %s as unsigned\n",
 		       r->signer, r->dry_run ? "would install" : "installed");
-	for (size_t i = 0; i < r->nconfig_kept; i++)
-		printf("%s your changed %s%s%s%s\n", r->dry_run ? "would keep" : "kept", r->config_kept[i],
-		       remove ? "" : "; the new version is ", remove ? "" : r->config_kept[i],
-		       remove ? "" : ".fatelf-new");
-	for (size_t i = 0; i < r->ntaken; i++)
-		if (r->taken[i].kept_by)
-			printf("took over %s, a config file package %s %s left behind\n", r->taken[i].path,
-			       r->taken[i].kept_by, r->taken[i].kept_version);
-		else
-			printf("took over %s%s%s\n", r->taken[i].path, r->taken[i].from ? " from " : " (unowned)",
-			       r->taken[i].from ? r->taken[i].from : "");
-	for (size_t i = 0; i < r->nwarnings; i++)
-		printf("warning: %s %s fat: %s\n", r->warnings[i].path, r->dry_run ? "would stay" : "stays",
-		       r->warnings[i].reason);
+	for (size_t i = 0; i < r->nconfig_kept; i++) {
+		printf("%s your changed ", r->dry_run ? "would keep" : "kept");
+		root_put(r->config_kept[i]);
+		if (!remove) {
+			printf("; the new version is ");
+			root_put(r->config_kept[i]);
+			printf(".fatelf-new");
+		}
+		putchar('\n');
+	}
+	for (size_t i = 0; i < r->ntaken; i++) {
+		printf("took over ");
+		root_put(r->taken[i].path);
+		if (r->taken[i].kept_by) {
+			printf(", a config file package ");
+			root_put(r->taken[i].kept_by);
+			putchar(' ');
+			root_put(r->taken[i].kept_version);
+			printf(" left behind");
+		} else if (r->taken[i].from) {
+			printf(" from ");
+			root_put(r->taken[i].from);
+		} else {
+			printf(" (unowned)");
+		}
+		putchar('\n');
+	}
+	for (size_t i = 0; i < r->nwarnings; i++) {
+		printf("warning: ");
+		root_put(r->warnings[i].path);
+		printf(" %s fat: ", r->dry_run ? "would stay" : "stays");
+		root_put(r->warnings[i].reason);
+		putchar('\n');
+	}
 }
 
 static struct json_object *json_strv(char *const *v, size_t n)

@@ -94,9 +94,13 @@ static void left_print(const store_kept_package *v, size_t n)
 	if (n > 0)
 		printf("\nremoved, their changed config files kept ('fatelf remove --root DIR --purge NAME' "
 		       "deletes them):\n");
-	for (size_t i = 0; i < n; i++)
-		printf("  %s %s: %llu config %s\n", v[i].name, v[i].version, (unsigned long long)v[i].files,
-		       v[i].files == 1 ? "file" : "files");
+	for (size_t i = 0; i < n; i++) {
+		printf("  ");
+		root_put(v[i].name);
+		putchar(' ');
+		root_put(v[i].version);
+		printf(": %llu config %s\n", (unsigned long long)v[i].files, v[i].files == 1 ? "file" : "files");
+	}
 }
 
 int root_list(int argc, char **argv)
@@ -108,6 +112,7 @@ int root_list(int argc, char **argv)
 	store_kept_package *left = NULL;
 	store_usage *use = NULL;
 	char (*cells)[4][32] = NULL;
+	char *(*shown)[4] = NULL;       /* name, version, policy, summary as shown */
 	size_t n = 0, nleft = 0, w[ARRAY_SIZE(header)];
 	fatelf_diag d = { 0 };
 	int status = root_parse(argc, argv, 0, cmd_root_list_usage, &a);
@@ -130,7 +135,8 @@ int root_list(int argc, char **argv)
 	}
 	use = calloc(n ? n : 1, sizeof(*use));
 	cells = calloc(n ? n : 1, sizeof(*cells));
-	if (!use || !cells) {
+	shown = calloc(n ? n : 1, sizeof(*shown));
+	if (!use || !cells || !shown) {
 		status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
 		goto out;
 	}
@@ -160,26 +166,42 @@ int root_list(int argc, char **argv)
 	for (size_t c = 0; c < ARRAY_SIZE(header); c++)
 		w[c] = strlen(header[c]);
 	for (size_t i = 0; i < n; i++) {
+		const char *text[4] = { pkgs[i].name, pkgs[i].version, pkgs[i].policy ? pkgs[i].policy : "-",
+					pkgs[i].summary ? pkgs[i].summary : "" };
+
+		for (size_t k = 0; k < 4; k++) {
+			shown[i][k] = root_shown(text[k]);
+			if (!shown[i][k]) {
+				status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+				goto out;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
 		uint64_t shipped = use[i].shipped_size, installed = use[i].installed_size;
 
 		snprintf(cells[i][0], sizeof(cells[i][0]), "%llu", (unsigned long long)use[i].files);
 		fatelf_format_size(installed, cells[i][1]);
 		fatelf_format_size(shipped > installed ? shipped - installed : 0, cells[i][2]);
-		w[0] = MAX(w[0], strlen(pkgs[i].name));
-		w[1] = MAX(w[1], strlen(pkgs[i].version));
+		w[0] = MAX(w[0], strlen(shown[i][0]));
+		w[1] = MAX(w[1], strlen(shown[i][1]));
 		w[2] = MAX(w[2], strlen(cells[i][0]));
 		w[3] = MAX(w[3], strlen(cells[i][1]));
 		w[4] = MAX(w[4], strlen(cells[i][2]));
-		w[5] = MAX(w[5], strlen(pkgs[i].policy ? pkgs[i].policy : "-"));
+		w[5] = MAX(w[5], strlen(shown[i][2]));
 	}
 	printf("%-*s  %-*s  %*s  %*s  %*s  %-*s  %s\n", (int)w[0], header[0], (int)w[1], header[1], (int)w[2],
 	       header[2], (int)w[3], header[3], (int)w[4], header[4], (int)w[5], header[5], header[6]);
 	for (size_t i = 0; i < n; i++)
-		printf("%-*s  %-*s  %*s  %*s  %*s  %-*s  %s\n", (int)w[0], pkgs[i].name, (int)w[1], pkgs[i].version,
+		printf("%-*s  %-*s  %*s  %*s  %*s  %-*s  %s\n", (int)w[0], shown[i][0], (int)w[1], shown[i][1],
 		       (int)w[2], cells[i][0], (int)w[3], cells[i][1], (int)w[4], cells[i][2], (int)w[5],
-		       pkgs[i].policy ? pkgs[i].policy : "-", pkgs[i].summary ? pkgs[i].summary : "");
+		       shown[i][2], shown[i][3]);
 	left_print(left, nleft);
 out:
+	for (size_t i = 0; shown && i < n; i++)
+		for (size_t k = 0; k < 4; k++)
+			free(shown[i][k]);
+	free(shown);
 	free(use);
 	free(cells);
 	store_packages_free(pkgs, n);
@@ -312,12 +334,14 @@ int root_files(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
+		root_put(v[i].path);
 		if (!v[i].f)
-			printf("%s/\n", v[i].path);
-		else if (v[i].f->type == STORE_FILE_SYMLINK)
-			printf("%s -> %s\n", v[i].path, v[i].f->link_target ? v[i].f->link_target : "?");
-		else
-			printf("%s\n", v[i].path);
+			putchar('/');
+		else if (v[i].f->type == STORE_FILE_SYMLINK) {
+			printf(" -> ");
+			root_put(v[i].f->link_target ? v[i].f->link_target : "?");
+		}
+		putchar('\n');
 	}
 out:
 	free(v);
@@ -351,7 +375,10 @@ static int owner_found(const char *path, const char *package, bool dir, int dir_
 		root_json_str(o, "type", dir ? "dir" : "file");
 		json_object_array_add(st->arr, o);
 	} else {
-		printf("%s: %s%s\n", package, path, dir ? "/" : "");
+		root_put(package);
+		printf(": ");
+		root_put(path);
+		printf("%s\n", dir ? "/" : "");
 	}
 	return 0;
 }
@@ -421,13 +448,18 @@ int root_owner(int argc, char **argv)
 		store_kept k = { 0 };
 
 		/* a config file a removed package left behind says which */
+		_cleanup_free_ char *shown_arg = root_shown(arg);
+
 		if (arg[0] == '/' && !strpbrk(arg, "*?[") && store_kept_get(engine_store(e), arg, &k, NULL) == 0 &&
-		    !k.dir)
+		    !k.dir) {
+			_cleanup_free_ char *pkg = root_shown(k.package), *ver = root_shown(k.version);
+
 			fprintf(stderr, "%s: %s: %s: no package owns it: a config file %s %s left behind "
-				"(remove --purge %s deletes it)\n", program_name, a.cmd, arg, k.package, k.version,
-				k.package);
-		else
-			fprintf(stderr, "%s: %s: %s: no package owns it\n", program_name, a.cmd, arg);
+				"(remove --purge %s deletes it)\n", program_name, a.cmd, shown_arg ? shown_arg : "?",
+				pkg ? pkg : "?", ver ? ver : "?", pkg ? pkg : "?");
+		} else
+			fprintf(stderr, "%s: %s: %s: no package owns it\n", program_name, a.cmd,
+				shown_arg ? shown_arg : "?");
 		store_kept_done(&k);
 		status = EXIT_INVALID;
 	}
@@ -459,8 +491,13 @@ static int problem_found(const char *package, const char *path, int problem, con
 		root_json_str(o, "detail", detail && detail[0] ? detail : NULL);
 		json_object_array_add(st->arr, o);
 	} else {
-		printf("%s: %s%s%s\n", path, engine_problem_name(problem), detail && detail[0] ? ": " : "",
-		       detail && detail[0] ? detail : "");
+		root_put(path);
+		printf(": %s", engine_problem_name(problem));
+		if (detail && detail[0]) {
+			printf(": ");
+			root_put(detail);
+		}
+		putchar('\n');
 	}
 	return 0;
 }

@@ -65,6 +65,16 @@ int root_open(const struct root_args *a, bool readonly, engine **ret);
  * EXIT_INVALID. */
 int root_fail(const struct root_args *a, const fatelf_diag *d, int r);
 
+/*
+ * Text from the store as a terminal may show it: the store's rows may
+ * predate the readers' rule against control and bidirectional
+ * characters, so the human output escapes them (fatelf_text_display);
+ * --json gives the rows as they are. root_put writes s (NULL: "-") to
+ * stdout; root_shown returns it malloc'd (NULL: out of memory).
+ */
+void root_put(const char *s);
+char *root_shown(const char *s);
+
 /* JSON (the same fields as fatelfd's replies) */
 void root_json_str(struct json_object *o, const char *key, const char *s);
 void root_json_int(struct json_object *o, const char *key, int64_t v);

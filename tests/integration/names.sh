@@ -4,13 +4,14 @@
 # bidirectional formatting character in a text or a path, an entry named
 # like the installer's temp files) with exit 1, an error naming the field
 # or entry and the rule, and no output; and what would show such a
-# character to a terminal (fatelf's and fatelfctl's errors) shows it
+# character to a terminal (fatelf's and fatelfctl's errors, fatelf
+# list|owner|files --root of rows stored before those rules) shows it
 # escaped.
 . "$(dirname "$0")/lib.sh"
 
 t_init names
 t_require_exec "$FATELF" "$FATELFCTL"
-t_require_tool jq
+t_require_tool jq sqlite3
 
 RLO=$'\xe2\x80\xae'     # U+202E RIGHT-TO-LEFT OVERRIDE
 LRI=$'\xe2\x81\xa6'     # U+2066 LEFT-TO-RIGHT ISOLATE
@@ -123,6 +124,33 @@ check_exit 1 "--from a tree with .fatelf.9: refused, exit 1" \
 	"$FATELF" bundle create -o out.fatbundle --name tt --version 1 --from x86_64=from
 check_match "... naming the entry and the rule" "opt/\\.fatelf\\.9.*reserved" "$RUN_ERR"
 no_output "... and nothing is written"
+
+# ---- fatelf's offline root queries show the store's rows escaped: rows
+# stored before the readers' rules may hold such characters.
+mkdir -p rt/opt/rt img
+printf 'x\n' >rt/opt/rt/f
+check "a bundle for a root" "$FATELF" bundle create -o rt.fatbundle --name rt --version 1 --summary plain rt
+check "install --root --allow-unsigned" "$FATELF" install --root "$T_WORK/img" --allow-unsigned rt.fatbundle
+DB=img/var/lib/fatelf/fatelf.db
+sqlite3 "$DB" "UPDATE packages SET name = 'r${RLO}t', summary = 'sum${LRI}mary' WHERE name = 'rt';
+	UPDATE files SET path = '/opt/rt/f${RLO}x' WHERE path = '/opt/rt/f';
+	UPDATE records SET path = '/opt/rt/f${RLO}x' WHERE path = '/opt/rt/f';" || fail "sqlite3 (plant the rows)" "failed"
+run "$FATELF" list --root "$T_WORK/img"
+check_eq "list --root of the planted rows: exit 0" 0 "$RC"
+check_match "... the name and the summary escaped" '^r\\u202et +1 .*sum\\u2066mary$' "$(grep '^r' <<<"$RUN_OUT")"
+raw_free "... with no raw U+202E or U+2066 on stdout" .run.out
+run "$FATELF" owner --root "$T_WORK/img" '/opt/rt/*'
+check_eq "owner --root: the package and the path escaped" 'r\u202et: /opt/rt/f\u202ex' "$RUN_OUT"
+raw_free "... with no raw U+202E on stdout" .run.out
+run "$FATELF" files --root "$T_WORK/img" "r${RLO}t"
+check_match "files --root: the path escaped" '^/opt/rt/f\\u202ex$' "$RUN_OUT"
+raw_free "... with no raw U+202E on stdout" .run.out
+run "$FATELF" list --root "$T_WORK/img" --json
+check_eq "list --root --json gives the row as it is" "r${RLO}t sum${LRI}mary" \
+	"$(jq -r '.packages[0] | "\(.name) \(.summary)"' <<<"$RUN_OUT")"
+run "$FATELF" remove --root "$T_WORK/img" "r${RLO}t"
+check_match "remove --root: exit 0, the package escaped" '^0 removed r\\u202et 1: 1 file' "$RC $RUN_OUT"
+raw_free "... with no raw U+202E on stdout" .run.out
 
 # ---- fatelfctl shows what it did not make escaped: here, a socket path.
 run "$FATELFCTL" --socket "$T_WORK/no${RLO}such/sock" status
