@@ -59,6 +59,28 @@ static int entry_fail(struct indexer *ix, int code, const char *path, const char
 	return code;
 }
 
+static const char *file_type_word(mode_t mode)
+{
+	return S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" :
+	       S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/*
+ * A member of a type no bundle holds. Which source holds it matters as
+ * much as which member (every source has its own tree), so the source is
+ * the subject, as for a member with an absolute name, and the message
+ * names both.
+ */
+static int member_fail(struct indexer *ix, const char *path, const char *what, const char *other)
+{
+	char q[FATELF_TEXT_QUOTE_BUF], sq[FATELF_TEXT_QUOTE_BUF], oq[FATELF_TEXT_QUOTE_BUF];
+
+	return fatelf_diag_set(ix->d, -FATELF_E_MEMBER_TYPE, -1,
+			       "entry '%s' in %s: %s%s%s%s; a bundle holds files, directories and symlinks",
+			       fatelf_text_quote(path, q), fatelf_text_quote(ix->source, sq), what,
+			       other ? " '" : "", other ? fatelf_text_quote(other, oq) : "", other ? "'" : "");
+}
+
 static int archive_fail(struct indexer *ix, struct archive *a)
 {
 	char q[FATELF_TEXT_QUOTE_BUF];
@@ -195,7 +217,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 	if (ix->x->nitems >= ix->lim->max_entries)
 		return entry_fail(ix, -FATELF_E_LIMIT, path, "more entries than the limit of a bundle");
 	if (archive_entry_hardlink(e))
-		return entry_fail(ix, -FATELF_E_MEMBER_TYPE, path, "a hard link; a bundle holds files, directories and symlinks");
+		return member_fail(ix, path, "a hard link to", archive_entry_hardlink(e));
 	it.mode = archive_entry_perm(e) & 07777;
 	switch (archive_entry_filetype(e)) {
 	case AE_IFDIR:
@@ -205,7 +227,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		it.type = FATELF_ENTRY_SYMLINK;
 		it.mode = 0777;
 		if (!archive_entry_symlink(e) || !archive_entry_symlink(e)[0])
-			return entry_fail(ix, -FATELF_E_MEMBER_TYPE, path, "a symlink with no target");
+			return member_fail(ix, path, "a symlink with no target", NULL);
 		it.link = strdup(archive_entry_symlink(e));
 		if (!it.link)
 			return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
@@ -269,8 +291,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		break;
 	}
 	default:
-		return entry_fail(ix, -FATELF_E_MEMBER_TYPE, path,
-				  "a device, FIFO or socket; a bundle holds files, directories and symlinks");
+		return member_fail(ix, path, file_type_word(archive_entry_filetype(e)), NULL);
 	}
 	it.path = strdup(path);
 	if (!it.path || grow_items(ix) < 0) {
@@ -388,12 +409,6 @@ void fatelf_unify_stream_free(fatelf_unify_stream *s)
 	archive_entry_free(s->disk_entry);
 	free(s->strip);
 	free(s);
-}
-
-static const char *file_type_word(mode_t mode)
-{
-	return S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" :
-	       S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
 }
 
 static int stream_archive_fail(struct archive *a, fatelf_diag *d)

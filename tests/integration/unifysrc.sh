@@ -2,13 +2,14 @@
 # fatelf bundle create --from ARCH=SOURCE: what is not a source's tree is
 # refused, naming the source and the rule, and leaves no bundle: a device
 # or FIFO, a file of zero blocks (an empty tar archive to libarchive), a
-# tar or .deb member with an absolute name or a '..', and a member whose
-# parent directory the archive lacks. Data files only, no compiler.
+# tar or .deb member with an absolute name or a '..', a member whose
+# parent directory the archive lacks, and a member of a type no bundle
+# holds (a hard link, a device, a FIFO). Data files only, no compiler.
 . "$(dirname "$0")/lib.sh"
 
 t_init unifysrc
 t_require_exec "$FATELF"
-t_require_tool jq tar xz ar dpkg-deb timeout
+t_require_tool jq tar xz ar dpkg-deb timeout python3
 
 mkdir -p tree/usr/bin tree/usr/share/doc/hello
 printf 'hello\n' >tree/usr/bin/hello
@@ -94,5 +95,27 @@ tar -cf fileparent.tar -C fileparent .
 tar -rf fileparent.tar -C tree ./usr/bin/hello
 refused "a tar whose usr/bin is a file" FATELF_E_PATH_PARENT fileparent.tar \
 	"parent directory 'usr/bin' is a file, not a directory, in fileparent\.tar" fileparent.tar
+
+# ---- members of a type no bundle holds: the source is named too
+cp -a tree hl && ln hl/usr/bin/hello hl/usr/bin/hello2
+tar -cf hl.tar -C hl .
+refused "a tar with a hard link member" FATELF_E_MEMBER_TYPE hl.tar \
+	"entry 'usr/bin/hello2?' in hl\.tar: a hard link to '\./usr/bin/hello2?'; a bundle holds files" hl.tar
+python3 - <<'EOF'
+import tarfile
+with tarfile.open("chr.tar", "w") as t:
+    for d in (".", "./usr", "./usr/bin"):
+        ti = tarfile.TarInfo(d)
+        ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+        t.addfile(ti)
+    ti = tarfile.TarInfo("./usr/bin/null")
+    ti.type, ti.mode, ti.devmajor, ti.devminor = tarfile.CHRTYPE, 0o666, 1, 3
+    t.addfile(ti)
+EOF
+refused "a tar with a character device member" FATELF_E_MEMBER_TYPE chr.tar \
+	"entry 'usr/bin/null' in chr\.tar: a character device; a bundle holds files" chr.tar
+cp -a tree fifodir && mkfifo fifodir/usr/bin/p
+refused "a directory holding a FIFO" FATELF_E_MEMBER_TYPE fifodir \
+	"entry 'usr/bin/p' in fifodir: a FIFO; a bundle holds files" fifodir
 
 t_done
