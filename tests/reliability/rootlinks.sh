@@ -295,5 +295,6 @@ check_eq "... its index removed from the real state directory" "no" \
 	"$([ -e "$STATE/repos/a" ] && echo yes || echo no)"
 out_unchanged
 daemon_stop
+check_no_sanitizer_report
 
 t_done
