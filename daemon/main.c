@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "worker.h"
 #include "macro.h"
+#include "repos.h"
 #include "path.h"
 
 /* The server's calls up into the layers above it. */
@@ -288,6 +289,13 @@ int main(int argc, char **argv)
 	r = engine_open(&s.cfg, s.keys, s.nkeys, 0, &rw, &recovered, &d);
 	if (r < 0) {
 		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
+		goto fail;
+	}
+	/* The files the daemon keeps beside the store, through the directory
+	 * the engine checked (daemon/repos.h). */
+	r = repo_state_fd_set(engine_state_fd(rw));
+	if (r < 0) {
+		log_error("fatelfd: state directory %s: %s", s.cfg.state_dir, fatelf_strerror(r));
 		goto fail;
 	}
 	if (recovered)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "io.h"
 #include "macro.h"
 #include "metrics.h"
@@ -207,16 +208,13 @@ static int last_transaction(server *s, metrics *m, fatelf_diag *d)
  * as it writes it is ignored (no verify known). */
 static void last_verify(server *s, metrics *m)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL;
+	_cleanup_free_ char *text = NULL;
 	json_object *o, *v;
 	size_t len = 0;
 
-	if (asprintf(&path, "%s/%s", s->cfg.state_dir, LAST_VERIFY_FILE) < 0) {
-		path = NULL;
-		return;
-	}
-	if (read_file_max(AT_FDCWD, path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, LAST_VERIFY_MAX, &text,
-			  &len) < 0)
+	(void)s;
+	if (read_file_max(repo_state_fd(), LAST_VERIFY_FILE, READ_FILE_NOFOLLOW | READ_FILE_REGULAR,
+			  LAST_VERIFY_MAX, &text, &len) < 0)
 		return;
 	o = json_tokener_parse(text);
 	if (!o || !json_object_is_type(o, json_type_object))
@@ -327,6 +325,25 @@ static int write_atomic(const char *path, const char *text, size_t len, mode_t m
 	return r;
 }
 
+/* The same for name in dirfd (the state directory's descriptor): a temp file
+ * beside it, renamed over it. */
+static int write_atomic_at(int dirfd, const char *name, const char *text, size_t len, mode_t mode)
+{
+	fatelf_tmpfile t = { .fd = -1 };
+	int r;
+
+	r = fatelf_tmpfile_open(dirfd, name, mode, &t);
+	if (r >= 0 && fchmod(t.fd, mode) < 0)
+		r = -errno;
+	if (r >= 0)
+		r = write_all(t.fd, text, len);
+	if (r >= 0)
+		r = fatelf_tmpfile_commit(&t, name, false);
+	if (r < 0)
+		fatelf_tmpfile_abort(&t);
+	return r;
+}
+
 void metrics_file_update(server *s)
 {
 	const char *path = s->cfg.metrics_file;
@@ -349,7 +366,6 @@ void metrics_file_update(server *s)
 
 void metrics_verify_done(server *s, const char *package, uint64_t checked, uint64_t problems)
 {
-	_cleanup_free_ char *path = NULL;
 	json_object *o = json_object_new_object();
 	const char *text;
 	int r;
@@ -361,12 +377,7 @@ void metrics_verify_done(server *s, const char *package, uint64_t checked, uint6
 	json_object_object_add(o, "checked", json_object_new_int64((int64_t)MIN(checked, (uint64_t)INT64_MAX)));
 	json_object_object_add(o, "problems", json_object_new_int64((int64_t)MIN(problems, (uint64_t)INT64_MAX)));
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	if (asprintf(&path, "%s/%s", s->cfg.state_dir, LAST_VERIFY_FILE) < 0) {
-		path = NULL;
-		r = -ENOMEM;
-	} else {
-		r = text ? write_atomic(path, text, strlen(text), 0600) : -ENOMEM;
-	}
+	r = text ? write_atomic_at(repo_state_fd(), LAST_VERIFY_FILE, text, strlen(text), 0600) : -ENOMEM;
 	if (r < 0)
 		log_error("metrics: %s/%s: cannot write: %s", s->cfg.state_dir, LAST_VERIFY_FILE, strerror(-r));
 	json_object_put(o);

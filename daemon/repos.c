@@ -234,19 +234,23 @@ int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatel
 	return 0;
 }
 
-/* Writes buf as dir/base atomically, making dir. */
-static int write_atomic(const char *dir, const char *base, const void *buf, size_t len, mode_t mode, fatelf_diag *d)
+/* Writes buf as dir/base atomically, making dir, shown as shown in
+ * messages. dir is relative to atfd: AT_FDCWD for a directory an admin
+ * configures (whose parents only root may change), else the state
+ * directory's descriptor, beneath which no symlink is followed. */
+static int write_atomic(int atfd, const char *dir, const char *shown, const char *base, const void *buf,
+			size_t len, mode_t mode, fatelf_diag *d)
 {
-	_cleanup_close_ int dfd = -1;
+	_cleanup_close_ int pfd = -1, dfd = -1;
 	fatelf_tmpfile t = { .fd = -1 };
 	int k;
 
-	k = mkdir_p(AT_FDCWD, dir, 0755, 0755, MKDIR_FOLLOW);
-	if (k < 0)
-		return fatelf_diag_set(d, k, -1, "%s: cannot make it: %s", dir, fatelf_strerror(k));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pfd = mkdir_p_open(atfd, dir, 0755, 0755, atfd == AT_FDCWD ? MKDIR_FOLLOW : MKDIR_BENEATH, NULL);
+	if (pfd < 0)
+		return fatelf_diag_set(d, pfd, -1, "%s: cannot make it: %s", shown, fatelf_strerror(pfd));
+	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return fatelf_diag_set(d, -errno, -1, "%s: %s", dir, fatelf_strerror(-errno));
+		return fatelf_diag_set(d, -errno, -1, "%s: %s", shown, fatelf_strerror(-errno));
 	k = fatelf_tmpfile_open(dfd, base, mode, &t);
 	if (k == 0)
 		k = write_all(t.fd, buf, len);
@@ -256,7 +260,7 @@ static int write_atomic(const char *dir, const char *base, const void *buf, size
 		k = fatelf_tmpfile_commit(&t, base, true);
 	if (k < 0) {
 		fatelf_tmpfile_abort(&t);
-		return fatelf_diag_set(d, k, -1, "%s/%s: cannot write: %s", dir, base, fatelf_strerror(k));
+		return fatelf_diag_set(d, k, -1, "%s/%s: cannot write: %s", shown, base, fatelf_strerror(k));
 	}
 	return 0;
 }
@@ -278,14 +282,33 @@ int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d)
 		len += (size_t)snprintf(text + len, cap - len, "ID=%s\n", r->id);
 	snprintf(base, sizeof(base), "%s.conf", r->name);
 	/* A URL may carry a password: root's alone. */
-	return write_atomic(dir, base, text, len, 0600, d);
+	return write_atomic(AT_FDCWD, dir, dir, base, text, len, 0600, d);
 }
 
-static int state_dir_of(const char *state_dir, const char *name, char **ret)
-{
-	char rel[REPO_NAME_MAX + 16];
+static int state_fd = -1;
 
-	snprintf(rel, sizeof(rel), "repos/%s", name);
+int repo_state_fd_set(int fd)
+{
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	if (copy < 0)
+		return -errno;
+	if (state_fd >= 0)
+		close(state_fd);
+	state_fd = copy;
+	return 0;
+}
+
+int repo_state_fd(void)
+{
+	return state_fd;
+}
+
+/* A repository's directory under the state directory: rel relative to
+ * its descriptor, *ret the name shown in messages. */
+static int state_dir_of(const char *state_dir, const char *name, char rel[static REPO_NAME_MAX + 16], char **ret)
+{
+	snprintf(rel, REPO_NAME_MAX + 16, "repos/%s", name);
 	*ret = path_join(state_dir, rel);
 	return *ret ? 0 : -ENOMEM;
 }
@@ -294,37 +317,43 @@ int repo_conf_remove(const char *dir, const char *state_dir, const char *name, f
 {
 	_cleanup_free_ char *path = NULL, *sdir = NULL;
 	static const char *const files[] = { "index.json", "index.json.minisig" };
+	char rel[REPO_NAME_MAX + 16];
 
 	if (!repo_name_valid(name))
 		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
-	if (conf_path(dir, name, &path) < 0 || state_dir_of(state_dir, name, &sdir) < 0)
+	if (conf_path(dir, name, &path) < 0 || state_dir_of(state_dir, name, rel, &sdir) < 0)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	if (unlink(path) < 0)
 		return errno == ENOENT ? fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name)
 				       : fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		_cleanup_free_ char *p = path_join(sdir, files[i]);
+	{
+		_cleanup_close_ int rfd = openat(state_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-		if (p)
-			(void)unlink(p);
+		if (rfd < 0)
+			return 0;
+		for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+			(void)unlinkat(rfd, files[i], 0);
 	}
-	(void)rmdir(sdir);
+	(void)unlinkat(state_fd, rel, AT_REMOVEDIR);
 	return 0;
 }
 
 int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index **ret, fatelf_diag *d)
 {
-	_cleanup_free_ char *sdir = NULL, *path = NULL, *json = NULL;
+	_cleanup_free_ char *sdir = NULL, *json = NULL;
+	char rel[REPO_NAME_MAX + 16], file[REPO_NAME_MAX + 32];
 	size_t len;
 	int k;
 
-	if (state_dir_of(state_dir, name, &sdir) < 0 || !(path = path_join(sdir, "index.json")))
+	if (state_dir_of(state_dir, name, rel, &sdir) < 0)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	k = read_file_max(AT_FDCWD, path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, FATELF_REPO_INDEX_MAX, &json, &len);
+	snprintf(file, sizeof(file), "%s/index.json", rel);
+	k = read_file_max(state_fd, file, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, FATELF_REPO_INDEX_MAX, &json,
+			  &len);
 	if (k == -ENOENT)
 		return -ENOENT;
 	if (k < 0)
-		return fatelf_diag_set(d, k, -1, "%s: %s", path, fatelf_strerror(k));
+		return fatelf_diag_set(d, k, -1, "%s/index.json: %s", sdir, fatelf_strerror(k));
 	/* Checked when it was accepted; kept where only root writes. */
 	return fatelf_repo_index_parse(json, len, ret, d);
 }
@@ -353,17 +382,20 @@ int repo_state_load_fresh(const char *state_dir, const char *name, int64_t now, 
 
 int repo_state_keep(const char *state_dir, const char *name, const fatelf_repo_index *ix, fatelf_diag *d)
 {
-	_cleanup_free_ char *sdir = NULL, *text = NULL, *sig = NULL;
+	_cleanup_free_ char *sdir = NULL, *text = NULL;
+	char rel[REPO_NAME_MAX + 16], sig[REPO_NAME_MAX + 40];
 	size_t len;
 	int k;
 
-	if (state_dir_of(state_dir, name, &sdir) < 0 || !(sig = path_join(sdir, "index.json.minisig")))
+	if (state_dir_of(state_dir, name, rel, &sdir) < 0)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	k = fatelf_repo_index_serialize(ix, &text, &len, d);
 	if (k == 0)
-		k = write_atomic(sdir, "index.json", text, len, 0644, d);
-	if (k == 0)
-		(void)unlink(sig);
+		k = write_atomic(state_fd, rel, sdir, "index.json", text, len, 0644, d);
+	if (k == 0) {
+		snprintf(sig, sizeof(sig), "%s/index.json.minisig", rel);
+		(void)unlinkat(state_fd, sig, 0);
+	}
 	return k;
 }
 
@@ -371,6 +403,7 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 		      const char *sig, size_t slen, int64_t now, fatelf_repo_index **ret, fatelf_diag *d)
 {
 	_cleanup_free_ char *sdir = NULL;
+	char rel[REPO_NAME_MAX + 16];
 	fatelf_repo_index *ix = NULL, *old = NULL;
 	uint64_t min_serial = 0;
 	char pinned[FATELF_REPO_ID_LEN + 1];
@@ -405,14 +438,14 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 		FATELF_DIAG_FACT(d, repository, r->name);
 		goto fail;
 	}
-	if (state_dir_of(state_dir, r->name, &sdir) < 0) {
+	if (state_dir_of(state_dir, r->name, rel, &sdir) < 0) {
 		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 		goto fail;
 	}
 	/* The signature first: the index file is what is trusted on load. */
-	k = write_atomic(sdir, "index.json.minisig", sig, slen, 0644, d);
+	k = write_atomic(state_fd, rel, sdir, "index.json.minisig", sig, slen, 0644, d);
 	if (k == 0)
-		k = write_atomic(sdir, "index.json", json, len, 0644, d);
+		k = write_atomic(state_fd, rel, sdir, "index.json", json, len, 0644, d);
 	if (k < 0)
 		goto fail;
 	*ret = ix;

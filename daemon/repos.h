@@ -53,6 +53,17 @@ int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d);
 /* Removes dir/NAME.conf and the state kept for it: -ENOENT when none. */
 int repo_conf_remove(const char *dir, const char *state_dir, const char *name, fatelf_diag *d);
 
+/*
+ * The state directory, for every file the daemon keeps under it (repos/,
+ * cache/, last-verify.json): opened once at start, through the engine's
+ * checked descriptor (a copy is taken), and never again by name, since
+ * in an offline --root the directories above it may belong to a user
+ * who could swap them for a symlink while the daemon runs. The name
+ * (state_dir below) only names files in messages.
+ */
+int repo_state_fd_set(int fd);
+int repo_state_fd(void);
+
 /* The index accepted last from a repository: -ENOENT when none. */
 int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index **ret, fatelf_diag *d);
 /* The same, for a verb that trusts what it says (install NAME, upgrade,

@@ -498,14 +498,16 @@ static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data
 static int open_cache(const engine_config *cfg, fatelf_diag *d)
 {
 	_cleanup_free_ char *dir = path_join(cfg->state_dir, "cache");
-	int k, fd;
+	_cleanup_close_ int pfd = -1;
+	int fd;
 
 	if (!dir)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	k = mkdir_p(AT_FDCWD, dir, 0700, 0700, MKDIR_FOLLOW);
-	if (k < 0)
-		return fatelf_diag_set(d, k, -1, "%s: %s", dir, fatelf_strerror(k));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* Through the state directory's descriptor, never its name. */
+	pfd = mkdir_p_open(repo_state_fd(), "cache", 0700, 0700, MKDIR_BENEATH, NULL);
+	if (pfd < 0)
+		return fatelf_diag_set(d, pfd, -1, "%s: %s", dir, fatelf_strerror(pfd));
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return fatelf_diag_set(d, -errno, -1, "%s: %s", dir, fatelf_strerror(-errno));
 	return fd;

@@ -348,6 +348,11 @@ const char *engine_db_path(engine *e)
 	return e->db_path;
 }
 
+int engine_state_fd(engine *e)
+{
+	return e->statefd;
+}
+
 const fatelf_host *engine_host(engine *e)
 {
 	return &e->host;

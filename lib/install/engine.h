@@ -153,6 +153,9 @@ struct store *engine_store(engine *e);
  * it checked ("/proc/self/fd/N/fatelf.db"), for another connection to the
  * same store; valid while the engine is open. */
 const char *engine_db_path(engine *e);
+/* The state directory as the engine walked and checked it at open (an
+ * O_RDONLY descriptor, the engine's own: valid while it is open). */
+int engine_state_fd(engine *e);
 const fatelf_host *engine_host(engine *e);
 const engine_config *engine_get_config(engine *e);
 /* Replaces the engine's settings and trusted keys (both copied) between

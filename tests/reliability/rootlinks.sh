@@ -21,6 +21,12 @@
 #    planted refuses to start, naming it; so does one whose --state-dir
 #    outside the root is a symlink, or goes through one in a directory
 #    others may write;
+#  - a fatelfd started on such a root (--state-dir DIR/var/lib/fatelf)
+#    keeps its files there through the state directory's descriptor: once
+#    the user swaps DIR/var/lib for a symlink outside, update, install
+#    (the download cache) and repo remove go on in the real state
+#    directory, a verify (which opens the store anew) is refused, nothing
+#    is written outside;
 #  - a normal root that uid 65534 owns still works: install, list, owner,
 #    remove.
 . "$(dirname "$0")/lib.sh" || exit 99
@@ -242,5 +248,53 @@ timeout 20 "$FATELFD" --socket "$DAEMON_SOCKDIR/rootlinks.sock" --root "$R" \
 check_eq "fatelfd --state-dir a symlink: exit 1" 1 "$?"
 check_match "... naming it" "state directory $T_WORK/open/st is a symbolic link: refusing it" "$(cat daemon.log)"
 out_unchanged
+
+
+# ================================================================ fatelfd's own files, after a swap
+# The daemon checked its state directory at start; the user who owns
+# DIR/var then moves DIR/var/lib away and plants a symlink outside in its
+# place. The repository's index, the download cache and last-verify.json
+# are still written in the real state directory, never outside.
+"$FATELF" repo init --sign "$RL_KEY" pub >/dev/null && "$FATELF" repo add --sign "$RL_KEY" pub rl-1.fatbundle >/dev/null ||
+	{ echo "Bail out! repo init/add"; exit 99; }
+daemon_prepare swap "Repositories=$T_WORK/swap/repos.d"
+R=$T_WORK/swap/root
+mkdir -p "$R/var/lib"
+chown -R 65534:65534 "$R"
+DAEMON_STATE_DIR=$R/var/lib/fatelf daemon_start swap || { echo "Bail out! fatelfd on the swap root"; exit 99; }
+check "fatelfd --root DIR --state-dir DIR/var/lib/fatelf: repo add" ctl repo add a "file://$T_WORK/pub" --key "$RL_PUB"
+check "... update" ctl update
+check_eq "... the index kept in the state directory" "$("$FATELF" repo list --json pub | jq -r .serial)" \
+	"$(jq -r .serial "$R/var/lib/fatelf/repos/a/index.json" 2>&1)"
+check "... verify" ctl verify
+check_eq "... last-verify.json in the state directory" "yes" \
+	"$([ -f "$R/var/lib/fatelf/last-verify.json" ] && echo yes || echo no)"
+mv "$R/var/lib" "$R/var/lib.old"
+ln -s "$OUT" "$R/var/lib"
+chown -h 65534:65534 "$R/var/lib"
+STATE=$R/var/lib.old/fatelf
+mkdir -p tree2/opt/rl
+echo "rl 2" >tree2/opt/rl/README
+rl_bundle rl-2.fatbundle rl 2 tree2 && "$FATELF" repo add --sign "$RL_KEY" pub rl-2.fatbundle >/dev/null ||
+	{ echo "Bail out! repo add rl 2"; exit 99; }
+check "var/lib swapped for a symlink outside: update" ctl update
+check_eq "... the new index kept in the real state directory" "$("$FATELF" repo list --json pub | jq -r .serial)" \
+	"$(jq -r .serial "$STATE/repos/a/index.json" 2>&1)"
+out_unchanged
+check "... install rl from the repository (the download cache)" ctl install rl
+check_eq "... installed" "rl 2" "$(cat "$R/opt/rl/README" 2>&1)"
+check_eq "... the cache in the real state directory" "yes" "$([ -d "$STATE/cache" ] && echo yes || echo no)"
+out_unchanged
+# A verify opens the store anew, by the state directory's name: refused.
+run ctl verify
+check_eq "... verify (the store opened anew by name): refused, exit 1" 1 "$RC"
+check_match "... naming the link" "$R/var/lib is a symbolic link inside the root: refusing it" "$RUN_ERR"
+out_unchanged
+check "... repo remove a" ctl repo remove a
+check_eq "... its index removed from the real state directory" "no" \
+	"$([ -e "$STATE/repos/a" ] && echo yes || echo no)"
+out_unchanged
+daemon_stop
+check_no_sanitizer_report
 
 t_done
