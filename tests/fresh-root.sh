@@ -4,6 +4,7 @@
 #
 #   bash tests/fresh-root.sh demo      # bash demo/run.sh in a fresh root
 #   bash tests/fresh-root.sh tests     # bash tests/run-all.sh in a fresh root
+#   bash tests/fresh-root.sh deb       # only the packages and tests/packaging/deb.sh
 #
 # As root, with network to the Debian archive. It makes the root with
 # `debootstrap --variant=minbase bookworm` in a temporary directory (or
@@ -22,8 +23,9 @@ what=${1:-}
 case $what in
 demo) cmd="bash demo/run.sh" ;;
 tests) cmd="bash tests/run-all.sh" ;;
+deb) cmd="bash deps/apt-install.sh build demo tests && bash tests/packaging/deb.sh" ;;
 *)
-	echo "usage: $0 demo|tests" >&2
+	echo "usage: $0 demo|tests|deb" >&2
 	exit 2 ;;
 esac
 if [ "$(id -u)" != 0 ]; then
