@@ -41,6 +41,7 @@ say() { printf '==== fresh-root %s (%s): %s\n' "$what" "$(elapsed)" "$*"; }
 
 if ! command -v debootstrap >/dev/null; then
 	say "installing debootstrap on this machine"
+	apt-get update -q >/dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends debootstrap >/dev/null
 fi
 
