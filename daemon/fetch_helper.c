@@ -16,33 +16,19 @@
 
 #include "fatelfd.h"
 #include "macro.h"
+#include "path.h"
 
-/* $FATELF_FETCH_HELPER (tests), else next to our own binary (the build
- * tree), else the installed one. */
+/* $FATELF_FETCH_HELPER (tests), else the one of the build tree, else the
+ * installed one. */
 void fetch_helper_path(char *buf, size_t size)
 {
 	const char *env = getenv(FETCH_HELPER_ENV);
-	char self[PATH_MAX];
-	ssize_t n;
 
 	if (env && env[0]) {
 		snprintf(buf, size, "%s", env);
 		return;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, size, "%s/%s", self, FETCH_HELPER_NAME) < size &&
-			    access(buf, X_OK) == 0)
-				return;
-		}
-	}
-	snprintf(buf, size, "%s/%s", PKGLIBEXECDIR, FETCH_HELPER_NAME);
+	helper_program_path(FETCH_HELPER_NAME, PKGLIBEXECDIR, buf, size);
 }
 
 /*

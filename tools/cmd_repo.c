@@ -18,6 +18,7 @@
 #include "bundle_cmd.h"
 #include "hex.h"
 #include "macro.h"
+#include "path.h"
 #include "repo.h"
 
 /* A DIR or a file:// URL names a directory. */
@@ -537,25 +538,14 @@ static int repo_gc(int argc, char **argv)
 }
 
 /* push: the registry client is a program of its own (libcurl), next to
- * this one (the build tree) or in the package's libexec directory. */
+ * the build tree's fetch/ or in the package's libexec directory. */
 static int repo_push(int argc, char **argv)
 {
-	char self[PATH_MAX], path[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash, **args;
+	char path[PATH_MAX + 16];
+	char **args;
 	int e;
 
-	path[0] = '\0';
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/fatelf-oci", self);
-		}
-	}
-	if (!path[0] || access(path, X_OK) < 0)
-		snprintf(path, sizeof(path), "%s", PKGLIBEXECDIR "/fatelf-oci");
+	helper_program_path("fatelf-oci", PKGLIBEXECDIR, path, sizeof(path));
 	args = calloc((size_t)argc + 2, sizeof(*args));
 	if (!args) {
 		fprintf(stderr, "fatelf: repo push: %s\n", strerror(ENOMEM));

@@ -34,29 +34,10 @@
 
 #define FETCH_PROGRAM "fatelf-fetch"
 
-/* The helper: beside this program, in the build tree's daemon/, or in
- * the package's libexec directory. */
+/* The helper: the build tree's fetch/ or the package's libexec directory. */
 static int helper_path(char *buf, size_t cap)
 {
-	char self[PATH_MAX - 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *tries[] = { "/" FETCH_PROGRAM, "/../daemon/" FETCH_PROGRAM };
-
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			for (size_t i = 0; i < ARRAY_SIZE(tries); i++) {
-				snprintf(buf, cap, "%s%s", self, tries[i]);
-				if (access(buf, X_OK) == 0)
-					return 0;
-			}
-		}
-	}
-	snprintf(buf, cap, "%s", PKGLIBEXECDIR "/" FETCH_PROGRAM);
+	helper_program_path(FETCH_PROGRAM, PKGLIBEXECDIR, buf, cap);
 	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
 }
 

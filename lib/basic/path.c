@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -138,4 +139,24 @@ char *path_join(const char *a, const char *b)
 		r[la] = '/';
 	memcpy(r + la + slash, b, lb + 1);
 	return r;
+}
+
+void helper_program_path(const char *name, const char *installed_dir, char *buf, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, size, "%s/../fetch/%s", self, name) < size &&
+			    access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, size, "%s/%s", installed_dir, name);
 }

@@ -51,4 +51,9 @@ int mkdir_p_open(int dirfd, const char *path, mode_t parent_mode, mode_t mode, u
  * doubled; an empty a gives b). malloc'd; NULL when out of memory. */
 char *path_join(const char *a, const char *b);
 
+/* Where a program finds the helper NAME that the build puts in fetch/: in
+ * the build tree (the caller runs from a folder beside fetch/), the helper
+ * just built there; else INSTALLED_DIR/NAME. */
+void helper_program_path(const char *name, const char *installed_dir, char *buf, size_t size);
+
 #endif

@@ -25,7 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 
 t_init fetchbatch-registry
-FETCH=$top_builddir/daemon/fatelf-fetch
+FETCH=$top_builddir/fetch/fatelf-fetch
 t_require_exec "$FETCH"
 t_require_tool python3 curl cmp base64 sha256sum
 

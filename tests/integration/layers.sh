@@ -20,14 +20,19 @@ declare -A ALLOWED=(
 	[lib/basic]=""
 	[lib/fatelf]="include/fatelf lib/basic"
 	[lib/run]="include/fatelf lib/fatelf lib/basic"
-	[lib/bundle]="include/fatelf lib/fatelf lib/basic"
+	[lib/json]="include/fatelf lib/fatelf lib/basic"
+	[lib/bundle]="lib/json include/fatelf lib/fatelf lib/basic"
+	[lib/unify]="lib/bundle lib/json include/fatelf lib/fatelf lib/basic"
+	[lib/repo]="lib/bundle lib/json include/fatelf lib/fatelf lib/basic"
 	[lib/varlink]="lib/basic"
-	[lib/install]="lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
-	[daemon]="lib/install lib/varlink lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
+	[lib/install]="lib/repo lib/bundle lib/json lib/run include/fatelf lib/fatelf lib/basic"
+	[daemon]="lib/install lib/varlink lib/repo lib/bundle lib/json lib/run include/fatelf lib/fatelf lib/basic"
+	[fetch]="lib/repo lib/bundle lib/json include/fatelf lib/fatelf lib/basic"
 	[client]="lib/varlink lib/basic"
-	[tools]="lib/install lib/bundle lib/run include/fatelf lib/fatelf lib/basic"
+	[tools]="lib/install lib/unify lib/repo lib/bundle lib/json lib/run include/fatelf lib/fatelf lib/basic"
 )
-FOLDERS=(include/fatelf lib/basic lib/fatelf lib/run lib/bundle lib/varlink lib/install daemon client tools)
+FOLDERS=(include/fatelf lib/basic lib/fatelf lib/run lib/json lib/bundle lib/unify lib/repo lib/varlink lib/install
+	daemon fetch client tools)
 
 allowed() { # FROM TO
 	[ "$1" = "$2" ] && return 0
@@ -47,8 +52,8 @@ for d in "${FOLDERS[@]}"; do
 	done
 done
 check_eq "every header name is unique across the layers" "" "$dups"
-check_match "lib/ has the six layer folders" "^6$" \
-	"$(for d in basic fatelf run bundle varlink install; do [ -d "$top_srcdir/lib/$d" ] && echo; done | wc -l)"
+check_match "lib/ has the nine layer folders" "^9$" \
+	"$(for d in basic fatelf run json bundle unify repo varlink install; do [ -d "$top_srcdir/lib/$d" ] && echo; done | wc -l)"
 check_eq "no source sits in lib/ outside a layer folder" "" \
 	"$(find "$top_srcdir/lib" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' \) -printf '%f ')"
 
@@ -125,6 +130,59 @@ else
 		"$(printf '%s\n' "$sedges" | awk '$1 == "client" && $2 != "lib/varlink" && $2 != "lib/basic"')"
 fi
 
+# The nevers: edges the graph must not gain, each with its reason. Each is
+# checked against the graph itself, so that widening ALLOWED to permit one
+# fails here too.
+NEVERS=(
+	"lib/bundle lib/repo the bundle format knows no repository"
+	"lib/bundle lib/unify the bundle format knows nothing of unify"
+	"lib/unify lib/repo unify knows no repository"
+	"lib/repo lib/install the repository knows no engine"
+	"lib/repo lib/unify the repository knows nothing of unify"
+	"fetch lib/install the network programs link nothing of the engine or the store"
+	"fetch daemon the network programs link nothing of the daemon"
+	"daemon fetch the daemon runs the download helper, it does not link it"
+	"daemon lib/unify the daemon does not unify"
+	"client lib/bundle the client knows only Varlink"
+)
+broken=""
+for n in "${NEVERS[@]}"; do
+	read -r from to why <<<"$n"
+	allowed "$from" "$to" && broken+="$from -> $to is allowed but $why; "
+done
+check_eq "the graph allows none of the nevers" "" "$broken"
+
+# curl: only fetch/ includes it, only fetch/'s objects call it, and only
+# the two network programs load it; they in turn load no SQLite.
+check_eq "only fetch/ includes curl" "" \
+	"$(grep -l '^[[:space:]]*#[[:space:]]*include[[:space:]]*<curl/' -r "$top_srcdir/lib" "$top_srcdir/daemon" \
+		"$top_srcdir/tools" "$top_srcdir/client" "$top_srcdir/include" 2>/dev/null | sed "s|^$top_srcdir/||")"
+curlobjs=""
+for d in "${FOLDERS[@]}"; do
+	[ "$d" = fetch ] && continue
+	for o in "$top_builddir/$d"/*.o "$top_builddir/$d"/.libs/*.o; do
+		[ -e "$o" ] || continue
+		nm --undefined-only "$o" 2>/dev/null | grep -q ' curl_' && curlobjs+="${o#"$top_builddir"/} "
+	done
+done
+check_eq "no object outside fetch/ calls curl" "" "$curlobjs"
+needed() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+for p in daemon/fatelfd tools/fatelf tools/fatelf-bundle tools/fatelf-root client/fatelfctl tools/fatelf-run; do
+	if [ -x "$top_builddir/$p" ]; then
+		check_nomatch "$p does not load libcurl" "libcurl" "$(needed "$top_builddir/$p")"
+	else
+		fail "$p is built" "no $top_builddir/$p"
+	fi
+done
+for p in fetch/fatelf-fetch fetch/fatelf-oci; do
+	if [ -x "$top_builddir/$p" ]; then
+		check_match "$p loads libcurl" "libcurl" "$(needed "$top_builddir/$p")"
+		check_nomatch "$p loads no SQLite" "libsqlite" "$(needed "$top_builddir/$p")"
+	else
+		fail "$p is built" "no $top_builddir/$p"
+	fi
+done
+
 # Inside a layer, calls between files go one way too. file_edges OBJ...:
 # "FROM TO" for every undefined symbol of one object that another of the
 # given objects defines (each file named by its object's stem, without
@@ -172,7 +230,7 @@ else
 fi
 
 # The library layers (their static archives' objects).
-for d in lib/basic lib/fatelf lib/run lib/bundle lib/varlink lib/install; do
+for d in lib/basic lib/fatelf lib/run lib/json lib/bundle lib/unify lib/repo lib/varlink lib/install; do
 	objs=("$top_builddir/$d"/lib*_a-*.o)
 	if [ ! -e "${objs[0]}" ]; then
 		fail "$d's objects are there" "no lib*_a-*.o under $top_builddir/$d"

@@ -327,7 +327,7 @@ helper_case() { # DESC HELPER ERRNO-TEXT ERRNO-NAME
 	daemon_stop
 }
 helper_case "a missing helper" "$DAEMON_SOCKDIR/no-such-fetch" "No such file or directory" ENOENT
-cp "$top_builddir/daemon/fatelf-fetch" "$DAEMON_SOCKDIR/private-fetch"
+cp "$top_builddir/fetch/fatelf-fetch" "$DAEMON_SOCKDIR/private-fetch"
 chmod 0700 "$DAEMON_SOCKDIR/private-fetch"
 helper_case "a helper only root may run" "$DAEMON_SOCKDIR/private-fetch" "Permission denied" EACCES
 
