@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "exitstatus.h"
 #include "hex.h"
 #include "io.h"
 #include "macro.h"
