@@ -2,6 +2,7 @@
  * Error codes and diagnostics: one strerror for errno and FATELF_E_* codes,
  * their symbolic names, and the fatelf_diag filler.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -180,6 +181,23 @@ int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
+}
+
+/* The one wording of -ENOMEM, with or without a diag. */
+static const char oom_text[] = "out of memory";
+
+int fatelf_diag_oom(fatelf_diag *d)
+{
+	return fatelf_diag_set(d, -ENOMEM, -1, "%s", oom_text);
+}
+
+const char *fatelf_diag_text(const fatelf_diag *d, int r)
+{
+	if (d && r != 0 && d->code == r && d->msg[0])
+		return d->msg;
+	if (r == -ENOMEM)
+		return oom_text;
+	return fatelf_strerror(r);
 }
 
 void fatelf_diag_names(fatelf_diag *d, const char *subject)

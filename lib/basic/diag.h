@@ -166,10 +166,10 @@ typedef struct fatelf_diag {
 	char targets[FATELF_DIAG_TARGETS_MAX][FATELF_DIAG_TARGET_MAX];
 } fatelf_diag;
 
-/* Clears code, message and every fact. */
 /* The version string of the libraries ("0.1.0"). */
 FATELF_PUBLIC const char *fatelf_version(void);
 
+/* Clears code, message and every fact. */
 FATELF_PUBLIC void fatelf_diag_clear(fatelf_diag *d);
 /*
  * Sets code, record and message of d (if not NULL) and returns code.
@@ -186,6 +186,21 @@ int fatelf_diag_set(fatelf_diag *d, int code, int record, const char *fmt, ...)
  */
 int fatelf_diag_at(fatelf_diag *d, int code, int record, const char *subject, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/*
+ * Running out of memory, said one way: sets d (if not NULL) to -ENOMEM
+ * and the one wording, and returns -ENOMEM. Every function with a diag
+ * at hand returns its out-of-memory failures through this, so that the
+ * code returned and the diag agree; one without a diag returns -ENOMEM.
+ */
+int fatelf_diag_oom(fatelf_diag *d);
+/*
+ * The text of failure r, the one way to read it: d's message when d
+ * holds that failure (d->code is r and a message is set), else r's own
+ * wording (fatelf_strerror, and fatelf_diag_oom's for -ENOMEM). A
+ * message d keeps from another failure is never shown for r. d may be
+ * NULL.
+ */
+const char *fatelf_diag_text(const fatelf_diag *d, int r);
 /* Makes subject d's subject and says that d's message, already set,
  * names it (FATELF_DIAG_NAMED): for a message such as "entry 'x': ..."
  * or "package x is not installed". d may be NULL. */

@@ -2,7 +2,8 @@
  * Unit tests for the small helpers of the basic layer (lib/basic): mkdir_p
  * and path_join (path.c), as a user sees them on disk; hex encoding and
  * decoding (hex.c); growing arrays (array.c); temp files renamed into
- * place (atomic.c).
+ * place (atomic.c); the diag's fillers and its one reader of a failure's
+ * text (diag.c).
  */
 #include <check.h>
 #include <dirent.h>
@@ -422,6 +423,52 @@ START_TEST(diag_named_flag)
 }
 END_TEST
 
+/* Out of memory is one code and one wording, in the diag and in what
+ * it returns; the facts a caller filled stay. */
+START_TEST(diag_oom_agrees)
+{
+	fatelf_diag d;
+
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(fatelf_diag_at(&d, -EIO, 3, "/opt/a", "cannot read"), -EIO);
+	FATELF_DIAG_FACT(&d, package, "base");
+	ck_assert_int_eq(fatelf_diag_oom(&d), -ENOMEM);
+	ck_assert_int_eq(d.code, -ENOMEM);
+	ck_assert_int_eq(d.record, -1);
+	ck_assert_str_eq(d.msg, "out of memory");
+	/* the message no longer names /opt/a */
+	ck_assert(!(d.has & FATELF_DIAG_NAMED));
+	ck_assert_str_eq(d.package, "base");
+	ck_assert_int_eq(fatelf_diag_oom(NULL), -ENOMEM);
+}
+END_TEST
+
+/* A failure's text is the diag's message only while the diag holds that
+ * failure; a message left from another one is never shown. */
+START_TEST(diag_text_only_its_failure)
+{
+	fatelf_diag d;
+
+	fatelf_diag_clear(&d);
+	/* an empty diag: the code's own wording */
+	ck_assert_str_eq(fatelf_diag_text(&d, -EIO), fatelf_strerror(-EIO));
+	ck_assert_str_eq(fatelf_diag_text(NULL, -FATELF_E_ALIGN), "record offset is not aligned");
+	fatelf_diag_set(&d, -FATELF_E_ALIGN, 2, "record 2: offset 0x3008 is not aligned to 0x10000");
+	ck_assert_str_eq(fatelf_diag_text(&d, -FATELF_E_ALIGN), "record 2: offset 0x3008 is not aligned to 0x10000");
+	/* a stale message of another failure: ignored */
+	ck_assert_str_eq(fatelf_diag_text(&d, -EIO), strerror(EIO));
+	ck_assert_str_eq(fatelf_diag_text(&d, -ENOMEM), "out of memory");
+	ck_assert_str_eq(fatelf_diag_text(&d, -FATELF_E_OVERLAP), "records overlap");
+	/* the code without a message: the code's wording */
+	d.msg[0] = '\0';
+	ck_assert_str_eq(fatelf_diag_text(&d, -FATELF_E_ALIGN), "record offset is not aligned");
+	/* out of memory reads the same with a diag and without one */
+	fatelf_diag_oom(&d);
+	ck_assert_str_eq(fatelf_diag_text(&d, -ENOMEM), fatelf_diag_text(NULL, -ENOMEM));
+	ck_assert_str_eq(fatelf_diag_text(NULL, -ENOMEM), "out of memory");
+}
+END_TEST
+
 /* The one text rule of names, summaries and paths: UTF-8, no C0, DEL or
  * C1 control, no bidirectional formatting character; and its wording. */
 START_TEST(text_rule)
@@ -532,6 +579,8 @@ static Suite *basic_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("diag");
 	tcase_add_test(tc, diag_named_flag);
+	tcase_add_test(tc, diag_oom_agrees);
+	tcase_add_test(tc, diag_text_only_its_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }
