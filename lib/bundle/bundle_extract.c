@@ -114,16 +114,16 @@ static int ex_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubk
 		fatelf_diag_clear(&tmp);
 		q = fatelf_choose(&x->choice, &x->pa_hdr, &x->pa_keep, &form, &tmp);
 		if (q == -ENOMEM)
-			return q;
+			return fatelf_diag_oom(d);
 		if (q < 0)
 			fatelf_keep_clear(&x->pa_keep);
 	}
 	x->wanted = calloc(m->nentries ? m->nentries : 1, sizeof(*x->wanted));
 	if (!x->wanted)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	q = fatelf_manifest_select(m, &x->pa_hdr, &x->pa_keep, x->wanted);
 	if (q < 0)
-		return q;
+		return fatelf_diag_oom(d);
 	/* The manifest's reader refuses these already (pkgrules.c's path
 	 * rule); this is the stager's own guard, with the same code. */
 	for (size_t i = 0; i < m->nentries; i++)
@@ -196,7 +196,7 @@ static int ex_begin(void *ctx, const fatelf_bundle_entry *e, fatelf_diag *d)
 			if (q < 0) {
 				unlinkat(dirfd, x->base, AT_REMOVEDIR);
 				close(dirfd);
-				return q;
+				return fatelf_diag_oom(d);
 			}
 		} else if (errno != EEXIST) {
 			q = -errno;
@@ -290,7 +290,7 @@ static int ex_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_di
 	x->dirfd = -1;
 	if (q < 0 && status == 0)
 		return fatelf_diag_set(d, q, -1, "entry '%s': cannot write it: %s", e->path,
-				       fatelf_strerror(q));
+				       fatelf_diag_text(NULL, q));
 	return 0;
 }
 

@@ -104,7 +104,7 @@ static int read_small(struct reader *r, struct archive_entry *ae, size_t max, in
 	cap = archive_entry_size_is_set(ae) ? (size_t)archive_entry_size(ae) + 1 : 65536;
 	buf = malloc(cap);
 	if (!buf)
-		return -ENOMEM;
+		return fatelf_diag_oom(r->d);
 	for (;;) {
 		if (len == cap) {
 			if (cap > max)
@@ -113,7 +113,7 @@ static int read_small(struct reader *r, struct archive_entry *ae, size_t max, in
 			cap = MIN(cap * 2, max + 1);
 			uint8_t *nb = realloc(buf, cap);
 			if (!nb)
-				return -ENOMEM;
+				return fatelf_diag_oom(r->d);
 			buf = nb;
 		}
 		la_ssize_t n = archive_read_data(r->a, buf + len, cap - len);
@@ -298,7 +298,7 @@ static int collect_digests(struct reader *r, bool wait)
 	int q = 0;
 
 	if (!h)
-		return -ENOMEM;
+		return fatelf_diag_oom(r->d);
 	while (q == 0 && r->npending > 0 && fatelf_hashq_collect(r->hashq, wait, h) == 1) {
 		q = check_digests(r, &r->pending[r->ptail], h);
 		r->ptail = (r->ptail + 1) % FATELF_HASHQ_PENDING;
@@ -370,7 +370,7 @@ static int file_member(struct reader *r)
 		free(r->rec_order);
 		r->rec_order = malloc(e->nrecords ? e->nrecords : 1);
 		if (!r->rec_order)
-			return -ENOMEM;
+			return fatelf_diag_oom(r->d);
 		for (unsigned i = 0; i < e->nrecords; i++) {
 			unsigned j = i;
 			while (j > 0 && e->records[r->rec_order[j - 1]].offset > e->records[i].offset) {
@@ -392,7 +392,7 @@ static int file_member(struct reader *r)
 		/* Too many files in flight: wait for the oldest. */
 		fatelf_hash_result *h = malloc(sizeof(*h));
 		if (!h)
-			return -ENOMEM;
+			return fatelf_diag_oom(r->d);
 		q = fatelf_hashq_collect(r->hashq, true, h) == 1
 			    ? check_digests(r, &r->pending[r->ptail], h) : -EIO;
 		free(h);
@@ -654,7 +654,7 @@ static int read_all(struct reader *r)
 	manifest = NULL;
 	r->seen = calloc(r->m->nentries ? r->m->nentries : 1, sizeof(bool));
 	if (!r->seen)
-		return -ENOMEM;
+		return fatelf_diag_oom(r->d);
 	if (r->ops->manifest) {
 		q = r->ops->manifest(r->ops->ctx, r->m, signer, r->d);
 		if (q < 0)
@@ -704,7 +704,7 @@ int fatelf_bundle_read(const fatelf_reader *src, const fatelf_bundle_read_opts *
 	fatelf_diag_clear(d);
 	r.a = archive_read_new();
 	if (!r.a || fatelf_hashq_new(&r.hashq) < 0) {
-		q = -ENOMEM;
+		q = fatelf_diag_oom(d);
 		goto out;
 	}
 	archive_read_support_filter_all(r.a);

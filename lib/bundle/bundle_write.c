@@ -132,7 +132,7 @@ static int read_link(struct creator *c, int dirfd, const char *name, const char 
 		ssize_t n;
 
 		if (!t)
-			return -ENOMEM;
+			return fatelf_diag_oom(c->d);
 		n = readlinkat(dirfd, name, t, cap);
 		if (n < 0)
 			return fatelf_diag_set(c->d, -errno, -1, "%s: cannot read the symlink: %s", path,
@@ -210,13 +210,13 @@ static int add_item(struct creator *c, int dirfd, const char *name, const char *
 	}
 	if (GROW_ARRAY(c->items, c->cap, c->nitems + 1) < 0) {
 		free(it.link);
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	}
 	c->non_ascii |= has_non_ascii(path) || (it.link && has_non_ascii(it.link));
 	it.path = strdup(path);
 	if (!it.path) {
 		free(it.link);
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	}
 	c->items[c->nitems++] = it;
 	return 0;
@@ -373,13 +373,13 @@ static int classify(fatelf_bundle_entry *e, int fd, fatelf_diag *d)
 
 	_cleanup_free_ fatelf_header *hdr = malloc(sizeof(*hdr));
 	if (!hdr)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	q = fatelf_validate(&src, NULL, hdr, NULL, &inner);
 	if (q < 0)
 		return fail_path(d, q, &inner, e->path);
 	e->records = calloc(hdr->nrecords, sizeof(*e->records));
 	if (!e->records)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	e->kind = FATELF_KIND_FATELF;
 	e->nrecords = hdr->nrecords;
 	e->header_size = (uint32_t)FATELF_TABLE_SIZE(hdr->nrecords);
@@ -415,7 +415,7 @@ static int scan_file(struct creator *c, const struct item *it, fatelf_bundle_ent
 		rh.h[i] = fatelf_sha256_new();
 		if (!rh.h[i]) {
 			rec_hash_free(&rh);
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		}
 		rh.n = i + 1;
 	}
@@ -506,7 +506,7 @@ static void *scan_worker(void *arg)
 	w->err_index = SIZE_MAX;
 	fatelf_diag_clear(&w->d);
 	if (!whole || !buf) {
-		w->err = fatelf_diag_set(&w->d, -ENOMEM, -1, "out of memory");
+		w->err = fatelf_diag_oom(&w->d);
 		w->err_index = 0;
 		atomic_store(&c->scan_stop, 0);
 	}
@@ -570,16 +570,16 @@ static int build_manifest(struct creator *c, fatelf_manifest **ret)
 {
 	const fatelf_bundle_create_opts *o = c->o;
 	fatelf_manifest *m = fatelf_manifest_new();
-	int q = -ENOMEM;
+	int q;
 
 	if (!m)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	m->format = FATELF_BUNDLE_FORMAT;
 	if (fatelf_bundle_manifest_package(m, o) < 0)
-		goto out;
+		goto oom;
 	for (size_t i = 0; i < c->nitems; i++)
 		if (!fatelf_manifest_add(m, c->items[i].path, c->items[i].type))
-			goto out;
+			goto oom;
 	for (size_t i = 0; i < c->nitems; i++) {
 		const struct item *it = &c->items[i];
 		fatelf_bundle_entry *e = &m->entries[i];
@@ -589,7 +589,7 @@ static int build_manifest(struct creator *c, fatelf_manifest **ret)
 		if (it->type == FATELF_ENTRY_SYMLINK) {
 			e->link_target = strdup(it->link);
 			if (!e->link_target)
-				goto out;
+				goto oom;
 		}
 		if (it->type == FATELF_ENTRY_FILE)
 			e->config = is_config(o, it->path);
@@ -598,6 +598,9 @@ static int build_manifest(struct creator *c, fatelf_manifest **ret)
 	if (q < 0)
 		goto out;
 	*ret = TAKE_PTR(m);
+	goto out;
+oom:
+	q = fatelf_diag_oom(c->d);
 out:
 	fatelf_manifest_free(m);
 	return q;
@@ -624,7 +627,7 @@ static int ar_header(struct creator *c, struct archive *a, const char *name, mod
 	int r;
 
 	if (!ae)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	archive_entry_set_pathname(ae, name);
 	archive_entry_set_filetype(ae, type);
 	archive_entry_set_perm(ae, mode);
@@ -755,7 +758,7 @@ static int write_archive(struct creator *c, int out_fd, const fatelf_manifest *m
 
 	a = archive_write_new();
 	if (!a)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	q = ar_setup(c, a);
 	if (q == 0)
 		q = ar_check(c, a, archive_write_open_fd(a, out_fd), "opening the output");
@@ -839,7 +842,7 @@ int fatelf_bundle_archive_open(const fatelf_bundle_create_opts *o, bool non_asci
 	int q;
 
 	if (!a)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	q = ar_setup(&c, a);
 	if (q == 0)
 		q = ar_check(&c, a, archive_write_open_fd(a, out_fd), "opening the output");
@@ -914,7 +917,7 @@ int fatelf_bundle_manifest_finish(fatelf_manifest *m, const fatelf_bundle_create
 		if (!tc) {
 			if (asprintf(&comment, "fatbundle %s %s", o->name, o->version) < 0) {
 				comment = NULL;
-				q = -ENOMEM;
+				q = fatelf_diag_oom(d);
 			}
 			tc = comment;
 		}
@@ -954,12 +957,12 @@ int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d)
 		_cleanup_(manifest_freep) fatelf_manifest *m = fatelf_manifest_new();
 
 		if (!m || !(m->name = strdup(o->name)))
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		for (size_t i = 0; i < o->ndepends; i++) {
 			int r = fatelf_manifest_add_depend(m, o->depends[i], d);
 
 			if (r < 0)
-				return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
+				return r;
 		}
 	}
 	if (o->compression < FATELF_COMPRESS_ZSTD || o->compression > FATELF_COMPRESS_XZ)
@@ -1011,7 +1014,7 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 	}
 	c.buf = malloc(IO_CHUNK);
 	if (!c.buf)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 
 	q = walk_tree(&c, tree);
 	if (q == 0)
@@ -1027,8 +1030,9 @@ int fatelf_bundle_create(const char *tree, int out_fd, const fatelf_bundle_creat
 	}
 	if (q == 0)
 		q = write_archive(&c, out_fd, m, json, json_len, sig);
-	if (q == -ENOMEM && d && !d->msg[0])
-		fatelf_diag_set(d, q, -1, "out of memory");
+	/* libarchive and the hash queue run out of memory without a diag */
+	if (q == -ENOMEM)
+		fatelf_diag_oom(d);
 	fatelf_manifest_free(m);
 	creator_done(&c);
 	return q;

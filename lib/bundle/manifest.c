@@ -201,7 +201,7 @@ int fatelf_manifest_per_arch_header(const fatelf_manifest *m, const fatelf_host 
 	/* Which of the (sorted) targets a per-arch entry has: one pass. */
 	used = calloc(m->ntargets ? m->ntargets : 1, sizeof(*used));
 	if (!used)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (size_t k = 0; k < m->nentries; k++)
 		for (unsigned j = 0; j < m->entries[k].ntargets; j++) {
 			const fatelf_target *t = bsearch(&m->entries[k].targets[j], m->targets, m->ntargets,
@@ -398,6 +398,29 @@ entry_list_fail(struct pctx *c, int code, const char *path, const char *fmt, ...
 	return code;
 }
 
+/* The pull reader over the validated document: only memory can fail
+ * it, and that failure goes in the diag too. */
+static int json_read(struct pctx *c, size_t at, fatelf_json_value *ret)
+{
+	int r = fatelf_json_read(c->doc, at, ret);
+
+	return r == -ENOMEM ? fatelf_diag_oom(c->d) : r;
+}
+
+static int json_next_member(struct pctx *c, size_t *pos, const char **ret_key, size_t *ret_value)
+{
+	int r = fatelf_json_next_member(c->doc, pos, ret_key, ret_value);
+
+	return r == -ENOMEM ? fatelf_diag_oom(c->d) : r;
+}
+
+static int json_find(struct pctx *c, size_t at, const char *key, size_t *ret_value)
+{
+	int r = fatelf_json_find(c->doc, at, key, ret_value);
+
+	return r == -ENOMEM ? fatelf_diag_oom(c->d) : r;
+}
+
 struct field;
 typedef int (*field_parser)(struct pctx *c, const struct field *f, const fatelf_json_value *v,
 			    void *dst);
@@ -434,7 +457,7 @@ static int dispatch(struct pctx *c, size_t obj, const struct field *fields, size
 	const char *key;
 	int r;
 
-	while ((r = fatelf_json_next_member(c->doc, &pos, &key, &at)) > 0) {
+	while ((r = json_next_member(c, &pos, &key, &at)) > 0) {
 		fatelf_json_value val;
 		size_t i;
 
@@ -449,7 +472,7 @@ static int dispatch(struct pctx *c, size_t obj, const struct field *fields, size
 			seen[i] = true;
 			continue;
 		}
-		r = fatelf_json_read(c->doc, at, &val);
+		r = json_read(c, at, &val);
 		if (r < 0)
 			return r;
 		if (val.type != fields[i].type)
@@ -505,7 +528,7 @@ static int p_text(struct pctx *c, const struct field *f, const fatelf_json_value
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1,
 			    "field '%s' is empty (leave it out instead)", f->name);
 	*(char **)dst = strdup(s);
-	return *(char **)dst ? 0 : -ENOMEM;
+	return *(char **)dst ? 0 : fatelf_diag_oom(c->d);
 }
 
 static int p_name(struct pctx *c, const struct field *f, const fatelf_json_value *v,
@@ -521,7 +544,7 @@ static int p_name(struct pctx *c, const struct field *f, const fatelf_json_value
 			    fatelf_text_quote_n(s, len, q), why);
 	(void)f;
 	*(char **)dst = strdup(s);
-	return *(char **)dst ? 0 : -ENOMEM;
+	return *(char **)dst ? 0 : fatelf_diag_oom(c->d);
 }
 
 static int p_version(struct pctx *c, const struct field *f, const fatelf_json_value *v,
@@ -537,7 +560,7 @@ static int p_version(struct pctx *c, const struct field *f, const fatelf_json_va
 			    fatelf_text_quote_n(s, len, q));
 	(void)f;
 	*(char **)dst = strdup(s);
-	return *(char **)dst ? 0 : -ENOMEM;
+	return *(char **)dst ? 0 : fatelf_diag_oom(c->d);
 }
 
 /* Sizes and offsets: the reader gives json-c's two saturated views of an
@@ -613,7 +636,7 @@ static int p_link_target(struct pctx *c, const struct field *f, const fatelf_jso
 		return fail(c, -FATELF_E_LIMIT, -1, "symlink target is %zu bytes long, the limit is %zu",
 			    len, c->lim->max_path);
 	*(char **)dst = strdup(s);
-	return *(char **)dst ? 0 : -ENOMEM;
+	return *(char **)dst ? 0 : fatelf_diag_oom(c->d);
 }
 
 /* A target in a manifest is written as its full canonical name, so that
@@ -715,17 +738,17 @@ static int p_records(struct pctx *c, const struct field *f, const fatelf_json_va
 			    FATELF_MAX_RECORDS, n);
 	e->records = calloc(n, sizeof(*e->records));
 	if (!e->records)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	e->nrecords = (unsigned)n;
 	for (size_t i = 0; i < n; i++) {
 		struct record_json rj = { 0 };
 		fatelf_bundle_record *rec = &e->records[i];
 		fatelf_json_value o;
 
-		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		r = json_next_member(c, &pos, NULL, &at);
 		if (r <= 0)
 			return r < 0 ? r : -EINVAL;
-		r = fatelf_json_read(c->doc, at, &o);
+		r = json_read(c, at, &o);
 		if (r < 0)
 			return r;
 		if (o.type != FATELF_JSON_OBJECT)
@@ -791,12 +814,12 @@ static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value 
 	int r;
 
 	(void)f;
-	r = fatelf_json_find(c->doc, obj, "kind", &at);
+	r = json_find(c, obj, "kind", &at);
 	if (r < 0)
 		return r;
 	if (r == 0)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "field 'elf' has no 'kind'");
-	r = fatelf_json_read(c->doc, at, &k);
+	r = json_read(c, at, &k);
 	if (r < 0)
 		return r;
 	if (k.type != FATELF_JSON_STRING)
@@ -817,11 +840,11 @@ static int p_elf(struct pctx *c, const struct field *f, const fatelf_json_value 
 static int next_string(struct pctx *c, size_t *pos, const char *field, size_t i, fatelf_json_value *ret)
 {
 	size_t at;
-	int r = fatelf_json_next_member(c->doc, pos, NULL, &at);
+	int r = json_next_member(c, pos, NULL, &at);
 
 	if (r <= 0)
 		return r < 0 ? r : -EINVAL;
-	r = fatelf_json_read(c->doc, at, ret);
+	r = json_read(c, at, ret);
 	if (r < 0)
 		return r;
 	if (ret->type != FATELF_JSON_STRING)
@@ -844,7 +867,7 @@ static int read_targets(struct pctx *c, const fatelf_json_value *v, size_t n, bo
 
 	t = calloc(n ? n : 1, sizeof(*t));
 	if (!t)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	*ret = t;
 	for (size_t i = 0; i < n; i++) {
 		fatelf_json_value s;
@@ -978,18 +1001,18 @@ static int entry_parse(struct pctx *c, size_t idx, size_t at, fatelf_bundle_entr
 
 	c->at = AT_ENTRY_INDEX;
 	c->entry_index = idx;
-	r = fatelf_json_read(c->doc, at, &o);
+	r = json_read(c, at, &o);
 	if (r < 0)
 		return r;
 	if (o.type != FATELF_JSON_OBJECT)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "must be an object");
 	obj = o.at;
-	r = fatelf_json_find(c->doc, obj, "path", &vat);
+	r = json_find(c, obj, "path", &vat);
 	if (r < 0)
 		return r;
 	if (r == 0)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'path'");
-	r = fatelf_json_read(c->doc, vat, &v);
+	r = json_read(c, vat, &v);
 	if (r < 0)
 		return r;
 	if (v.type != FATELF_JSON_STRING)
@@ -1001,7 +1024,7 @@ static int entry_parse(struct pctx *c, size_t idx, size_t at, fatelf_bundle_entr
 			    fatelf_text_quote_n(s, len, q));
 	e->path = strdup(s);
 	if (!e->path)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	c->at = AT_ENTRY;
 	c->entry_path = e->path;
 	/* A bad path is still the entry's name: the error names it as the
@@ -1014,12 +1037,12 @@ static int entry_parse(struct pctx *c, size_t idx, size_t at, fatelf_bundle_entr
 			return fail(c, r, -1, "the path %s", rule);
 	}
 
-	r = fatelf_json_find(c->doc, obj, "type", &vat);
+	r = json_find(c, obj, "type", &vat);
 	if (r < 0)
 		return r;
 	if (r == 0)
 		return fail(c, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'type'");
-	r = fatelf_json_read(c->doc, vat, &v);
+	r = json_read(c, vat, &v);
 	if (r < 0)
 		return r;
 	if (v.type != FATELF_JSON_STRING)
@@ -1073,14 +1096,14 @@ static int p_entries(struct pctx *c, const struct field *f, const fatelf_json_va
 			    c->lim->max_entries);
 	m->entries = calloc(n ? n : 1, sizeof(*m->entries));
 	if (!m->entries)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	m->entries_cap = n ? n : 1;
 	for (size_t i = 0; i < n; i++) {
 		fatelf_bundle_entry *e = &m->entries[i];
 
 		/* Counted first, so that free() sees what is half-parsed. */
 		m->nentries++;
-		r = fatelf_json_next_member(c->doc, &pos, NULL, &at);
+		r = json_next_member(c, &pos, NULL, &at);
 		if (r <= 0)
 			return r < 0 ? r : -EINVAL;
 		r = entry_parse(c, i, at, e);
@@ -1129,7 +1152,7 @@ static int p_depends(struct pctx *c, const struct field *f, const fatelf_json_va
 		return fail(c, -FATELF_E_LIMIT, -1, "%zu dependencies, the limit is %d", n, FATELF_DEPENDS_MAX);
 	m->depends = calloc(n, sizeof(*m->depends));
 	if (!m->depends)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	for (size_t i = 0; i < n; i++) {
 		fatelf_json_value s;
 
@@ -1138,7 +1161,7 @@ static int p_depends(struct pctx *c, const struct field *f, const fatelf_json_va
 			return r;
 		r = fatelf_depend_parse(s.str, s.len, &m->depends[i], why, sizeof(why));
 		if (r == -ENOMEM)
-			return r;
+			return fatelf_diag_oom(c->d);
 		if (r < 0)
 			return fail(c, r == -FATELF_E_INVALID ? -FATELF_E_MANIFEST_SCHEMA : r, -1,
 				    "depends[%zu] '%s' %s%s", i, fatelf_text_quote_n(s.str, s.len, q), why,
@@ -1227,7 +1250,7 @@ static int shared_path_check(struct pctx *c, const fatelf_bundle_entry **sorted,
 	}
 	all = calloc(n, sizeof(*all));
 	if (!all)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	n = 0;
 	for (size_t i = lo; i < hi; i++)
 		for (unsigned j = 0; j < sorted[i]->ntargets; j++)
@@ -1285,7 +1308,7 @@ static int entries_check(struct pctx *c)
 	 * when the list is not sorted either. */
 	sorted = calloc(m->nentries ? m->nentries : 1, sizeof(*sorted));
 	if (!sorted)
-		return -ENOMEM;
+		return fatelf_diag_oom(c->d);
 	for (size_t i = 0; i < m->nentries; i++) {
 		sorted[i] = &m->entries[i];
 		per_arch = per_arch || m->entries[i].ntargets;
@@ -1418,7 +1441,7 @@ static int targets_check(struct pctx *c)
 	}
 	r = fatelf_manifest_targets_union(m, &u, &nu);
 	if (r < 0)
-		return r;
+		return fatelf_diag_oom(c->d);
 	for (i = 0, j = 0; i < m->ntargets || j < nu; ) {
 		int cmp = i == m->ntargets ? 1 : j == nu ? -1 : target_cmp(&m->targets[i], &u[j]);
 
@@ -1482,12 +1505,12 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "the manifest is not an object");
 	at = 0;
 	/* The format first: a later format may change everything else. */
-	r = fatelf_json_find(&doc, 0, "format", &at);
+	r = json_find(&c, 0, "format", &at);
 	if (r < 0)
 		return r;
 	if (r == 0)
 		return fatelf_diag_set(d, -FATELF_E_MANIFEST_SCHEMA, -1, "missing field 'format'");
-	r = fatelf_json_read(&doc, at, &v);
+	r = json_read(&c, at, &v);
 	if (r < 0)
 		return r;
 	if (v.type != FATELF_JSON_INT)
@@ -1507,7 +1530,7 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 
 	c.m = fatelf_manifest_new();
 	if (!c.m)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	c.m->format = (unsigned)v.i64;
 	r = dispatch(&c, 0, top_fields, ARRAY_SIZE(top_fields), c.m);
 	if (r >= 0)
@@ -1523,7 +1546,7 @@ int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limi
 	for (size_t i = 0; i < ARRAY_SIZE(opt); i++)
 		if (!*opt[i] && !(*opt[i] = strdup(""))) {
 			fatelf_manifest_free(c.m);
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		}
 	*ret = c.m;
 	return 0;

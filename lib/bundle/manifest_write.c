@@ -335,7 +335,7 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 	fatelf_manifest_entries_sort(m);
 	r = fatelf_manifest_targets_union(m, &targets, &ntargets);
 	if (r < 0)
-		return r;
+		return fatelf_diag_oom(d);
 	free(m->targets);
 	m->targets = TAKE_PTR(targets);
 	m->ntargets = ntargets;
@@ -393,7 +393,7 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 	jw_raw(&w, "\n", 1);
 	if (w.oom) {
 		free(w.buf);
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	}
 	*ret_json = w.buf;
 	*ret_len = w.len;

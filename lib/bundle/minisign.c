@@ -668,13 +668,13 @@ int fatelf_ms_keygen(const char *password, char **ret_pub, char **ret_sec, fatel
 	b64_encode(pub, sizeof(pub), pub64);
 	if (asprintf(&pubtext, UNTRUSTED_PREFIX " minisign public key %s\n%s\n", id, pub64) < 0) {
 		pubtext = NULL;
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	if (asprintf(&sectext, UNTRUSTED_PREFIX " minisign %ssecret key\n%s\n",
 		     password ? "encrypted " : "", sec64) < 0) {
 		sectext = NULL;
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	*ret_pub = TAKE_PTR(pubtext);
@@ -764,7 +764,7 @@ int fatelf_ms_sign(const fatelf_ms_seckey *k, const void *msg, size_t len,
 	b64_encode(global, sizeof(global), global64);
 	if (asprintf(&text, UNTRUSTED_PREFIX " %s\n%s\n" TRUSTED_PREFIX "%s\n%s\n",
 		     untrusted_comment, sig64, trusted_comment, global64) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	*ret_sigtext = text;
 	return 0;
 }

@@ -450,7 +450,7 @@ int fatelf_manifest_add_depend(fatelf_manifest *m, const char *text, fatelf_diag
 
 	r = fatelf_depend_parse(text, strlen(text), &dep, why, sizeof(why));
 	if (r == -ENOMEM)
-		return r;
+		return fatelf_diag_oom(d);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "dependency '%.300s' %s", text, why);
 	for (size_t i = 0; i < m->ndepends; i++)
@@ -474,7 +474,7 @@ int fatelf_manifest_add_depend(fatelf_manifest *m, const char *text, fatelf_diag
 	grown = realloc(m->depends, (m->ndepends + 1) * sizeof(*grown));
 	if (!grown) {
 		fatelf_depend_clear(&dep);
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	}
 	m->depends = grown;
 	m->depends[m->ndepends++] = dep;

@@ -154,7 +154,7 @@ static int add_input(const char *path, int fd, uint64_t forced_align, struct pie
 		_cleanup_free_ fatelf_elfinfo *info = calloc(FATELF_MAX_RECORDS, sizeof(*info));
 
 		if (!info)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		r = fatelf_validate(&src, NULL, &hdr, info, d);
 		if (r < 0) {
 			set_subject(d, path);
@@ -222,7 +222,7 @@ int fatelf_glue(const char *out, const char *const *inputs, size_t n,
 	pcs = calloc(FATELF_MAX_RECORDS, sizeof(*pcs));
 	fds = calloc(n, sizeof(*fds));
 	if (!pcs || !fds)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < n; i++)
 		fds[i] = -1;
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -373,8 +373,8 @@ int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_d
 		r = fatelf_elf_inspect(&src, 0, src.size, -1, &info, d);
 	if (r < 0) {
 		set_subject(d, newelf);
-		if (d && !d->msg[0])
-			fatelf_diag_set(d, r, -1, "%s", fatelf_strerror(r));
+		if (d && d->code != r)
+			fatelf_diag_set(d, r, -1, "%s", fatelf_diag_text(NULL, r));
 		return r;
 	}
 	for (unsigned i = 0; i < hdr.nrecords; i++)
@@ -389,7 +389,7 @@ int fatelf_replace(const char *out, const char *in, const char *newelf, fatelf_d
 	}
 	pcs = calloc(hdr.nrecords, sizeof(*pcs));
 	if (!pcs)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (unsigned i = 0; i < hdr.nrecords; i++) {
 		const fatelf_record *rec = &hdr.records[i];
 		if ((int)i == idx)

@@ -78,7 +78,7 @@ int fatelf_file_open(const char *path, fatelf_file **ret, fatelf_diag *d)
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no path or no result");
 	f = malloc(sizeof(*f));
 	if (!f)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fd = fatelf_open_validated(path, &f->hdr, f->info, NULL, d);
 	if (fd < 0)
 		return fd;
@@ -97,7 +97,7 @@ int fatelf_file_open_mem(const void *mem, size_t len, fatelf_file **ret, fatelf_
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no memory or no result");
 	f = malloc(sizeof(*f));
 	if (!f)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fatelf_reader_seekable_mem(&src, mem, len);
 	r = fatelf_validate(&src, NULL, &f->hdr, f->info, d);
 	if (r < 0)

@@ -325,7 +325,7 @@ static int push_body(fatelf_stream *s, const uint8_t *p, size_t len, fatelf_diag
 		if (!s->ph_set && s->ehdr_len >= MIN((uint64_t)EHDR_CAPTURE, rec->size)) {
 			r = setup_ph(s, rec);
 			if (r < 0)
-				return fatelf_diag_set(d, r, (int)index, "%s", fatelf_strerror(r));
+				return fatelf_diag_oom(d);
 			/* The table may start inside this very chunk. */
 			capture(s, rel, p, n);
 		}
@@ -355,7 +355,7 @@ int fatelf_stream_push(fatelf_stream *s, const void *buf, size_t len, fatelf_dia
 	int r;
 
 	if (s->err)
-		return fatelf_diag_set(d, s->err, -1, "%s", fatelf_strerror(s->err));
+		return fatelf_diag_set(d, s->err, -1, "%s", fatelf_diag_text(NULL, s->err));
 	if (s->finished)
 		return fail(s, fatelf_diag_set(d, -FATELF_E_STREAM_STATE, -1,
 					       "bytes pushed after the end of the input"));
@@ -399,7 +399,7 @@ int fatelf_stream_finish(fatelf_stream *s, fatelf_diag *d)
 	int r;
 
 	if (s->err)
-		return fatelf_diag_set(d, s->err, -1, "%s", fatelf_strerror(s->err));
+		return fatelf_diag_set(d, s->err, -1, "%s", fatelf_diag_text(NULL, s->err));
 	if (s->finished)
 		return fail(s, fatelf_diag_set(d, -FATELF_E_STREAM_STATE, -1, "stream already finished"));
 	s->finished = true;

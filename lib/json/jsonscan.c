@@ -430,13 +430,13 @@ static int key_push(struct gram *g)
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	if (end < 0)
-		return (int)end;
+		return fatelf_diag_oom(g->d);
 	if (g->arena_len + klen > g->arena_cap) {
 		size_t want = MAX(2 * g->arena_cap, g->arena_len + klen + 256);
 		char *p = realloc(g->arena, want);
 
 		if (!p)
-			return -ENOMEM;
+			return fatelf_diag_oom(g->d);
 		g->arena = p;
 		g->arena_cap = want;
 	}
@@ -445,7 +445,7 @@ static int key_push(struct gram *g)
 		struct keyref *p = reallocarray(g->keys, want, sizeof(*p));
 
 		if (!p)
-			return -ENOMEM;
+			return fatelf_diag_oom(g->d);
 		g->keys = p;
 		g->keys_cap = want;
 	}
@@ -544,7 +544,7 @@ static int span_open(struct gram *g, unsigned depth, size_t *ret_slot)
 	if (!doc || depth >= FATELF_JSON_INDEX_DEPTH || g->len > UINT32_MAX)
 		return 0;
 	if (GROW_ARRAY(doc->spans, doc->spans_cap, doc->nspans + 1) < 0)
-		return -ENOMEM;
+		return fatelf_diag_oom(g->d);
 	doc->spans[doc->nspans] = (fatelf_json_span) { .start = (uint32_t)g->i };
 	*ret_slot = doc->nspans++;
 	return 0;

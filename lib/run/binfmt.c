@@ -238,7 +238,7 @@ int fatelf_binfmt_parse(const char *name, const char *text, size_t len,
 	/* an entry is 5 KiB: not for the stack of a caller that loops */
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	memcpy(e->name, name, strlen(name) + 1);
 
 	r = expect_line(&lr, "\"enabled\" or \"disabled\"", &line, &llen, d);

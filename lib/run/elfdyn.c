@@ -440,8 +440,7 @@ static int str_read(str_scan *s, uint64_t tag, uint64_t stroff, size_t *ret_len)
 			cap = MIN(cap, (size_t)STR_MAX);
 			nb = realloc(s->buf, cap);
 			if (!nb)
-				return fatelf_diag_set(s->d, -ENOMEM, -1, "reading a %s string: %s",
-						       tag_name(tag), fatelf_strerror(-ENOMEM));
+				return fatelf_diag_oom(s->d);
 			s->buf = nb;
 			s->cap = cap;
 		}

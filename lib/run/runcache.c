@@ -122,7 +122,7 @@ int fatelf_run_cache_open(const char *path, uid_t uid, fatelf_run_cache *ret, fa
 		return fatelf_diag_set(d, -ENAMETOOLONG, -1, "cache directory path too long");
 	copy = strdup(path);
 	if (!copy)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 
 	/*
 	 * Walk down from / one component at a time, never through a symlink,
@@ -631,7 +631,7 @@ int fatelf_run_cache_get(fatelf_run_cache *c, const fatelf_run_request *req,
 	if (req->origin_depth >= 0 && req->dir) {
 		v = malloc(sizeof(*v));
 		if (!v)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		r = view_init(v, req->dir, req->origin_depth);
 		if (r < 0)
 			return fatelf_diag_set(d, r, -1, "path too long for an $ORIGIN view");

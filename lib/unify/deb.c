@@ -207,7 +207,7 @@ int fatelf_deb_control_parse(const char *s, size_t len, fatelf_deb_info *ret, fa
 				/* Bounded by the control file's limit. */
 				grown = realloc(*slot, have + 1 + (e - k) + 1);
 				if (!grown) {
-					r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+					r = fatelf_diag_oom(d);
 					goto fail;
 				}
 				grown[have] = ' ';
@@ -260,7 +260,7 @@ int fatelf_deb_control_parse(const char *s, size_t len, fatelf_deb_info *ret, fa
 
 			*slot = strndup(v, (size_t)(ve - v));
 			if (!*slot) {
-				r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+				r = fatelf_diag_oom(d);
 				goto fail;
 			}
 		}
@@ -341,11 +341,11 @@ int fatelf_deb_conffiles_parse(const char *s, size_t len, fatelf_deb_info *ret, 
 					       FATELF_DEB_CONFFILES_MAX);
 		v = reallocarray(ret->conffiles, ret->nconffiles + 1, sizeof(*v));
 		if (!v)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		ret->conffiles = v;
 		v[ret->nconffiles] = strndup(p + 1, (size_t)(e - p - 1));
 		if (!v[ret->nconffiles])
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		ret->nconffiles++;
 		/* the path rules of a bundle entry, on the path below "/" */
 		if (fatelf_path_rule(v[ret->nconffiles - 1], NULL, rule) < 0)
@@ -504,7 +504,7 @@ static int member_archive(fatelf_deb *deb, const char *base, bool data)
 				       "member %s: a compression dpkg does not write there", deb->member);
 	a = archive_read_new();
 	if (!a)
-		return fatelf_diag_set(deb->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(deb->d);
 	if ((filter && filter(a) != ARCHIVE_OK) || archive_read_support_format_tar(a) != ARCHIVE_OK) {
 		archive_read_free(a);
 		return fatelf_diag_set(deb->d, -FATELF_E_DEB_FORMAT, -1,
@@ -562,7 +562,7 @@ static int entry_slurp(fatelf_deb *deb, struct archive_entry *e, const char *wha
 				       FATELF_DEB_CONTROL_MAX);
 	buf = malloc((size_t)size + 1);
 	if (!buf)
-		return fatelf_diag_set(deb->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(deb->d);
 	while ((n = archive_read_data(deb->a, buf + got, (size_t)size - got)) > 0)
 		got += (size_t)n;
 	if (n < 0 || got != (size_t)size) {
@@ -668,7 +668,7 @@ int fatelf_deb_open(const fatelf_reader *src, fatelf_deb **ret, fatelf_deb_info 
 		return fatelf_diag_set(d, -EINVAL, -1, "the source cannot be read as a stream");
 	deb = calloc(1, sizeof(*deb));
 	if (!deb)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	deb->src = src;
 	deb->d = d;
 	n = take(deb, magic, sizeof(magic));
@@ -857,7 +857,7 @@ int fatelf_deb_depends_parse(const char *field, fatelf_deb_relation **ret, size_
 		grown = realloc(rel, (n + 1) * sizeof(*rel));
 		if (!grown) {
 			fatelf_deb_relations_free(rel, n);
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		}
 		rel = grown;
 		memset(&rel[n], 0, sizeof(rel[n]));

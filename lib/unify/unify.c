@@ -273,7 +273,7 @@ int fatelf_unify_plan(const fatelf_unify_source *src, size_t n, const char *cons
 
 			if (!nv) {
 				free(v);
-				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+				return fatelf_diag_oom(d);
 			}
 			v = nv;
 			cap = c;

@@ -201,7 +201,7 @@ static int catch_inspect(struct indexer *ix, fatelf_elfcatch *c, fatelf_unify_it
 	it->elf_r = r;
 	it->max_align = info.max_align;
 	if (it->elf_r < 0 && !(it->elf_msg = strdup(inner.msg)))
-		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(ix->d);
 	return 0;
 }
 
@@ -230,7 +230,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 			return member_fail(ix, path, "a symlink with no target", NULL);
 		it.link = strdup(archive_entry_symlink(e));
 		if (!it.link)
-			return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(ix->d);
 		break;
 	case AE_IFREG: {
 		fatelf_elfcatch c = { 0 };
@@ -298,7 +298,7 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 		free((char *)it.path);
 		free((char *)it.link);
 		free(it.elf_msg);
-		return fatelf_diag_set(ix->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(ix->d);
 	}
 	if (it.type == FATELF_ENTRY_FILE) {
 		ix->pending[(ix->first + ix->npending) % FATELF_HASHQ_PENDING] = ix->x->nitems;
@@ -429,7 +429,7 @@ int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fate
 	int r;
 
 	if (!s)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	/* O_NONBLOCK: a FIFO is refused, not waited on for a writer. */
 	s->fd = open(source, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
@@ -450,7 +450,7 @@ int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fate
 		s->disk_entry = archive_entry_new();
 		s->strip = strdup(source);
 		if (!s->a || !s->disk_entry || !s->strip) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto fail;
 		}
 		archive_read_disk_set_symlink_physical(s->a);
@@ -485,7 +485,7 @@ int fatelf_unify_stream_open(const char *source, fatelf_unify_stream **ret, fate
 	}
 	s->a = archive_read_new();
 	if (!s->a) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto fail;
 	}
 	archive_read_support_filter_all(s->a);

@@ -357,7 +357,7 @@ static int check_decisions(struct uw *w)
 	w->grouped = calloc(w->ndec ? w->ndec : 1, sizeof(*w->grouped));
 	w->went_of = calloc(w->ndec ? w->ndec : 1, sizeof(*w->went_of));
 	if (!w->owner || !w->glue_of || !w->glued || !w->grouped || !w->went_of)
-		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(w->d);
 	for (size_t k = 0; k < w->ndec; k++) {
 		const fatelf_unify_decision *x = &w->dec[k];
 		const fatelf_unify_item *first = NULL;
@@ -641,14 +641,14 @@ static int hash_glued(struct uw *w)
 	int r = 0;
 
 	if (!h || !pos)
-		r = fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(w->d);
 	for (size_t i = 0; r == 0 && i < w->nglued; i++) {
 		uint8_t table[FATELF_TABLE_SIZE(FATELF_MAX_RECORDS)];
 		ssize_t tl = fatelf_header_encode(&w->glued[i].hdr, table, sizeof(table));
 
 		h[i] = fatelf_sha256_new();
 		if (!h[i])
-			r = fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(w->d);
 		else if (tl < 0)
 			r = fatelf_diag_set(w->d, (int)tl, -1, "encoding a FatELF table");
 		else {
@@ -748,7 +748,7 @@ static int entry_targets(struct uw *w, fatelf_bundle_entry *e, uint32_t srcs)
 
 	e->targets = calloc(w->n, sizeof(*e->targets));
 	if (!e->targets)
-		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(w->d);
 	for (size_t s = 0; s < w->n; s++) {
 		unsigned at;
 
@@ -839,12 +839,12 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 	int r;
 
 	if (!m || fatelf_bundle_manifest_package(m, &w->bo) < 0)
-		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(w->d);
 	m->format = FATELF_BUNDLE_FORMAT;
 	/* At most one entry a source a decision. */
 	w->went = calloc(w->ndec ? w->ndec * w->n : 1, sizeof(*w->went));
 	if (!w->went)
-		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(w->d);
 	for (size_t k = 0; k < w->ndec; k++) {
 		r = plan_entries(w, k);
 		if (r < 0)
@@ -863,7 +863,7 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 			it = item_at(w, k, s);
 		e = fatelf_manifest_add(m, x->path, it->type);
 		if (!e)
-			return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(w->d);
 		if (we->srcs) {
 			r = entry_targets(w, e, we->srcs);
 			if (r < 0)
@@ -875,7 +875,7 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 			e->mode = 0777;
 			e->link_target = strdup(it->link);
 			if (!e->link_target)
-				return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+				return fatelf_diag_oom(w->d);
 			continue;
 		}
 		if (it->type != FATELF_ENTRY_FILE)
@@ -891,7 +891,7 @@ static int build_entries(struct uw *w, fatelf_manifest *m, uint64_t *total_io)
 			e->header_size = (uint32_t)FATELF_TABLE_SIZE(g->nrec);
 			e->records = calloc(g->nrec, sizeof(*e->records));
 			if (!e->records)
-				return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+				return fatelf_diag_oom(w->d);
 			for (unsigned j = 0; j < g->nrec; j++) {
 				e->records[j].target = g->hdr.records[j].target;
 				e->records[j].offset = g->hdr.records[j].offset;
@@ -1108,7 +1108,7 @@ static int write_members(struct uw *w)
 
 	w->done = calloc(w->nwent ? w->nwent : 1, sizeof(*w->done));
 	if (!w->done)
-		return fatelf_diag_set(w->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(w->d);
 	for (size_t i = 0; r == 0 && i < w->nwent; i++) {
 		const fatelf_bundle_entry *e = &w->m->entries[i];
 		size_t k = w->went[i].dec, s = w->went[i].src;
@@ -1223,7 +1223,7 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 	w.buf = malloc(IO_CHUNK);
 	w.sha = fatelf_sha256_new();
 	if (!w.buf || !w.sha) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	r = index_sources(&w);

@@ -253,7 +253,7 @@ static int message_parse(const char *what, const char *msg, size_t len,
 		return fatelf_diag_set(d, -EMSGSIZE, -1, "%s: message too large", what);
 	tok = json_tokener_new_ex(VL_JSON_DEPTH);
 	if (!tok)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8 |
 				    JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	o = json_tokener_parse_ex(tok, msg, (int)len);
@@ -295,7 +295,7 @@ static int parameters_take(const char *what, json_object *v, json_object **ret, 
 {
 	if (!v || json_object_is_type(v, json_type_null)) {
 		*ret = json_object_new_object();
-		return *ret ? 0 : -ENOMEM;
+		return *ret ? 0 : fatelf_diag_oom(d);
 	}
 	if (!json_object_is_type(v, json_type_object))
 		return fatelf_diag_set(d, -EBADMSG, -1, "%s: \"parameters\" is not an object", what);
@@ -361,7 +361,7 @@ int vl_call_parse(const char *msg, size_t len, vl_call *ret, fatelf_diag *d)
 		return r;
 	method = strdup(name);
 	if (!method)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	*ret = (vl_call){
 		.method = TAKE_PTR(method),
 		.parameters = TAKE_PTR(params),
@@ -423,7 +423,7 @@ int vl_reply_parse(const char *msg, size_t len, vl_response *ret, fatelf_diag *d
 	if (ename) {
 		error = strdup(ename);
 		if (!error)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 	}
 	*ret = (vl_response){
 		.error = TAKE_PTR(error),
