@@ -866,7 +866,7 @@ int fatelf_deb_depends_parse(const char *field, fatelf_deb_relation **ret, size_
 		r = rel[n - 1].text ? relation_read(p, e, &rel[n - 1]) : -ENOMEM;
 		if (r < 0) {
 			fatelf_deb_relations_free(rel, n);
-			return fatelf_diag_set(d, r, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		}
 	}
 	*ret = rel;

@@ -91,7 +91,7 @@ int fatelf_elfcatch_inspect(fatelf_elfcatch *c, uint64_t size, fatelf_elfinfo *r
 		int r = place(c);
 
 		if (r < 0)
-			return fatelf_diag_set(d, r, -1, "out of memory");
+			return fatelf_diag_oom(d);
 	}
 	return fatelf_elf_inspect(&rd, 0, size, -1, ret, d);
 }

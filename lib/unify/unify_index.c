@@ -147,7 +147,7 @@ static int grow_items(struct indexer *ix)
 		return 0;
 	v = reallocarray(ix->x->items, c, sizeof(*v));
 	if (!v)
-		return -ENOMEM;
+		return fatelf_diag_oom(ix->d);
 	ix->x->items = v;
 	ix->cap = c;
 	return 0;
@@ -197,7 +197,7 @@ static int catch_inspect(struct indexer *ix, fatelf_elfcatch *c, fatelf_unify_it
 	fatelf_diag_clear(&inner);
 	r = fatelf_elfcatch_inspect(c, it->size, &info, &inner);
 	if (r == -ENOMEM)
-		return fatelf_diag_set(ix->d, r, -1, "out of memory");
+		return fatelf_diag_oom(ix->d);
 	it->elf_r = r;
 	it->max_align = info.max_align;
 	if (it->elf_r < 0 && !(it->elf_msg = strdup(inner.msg)))
@@ -263,7 +263,8 @@ static int add_entry(struct indexer *ix, struct archive *a, struct archive_entry
 			r = fatelf_elfcatch_block(&c, buf, (uint64_t)off, len);
 			if (r < 0) {
 				fatelf_elfcatch_done(&c);
-				return fatelf_diag_set(ix->d, r, -1, "out of memory");
+				return r == -ENOMEM ? fatelf_diag_oom(ix->d)
+						    : fatelf_diag_set(ix->d, r, -1, "%s", fatelf_strerror(r));
 			}
 			r = hash_zeros(ix->q, &it.size, (uint64_t)off);       /* a hole */
 			if (r == 0)

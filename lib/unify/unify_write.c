@@ -1302,8 +1302,9 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 			*ret = res;
 	}
 out:
-	if (r == -ENOMEM && !d->msg[0])
-		fatelf_diag_set(d, r, -1, "out of memory");
+	/* libarchive and the hash queue run out of memory without a diag */
+	if (r == -ENOMEM)
+		fatelf_diag_oom(d);
 	fatelf_manifest_free(m);
 	uw_done(&w);
 	return r;
