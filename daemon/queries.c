@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobjson.h"
+#include "results.h"
 #include "macro.h"
 #include "methods.h"
 #include "reply.h"

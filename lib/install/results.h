@@ -1,10 +1,12 @@
 /*
- * The JSON of fatelfd's replies (daemon/jobjson.c): setters that keep a
- * reply whole on ENOMEM, and the interface's Progress, Result and
- * Transaction objects. Depends on json-c and lib/install's types alone.
+ * The engine's results and the store's rows as JSON, in the shapes
+ * schema/io.fatelf.Manager.varlink defines (lib/install/results.c):
+ * fatelfd's replies and fatelf --root --json are built here, so the two
+ * cannot drift apart. Also the setters that keep an object whole on
+ * ENOMEM. Depends on json-c and lib/install's types alone.
  */
-#ifndef FATELFD_JOBJSON_H
-#define FATELFD_JOBJSON_H
+#ifndef FATELF_INSTALL_RESULTS_H
+#define FATELF_INSTALL_RESULTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,12 +1,13 @@
 /*
- * The JSON that fatelfd's replies share: the small setters every reply is
- * built with, and the objects of the interface that more than one method
- * sends: a job's Progress and Result, and a transaction row (Transaction).
+ * The objects of io.fatelf.Manager that fatelfd's replies and fatelf
+ * --root --json both send, each built in one place: a job's Progress and
+ * Result, a transaction row (Transaction), and the small setters every
+ * reply is built with.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "jobjson.h"
+#include "results.h"
 
 void json_set(json_object *o, const char *key, json_object *v)
 {
