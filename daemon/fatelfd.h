@@ -10,8 +10,9 @@
  *    what; params.c: the parameters) before its handler runs;
  *  - service.c, status.c and queries.c answer inline on the main thread
  *    against a read-only store connection; jobmethods.c turns the
- *    mutating methods into jobs (job.c); reply.c, errmap.c and jobjson.c
- *    build the replies;
+ *    mutating methods into jobs (job.c); reply.c and errmap.c build the
+ *    replies, with the objects of lib/install/results.c (which fatelf
+ *    --root prints too);
  *  - worker.c owns the read-write engine on one worker thread and runs the
  *    mutating jobs (Install, Remove, Thin) one at a time in arrival order;
  *    queue.c is the main thread's side of them; verify.c runs Verify on

@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "jobjson.h"
+#include "results.h"
 #include "oci.h"
 #include "macro.h"
 #include "methods.h"

@@ -11,152 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobjson.h"
 #include "macro.h"
 #include "methods.h"
 #include "reply.h"
+#include "results.h"
 
 #define E(name) "io.fatelf.Manager." name
-
-static int record_json(const store_record *r, json_object *a)
-{
-	json_object *o = json_object_new_object();
-	char target[FATELF_TARGET_NAME_MAX];
-
-	if (!o)
-		return -ENOMEM;
-	fatelf_target_format(&r->target, target);
-	json_set_int(o, "index", r->idx);
-	json_set_str(o, "target", target);
-	json_set_int(o, "offset", (int64_t)r->offset);
-	json_set_int(o, "size", (int64_t)r->size);
-	json_set_str(o, "sha256", r->sha256);
-	json_set_bool(o, "kept", r->kept);
-	json_object_array_add(a, o);
-	return 0;
-}
-
-static json_object *json_file(store *st, const store_file *f, const char *package)
-{
-	json_object *o = json_object_new_object();
-
-	if (!o)
-		return NULL;
-	json_set_str(o, "path", f->path);
-	json_set_str(o, "package", package);
-	json_set_str(o, "type", store_file_type_to_text(f->type));
-	json_set_int(o, "mode", f->mode);
-	json_set_int(o, "size", (int64_t)f->size);
-	json_set_str(o, "sha256", f->sha256);
-	json_set_str(o, "link_target", f->link_target);
-	json_set_bool(o, "config", f->config);
-	json_set_str(o, "kind", store_file_kind_to_text(f->kind));
-	json_set_str(o, "installed_form", store_form_to_text(f->installed_form));
-	json_set_int(o, "installed_size", (int64_t)f->installed_size);
-	json_set_str(o, "installed_sha256", f->installed_sha256);
-	if (f->kind == STORE_KIND_FATELF) {
-		json_object *a = json_object_new_array();
-		store_record *recs = NULL;
-		size_t n = 0;
-		int r = a ? store_records_of(st, f->path, &recs, &n, NULL) : -ENOMEM;
-
-		for (size_t i = 0; i < n && r >= 0; i++)
-			r = record_json(&recs[i], a);
-		store_records_free(recs, n);
-		if (r < 0) {
-			json_putp(&a);
-			a = NULL;
-		}
-		json_set(o, "records", a);
-	} else {
-		json_set(o, "records", NULL);
-	}
-	return o;
-}
-
-/* A directory of a package as a File entry: type "dir", the mode it was
- * installed with (0: not recorded), no content. */
-static json_object *json_dir(const store_dir *dir, const char *package)
-{
-	json_object *o = json_object_new_object();
-
-	if (!o)
-		return NULL;
-	json_set_str(o, "path", dir->path);
-	json_set_str(o, "package", package);
-	json_set_str(o, "type", "dir");
-	json_set_int(o, "mode", dir->mode >= 0 ? dir->mode : 0);
-	json_set_int(o, "size", 0);
-	json_set_str(o, "sha256", NULL);
-	json_set_str(o, "link_target", NULL);
-	json_set_bool(o, "config", false);
-	json_set_str(o, "kind", "data");
-	json_set_str(o, "installed_form", "as-shipped");
-	json_set_int(o, "installed_size", 0);
-	json_set_str(o, "installed_sha256", NULL);
-	json_set(o, "records", NULL);
-	return o;
-}
-
-/* The form a package's fat files are installed in now, all together:
- * "fat" (every record), "thinned" (one record each), "compatible"
- * (several records of some, none fat), "mixed" (some fat, some not), or
- * "none" (the package has no fat file). */
-static const char *package_form(store *st, int64_t id)
-{
-	store_forms f = { 0 };
-
-	if (store_package_forms(st, id, &f, NULL) < 0)
-		return NULL;
-	if (f.fat + f.thinned + f.several == 0)
-		return "none";
-	if (f.fat > 0)
-		return f.thinned + f.several > 0 ? "mixed" : "fat";
-	return f.several > 0 ? "compatible" : "thinned";
-}
-
-/* "a,b,c" as ["a", "b", "c"]; "" as []. */
-static json_object *json_split(const char *s)
-{
-	json_object *a = json_object_new_array();
-
-	while (a && s && *s) {
-		size_t n = strcspn(s, ",");
-
-		json_object_array_add(a, json_object_new_string_len(s, (int)n));
-		s += n + (s[n] == ',');
-	}
-	return a;
-}
-
-static json_object *json_package(store *st, const store_package *pk)
-{
-	json_object *o = json_object_new_object();
-	store_usage u = { 0 };
-	bool held = false;
-
-	if (!o)
-		return NULL;
-	(void)store_usage_get(st, pk->id, &u, NULL);
-	json_set_str(o, "name", pk->name);
-	json_set_str(o, "version", pk->version);
-	json_set_str(o, "summary", pk->summary ? pk->summary : "");
-	json_set_str(o, "vendor", pk->vendor ? pk->vendor : "");
-	json_set_str(o, "signer", pk->signer_keyid);
-	json_set_int(o, "installed_at", pk->installed_at);
-	json_set_str(o, "policy", pk->policy ? pk->policy : "");
-	json_set_bool(o, "held", store_hold_get(st, pk->name, &held, NULL) >= 0 && held);
-	json_set_int(o, "files", (int64_t)u.files);
-	json_set_int(o, "shipped_size", (int64_t)u.shipped_size);
-	json_set_int(o, "installed_size", (int64_t)u.installed_size);
-	json_set_str(o, "license", pk->license);
-	json_set_str(o, "homepage", pk->homepage);
-	json_set(o, "targets", pk->targets ? json_split(pk->targets) : NULL);
-	json_set_str(o, "form", package_form(st, pk->id));
-	json_set_str(o, "source_type", store_source_to_text(pk->source_type));
-	json_set_str(o, "source", pk->source);
-	return o;
-}
 
 /* o's config_files: the packages no longer installed that left config
  * files behind (dpkg's "config-files" state); omitted when none did. */
@@ -174,17 +34,7 @@ static int list_config_files(conn *c, json_object *o)
 	}
 	if (n == 0)
 		return 0;
-	a = json_object_new_array();
-	for (size_t i = 0; a && i < n; i++) {
-		json_object *x = json_object_new_object();
-
-		if (!x)
-			break;
-		json_set_str(x, "name", v[i].name);
-		json_set_str(x, "version", v[i].version);
-		json_set_int(x, "files", (int64_t)v[i].files);
-		json_object_array_add(a, x);
-	}
+	a = json_config_files(v, n);
 	store_kept_packages_free(v, n);
 	json_set(o, "config_files", a);
 	return 0;
@@ -250,26 +100,6 @@ void method_info(conn *c, const vl_call *call, union method_params *p)
 	reply(c, o);
 }
 
-/* Adds the entries of files and dirs (each by path) to a in path order,
- * at most max of them; *ret_last: the last path added (NULL: none). */
-static int add_entries(store *st, json_object *a, const char *package, const store_file *files, size_t nf,
-		       const store_dir *dirs, size_t nd, size_t max, const char **ret_last)
-{
-	size_t i = 0, k = 0;
-
-	*ret_last = NULL;
-	while ((i < nf || k < nd) && i + k < max) {
-		bool dir = k < nd && (i >= nf || strcmp(dirs[k].path, files[i].path) < 0);
-		json_object *x = dir ? json_dir(&dirs[k], package) : json_file(st, &files[i], package);
-
-		if (!x)
-			return -ENOMEM;
-		json_object_array_add(a, x);
-		*ret_last = dir ? dirs[k++].path : files[i++].path;
-	}
-	return 0;
-}
-
 /* The directories of package by path, those after after, at most limit
  * (SIZE_MAX: all). */
 static int dirs_of(store *st, const char *package, const char *after, size_t limit, store_dir **ret,
@@ -328,7 +158,7 @@ static int files_stream_next(conn *c, conn_stream *st)
 	bool more = n + nd > REPLY_CHUNK;
 	const char *last = NULL;
 
-	r = add_entries(method_store(c), a, x->package, files, n, dirs, nd, REPLY_CHUNK, &last);
+	r = json_entries_add(method_store(c), a, x->package, files, n, dirs, nd, REPLY_CHUNK, &last);
 	if (r >= 0 && last) {
 		free(x->after);
 		x->after = strdup(last);
@@ -411,7 +241,7 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 		reply_failed(c, r, d.msg);
 		return;
 	}
-	r = add_entries(method_store(c), a, package, files, n, dirs, nd, SIZE_MAX, &last);
+	r = json_entries_add(method_store(c), a, package, files, n, dirs, nd, SIZE_MAX, &last);
 	store_files_free(files, n);
 	store_dirs_free(dirs, nd);
 	if (r < 0) {
@@ -421,64 +251,10 @@ void method_files(conn *c, const vl_call *call, union method_params *p)
 	reply(c, o);
 }
 
-/* Owner{pattern}: the matches, collected before any File is read (the
- * walk's statement is busy while it calls back). */
-struct owner_match {
-	char *path, *package;
-	bool dir;
-	int mode;
-};
-struct owner_matches {
-	struct owner_match *v;
-	size_t n, cap;
-};
-
-static int owner_collect(const char *path, const char *package, bool dir, int mode, void *userdata)
-{
-	struct owner_matches *m = userdata;
-
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct owner_match *v = reallocarray(m->v, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
-	m->v[m->n] = (struct owner_match){ strdup(path), strdup(package), dir, mode };
-	if (!m->v[m->n].path || !m->v[m->n].package) {
-		free(m->v[m->n].path);
-		free(m->v[m->n].package);
-		return -ENOMEM;
-	}
-	m->n++;
-	return 0;
-}
-
-static json_object *owner_match_json(store *st, const struct owner_match *m)
-{
-	store_file f = { 0 };
-	json_object *x;
-
-	if (m->dir) {
-		store_dir dir = { .path = m->path, .mode = m->mode };
-
-		return json_dir(&dir, m->package);
-	}
-	/* Gone since the walk: no File to show. */
-	if (store_file_get(st, m->path, &f, NULL, NULL) < 0)
-		return json_object_new_object();
-	x = json_file(st, &f, m->package);
-	store_file_done(&f);
-	return x;
-}
-
 static void owner_pattern(conn *c, const vl_call *call, const char *pattern)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
 	json_object *a = json_object_new_array();
-	struct owner_matches m = { 0 };
 	fatelf_diag d = { 0 };
 	int r;
 
@@ -488,22 +264,7 @@ static void owner_pattern(conn *c, const vl_call *call, const char *pattern)
 		return;
 	}
 	json_set(o, "files", a);
-	r = store_paths_match(method_store(c), pattern, owner_collect, &m, &d);
-	for (size_t i = 0; r >= 0 && i < m.n; i++) {
-		json_object *x = owner_match_json(method_store(c), &m.v[i]);
-
-		if (!x)
-			r = -ENOMEM;
-		else if (json_object_object_length(x) == 0)
-			json_object_put(x);
-		else
-			json_object_array_add(a, x);
-	}
-	for (size_t i = 0; i < m.n; i++) {
-		free(m.v[i].path);
-		free(m.v[i].package);
-	}
-	free(m.v);
+	r = json_owner_matches(method_store(c), pattern, a, &d);
 	if (r < 0) {
 		reply_failed(c, r, d.msg);
 		return;

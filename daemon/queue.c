@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "fetchchild.h"
-#include "jobjson.h"
+#include "results.h"
 #include "macro.h"
 #include "metrics.h"
 #include "reply.h"

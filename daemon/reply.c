@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "errmap.h"
-#include "jobjson.h"
+#include "results.h"
 #include "macro.h"
 #include "reply.h"
 

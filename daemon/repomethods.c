@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "hex.h"
-#include "jobjson.h"
+#include "results.h"
 #include "macro.h"
 #include "methods.h"
 #include "path.h"

@@ -27,7 +27,7 @@
 #include "macro.h"
 #include "oci.h"
 #include "path.h"
-#include "jobjson.h"
+#include "results.h"
 #include "job.h"
 #include "repos.h"
 #include "text.h"

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "hex.h"
-#include "jobjson.h"
+#include "results.h"
 #include "job.h"
 #include "macro.h"
 #include "repos.h"

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "jobjson.h"
+#include "results.h"
 #include "macro.h"
 #include "methods.h"
 #include "reply.h"

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "jobjson.h"
+#include "results.h"
 #include "macro.h"
 #include "methods.h"
 #include "metrics.h"

@@ -10,22 +10,8 @@
 #include <unistd.h>
 
 #include "repos.h"
+#include "results.h"
 #include "worker_private.h"
-
-static int verify_problem(const char *package, const char *path, int problem, const char *detail,
-			  void *userdata)
-{
-	json_object *o = json_object_new_object();
-
-	if (!o)
-		return -ENOMEM;
-	json_object_object_add(o, "package", json_object_new_string(package ? package : ""));
-	json_object_object_add(o, "path", json_object_new_string(path ? path : ""));
-	json_object_object_add(o, "problem", json_object_new_string(engine_problem_name(problem)));
-	json_object_object_add(o, "detail", json_object_new_string(detail ? detail : ""));
-	json_object_array_add(userdata, o);
-	return 0;
-}
 
 static void *verify_main(void *arg)
 {
@@ -61,7 +47,7 @@ static void *verify_main(void *arg)
 			json_putp(&a);
 		} else {
 			json_object_object_add(o, "problems", a);
-			r = engine_verify(e, j->package, verify_problem, a, &nproblems, &j->diag);
+			r = engine_verify(e, j->package, json_problem_add, a, &nproblems, &j->diag);
 			if (r >= 0)
 				json_object_object_add(o, "checked", json_object_new_int64(r));
 		}

@@ -21,6 +21,7 @@
 #include "io.h"
 #include "macro.h"
 #include "path.h"
+#include "results.h"
 #include "root_cmd.h"
 #include "text.h"
 
@@ -133,21 +134,6 @@ void root_put(const char *s)
 	fputs(shown ? shown : "?", stdout);
 }
 
-void root_json_str(struct json_object *o, const char *key, const char *s)
-{
-	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
-}
-
-void root_json_int(struct json_object *o, const char *key, int64_t v)
-{
-	json_object_object_add(o, key, json_object_new_int64(v));
-}
-
-void root_json_bool(struct json_object *o, const char *key, bool v)
-{
-	json_object_object_add(o, key, json_object_new_boolean(v));
-}
-
 int root_fail(const struct root_args *a, const fatelf_diag *d, int r)
 {
 	const char *msg = d && d->msg[0] ? d->msg : fatelf_strerror(r);
@@ -161,9 +147,9 @@ int root_fail(const struct root_args *a, const fatelf_diag *d, int r)
 		struct json_object *e = json_object_new_object();
 
 		if (o && e) {
-			root_json_str(e, "code", fatelf_error_name(r));
-			root_json_str(e, "subject", subject);
-			root_json_str(e, "message", msg);
+			json_set_str(e, "code", fatelf_error_name(r));
+			json_set_str(e, "subject", subject);
+			json_set_str(e, "message", msg);
 			json_object_object_add(o, "error", e);
 			cmd_json_print(o);
 		} else if (e) {

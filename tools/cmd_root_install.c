@@ -1,8 +1,8 @@
 /*
  * fatelf install --root and fatelf remove --root: the engine's install
  * (several bundles in one group: one transaction) and remove on a root
- * directory, with results in fatelfctl's words, or as JSON with
- * fatelfd's result fields.
+ * directory, with results in fatelfctl's words, or as JSON as fatelfd
+ * replies.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "results.h"
 #include "root_cmd.h"
 #include "store.h"
 
@@ -111,84 +112,23 @@ static void result_print(const engine_result *r)
 	}
 }
 
-static struct json_object *json_strv(char *const *v, size_t n)
-{
-	struct json_object *a = json_object_new_array();
-
-	for (size_t i = 0; a && i < n; i++)
-		json_object_array_add(a, json_object_new_string(v[i]));
-	return a;
-}
-
-static struct json_object *result_json(const engine_result *r)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *taken, *warnings;
-
-	if (!o)
-		return NULL;
-	root_json_int(o, "id", r->txid);
-	root_json_str(o, "kind", r->kind ? r->kind : "");
-	root_json_str(o, "change", r->change);
-	root_json_str(o, "package", r->package);
-	root_json_str(o, "old_version", r->old_version);
-	root_json_str(o, "new_version", r->new_version);
-	root_json_int(o, "files", (int64_t)r->files);
-	root_json_int(o, "bytes_written", (int64_t)r->bytes_written);
-	root_json_int(o, "bytes_saved", r->bytes_saved);
-	root_json_int(o, "files_unchanged", (int64_t)r->files_unchanged);
-	root_json_int(o, "bytes_unchanged", (int64_t)r->bytes_unchanged);
-	root_json_bool(o, "dry_run", r->dry_run);
-	if (r->purge)
-		root_json_bool(o, "purge", true);
-	if (r->config_files_only)
-		root_json_bool(o, "config_files_only", true);
-	json_object_object_add(o, "config_kept", json_strv(r->config_kept, r->nconfig_kept));
-	if (r->signature) {
-		root_json_str(o, "signature", r->signature);
-		root_json_str(o, "signer", r->signer[0] ? r->signer : NULL);
-	}
-	taken = json_object_new_array();
-	for (size_t i = 0; taken && i < r->ntaken; i++) {
-		struct json_object *t = json_object_new_object();
-
-		if (!t)
-			break;
-		root_json_str(t, "path", r->taken[i].path);
-		root_json_str(t, "from", r->taken[i].from);
-		root_json_str(t, "kept_by", r->taken[i].kept_by);
-		root_json_str(t, "kept_version", r->taken[i].kept_version);
-		json_object_array_add(taken, t);
-	}
-	json_object_object_add(o, "taken", taken);
-	warnings = json_object_new_array();
-	for (size_t i = 0; warnings && i < r->nwarnings; i++) {
-		struct json_object *w = json_object_new_object();
-
-		if (!w)
-			break;
-		root_json_str(w, "path", r->warnings[i].path);
-		root_json_str(w, "reason", r->warnings[i].reason);
-		json_object_array_add(warnings, w);
-	}
-	json_object_object_add(o, "warnings", warnings);
-	return o;
-}
-
 static void results_print(const struct root_args *a, const engine_result *v, size_t n)
 {
+	/* As fatelfd's reply to fatelfctl: one package's result, or several's
+	 * results. */
 	if (a->json) {
 		_cleanup_json_ struct json_object *o = json_object_new_object();
-		struct json_object *arr = json_object_new_array();
+		struct json_object *arr = n == 1 ? NULL : json_object_new_array();
 
+		if (!o)
+			return;
 		for (size_t i = 0; arr && i < n; i++)
-			json_object_array_add(arr, result_json(&v[i]));
-		if (o)
-			json_object_object_add(o, "results", arr);
-		else if (arr)
-			json_object_put(arr);
-		if (o)
-			cmd_json_print(o);
+			json_object_array_add(arr, json_result(&v[i]));
+		if (n == 1)
+			json_set(o, "result", json_result(&v[0]));
+		else
+			json_set(o, "results", arr);
+		cmd_json_print(o);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -2,7 +2,7 @@
  * fatelf list, files, owner and verify --root: the store's answers about a
  * root directory, read through a read-only engine (no lock: they run
  * beside a fatelfd on the same root), in fatelfctl's words, or as JSON
- * with fatelfd's fields. A root where nothing was ever installed has no
+ * as fatelfd replies. A root where nothing was ever installed has no
  * store: it has no packages, and none is created.
  */
 #include <errno.h>
@@ -11,83 +11,12 @@
 #include <string.h>
 
 #include "macro.h"
+#include "results.h"
 #include "root_cmd.h"
 #include "store.h"
 #include "text.h"
 
 /* ------------------------------------------------------------ list */
-
-static const char *package_form(store *st, int64_t id)
-{
-	store_forms f = { 0 };
-
-	if (store_package_forms(st, id, &f, NULL) < 0)
-		return NULL;
-	if (f.fat + f.thinned + f.several == 0)
-		return "none";
-	if (f.fat > 0)
-		return f.thinned + f.several > 0 ? "mixed" : "fat";
-	return f.several > 0 ? "compatible" : "thinned";
-}
-
-static struct json_object *json_targets(const char *s)
-{
-	struct json_object *a = json_object_new_array();
-
-	while (a && s && *s) {
-		size_t n = strcspn(s, ",");
-
-		json_object_array_add(a, json_object_new_string_len(s, (int)n));
-		s += n + (s[n] == ',');
-	}
-	return a;
-}
-
-static struct json_object *package_json(store *st, const store_package *pk, const store_usage *u)
-{
-	struct json_object *o = json_object_new_object();
-	bool held = false;
-
-	if (!o)
-		return NULL;
-	root_json_str(o, "name", pk->name);
-	root_json_str(o, "version", pk->version);
-	root_json_str(o, "summary", pk->summary ? pk->summary : "");
-	root_json_str(o, "vendor", pk->vendor ? pk->vendor : "");
-	root_json_str(o, "signer", pk->signer_keyid);
-	root_json_int(o, "installed_at", pk->installed_at);
-	root_json_str(o, "policy", pk->policy ? pk->policy : "");
-	root_json_bool(o, "held", store_hold_get(st, pk->name, &held, NULL) >= 0 && held);
-	root_json_int(o, "files", (int64_t)u->files);
-	root_json_int(o, "shipped_size", (int64_t)u->shipped_size);
-	root_json_int(o, "installed_size", (int64_t)u->installed_size);
-	root_json_str(o, "license", pk->license);
-	root_json_str(o, "homepage", pk->homepage);
-	json_object_object_add(o, "targets", pk->targets ? json_targets(pk->targets) : NULL);
-	root_json_str(o, "form", package_form(st, pk->id));
-	root_json_str(o, "source_type", store_source_to_text(pk->source_type));
-	root_json_str(o, "source", pk->source);
-	return o;
-}
-
-/* The packages no longer installed that left config files behind, as
- * fatelfctl list has them. */
-static struct json_object *left_json(const store_kept_package *v, size_t n)
-{
-	struct json_object *a = json_object_new_array();
-
-	for (size_t i = 0; a && i < n; i++) {
-		struct json_object *x = json_object_new_object();
-
-		if (!x)
-			break;
-		root_json_str(x, "name", v[i].name);
-		root_json_str(x, "version", v[i].version);
-		root_json_int(x, "files", (int64_t)v[i].files);
-		json_object_array_add(a, x);
-	}
-	return a;
-}
 
 static void left_print(const store_kept_package *v, size_t n)
 {
@@ -147,11 +76,11 @@ int root_list(int argc, char **argv)
 		struct json_object *arr = json_object_new_array();
 
 		for (size_t i = 0; arr && i < n; i++)
-			json_object_array_add(arr, package_json(engine_store(e), &pkgs[i], &use[i]));
+			json_object_array_add(arr, json_package(engine_store(e), &pkgs[i]));
 		if (o) {
-			json_object_object_add(o, "packages", arr);
+			json_set(o, "packages", arr);
 			if (nleft > 0)
-				json_object_object_add(o, "config_files", left_json(left, nleft));
+				json_set(o, "config_files", json_config_files(left, nleft));
 			cmd_json_print(o);
 		} else if (arr) {
 			json_object_put(arr);
@@ -223,57 +152,6 @@ static int entry_cmp(const void *x, const void *y)
 	return strcmp(((const struct entry *)x)->path, ((const struct entry *)y)->path);
 }
 
-static struct json_object *file_json(store *st, const struct entry *en, const char *package)
-{
-	struct json_object *o = json_object_new_object();
-	const store_file *f = en->f;
-
-	if (!o)
-		return NULL;
-	root_json_str(o, "path", en->path);
-	root_json_str(o, "package", package);
-	if (!f) {
-		root_json_str(o, "type", "dir");
-		root_json_int(o, "mode", en->dir->mode >= 0 ? en->dir->mode : 0);
-		return o;
-	}
-	root_json_str(o, "type", store_file_type_to_text(f->type));
-	root_json_int(o, "mode", f->mode);
-	root_json_int(o, "size", (int64_t)f->size);
-	root_json_str(o, "sha256", f->sha256);
-	root_json_str(o, "link_target", f->link_target);
-	root_json_bool(o, "config", f->config);
-	root_json_str(o, "kind", store_file_kind_to_text(f->kind));
-	root_json_str(o, "installed_form", store_form_to_text(f->installed_form));
-	root_json_int(o, "installed_size", (int64_t)f->installed_size);
-	root_json_str(o, "installed_sha256", f->installed_sha256);
-	if (f->kind == STORE_KIND_FATELF) {
-		struct json_object *arr = json_object_new_array();
-		store_record *recs = NULL;
-		size_t n = 0;
-
-		if (arr && store_records_of(st, f->path, &recs, &n, NULL) >= 0)
-			for (size_t i = 0; i < n; i++) {
-				struct json_object *x = json_object_new_object();
-				char target[FATELF_TARGET_NAME_MAX];
-
-				if (!x)
-					break;
-				fatelf_target_format(&recs[i].target, target);
-				root_json_int(x, "index", recs[i].idx);
-				root_json_str(x, "target", target);
-				root_json_int(x, "offset", (int64_t)recs[i].offset);
-				root_json_int(x, "size", (int64_t)recs[i].size);
-				root_json_str(x, "sha256", recs[i].sha256);
-				root_json_bool(x, "kept", recs[i].kept);
-				json_object_array_add(arr, x);
-			}
-		store_records_free(recs, n);
-		json_object_object_add(o, "records", arr);
-	}
-	return o;
-}
-
 int root_files(int argc, char **argv)
 {
 	struct root_args a;
@@ -307,7 +185,7 @@ int root_files(int argc, char **argv)
 	if (r >= 0)
 		r = store_files_of(engine_store(e), package, &files, &nf, &d);
 	if (r >= 0)
-		r = store_dirs_of(engine_store(e), pk.id, &dirs, &nd, &d);
+		r = store_dirs_page(engine_store(e), pk.id, NULL, SIZE_MAX, &dirs, &nd, &d);
 	if (r >= 0 && !(v = calloc(nf + nd + 1, sizeof(*v))))
 		r = fatelf_diag_set(&d, -ENOMEM, -1, "out of memory");
 	if (r < 0) {
@@ -322,15 +200,16 @@ int root_files(int argc, char **argv)
 	if (a.json) {
 		_cleanup_json_ struct json_object *o = json_object_new_object();
 		struct json_object *arr = json_object_new_array();
+		const char *last;
 
-		for (size_t i = 0; arr && i < n; i++)
-			json_object_array_add(arr, file_json(engine_store(e), &v[i], package));
-		if (o) {
-			json_object_object_add(o, "files", arr);
-			cmd_json_print(o);
-		} else if (arr) {
+		if (!o || !arr || json_entries_add(engine_store(e), arr, package, files, nf, dirs, nd, SIZE_MAX,
+						   &last) < 0) {
 			json_object_put(arr);
+			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+			goto out;
 		}
+		json_set(o, "files", arr);
+		cmd_json_print(o);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -354,32 +233,57 @@ out:
 
 /* ------------------------------------------------------------ owner */
 
-struct owner_state {
-	struct json_object *arr;        /* --json */
-	uint64_t n;
-};
-
 static int owner_found(const char *path, const char *package, bool dir, int dir_mode, void *userdata)
 {
-	struct owner_state *st = userdata;
+	uint64_t *n = userdata;
 
 	(void)dir_mode;
-	st->n++;
-	if (st->arr) {
-		struct json_object *o = json_object_new_object();
+	(*n)++;
+	root_put(package);
+	printf(": ");
+	root_put(path);
+	printf("%s\n", dir ? "/" : "");
+	return 0;
+}
 
-		if (!o)
-			return -ENOMEM;
-		root_json_str(o, "path", path);
-		root_json_str(o, "package", package);
-		root_json_str(o, "type", dir ? "dir" : "file");
-		json_object_array_add(st->arr, o);
-	} else {
-		root_put(package);
-		printf(": ");
-		root_put(path);
-		printf("%s\n", dir ? "/" : "");
+/* As fatelfd's Owner: a path a package owns as a file or symlink is
+ * {package, file}; anything else is matched as a pattern, {files}. */
+static int owner_json(store *st, const char *path, const char *pattern, uint64_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	_cleanup_free_ char *package = NULL;
+	struct json_object *arr;
+	store_file f = { 0 };
+	int r;
+
+	if (!o)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	if (st && path) {
+		fatelf_diag lookup = { 0 };
+
+		r = store_file_get(st, path, &f, &package, &lookup);
+		if (r >= 0) {
+			json_set_str(o, "package", package);
+			json_set(o, "file", json_file(st, &f, package));
+			store_file_done(&f);
+			cmd_json_print(o);
+			*ret_n = 1;
+			return 0;
+		}
+		if (r != -ENOENT) {
+			*d = lookup;
+			return r;
+		}
 	}
+	arr = json_object_new_array();
+	if (!arr)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	json_set(o, "files", arr);
+	r = st ? json_owner_matches(st, pattern, arr, d) : 0;
+	if (r < 0)
+		return r;
+	*ret_n = json_object_array_length(arr);
+	cmd_json_print(o);
 	return 0;
 }
 
@@ -387,8 +291,7 @@ int root_owner(int argc, char **argv)
 {
 	struct root_args a;
 	engine *e = NULL;
-	struct owner_state st = { 0 };
-	_cleanup_json_ struct json_object *o = NULL;
+	uint64_t n = 0;
 	fatelf_diag d = { 0 };
 	char *root = NULL, *pattern = NULL;
 	const char *arg;
@@ -425,26 +328,16 @@ int root_owner(int argc, char **argv)
 		status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
 		goto out;
 	}
-	if (a.json) {
-		o = json_object_new_object();
-		st.arr = json_object_new_array();
-		if (!o || !st.arr) {
-			if (st.arr)
-				json_object_put(st.arr);
-			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
-			goto out;
-		}
-		json_object_object_add(o, "owners", st.arr);
-	}
-	if (e)
-		r = store_paths_match(engine_store(e), pattern, owner_found, &st, &d);
+	if (a.json)
+		r = owner_json(e ? engine_store(e) : NULL, arg[0] == '/' && !strpbrk(arg, "*?[") ? arg : NULL,
+			       pattern, &n, &d);
+	else if (e)
+		r = store_paths_match(engine_store(e), pattern, owner_found, &n, &d);
 	if (r < 0) {
 		status = root_fail(&a, &d, r);
 		goto out;
 	}
-	if (o)
-		cmd_json_print(o);
-	if (st.n == 0) {
+	if (n == 0) {
 		store_kept k = { 0 };
 
 		/* a config file a removed package left behind says which */
@@ -472,33 +365,15 @@ out:
 
 /* ------------------------------------------------------------ verify */
 
-struct verify_state {
-	struct json_object *arr;        /* --json */
-};
-
-static int problem_found(const char *package, const char *path, int problem, const char *detail, void *userdata)
+static int problem_print(const char *package, const char *path, int problem, const char *detail, void *userdata)
 {
-	struct verify_state *st = userdata;
-
-	if (st->arr) {
-		struct json_object *o = json_object_new_object();
-
-		if (!o)
-			return -ENOMEM;
-		root_json_str(o, "package", package);
-		root_json_str(o, "path", path);
-		root_json_str(o, "problem", engine_problem_name(problem));
-		root_json_str(o, "detail", detail && detail[0] ? detail : NULL);
-		json_object_array_add(st->arr, o);
-	} else {
-		root_put(path);
-		printf(": %s", engine_problem_name(problem));
-		if (detail && detail[0]) {
-			printf(": ");
-			root_put(detail);
-		}
-		putchar('\n');
+	root_put(path);
+	printf(": %s", engine_problem_name(problem));
+	if (detail && detail[0]) {
+		printf(": ");
+		root_put(detail);
 	}
+	putchar('\n');
 	return 0;
 }
 
@@ -506,8 +381,8 @@ int root_verify(int argc, char **argv)
 {
 	struct root_args a;
 	engine *e = NULL;
-	struct verify_state st = { 0 };
 	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *found = NULL;   /* --json: o's problems */
 	fatelf_diag d = { 0 };
 	const char *package = NULL;
 	uint64_t problems = 0;
@@ -525,16 +400,17 @@ int root_verify(int argc, char **argv)
 		return status;
 	if (a.json) {
 		o = json_object_new_object();
-		st.arr = json_object_new_array();
-		if (!o || !st.arr) {
-			if (st.arr)
-				json_object_put(st.arr);
+		found = json_object_new_array();
+		if (!o || !found) {
+			json_object_put(found);
 			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
 			goto out;
 		}
+		json_set(o, "problems", found);
 	}
 	if (e)
-		r = engine_verify(e, package, problem_found, &st, &problems, &d);
+		r = found ? engine_verify(e, package, json_problem_add, found, &problems, &d)
+			   : engine_verify(e, package, problem_print, NULL, &problems, &d);
 	else if (package)
 		r = -ENOENT;
 	if (r == -ENOENT || r == -ENGINE_E_NOT_INSTALLED) {
@@ -547,9 +423,7 @@ int root_verify(int argc, char **argv)
 		goto out;
 	}
 	if (o) {
-		root_json_int(o, "checked", r);
-		json_object_object_add(o, "problems", st.arr);
-		st.arr = NULL;
+		json_set_int(o, "checked", r);
 		cmd_json_print(o);
 	} else {
 		printf("%d file%s checked, %llu problem%s\n", r, r == 1 ? "" : "s", (unsigned long long)problems,
@@ -557,8 +431,6 @@ int root_verify(int argc, char **argv)
 	}
 	status = problems ? EXIT_INVALID : EXIT_OK;
 out:
-	if (st.arr)
-		json_object_put(st.arr);
 	engine_close(e);
 	return status;
 }

@@ -75,9 +75,8 @@ int root_fail(const struct root_args *a, const fatelf_diag *d, int r);
 void root_put(const char *s);
 char *root_shown(const char *s);
 
-/* JSON (the same fields as fatelfd's replies) */
-void root_json_str(struct json_object *o, const char *key, const char *s);
-void root_json_int(struct json_object *o, const char *key, int64_t v);
-void root_json_bool(struct json_object *o, const char *key, bool v);
+/* With --json, a --root command prints what fatelfctl --json prints for
+ * the same verb: the reply of fatelfd's method, its members built by
+ * lib/install/results.c (the shapes of schema/io.fatelf.Manager.varlink). */
 
 #endif

@@ -124,7 +124,7 @@ run "$FATELF" owner --root "$IMG" "$IMG/usr/share/data/a"
 check_eq "owner DIR/usr/share/data/a" "data: /usr/share/data/a" "$RUN_OUT"
 run "$FATELF" owner --root "$IMG" --json 'README'
 check_eq "owner --json WORD" "hello /usr/share/doc/hello/README file" \
-	"$(jq -r '.owners[] | "\(.package) \(.path) \(.type)"' <<<"$RUN_OUT")"
+	"$(jq -r '.files[] | "\(.package) \(.path) \(.type)"' <<<"$RUN_OUT")"
 run "$FATELF" owner --root "$IMG" /usr/bin/nothing
 check_eq "owner of an unowned path: exit 1" 1 "$RC"
 run "$FATELF" verify --root "$IMG"

@@ -3,7 +3,7 @@
  * (daemon/methodset.h) held to schema/io.fatelf.Manager.varlink type by
  * type, the lookup of a method and its handler (daemon/dispatch.c), the
  * parameter tables (daemon/params.c), who may call what (daemon/authz.c),
- * the JSON of jobs held to the interface's types (daemon/jobjson.c), and
+ * the JSON of jobs held to the interface's types (lib/install/results.c), and
  * the names a job goes by (daemon/job.c).
  *
  * The interface is read the way a Varlink client reads it: "method
@@ -25,7 +25,7 @@
 #include "authz.h"
 #include "dispatch.h"
 #include "job.h"
-#include "jobjson.h"
+#include "results.h"
 #include "methods.h"
 #include "params.h"
 #include "testutil.h"
