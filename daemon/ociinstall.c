@@ -11,7 +11,7 @@
  * the registry's auth challenges.
  *
  * A registry's settings are SYSCONFDIR/fatelf/registries.d/HOST[:PORT].conf
- * (Registries=):
+ * (Registries=), an INI file (lib/basic/ini.h):
  *
  *   [Registry]
  *   PlainHTTP=yes            plain HTTP to a registry that is not on a
