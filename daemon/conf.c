@@ -28,6 +28,7 @@
 #include "io.h"
 #include "macro.h"
 #include "path.h"
+#include "text.h"
 
 #define CONF_FILE_MAX (1u << 20)
 #define CONF_MESSAGE_MIN (4u << 10)     /* a Varlink message smaller than this holds no reply */
@@ -60,22 +61,26 @@ static int set_string(ini_file *f, char **field, const char *value)
 /* A group name or number; empty: none (root only). */
 static int parse_group(ini_file *f, const ini_key *k, const char *value, void *field)
 {
+	char q[FATELF_TEXT_QUOTE_BUF];
+
 	if (!*value)
 		return set_string(f, field, NULL);
 	for (const char *p = value; *p; p++)
 		if (isspace((unsigned char)*p) || *p == ':' || *p == '/' || iscntrl((unsigned char)*p))
-			return ini_error(f, -EINVAL, k->name, "'%.64s' is not a group name", value);
+			return ini_error(f, -EINVAL, k->name, "'%s' is not a group name", fatelf_text_quote(value, q));
 	return set_string(f, field, value);
 }
 
 static int parse_policy(ini_file *f, const ini_key *k, const char *value, void *field)
 {
 	conf_ctx *x = f->userdata;
+	char q[FATELF_TEXT_QUOTE_BUF];
 	int policy;
 
 	if (engine_policy_from_name(value, &policy) < 0)
 		return ini_error(f, -EINVAL, k->name,
-				 "unknown policy '%.64s' (native, compatible, keep or targets)", value);
+				 "unknown policy '%s' (native, compatible, keep or targets)",
+				 fatelf_text_quote(value, q));
 	x->c->policy.policy = policy;
 	snprintf(x->policy_at, sizeof(x->policy_at), "%s:%u", f->name, f->line);
 	return 0;
@@ -110,6 +115,7 @@ static int parse_targets(ini_file *f, const ini_key *k, const char *value, void 
 static int parse_keep_fat(ini_file *f, const ini_key *k, const char *value, void *field)
 {
 	engine_config *c = ((conf_ctx *)f->userdata)->c;
+	char q[FATELF_TEXT_QUOTE_BUF];
 	size_t n = 0, add = 0;
 	char **list;
 	const char *p;
@@ -128,8 +134,8 @@ static int parse_keep_fat(ini_file *f, const ini_key *k, const char *value, void
 		if (len == 0)
 			continue;
 		if (p[0] != '/')
-			return ini_error(f, -EINVAL, k->name, "'%.*s' is not an absolute path glob",
-					 (int)MIN(len, 64), p);
+			return ini_error(f, -EINVAL, k->name, "'%s' is not an absolute path glob",
+					 fatelf_text_quote_n(p, len, q));
 		add++;
 		p += len;
 	}
@@ -175,7 +181,7 @@ static int parse_netranges(ini_file *f, const ini_key *k, const char *value, voi
 static int parse_proxy(ini_file *f, const ini_key *k, const char *value, void *field)
 {
 	static const char *const schemes[] = { "http://", "https://", "socks5h://" };
-	char *out = field;
+	char *out = field, q[FATELF_TEXT_QUOTE_BUF];
 	const char *host = NULL, *p;
 	size_t len = strlen(value);
 
@@ -189,18 +195,20 @@ static int parse_proxy(ini_file *f, const ini_key *k, const char *value, void *f
 		if (strncasecmp(value, schemes[i], strlen(schemes[i])) == 0)
 			host = value + strlen(schemes[i]);
 	if (!host)
-		return ini_error(f, -EINVAL, k->name, "'%.64s' is not an http://, https:// or socks5h:// URL", value);
+		return ini_error(f, -EINVAL, k->name, "'%s' is not an http://, https:// or socks5h:// URL",
+				 fatelf_text_quote(value, q));
 	if (!*host || *host == '/' || *host == ':')
-		return ini_error(f, -EINVAL, k->name, "'%.64s' names no host", value);
+		return ini_error(f, -EINVAL, k->name, "'%s' names no host", fatelf_text_quote(value, q));
 	for (p = host; *p && *p != '/'; p++) {
 		if (*p == '@')
 			return ini_error(f, -EINVAL, k->name, "a proxy URL may not hold credentials "
 					 "(the download helper's command line is public)");
 		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
-			return ini_error(f, -EINVAL, k->name, "'%.64s' is not a host[:port]", value);
+			return ini_error(f, -EINVAL, k->name, "'%s' is not a host[:port]", fatelf_text_quote(value, q));
 	}
 	if (*p && strcmp(p, "/") != 0)
-		return ini_error(f, -EINVAL, k->name, "'%.64s' has a path; a proxy is scheme://host[:port]", value);
+		return ini_error(f, -EINVAL, k->name, "'%s' has a path; a proxy is scheme://host[:port]",
+				 fatelf_text_quote(value, q));
 	memcpy(out, value, len + 1);
 	return 0;
 }
@@ -208,13 +216,14 @@ static int parse_proxy(ini_file *f, const ini_key *k, const char *value, void *f
 /* node_exporter's textfile collector reads *.prom files only; empty: none. */
 static int parse_metrics_file(ini_file *f, const ini_key *k, const char *value, void *field)
 {
+	char q[FATELF_TEXT_QUOTE_BUF];
 	size_t len = strlen(value);
 
 	if (!*value)
 		return set_string(f, field, NULL);
 	if (value[0] != '/' || len <= 6 || strcmp(value + len - 5, ".prom") != 0 || value[len - 6] == '/')
-		return ini_error(f, -EINVAL, k->name, "'%.64s' is not an absolute path of a file ending in .prom "
-				 "(node_exporter's textfile collector reads *.prom only)", value);
+		return ini_error(f, -EINVAL, k->name, "'%s' is not an absolute path of a file ending in .prom "
+				 "(node_exporter's textfile collector reads *.prom only)", fatelf_text_quote(value, q));
 	return set_string(f, field, value);
 }
 

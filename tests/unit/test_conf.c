@@ -442,6 +442,11 @@ START_TEST(test_errors)
 		{ "[Daemon]\nLdconfigPath=ldconfig\n",
 		  "fatelfd.conf:2: LdconfigPath: 'ldconfig' is not an absolute path" },
 		{ "[Daemon]\nAdminGroup=a b\n", "fatelfd.conf:2: AdminGroup: 'a b' is not a group name" },
+		/* what a message quotes of a value is escaped */
+		{ "[Daemon]\nAdminGroup=a\033]0;x\n",
+		  "fatelfd.conf:2: AdminGroup: 'a\\x1b]0;x' is not a group name" },
+		{ "[Policy]\nPolicy=\xff\n",
+		  "fatelfd.conf:2: Policy: unknown policy '\\xff' (native, compatible, keep or targets)" },
 		{ "[Daemon]\njust some words\n",
 		  "fatelfd.conf:2: syntax: 'just some words' is not a [Section] header, a Key=Value line or a comment" },
 		{ "[Daemon]\n=yes\n", "fatelfd.conf:2: syntax: '=yes' has no key" },
