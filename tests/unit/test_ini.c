@@ -268,26 +268,25 @@ END_TEST
 
 START_TEST(test_long_lines)
 {
-	size_t n = INI_LINE_MAX;
-	char *text = malloc(n + 64);
+	size_t n = INI_LINE_MAX, size = n + 64;
+	char *fill = malloc(n + 1), *text = malloc(size);
 	struct settings s;
 	fatelf_diag d;
 
+	ck_assert_ptr_nonnull(fill);
 	ck_assert_ptr_nonnull(text);
+	memset(fill, '#', n);
+	fill[n] = '\0';
 	/* INI_LINE_MAX bytes: fine, a comment or a value */
-	strcpy(text, "[Other]\nName=x\n\n");
-	memset(text + 16, '#', n);
-	strcpy(text + 16 + n, "\n[Main]\n");
+	snprintf(text, size, "[Other]\nName=x\n\n%s\n[Main]\nItem=%.*s\n", fill, (int)(n - 5), fill);
 	ck_assert_msg(parse(text, &s, &d) == 0, "%s", d.msg);
+	ck_assert_int_eq(s.items, 1);
 	/* one more: refused, comment or not, at its line */
-	memset(text + 16, '#', n);
-	strcpy(text + 16 + n, "#\n[Main]\n");
+	snprintf(text, size, "[Other]\nName=x\n\n%s#\n[Main]\n", fill);
 	refused(text, "t.conf:4: syntax: line is longer than 4096 bytes");
-	strcpy(text, "[Main]\n");
-	memcpy(text + 7, "Item=", 5);
-	memset(text + 12, 'a', n - 4);
-	strcpy(text + 12 + n - 4, "\n");
+	snprintf(text, size, "[Main]\nItem=%.*s\n", (int)(n - 4), fill);
 	refused(text, "t.conf:2: syntax: line is longer than 4096 bytes");
+	free(fill);
 	free(text);
 }
 END_TEST
