@@ -11,10 +11,10 @@
  * Reads path (a missing file means the defaults) and then PATH.d/ *.conf
  * (fatelfd.conf.d next to it) in name order, later values overriding
  * earlier ones; KeepFat= accumulates, and an empty KeepFat= clears the
- * list. Format: "[Section]" headers (only [Daemon] and [Policy]), "Key=Value"
- * lines, "#" and ";" comments, blank lines. An unknown section or key, a
- * bad value or a line that is none of these is -EINVAL with d naming
- * file, line and key ("FILE:LINE: Key: rule").
+ * list. Format: lib/basic/ini.h's, with the sections [Daemon] and
+ * [Policy]. An unknown section or key, a bad value or a line that is none
+ * of these is -EINVAL with d naming file, line and key ("FILE:LINE: Key:
+ * rule").
  */
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d);
 /* Loads every *.pub file of c->trusted_keys (a missing directory: no keys).

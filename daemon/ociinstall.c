@@ -11,7 +11,7 @@
  * the registry's auth challenges.
  *
  * A registry's settings are SYSCONFDIR/fatelf/registries.d/HOST[:PORT].conf
- * (Registries=):
+ * (Registries=), an INI file (lib/basic/ini.h):
  *
  *   [Registry]
  *   PlainHTTP=yes            plain HTTP to a registry that is not on a
@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "hex.h"
+#include "ini.h"
 #include "io.h"
 #include "macro.h"
 #include "oci.h"
@@ -167,15 +169,41 @@ static int oci_check_want(const engine_config *cfg, const struct oci_want *want,
 	fatelf_manifest_free(m);
 	return k;
 }
+/* A registry's settings, as registries.d/HOST[:PORT].conf gives them. */
+struct registry_conf {
+	bool plain;
+	char *basic;
+};
+
+/* The file is read at once, so that its faults name this line. */
+static int parse_credentials(ini_file *f, const ini_key *k, const char *value, void *field)
+{
+	char **basic = field, at[4200];
+
+	if (value[0] != '/')
+		return ini_error(f, -EINVAL, k->name, "an absolute path");
+	if (*basic)
+		explicit_bzero(*basic, strlen(*basic));
+	free(*basic);
+	*basic = NULL;
+	snprintf(at, sizeof(at), "%s:%u", f->name, f->line);
+	return read_credentials(at, value, basic, f->d);
+}
+
+static const ini_key registry_conf_keys[] = {
+	{ .section = "Registry", .name = "PlainHTTP", .type = INI_BOOL,
+	  .offset = offsetof(struct registry_conf, plain) },
+	{ .section = "Registry", .name = "Credentials", .type = INI_CUSTOM,
+	  .offset = offsetof(struct registry_conf, basic), .parse = parse_credentials },
+};
+
 static int registry_settings(const engine_config *cfg, const char *host, bool *ret_plain, char **ret_basic,
 			     fatelf_diag *d)
 {
 	char base[300];
 	_cleanup_free_ char *file = NULL, *text = NULL;
+	struct registry_conf rc = { 0 };
 	size_t len = 0;
-	unsigned line = 0;
-	bool in_section = false;
-	char *save = NULL;
 	int k;
 
 	*ret_plain = false;
@@ -191,43 +219,17 @@ static int registry_settings(const engine_config *cfg, const char *host, bool *r
 		return 0;
 	if (k < 0)
 		return fatelf_diag_set(d, k, -1, "%s: %s", file, fatelf_strerror(k));
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *eq;
-
-		line++;
-		while (*l == ' ' || *l == '\t')
-			l++;
-		if (!*l || *l == '#' || *l == ';')
-			continue;
-		if (strcmp(l, "[Registry]") == 0) {
-			in_section = true;
-			continue;
-		}
-		eq = strchr(l, '=');
-		if (!in_section || !eq)
-			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Registry], then PlainHTTP= or "
-					       "Credentials=", file, line);
-		*eq = '\0';
-		if (strcmp(l, "PlainHTTP") == 0) {
-			if (strcmp(eq + 1, "yes") == 0 || strcmp(eq + 1, "true") == 0)
-				*ret_plain = true;
-			else if (strcmp(eq + 1, "no") == 0 || strcmp(eq + 1, "false") == 0)
-				*ret_plain = false;
-			else
-				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: PlainHTTP: yes or no", file, line);
-		} else if (strcmp(l, "Credentials") == 0) {
-			if (eq[1] != '/')
-				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: Credentials: an absolute path", file,
-						       line);
-			free(*ret_basic);
-			*ret_basic = NULL;
-			k = read_credentials(file, eq + 1, ret_basic, d);
-			if (k < 0)
-				return k;
-		} else {
-			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: unknown key '%s'", file, line, l);
-		}
+	k = ini_parse(&(const ini_table){ .keys = registry_conf_keys, .nkeys = ARRAY_SIZE(registry_conf_keys),
+					  .base = &rc },
+		      file, text, len, d);
+	if (k < 0) {
+		if (rc.basic)
+			explicit_bzero(rc.basic, strlen(rc.basic));
+		free(rc.basic);
+		return k;
 	}
+	*ret_plain = rc.plain;
+	*ret_basic = rc.basic;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "atomic.h"
 #include "fatelfd.h"
 #include "fetchchild.h"
+#include "ini.h"
 #include "io.h"
 #include "macro.h"
 #include "oci.h"
@@ -100,66 +102,60 @@ static int conf_path(const char *dir, const char *name, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-/* Parses the text of NAME.conf. */
-static int conf_parse(const char *file, char *text, struct repo_conf *r, fatelf_diag *d)
+/* ------------------------------------------------------------ NAME.conf */
+
+/* Each URL= line adds a mirror, tried in order. A registry does its own
+ * mirroring: an oci:// URL stands alone. */
+static int parse_url(ini_file *f, const ini_key *k, const char *value, void *field)
 {
-	bool in_section = false, have_key = false;
-	unsigned line = 0;
-	char *save = NULL;
+	struct repo_conf *r = field;
+	bool oci = strncmp(value, "oci://", 6) == 0;
+	const char *why;
 
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *eq;
-		const char *why;
-
-		line++;
-		while (*l == ' ' || *l == '\t')
-			l++;
-		if (!*l || *l == '#' || *l == ';')
-			continue;
-		if (strcmp(l, "[Repository]") == 0) {
-			in_section = true;
-			continue;
-		}
-		eq = strchr(l, '=');
-		if (!in_section || !eq)
-			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: expected [Repository], then URL=, Key= or ID=",
-					      file, line);
-		*eq = '\0';
-		if (strcmp(l, "URL") == 0) {
-			if ((why = repo_url_problem(eq + 1)))
-				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: URL: the URL %s", file, line, why);
-			if (r->nurls == REPO_MIRRORS_MAX)
-				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: URL: at most %d mirrors", file, line,
-						      REPO_MIRRORS_MAX);
-			r->urls[r->nurls] = strdup(eq + 1);
-			if (!r->urls[r->nurls])
-				return -ENOMEM;
-			r->nurls++;
-		} else if (strcmp(l, "Key") == 0) {
-			fatelf_diag tmp;
-
-			if (fatelf_ms_pubkey_parse(eq + 1, strlen(eq + 1), &r->key, &tmp) < 0)
-				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: Key: %s", file, line, tmp.msg);
-			have_key = true;
-		} else if (strcmp(l, "ID") == 0) {
-			if (!fatelf_repo_id_valid(eq + 1))
-				return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: ID: not a repository's identity (%d "
-						      "lower-case hex digits)", file, line, FATELF_REPO_ID_LEN);
-			memcpy(r->id, eq + 1, sizeof(r->id));
-		} else {
-			return fatelf_diag_set(d, -EINVAL, -1, "%s:%u: unknown key '%s'", file, line, l);
-		}
-	}
-	if (r->nurls == 0 || !have_key)
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: a repository needs at least one URL= and a Key=", file);
-	for (size_t i = 0; i < r->nurls; i++)
-		if (strncmp(r->urls[i], "oci://", 6) == 0)
-			r->oci = true;
-	if (r->oci && r->nurls != 1)
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: a repository of type oci has one URL= alone (its "
-				       "registry does the mirroring)", file);
+	if ((why = repo_url_problem(value)))
+		return ini_error(f, -EINVAL, k->name, "the URL %s", why);
+	if (r->nurls == REPO_MIRRORS_MAX)
+		return ini_error(f, -EINVAL, k->name, "at most %d mirrors", REPO_MIRRORS_MAX);
+	if (r->nurls > 0 && (oci || r->oci))
+		return ini_error(f, -EINVAL, k->name, "a repository of type oci has one URL= alone (its "
+				 "registry does the mirroring)");
+	r->urls[r->nurls] = strdup(value);
+	if (!r->urls[r->nurls])
+		return fatelf_diag_set(f->d, -ENOMEM, -1, "out of memory");
+	r->nurls++;
+	r->oci = oci;
 	return 0;
 }
+
+static int parse_key(ini_file *f, const ini_key *k, const char *value, void *field)
+{
+	fatelf_diag tmp;
+
+	if (fatelf_ms_pubkey_parse(value, strlen(value), field, &tmp) < 0)
+		return ini_error(f, -EINVAL, k->name, "%s", tmp.msg);
+	return 0;
+}
+
+static int parse_id(ini_file *f, const ini_key *k, const char *value, void *field)
+{
+	if (!fatelf_repo_id_valid(value))
+		return ini_error(f, -EINVAL, k->name, "not a repository's identity (%d lower-case hex digits)",
+				 FATELF_REPO_ID_LEN);
+	memcpy(field, value, sizeof(((struct repo_conf *)NULL)->id));
+	return 0;
+}
+
+#define REPOSITORY(key, flags_, f, fn) \
+	{ .section = "Repository", .name = key, .type = INI_CUSTOM, .offset = offsetof(struct repo_conf, f), \
+	  .flags = flags_, .parse = fn }
+static const ini_key repo_conf_keys[] = {
+	/* the whole struct: a URL= line also says whether it is of type oci */
+	{ .section = "Repository", .name = "URL", .type = INI_CUSTOM, .offset = 0, .flags = INI_REQUIRED,
+	  .parse = parse_url },
+	REPOSITORY("Key", INI_REQUIRED, key, parse_key),
+	REPOSITORY("ID", 0, id, parse_id),
+};
+#undef REPOSITORY
 
 int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fatelf_diag *d)
 {
@@ -178,7 +174,8 @@ int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fat
 	if (k < 0)
 		return fatelf_diag_set(d, k, -1, "%s: %s", path, fatelf_strerror(k));
 	snprintf(ret->name, sizeof(ret->name), "%s", name);
-	k = conf_parse(path, text, ret, d);
+	k = ini_parse(&(const ini_table){ .keys = repo_conf_keys, .nkeys = ARRAY_SIZE(repo_conf_keys), .base = ret },
+		      path, text, len, d);
 	if (k < 0)
 		repo_conf_done(ret);
 	return k;

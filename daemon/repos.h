@@ -42,8 +42,9 @@ bool repo_name_valid(const char *name);
  * control character or space; NULL, else the rule it breaks. */
 const char *repo_url_problem(const char *url);
 
-/* dir/NAME.conf: "[Repository]", then URL= lines (in order), Key= and
- * optionally ID=. */
+/* dir/NAME.conf, an INI file (lib/basic/ini.h): "[Repository]", then
+ * URL= lines (in order), Key= and optionally ID=. A refusal is -EINVAL
+ * naming FILE:LINE: and the key. */
 int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fatelf_diag *d);
 /* Every repository of dir, by name. */
 int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatelf_diag *d);

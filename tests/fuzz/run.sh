@@ -24,7 +24,8 @@
 # its pointer and each object compressed, as its reader takes them (a
 # first byte that picks the reader; an object after its size and hash);
 # fuzz_oci with references, challenges and token replies as registries
-# write them.
+# write them; fuzz_ini with the shipped fatelfd.conf and INI texts of the
+# target's own table.
 # It prints
 # "ok N - TARGET ..." or "not ok N - TARGET ..."
 # per target and exits non-zero if any target crashed, leaked, tripped a
@@ -270,6 +271,18 @@ printf '\004{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v
 	"$D" "$D" "$H" "$D" "$H" >"$work/seeds-oci/manifest-1"
 echo "# $(ls "$work/seeds-oci" | wc -l) oci seeds"
 
+# Seeds for fuzz_ini: the shipped fatelfd.conf (refused: its sections are
+# not the target's), and texts of the target's table ([Main], [Other]).
+mkdir -p "$work/seeds-ini"
+cp "$top/data/fatelfd.conf.in" "$work/seeds-ini/fatelfd.conf"
+printf '# a comment\n\n[Main]\nFlag = yes\nPath=/etc/x\nCount=7\nEntries=100\nSize=4K\nItem=a\nItem=b\n\n[Other]\nName=n\n' \
+	>"$work/seeds-ini/good"
+printf '[Other]\r\nName=n\r\n; c\r\n[Main]\r\nFlag=off\r\nSize=1 TiB\r\n' >"$work/seeds-ini/crlf"
+printf '[Main]\n\nFlag=maybe\n' >"$work/seeds-ini/bad-bool"
+printf '[Main]\nBogus=1\n[Nope]\n' >"$work/seeds-ini/unknown"
+printf '[Main]\nItem=fail\nCount\n=x\n[Main] x\n' >"$work/seeds-ini/refused"
+echo "# $(ls "$work/seeds-ini" | wc -l) ini seeds"
+
 # run_one N TARGET: fuzzes TARGET for $seconds s; its TAP line goes to
 # $work/TARGET.result. The targets run JOBS at a time (each is one
 # process on one core), and their lines are printed in order at the end.
@@ -285,6 +298,7 @@ run_one() {
 	fuzz_deb) seeds=seeds-deb ;;
 	fuzz_repo) seeds=seeds-repo ;;
 	fuzz_oci) seeds=seeds-oci ;;
+	fuzz_ini) seeds=seeds-ini ;;
 	*) seeds=seeds ;;
 	esac
 	cp "$bin/tests/fuzz/$t" "$work/$t"

@@ -3,8 +3,9 @@
  * (daemon/methodset.h) held to schema/io.fatelf.Manager.varlink type by
  * type, the lookup of a method and its handler (daemon/dispatch.c), the
  * parameter tables (daemon/params.c), who may call what (daemon/authz.c),
- * the JSON of jobs held to the interface's types (lib/install/results.c), and
- * the names a job goes by (daemon/job.c).
+ * the JSON of jobs held to the interface's types (lib/install/results.c), the
+ * names a job goes by (daemon/job.c), and the readers of repos.d and
+ * registries.d files (daemon/repos.c, daemon/ociinstall.c).
  *
  * The interface is read the way a Varlink client reads it: "method
  * Name(a: T, ...)" and "type Name (a: T, ...)" with comments (#) anywhere
@@ -15,6 +16,7 @@
 #include <check.h>
 #include <errno.h>
 #include <grp.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include "results.h"
 #include "methods.h"
 #include "params.h"
+#include "repos.h"
 #include "testutil.h"
 
 #define IFACE "io.fatelf.Manager"
@@ -726,6 +729,174 @@ START_TEST(test_job_names)
 }
 END_TEST
 
+/* ------------------------------------------------------------ repos.d, registries.d */
+
+static void put_text(const char *path, const char *text)
+{
+	tu_write_file(path, text, strlen(text));
+	ck_assert_int_eq(chmod(path, 0600), 0);
+}
+
+/* repos.d/NAME.conf is refused with exactly msg. */
+static void repo_refused(const char *text, const char *msg)
+{
+	struct repo_conf rc;
+	fatelf_diag d;
+
+	put_text("repos.d/r.conf", text);
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(repo_conf_load("repos.d", "r", &rc, &d), -EINVAL);
+	ck_assert_str_eq(d.msg, msg);
+	ck_assert_str_eq(d.subject, "repos.d/r.conf");
+	ck_assert_uint_eq(rc.nurls, 0);
+}
+
+START_TEST(test_repo_conf)
+{
+	fatelf_ms_seckey sk;
+	fatelf_ms_pubkey pk;
+	struct repo_conf rc;
+	fatelf_diag d;
+	char key[64], text[1024];
+
+	tu_tmpdir();
+	ck_assert_int_eq(mkdir("repos.d", 0755), 0);
+	tu_key_from_seed(1, 1, 1, &sk, &pk);
+	fatelf_ms_pubkey_format(&pk, key);
+
+	/* what repo add writes, and the same by hand: blank lines, comments,
+	 * spaces around '=', CRLF */
+	snprintf(text, sizeof(text), "# Written by fatelfctl repo add\n[Repository]\nURL=http://a/r\n"
+		 "URL=https://b/r\nKey=%s\nID=0123456789abcdef0123456789abcdef\n", key);
+	put_text("repos.d/r.conf", text);
+	fatelf_diag_clear(&d);
+	ck_assert_msg(repo_conf_load("repos.d", "r", &rc, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(rc.nurls, 2);
+	ck_assert_str_eq(rc.urls[0], "http://a/r");
+	ck_assert_str_eq(rc.urls[1], "https://b/r");
+	ck_assert_str_eq(rc.id, "0123456789abcdef0123456789abcdef");
+	ck_assert(!rc.oci);
+	ck_assert_mem_eq(rc.key.pk, pk.pk, sizeof(pk.pk));
+	repo_conf_done(&rc);
+
+	snprintf(text, sizeof(text), "\r\n; mine\r\n  [Repository]  \r\n\r\n  URL = oci://127.0.0.1:5000/fleet \r\n"
+		 "Key =\t%s\r\n", key);
+	put_text("repos.d/r.conf", text);
+	ck_assert_msg(repo_conf_load("repos.d", "r", &rc, &d) == 0, "%s", d.msg);
+	ck_assert_uint_eq(rc.nurls, 1);
+	ck_assert_str_eq(rc.urls[0], "oci://127.0.0.1:5000/fleet");
+	ck_assert(rc.oci);
+	ck_assert_str_eq(rc.id, "");
+	repo_conf_done(&rc);
+
+	/* each error at its line, blank and comment lines counted */
+	snprintf(text, sizeof(text), "[Repository]\n\n# c\n\nURL=http://a/\nKey=%s\n\n\nMirror=http://b/\n", key);
+	repo_refused(text, "repos.d/r.conf:9: Mirror: unknown key in [Repository]");
+	repo_refused("\n\nURL=http://a/\n", "repos.d/r.conf:3: URL: key outside a section (put it under [Repository])");
+	repo_refused("[Repository]\n\n\nURL=ftp://a/\n",
+		     "repos.d/r.conf:4: URL: the URL is not an http://, https://, file:/// or oci:// URL");
+	/* the key reader's own words */
+	ck_assert_int_lt(fatelf_ms_pubkey_parse("RWnope", 6, &pk, &d), 0);
+	snprintf(text, sizeof(text), "repos.d/r.conf:5: Key: %s", d.msg);
+	repo_refused("[Repository]\n\n\nURL=http://a/\nKey=RWnope\n", text);
+	repo_refused("[Repository]\n\nID=xyz\n",
+		     "repos.d/r.conf:3: ID: not a repository's identity (32 lower-case hex digits)");
+	repo_refused("[Repository]\n\n\nURL http://a/\n",
+		     "repos.d/r.conf:4: syntax: 'URL http://a/' is not a [Section] header, a Key=Value line or a comment");
+	repo_refused("# c\n[Registry]\n", "repos.d/r.conf:2: [Registry]: unknown section (only [Repository])");
+	repo_refused("\n[Repository]\n\nURL=http://a/\n\n",
+		     "repos.d/r.conf:2: Key: missing: [Repository] needs a Key= line");
+	snprintf(text, sizeof(text), "[Repository]\nKey=%s\n\n", key);
+	repo_refused(text, "repos.d/r.conf:1: URL: missing: [Repository] needs a URL= line");
+	snprintf(text, sizeof(text), "[Repository]\nKey=%s\nURL=oci://h/ns\n\nURL=http://a/\n", key);
+	repo_refused(text, "repos.d/r.conf:5: URL: a repository of type oci has one URL= alone "
+		     "(its registry does the mirroring)");
+	tu_write_file("repos.d/r.conf", "[Repository]\nURL=http://a/\0\n", 28);
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(repo_conf_load("repos.d", "r", &rc, &d), -EINVAL);
+	ck_assert_str_eq(d.msg, "repos.d/r.conf:2: syntax: line holds a NUL byte");
+}
+END_TEST
+
+/* registries.d/HOST[:PORT].conf is refused with code and exactly msg. */
+static void registry_refused(engine_config *c, const char *text, int code, const char *msg)
+{
+	struct repo_conf rc = { 0 };
+	fatelf_diag d;
+
+	put_text("registries.d/h:5000.conf", text);
+	fatelf_diag_clear(&d);
+	ck_assert_int_eq(oci_conf_for(c, "h:5000", &rc, &d), code);
+	ck_assert_str_eq(d.msg, msg);
+	ck_assert_ptr_null(rc.basic);
+	repo_conf_done(&rc);
+}
+
+START_TEST(test_registry_conf)
+{
+	static const struct { const char *value; bool plain; } bools[] = {
+		{ "yes", true }, { "True", true }, { "on", true }, { "1", true },
+		{ "no", false }, { "FALSE", false }, { "off", false }, { "0", false },
+	};
+	engine_config c;
+	struct repo_conf rc;
+	fatelf_diag d;
+	char text[2048], cwd[1024];
+
+	tu_tmpdir();
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	engine_config_init(&c);
+	free(c.registries_dir);
+	c.registries_dir = strdup("registries.d");
+	ck_assert_int_eq(mkdir("registries.d", 0755), 0);
+
+	/* no file: HTTPS, anonymous */
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_int_eq(oci_conf_for(&c, "h:5000", &rc, &d), 0);
+	ck_assert_str_eq(rc.urls[0], "https://h:5000/");
+	ck_assert_ptr_null(rc.basic);
+	repo_conf_done(&rc);
+
+	for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+		snprintf(text, sizeof(text), "\n# c\n[Registry]\n PlainHTTP = %s \r\n", bools[i].value);
+		put_text("registries.d/h:5000.conf", text);
+		memset(&rc, 0, sizeof(rc));
+		fatelf_diag_clear(&d);
+		ck_assert_msg(oci_conf_for(&c, "h:5000", &rc, &d) == 0, "%s", d.msg);
+		ck_assert_str_eq(rc.urls[0], bools[i].plain ? "http://h:5000/" : "https://h:5000/");
+		repo_conf_done(&rc);
+	}
+
+	/* USER:PASSWORD, as base64 */
+	put_text("creds", "fleet:pw\n");
+	snprintf(text, sizeof(text), "[Registry]\n\nCredentials = %s/creds\n", cwd);
+	put_text("registries.d/h:5000.conf", text);
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_msg(oci_conf_for(&c, "h:5000", &rc, &d) == 0, "%s", d.msg);
+	ck_assert_str_eq(rc.basic, "ZmxlZXQ6cHc=");
+	repo_conf_done(&rc);
+
+	registry_refused(&c, "[Registry]\n\n# c\n\nPlainHTTP=maybe\n", -EINVAL,
+			 "registries.d/h:5000.conf:5: PlainHTTP: 'maybe' is not a boolean "
+			 "(yes, no, true, false, on, off, 1 or 0)");
+	registry_refused(&c, "[Registry]\n\n\nInsecure=yes\n", -EINVAL,
+			 "registries.d/h:5000.conf:4: Insecure: unknown key in [Registry]");
+	registry_refused(&c, "\n\nPlainHTTP=yes\n", -EINVAL,
+			 "registries.d/h:5000.conf:3: PlainHTTP: key outside a section (put it under [Registry])");
+	registry_refused(&c, "[Registry]\n\nCredentials=creds\n", -EINVAL,
+			 "registries.d/h:5000.conf:3: Credentials: an absolute path");
+	snprintf(text, sizeof(text), "[Registry]\n\n\nCredentials=%s/nothing\n", cwd);
+	{
+		char msg[1200];
+
+		snprintf(msg, sizeof(msg), "registries.d/h:5000.conf:4: Credentials: %s/nothing: %s", cwd,
+			 fatelf_strerror(-ENOENT));
+		registry_refused(&c, text, -ENOENT, msg);
+	}
+	engine_config_done(&c);
+}
+END_TEST
+
 static Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -740,6 +911,8 @@ static Suite *daemon_suite(void)
 	tcase_add_test(tc, test_authz);
 	tcase_add_test(tc, test_jobjson);
 	tcase_add_test(tc, test_job_names);
+	tcase_add_test(tc, test_repo_conf);
+	tcase_add_test(tc, test_registry_conf);
 	suite_add_tcase(s, tc);
 	return s;
 }
