@@ -152,6 +152,89 @@ for n in "${NEVERS[@]}"; do
 done
 check_eq "the graph allows none of the nevers" "" "$broken"
 
+# doc/design.md opens with the map: a table row per folder whose "may use"
+# column must be that folder's ALLOWED set, and the nevers as a list, so
+# that the documentation and this graph cannot disagree.
+# map_rows FILE: "FOLDER USED..." for each row of the table under "## The
+# map" (the backquoted names of its third column), "! LINE" for a row
+# that is not four cells.
+map_rows() {
+	awk -F'|' '
+		/^## / { inmap = ($0 == "## The map"); next }
+		inmap && /^\| `/ {
+			if (NF != 6) { print "! " $0; next }
+			f = $2; gsub(/[ `]/, "", f)
+			u = $4; out = ""
+			while (match(u, /`[^`]*`/)) {
+				out = out " " substr(u, RSTART + 1, RLENGTH - 2)
+				u = substr(u, RSTART + RLENGTH)
+			}
+			print f out
+		}' "$1"
+}
+# map_mismatches: a line naming the folder for each row of stdin that
+# differs from the graph, each folder of the graph without a row, and
+# each row twice or of no folder.
+map_mismatches() {
+	local f uses got want
+	declare -A seen=()
+	while read -r f uses; do
+		if [ "$f" = "!" ]; then
+			echo "doc/design.md's map has a row that is not four cells: $uses"
+			continue
+		fi
+		if [ -z "${ALLOWED[$f]+set}" ]; then
+			echo "$f: a row of doc/design.md's map, but no folder of the graph"
+			continue
+		fi
+		[ -n "${seen[$f]:-}" ] && echo "$f: two rows in doc/design.md's map"
+		seen[$f]=1
+		# shellcheck disable=SC2086 # word splitting is the point
+		got=$(printf '%s\n' $uses | LC_ALL=C sort | tr '\n' ' ')
+		# shellcheck disable=SC2086
+		want=$(printf '%s\n' ${ALLOWED[$f]} | LC_ALL=C sort | tr '\n' ' ')
+		[ "$got" = "$want" ] ||
+			echo "$f: doc/design.md says it may use '${got% }', the graph '${want% }'"
+	done
+	for f in "${FOLDERS[@]}"; do
+		[ -n "${seen[$f]:-}" ] || echo "$f: no row in doc/design.md's map"
+	done
+}
+# map_nevers FILE: "FROM TO" of each "- `FROM` -> `TO`: why" line of the map.
+map_nevers() {
+	awk '/^## / { inmap = ($0 == "## The map"); next }
+		inmap && /^- `[^`]*` -> `[^`]*`:/ { split($0, a, "`"); print a[2], a[4] }' "$1"
+}
+
+design=$top_srcdir/doc/design.md
+check "doc/design.md is there" test -f "$design"
+check_match "doc/design.md's map has a row for each folder" "^${#FOLDERS[@]}$" "$(map_rows "$design" | wc -l)"
+# The check must be able to fail: a map in the same form, made from the
+# graph, passes; with a row short of one folder and a row gone, it names both.
+fake_map() {
+	local f x u
+	printf '## The map\n\n| folder | holds | may use | links |\n|---|---|---|---|\n'
+	for f in "${FOLDERS[@]}"; do
+		u=""
+		for x in ${ALLOWED[$f]}; do u+="\`$x\`, "; done
+		echo "| \`$f\` | what it holds | ${u%, } | |"
+	done
+	printf '\n## Layers\n'
+}
+check_eq "the map check passes a map made from the graph" "" "$(map_rows <(fake_map) | map_mismatches)"
+check_eq "the map check names a folder whose row differs, and one without a row" \
+	"lib/run: doc/design.md says it may use 'include/fatelf lib/fatelf', the graph 'include/fatelf lib/basic lib/fatelf'
+tools: no row in doc/design.md's map" \
+	"$(map_rows <(fake_map | sed -e '/^| `lib\/run`/s/, `lib\/basic`//' -e '/^| `tools`/d') | map_mismatches)"
+check_eq "doc/design.md's map says what each folder may use, as the graph does" "" \
+	"$(map_rows "$design" | map_mismatches)"
+nevers_here=$(for n in "${NEVERS[@]}"; do read -r from to _ <<<"$n"; echo "$from $to"; done | LC_ALL=C sort)
+check_match "doc/design.md's map lists nevers" "^${#NEVERS[@]}$" "$(map_nevers "$design" | wc -l)"
+check_eq "doc/design.md's map lists the nevers this test holds, and no other" "" \
+	"$(LC_ALL=C comm -3 <(echo "$nevers_here") <(map_nevers "$design" | LC_ALL=C sort) |
+		awk -F'\t' '{ if ($1 == "") { split($2, e, " "); print e[1] " -> " e[2] ": in doc/design.md, not in NEVERS" }
+			else { split($1, e, " "); print e[1] " -> " e[2] ": in NEVERS, not in doc/design.md" } }')"
+
 # curl: only fetch/ includes it, only fetch/'s objects call it, and only
 # the two network programs load it; they in turn load no SQLite.
 check_eq "only fetch/ includes curl" "" \
