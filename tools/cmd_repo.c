@@ -198,9 +198,14 @@ static int repo_init(int argc, char **argv)
 	if (!c.json)
 		printf("%s: repository made (serial 1%s, id %s)\n", argv[optind], c.sign ? ", signed" : "",
 		       rd->index->repository);
-	else
-		printf("{\n  \"repository\": \"%s\",\n  \"id\": \"%s\",\n  \"serial\": 1\n}\n", argv[optind],
-		       rd->index->repository);
+	else {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "repository", json_object_new_string(argv[optind]));
+		json_object_object_add(o, "id", json_object_new_string(rd->index->repository));
+		json_object_object_add(o, "serial", json_object_new_int64(1));
+		cmd_json_print(o);
+	}
 	fatelf_repo_close(rd);
 	return EXIT_OK;
 }
@@ -322,9 +327,13 @@ static int repo_remove(int argc, char **argv)
 		q = repo_report(dir, &d, q, c.json);
 		goto out;
 	}
-	if (c.json)
-		printf("{\n  \"removed\": %zu,\n  \"serial\": %" PRIu64 "\n}\n", n, r->index->serial);
-	else
+	if (c.json) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "removed", json_object_new_int64((int64_t)n));
+		json_object_object_add(o, "serial", json_object_new_int64((int64_t)r->index->serial));
+		cmd_json_print(o);
+	} else
 		printf("%s: removed %zu version%s of %s (index serial %" PRIu64 "); 'fatelf repo gc' frees their objects\n",
 		       argv[optind], n, n == 1 ? "" : "s", name, r->index->serial);
 	q = EXIT_OK;
@@ -491,13 +500,19 @@ static int repo_verify(int argc, char **argv)
 			repo_remote_remove(tmp);
 		return repo_report(what, &d, q, c.json);
 	}
-	if (c.json)
-		printf("{\n  \"ok\": true,\n  \"serial\": %" PRIu64 ",\n  \"signed\": %s,\n  \"packages\": %zu,\n"
-		       "  \"versions\": %zu,\n  \"objects\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 ",\n"
-		       "  \"rebuilt\": %" PRIu64 "\n}\n",
-		       r->index->serial, c.keys.n ? "true" : "false", res.packages, res.versions, res.objects,
-		       res.bytes, res.rebuilt);
-	else
+	if (c.json) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "ok", json_object_new_boolean(true));
+		json_object_object_add(o, "serial", json_object_new_int64((int64_t)r->index->serial));
+		json_object_object_add(o, "signed", json_object_new_boolean(c.keys.n > 0));
+		json_object_object_add(o, "packages", json_object_new_int64((int64_t)res.packages));
+		json_object_object_add(o, "versions", json_object_new_int64((int64_t)res.versions));
+		json_object_object_add(o, "objects", json_object_new_int64((int64_t)res.objects));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)res.bytes));
+		json_object_object_add(o, "rebuilt", json_object_new_int64((int64_t)res.rebuilt));
+		cmd_json_print(o);
+	} else
 		printf("%s: ok: serial %" PRIu64 "%s, %zu packages, %zu versions, %" PRIu64 " objects (%" PRIu64
 		       " bytes), %" PRIu64 " FatELF files rebuilt\n",
 		       argv[optind], r->index->serial, c.keys.n ? ", signature good" : "", res.packages, res.versions,
@@ -530,9 +545,13 @@ static int repo_gc(int argc, char **argv)
 	fatelf_repo_close(r);
 	if (q < 0)
 		return repo_report(dir, &d, q, c.json);
-	if (c.json)
-		printf("{\n  \"removed\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 "\n}\n", res.files, res.bytes);
-	else
+	if (c.json) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "removed", json_object_new_int64((int64_t)res.files));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)res.bytes));
+		cmd_json_print(o);
+	} else
 		printf("%s: removed %" PRIu64 " files (%" PRIu64 " bytes)\n", argv[optind], res.files, res.bytes);
 	return EXIT_OK;
 }
