@@ -112,8 +112,8 @@ static int verb_help(int argc, char **argv)
  * Takes --socket and --json out of args wherever they are (up to a "--",
  * which is left for the verb), so that every verb accepts them after its
  * name without knowing about them. Returns 1 when the option was consumed
- * (with *i advanced past its value), 0 when it is not global, or -1 when
- * its value is missing.
+ * (with *i advanced past its value), 0 when it is not global, or -EINVAL
+ * when its value is missing.
  */
 static int global_option(int argc, char **argv, int *i)
 {
@@ -129,7 +129,7 @@ static int global_option(int argc, char **argv, int *i)
 	}
 	if (strcmp(a, "--socket") == 0) {
 		if (*i + 1 >= argc)
-			return -1;
+			return -EINVAL;
 		ctl_arg.socket = argv[++*i];
 		return 1;
 	}

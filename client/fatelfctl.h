@@ -9,6 +9,7 @@
 #ifndef FATELF_CLIENT_FATELFCTL_H
 #define FATELF_CLIENT_FATELFCTL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -287,8 +288,16 @@ enum ctl_key_kind ctl_key_line(const char *text, size_t len, const char **ret_li
 /* Splits "a,b,c" into a new JSON array of strings (empty items refused). */
 int ctl_split_list(const char *s, json_object **ret);
 
-/* Option parsing of a verb that takes only --help: returns -1 to go on
- * (optind at the first operand), or the exit status to return at once. */
+/* Option parsing of a verb that takes only --help: returns 1 to go on
+ * (optind at the first operand), 0 when done (--help printed), or
+ * CTL_E_USAGE (reported). A verb returns ctl_exit_code(r) when r <= 0. */
 int ctl_parse_plain(int argc, char **argv, const char *usage);
+
+/* A bad command line, as a helper returns it once reported. */
+#define CTL_E_USAGE (-EINVAL)
+/* The one map from a helper's code to the exit status: EXIT_OK for 0 and
+ * positive values, EXIT_USAGE for CTL_E_USAGE, EXIT_DENIED for -EACCES
+ * and -EPERM, EXIT_SYSTEM for any other errno. */
+int ctl_exit_code(int r);
 
 #endif

@@ -609,9 +609,23 @@ int ctl_parse_plain(int argc, char **argv, const char *usage)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-		if (c == 'h')
-			return ctl_help(usage);
-		return ctl_option_error(c, argv);
+		if (c == 'h') {
+			ctl_help(usage);
+			return 0;
+		}
+		(void)ctl_option_error(c, argv);
+		return CTL_E_USAGE;
 	}
-	return -1;
+	return 1;
+}
+
+int ctl_exit_code(int r)
+{
+	if (r >= 0)
+		return EXIT_OK;
+	if (r == CTL_E_USAGE)
+		return EXIT_USAGE;
+	if (r == -EACCES || r == -EPERM)
+		return EXIT_DENIED;
+	return EXIT_SYSTEM;
 }

@@ -57,11 +57,11 @@ int verb_cancel(int argc, char **argv)
 {
 	json_object *params;
 	struct cancel_state cs = { 0 };
-	int status;
+	int status, r;
 
-	status = ctl_parse_plain(argc, argv, verb_cancel_usage);
-	if (status >= 0)
-		return status;
+	r = ctl_parse_plain(argc, argv, verb_cancel_usage);
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind + 1 < argc)
 		return ctl_usage_error("too many arguments");
 	params = json_object_new_object();

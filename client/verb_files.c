@@ -54,10 +54,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 int verb_files(int argc, char **argv)
 {
 	json_object *params;
-	int status = ctl_parse_plain(argc, argv, verb_files_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_files_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing PKG");
 	if (optind + 1 < argc)

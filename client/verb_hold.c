@@ -47,10 +47,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 
 static int hold_verb(int argc, char **argv, const char *method)
 {
-	int status = ctl_parse_plain(argc, argv, verb_hold_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_hold_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing PACKAGE");
 	for (int i = optind; i < argc; i++)

@@ -250,10 +250,10 @@ int verb_info(int argc, char **argv)
 	json_object *params, *reply = NULL, *eparams = NULL, *avail = NULL, *avail_error = NULL;
 	char *error = NULL;
 	const char *name;
-	int status = ctl_parse_plain(argc, argv, verb_info_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_info_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing PKG");
 	if (optind + 1 < argc)

@@ -409,102 +409,131 @@ static int reinstall_packages(json_object *params, const char *const *names, siz
 	return status;
 }
 
-int verb_install(int argc, char **argv)
+static const struct option install_options[] = {
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "targets", required_argument, NULL, OPT_TARGETS },
+	{ "allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "allow-downgrade", no_argument, NULL, OPT_ALLOW_DOWNGRADE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+	{ "reinstall", no_argument, NULL, OPT_REINSTALL },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
+
+/* What the command line asks for. */
+struct install_args {
+	const char *policy, *targets_arg;
+	json_object *targets;           /* --targets as a list, owned */
+	bool allow_unsigned, force, allow_downgrade, dry_run, no_wait, reinstall;
+	bool packages;                  /* the sources are package names, else files or a URL */
+	int nfiles;
+};
+
+static void install_args_done(struct install_args *ia)
 {
-	static const struct option options[] = {
-		{ "policy", required_argument, NULL, OPT_POLICY },
-		{ "targets", required_argument, NULL, OPT_TARGETS },
-		{ "allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "allow-downgrade", no_argument, NULL, OPT_ALLOW_DOWNGRADE },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
-		{ "reinstall", no_argument, NULL, OPT_REINSTALL },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	json_object *params = NULL, *targets = NULL;
-	const char *policy = NULL, *targets_arg = NULL, *source;
-	char *shown;
-	bool allow_unsigned = false, force = false, allow_downgrade = false, dry_run = false;
-	bool no_wait = false, packages = true, reinstall = false;
-	int nfiles = 0;
-	char what[4200];
-	int fd = -1, status, c;
+	json_object_put(ia->targets);
+}
+
+/* The options: 1 to go on (optind at the first source), 0 when done
+ * (--help), else CTL_E_USAGE, reported. */
+static int install_options_parse(struct install_args *ia, int argc, char **argv)
+{
+	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":h", install_options, NULL)) >= 0) {
 		switch (c) {
 		case OPT_POLICY:
-			policy = optarg;
+			ia->policy = optarg;
 			break;
 		case OPT_TARGETS:
-			targets_arg = optarg;
+			ia->targets_arg = optarg;
 			break;
 		case OPT_ALLOW_UNSIGNED:
-			allow_unsigned = true;
+			ia->allow_unsigned = true;
 			break;
 		case OPT_FORCE:
-			force = true;
+			ia->force = true;
 			break;
 		case OPT_ALLOW_DOWNGRADE:
-			allow_downgrade = true;
+			ia->allow_downgrade = true;
 			break;
 		case OPT_DRY_RUN:
-			dry_run = true;
+			ia->dry_run = true;
 			break;
 		case OPT_NO_WAIT:
-			no_wait = true;
+			ia->no_wait = true;
 			break;
 		case OPT_REINSTALL:
-			reinstall = true;
+			ia->reinstall = true;
 			break;
 		case 'h':
-			return ctl_help(verb_install_usage);
+			ctl_help(verb_install_usage);
+			return 0;
 		default:
-			return ctl_option_error(c, argv);
+			(void)ctl_option_error(c, argv);
+			return CTL_E_USAGE;
 		}
 	}
+	return 1;
+}
+
+/* The sources and the options that go together: 1, else CTL_E_USAGE,
+ * reported. */
+static int install_args_check(struct install_args *ia, int argc, char **argv)
+{
+	const char *policy = ia->policy, *targets_arg = ia->targets_arg;
+
 	if (optind >= argc)
-		return ctl_usage_error("missing FILE, URL, - or NAME");
-	source = argv[optind];
+		return ctl_usage_error("missing FILE, URL, - or NAME"), CTL_E_USAGE;
 	/* Several sources are package names, or bundle files, all in one call. */
+	ia->packages = true;
 	for (int i = optind; i < argc; i++)
 		if (!argv[i][0]) {
-			return ctl_usage_error("empty FILE");
+			return ctl_usage_error("empty FILE"), CTL_E_USAGE;
 		} else if (!source_is_package(argv[i])) {
 			if (optind + 1 < argc && (strstr(argv[i], "://") || strcmp(argv[i], "-") == 0))
-				return ctl_usage_error("a URL or - installs alone ('%s')", argv[i]);
-			packages = false;
-			nfiles++;
+				return ctl_usage_error("a URL or - installs alone ('%s')", argv[i]), CTL_E_USAGE;
+			ia->packages = false;
+			ia->nfiles++;
 		}
-	if (nfiles > 0 && nfiles < argc - optind)
-		return ctl_usage_error("bundle files and package names do not go together in one install");
-	if (nfiles > CTL_INSTALL_FILES_MAX)
-		return ctl_usage_error("at most %d bundle files in one install", CTL_INSTALL_FILES_MAX);
+	if (ia->nfiles > 0 && ia->nfiles < argc - optind)
+		return ctl_usage_error("bundle files and package names do not go together in one install"),
+		       CTL_E_USAGE;
+	if (ia->nfiles > CTL_INSTALL_FILES_MAX)
+		return ctl_usage_error("at most %d bundle files in one install", CTL_INSTALL_FILES_MAX), CTL_E_USAGE;
 	if (policy && !policy_is_known(policy))
-		return ctl_usage_error("unknown policy '%s' (native, compatible, keep or targets)", policy);
+		return ctl_usage_error("unknown policy '%s' (native, compatible, keep or targets)", policy),
+		       CTL_E_USAGE;
 	if (targets_arg && policy && strcmp(policy, "targets") != 0)
-		return ctl_usage_error("--targets goes with --policy targets");
+		return ctl_usage_error("--targets goes with --policy targets"), CTL_E_USAGE;
 	if (policy && strcmp(policy, "targets") == 0 && !targets_arg)
-		return ctl_usage_error("--policy targets needs --targets T,...");
-	if (targets_arg && ctl_split_list(targets_arg, &targets) < 0)
-		return ctl_usage_error("bad --targets list '%s'", targets_arg);
+		return ctl_usage_error("--policy targets needs --targets T,..."), CTL_E_USAGE;
+	if (targets_arg && ctl_split_list(targets_arg, &ia->targets) < 0)
+		return ctl_usage_error("bad --targets list '%s'", targets_arg), CTL_E_USAGE;
 	if (targets_arg && !policy)
-		policy = "targets";
+		ia->policy = "targets";
+	return 1;
+}
 
-	params = json_object_new_object();
-	if (!params) {
-		json_object_put(targets);
+/* The Install parameters every call shares, the one file's opened in *fd
+ * (a URL's named) when there is one source that is not a package. Returns
+ * the exit status. */
+static int install_params(struct install_args *ia, const char *source, int *fd, json_object **ret)
+{
+	json_object *params = json_object_new_object();
+	int status;
+
+	if (!params)
 		return ctl_error(EXIT_SYSTEM, "out of memory");
-	}
 	/* A package is set per call (ctl_install_packages). */
-	if (!packages && strstr(source, "://")) {
+	if (!ia->packages && strstr(source, "://")) {
 		json_object_object_add(params, "url", json_object_new_string(source));
-	} else if (!packages && nfiles == 1) {
-		status = source_open(source, &fd);
+	} else if (!ia->packages && ia->nfiles == 1) {
+		status = source_open(source, fd);
 		if (status != 0) {
-			json_object_put(targets);
 			json_object_put(params);
 			return status;
 		}
@@ -512,39 +541,60 @@ int verb_install(int argc, char **argv)
 		json_object_object_add(params, "fd", json_object_new_int(0));
 		add_source_path(params, source);
 	}
-	if (policy)
-		json_object_object_add(params, "policy", json_object_new_string(policy));
-	if (targets)
-		json_object_object_add(params, "targets", targets);
-	add_bool(params, "allow_unsigned", allow_unsigned);
-	add_bool(params, "force", force);
-	add_bool(params, "allow_downgrade", allow_downgrade);
-	add_bool(params, "dry_run", dry_run);
+	if (ia->policy)
+		json_object_object_add(params, "policy", json_object_new_string(ia->policy));
+	if (ia->targets)
+		json_object_object_add(params, "targets", json_object_get(ia->targets));
+	add_bool(params, "allow_unsigned", ia->allow_unsigned);
+	add_bool(params, "force", ia->force);
+	add_bool(params, "allow_downgrade", ia->allow_downgrade);
+	add_bool(params, "dry_run", ia->dry_run);
+	*ret = params;
+	return EXIT_OK;
+}
 
-	if (packages && reinstall) {
-		status = reinstall_packages(params, (const char *const *)(argv + optind), (size_t)(argc - optind),
-					    no_wait, dry_run);
-		json_object_put(params);
-		return status;
-	}
-	if (packages) {
-		status = ctl_install_packages(params, (const char *const *)(argv + optind),
-					      (size_t)(argc - optind), "install", no_wait, dry_run);
-		json_object_put(params);
-		return status;
-	}
-	if (nfiles > 1) {
-		status = install_files(params, argv + optind, nfiles, no_wait, dry_run);
-		json_object_put(params);
-		return status;
-	}
+/* One file, from standard input or a URL: one Install call with the fd
+ * passed. Returns the exit status. */
+static int install_one(json_object *params, const char *source, int fd, bool no_wait, bool dry_run)
+{
+	char what[4200];
+	char *shown;
+
 	/* The words quote the URL, and a terminal or a CI log is no place
 	 * for its credentials. */
 	shown = strstr(source, "://") ? fatelf_text_url_redact(source) : NULL;
 	snprintf(what, sizeof(what), "install of %s",
 		 strcmp(source, "-") == 0 ? "standard input" : shown ? shown : source);
 	free(shown);
-	status = ctl_install_call(params, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0, what, no_wait, dry_run);
+	return ctl_install_call(params, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0, what, no_wait, dry_run);
+}
+
+int verb_install(int argc, char **argv)
+{
+	_cleanup_(install_args_done) struct install_args ia = { 0 };
+	json_object *params = NULL;
+	const char *const *sources;
+	size_t nsources;
+	int fd = -1, status, r;
+
+	r = install_options_parse(&ia, argc, argv);
+	if (r > 0)
+		r = install_args_check(&ia, argc, argv);
+	if (r <= 0)
+		return ctl_exit_code(r);
+	sources = (const char *const *)(argv + optind);
+	nsources = (size_t)(argc - optind);
+	status = install_params(&ia, sources[0], &fd, &params);
+	if (status != EXIT_OK)
+		return status;
+	if (ia.packages && ia.reinstall)
+		status = reinstall_packages(params, sources, nsources, ia.no_wait, ia.dry_run);
+	else if (ia.packages)
+		status = ctl_install_packages(params, sources, nsources, "install", ia.no_wait, ia.dry_run);
+	else if (ia.nfiles > 1)
+		status = install_files(params, argv + optind, ia.nfiles, ia.no_wait, ia.dry_run);
+	else
+		status = install_one(params, sources[0], fd, ia.no_wait, ia.dry_run);
 	if (fd > STDIN_FILENO)
 		close(fd);
 	json_object_put(params);

@@ -108,10 +108,10 @@ static int key_add(int argc, char **argv)
 {
 	_cleanup_free_ char *text = NULL;
 	json_object *params;
-	int status = ctl_parse_plain(argc, argv, verb_key_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_key_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing FILE (a minisign .pub file) or RW... key line");
 	if (optind + 1 < argc)
@@ -167,10 +167,10 @@ static int on_list(json_object *params, bool continues, void *userdata)
 
 static int key_list(int argc, char **argv)
 {
-	int status = ctl_parse_plain(argc, argv, verb_key_usage);
+	int r = ctl_parse_plain(argc, argv, verb_key_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind < argc)
 		return ctl_usage_error("no arguments expected ('%s')", argv[optind]);
 	return ctl_call("KeyList", NULL, 0, NULL, 0, on_list, NULL);
@@ -200,11 +200,11 @@ static int on_remove(json_object *params, bool continues, void *userdata)
 static int key_remove(int argc, char **argv)
 {
 	json_object *params;
-	int status = ctl_parse_plain(argc, argv, verb_key_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_key_usage);
 	const char *id;
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing ID (fatelfctl key list shows them)");
 	if (optind + 1 < argc)

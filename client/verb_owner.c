@@ -78,7 +78,7 @@ static int match_add(struct match_state *st, const char *path, const char *packa
 		char *owners = NULL;
 
 		if (asprintf(&owners, "%s, %s", st->owners, package) < 0)
-			return -1;
+			return -ENOMEM;
 		free(st->owners);
 		st->owners = owners;
 		return 0;
@@ -87,7 +87,7 @@ static int match_add(struct match_state *st, const char *path, const char *packa
 	st->path = strdup(path);
 	st->owners = strdup(package);
 	st->dir = dir;
-	return st->path && st->owners ? 0 : -1;
+	return st->path && st->owners ? 0 : -ENOMEM;
 }
 
 static int on_matches(json_object *params, bool continues, void *userdata)
@@ -120,10 +120,10 @@ int verb_owner(int argc, char **argv)
 	json_object *params;
 	const char *arg;
 	bool glob;
-	int status = ctl_parse_plain(argc, argv, verb_owner_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_owner_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing PATH");
 	if (optind + 1 < argc)

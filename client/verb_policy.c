@@ -38,10 +38,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 
 int verb_policy(int argc, char **argv)
 {
-	int status = ctl_parse_plain(argc, argv, verb_policy_usage);
+	int r = ctl_parse_plain(argc, argv, verb_policy_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind < argc)
 		return ctl_usage_error("no arguments expected ('%s')", argv[optind]);
 	return ctl_call("GetPolicy", NULL, 0, NULL, 0, on_reply, NULL);

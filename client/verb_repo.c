@@ -222,10 +222,10 @@ static int on_remove(json_object *params, bool continues, void *userdata)
 static int repo_remove(int argc, char **argv)
 {
 	json_object *params;
-	int status = ctl_parse_plain(argc, argv, verb_repo_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_repo_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind >= argc)
 		return ctl_usage_error("missing NAME");
 	if (optind + 1 < argc)
@@ -282,10 +282,10 @@ static int on_list(json_object *params, bool continues, void *userdata)
 
 static int repo_list(int argc, char **argv)
 {
-	int status = ctl_parse_plain(argc, argv, verb_repo_usage);
+	int r = ctl_parse_plain(argc, argv, verb_repo_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind < argc)
 		return ctl_usage_error("no arguments expected ('%s')", argv[optind]);
 	return ctl_call("RepoList", NULL, 0, NULL, 0, on_list, NULL);

@@ -65,10 +65,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 int verb_search(int argc, char **argv)
 {
 	json_object *params;
-	int status = ctl_parse_plain(argc, argv, verb_search_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_search_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind + 1 < argc)
 		return ctl_usage_error("one pattern at a time ('%s' is extra)", argv[optind + 1]);
 	params = json_object_new_object();

@@ -61,10 +61,10 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 int verb_update(int argc, char **argv)
 {
 	json_object *params;
-	int status = ctl_parse_plain(argc, argv, verb_update_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_update_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind + 1 < argc)
 		return ctl_usage_error("one repository at a time ('%s' is extra)", argv[optind + 1]);
 	if (optind < argc && !argv[optind][0])

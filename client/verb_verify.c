@@ -77,10 +77,10 @@ int verb_verify(int argc, char **argv)
 {
 	json_object *params;
 	struct verify_state st = { 0 };
-	int status = ctl_parse_plain(argc, argv, verb_verify_usage);
+	int status, r = ctl_parse_plain(argc, argv, verb_verify_usage);
 
-	if (status >= 0)
-		return status;
+	if (r <= 0)
+		return ctl_exit_code(r);
 	if (optind + 1 < argc)
 		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
 	params = json_object_new_object();

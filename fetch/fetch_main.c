@@ -178,132 +178,137 @@ static int run_batch(const fatelf_fetch_opts *o, unsigned parallel)
 	return r > 0 ? EXIT_FETCH : 0;
 }
 
-int main(int argc, char **argv)
+static const struct option fetch_options[] = {
+	{ "allow-file", no_argument, NULL, 'f' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "max-bytes", required_argument, NULL, 'm' },
+	{ "deadline", required_argument, NULL, 'd' },
+	{ "min-rate", required_argument, NULL, 'r' },
+	{ "low-speed-time", required_argument, NULL, 'l' },
+	{ "deny-networks", required_argument, NULL, 'n' },
+	{ "proxy", required_argument, NULL, 'p' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "parallel", required_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
+
+/* What the command line asks for. */
+struct fetch_args {
+	fatelf_fetch_opts o;
+	fatelf_netranges deny;
+	bool batch;
+	unsigned parallel;
+};
+
+/* The number optarg gives option name, up to max (0 refused unless
+ * zero_ok): 0, else -EINVAL, reported. */
+static int number_option(const char *name, uint64_t max, bool zero_ok, uint64_t *ret)
 {
-	static const struct option options[] = {
-		{ "allow-file", no_argument, NULL, 'f' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "max-bytes", required_argument, NULL, 'm' },
-		{ "deadline", required_argument, NULL, 'd' },
-		{ "min-rate", required_argument, NULL, 'r' },
-		{ "low-speed-time", required_argument, NULL, 'l' },
-		{ "deny-networks", required_argument, NULL, 'n' },
-		{ "proxy", required_argument, NULL, 'p' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "parallel", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	fatelf_fetch_opts o = { 0 };
-	fatelf_netranges deny = { 0 };
-	char *stdin_url = NULL;
-	const char *url;
+	if (parse_u64(optarg, max, ret) < 0 || (!zero_ok && *ret == 0)) {
+		fprintf(stderr, "fatelf-fetch: bad --%s: %s\n", name, optarg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One option of getopt_long's: 1 to go on, 0 when done (--help), else
+ * -EINVAL, reported. */
+static int fetch_option(struct fetch_args *a, int c)
+{
+	fatelf_diag d = { 0 };
+	uint64_t v;
+
+	switch (c) {
+	case 'f':
+		a->o.allow_file = true;
+		break;
+	case 't':
+		if (number_option("timeout", 86400, true, &v) < 0)
+			return -EINVAL;
+		a->o.timeout_sec = (unsigned)v;
+		break;
+	case 'm':
+		if (number_option("max-bytes", UINT64_MAX, true, &v) < 0)
+			return -EINVAL;
+		a->o.max_bytes = v;
+		break;
+	case 'd':
+		if (number_option("deadline", 604800, true, &v) < 0)
+			return -EINVAL;
+		a->o.deadline_sec = (unsigned)v;
+		break;
+	case 'r':
+		if (number_option("min-rate", 1u << 30, true, &v) < 0)
+			return -EINVAL;
+		a->o.min_rate = v;
+		break;
+	case 'l':
+		if (number_option("low-speed-time", 86400, false, &v) < 0)
+			return -EINVAL;
+		a->o.low_speed_sec = (unsigned)v;
+		break;
+	case 'n':
+		a->deny.n = 0;
+		if (fatelf_netranges_add(&a->deny, optarg, &d) < 0) {
+			fprintf(stderr, "fatelf-fetch: bad --deny-networks: %s\n", d.msg);
+			return -EINVAL;
+		}
+		a->o.deny = &a->deny;
+		break;
+	case 'p':
+		a->o.proxy = optarg;
+		break;
+	case 'b':
+		a->batch = true;
+		break;
+	case 'P':
+		if (parse_u64(optarg, FATELF_FETCH_BATCH_PARALLEL_MAX, &v) < 0 || v == 0) {
+			fprintf(stderr, "fatelf-fetch: bad --parallel: %s (1 to %d)\n", optarg,
+				FATELF_FETCH_BATCH_PARALLEL_MAX);
+			return -EINVAL;
+		}
+		a->parallel = (unsigned)v;
+		break;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/* The command line into a: 1 to go on (optind at the URL), 0 when done
+ * (--help), else -EINVAL, reported. */
+static int parse_args(struct fetch_args *a, int argc, char **argv)
+{
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", fetch_options, NULL)) >= 0)
+		if ((r = fetch_option(a, c)) <= 0)
+			return r;
+	if (a->batch ? optind != argc : optind != argc - 1) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (a->parallel && !a->batch) {
+		fprintf(stderr, "fatelf-fetch: --parallel goes with --batch\n");
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/* One URL ("-": read from stdin) to stdout. Returns the exit status. */
+static int run_one(const fatelf_fetch_opts *o, const char *url)
+{
+	_cleanup_free_ char *stdin_url = NULL;
 	fatelf_reader src;
 	fatelf_fetch *f = NULL;
 	fatelf_diag d = { 0 };
-	uint64_t v;
-	bool batch = false;
-	unsigned parallel = 0;
-	int c, r;
+	int r;
 
-	/* Before anything reads stdin, where URLs with passwords and a
-	 * registry's credentials come: a non-dumpable process's /proc files
-	 * (fd/0, mem, environ) are root's, and only root may ptrace it, so
-	 * no process of the same uid can reach them. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		fprintf(stderr, "fatelf-fetch: cannot make itself non-dumpable: %s\n", strerror(errno));
-		return EXIT_SYSTEM;
-	}
-	while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
-		switch (c) {
-		case 'f':
-			o.allow_file = true;
-			break;
-		case 't':
-			if (parse_u64(optarg, 86400, &v) < 0) {
-				fprintf(stderr, "fatelf-fetch: bad --timeout: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.timeout_sec = (unsigned)v;
-			break;
-		case 'm':
-			if (parse_u64(optarg, UINT64_MAX, &v) < 0) {
-				fprintf(stderr, "fatelf-fetch: bad --max-bytes: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.max_bytes = v;
-			break;
-		case 'd':
-			if (parse_u64(optarg, 604800, &v) < 0) {
-				fprintf(stderr, "fatelf-fetch: bad --deadline: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.deadline_sec = (unsigned)v;
-			break;
-		case 'r':
-			if (parse_u64(optarg, 1u << 30, &v) < 0) {
-				fprintf(stderr, "fatelf-fetch: bad --min-rate: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.min_rate = v;
-			break;
-		case 'l':
-			if (parse_u64(optarg, 86400, &v) < 0 || v == 0) {
-				fprintf(stderr, "fatelf-fetch: bad --low-speed-time: %s\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.low_speed_sec = (unsigned)v;
-			break;
-		case 'n':
-			deny.n = 0;
-			if (fatelf_netranges_add(&deny, optarg, &d) < 0) {
-				fprintf(stderr, "fatelf-fetch: bad --deny-networks: %s\n", d.msg);
-				return EXIT_USAGE;
-			}
-			o.deny = &deny;
-			break;
-		case 'p':
-			o.proxy = optarg;
-			break;
-		case 'b':
-			batch = true;
-			break;
-		case 'P':
-			if (parse_u64(optarg, FATELF_FETCH_BATCH_PARALLEL_MAX, &v) < 0 || v == 0) {
-				fprintf(stderr, "fatelf-fetch: bad --parallel: %s (1 to %d)\n", optarg,
-					FATELF_FETCH_BATCH_PARALLEL_MAX);
-				return EXIT_USAGE;
-			}
-			parallel = (unsigned)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (batch ? optind != argc : optind != argc - 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (parallel && !batch) {
-		fprintf(stderr, "fatelf-fetch: --parallel goes with --batch\n");
-		return EXIT_USAGE;
-	}
-
-#ifdef FATELF_FAILPOINTS
-	/* Test builds: the tests' own CA, for an https server on 127.0.0.1. */
-	o.cainfo = getenv("FATELF_FETCH_TEST_CAINFO");
-#endif
-	/* A reader that hangs up is not an error worth a signal death: the
-	 * write fails with EPIPE and we leave quietly. */
-	signal(SIGPIPE, SIG_IGN);
-
-	if (batch)
-		return run_batch(&o, parallel);
-	url = argv[optind];
 	if (strcmp(url, "-") == 0) {
 		r = read_url(&stdin_url);
 		if (r < 0) {
@@ -313,8 +318,7 @@ int main(int argc, char **argv)
 		}
 		url = stdin_url;
 	}
-	r = fatelf_fetch_open(url, &o, &f, &d);
-	free(stdin_url);
+	r = fatelf_fetch_open(url, o, &f, &d);
 	if (r < 0)
 		return fail(&d, r);
 	fatelf_fetch_source(f, &src);
@@ -343,4 +347,34 @@ int main(int argc, char **argv)
 	}
 	fatelf_fetch_close(f);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fetch_args a = { 0 };
+	int r;
+
+	/* Before anything reads stdin, where URLs with passwords and a
+	 * registry's credentials come: a non-dumpable process's /proc files
+	 * (fd/0, mem, environ) are root's, and only root may ptrace it, so
+	 * no process of the same uid can reach them. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		fprintf(stderr, "fatelf-fetch: cannot make itself non-dumpable: %s\n", strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	r = parse_args(&a, argc, argv);
+	if (r <= 0)
+		return r < 0 ? EXIT_USAGE : 0;
+
+#ifdef FATELF_FAILPOINTS
+	/* Test builds: the tests' own CA, for an https server on 127.0.0.1. */
+	a.o.cainfo = getenv("FATELF_FETCH_TEST_CAINFO");
+#endif
+	/* A reader that hangs up is not an error worth a signal death: the
+	 * write fails with EPIPE and we leave quietly. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (a.batch)
+		return run_batch(&a.o, a.parallel);
+	return run_one(&a.o, argv[optind]);
 }

@@ -13,6 +13,7 @@
  * realm, or Basic), with credentials from a file only its owner reads.
  */
 #include <curl/curl.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -555,194 +556,260 @@ static void rm_tree(const char *path)
 	(void)nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static int push(const char *bundle, struct reg *g, const char *from, bool json)
+/* One push's state: the bundle laid out as a repository in tmp, the
+ * version it holds, and what becomes of it in the registry. */
+struct push {
+	char tmp[PATH_MAX];
+	fatelf_repo_dir *r;
+	const fatelf_repo_version *v;
+	fatelf_manifest *m;
+	fatelf_repo_pack *pack;
+	char *mtext, *sig;
+	size_t mlen, slen;
+	struct oblob *obs, packb;       /* obs: one per pack object, in its order */
+	fatelf_oci_blob config;
+	struct layerset ls;
+	fatelf_oci_entry *entries;      /* the index's: one manifest per target, then the fat one */
+	char **texts;
+	size_t nentries;
+	char *index;
+	size_t index_len;
+	char index_digest[72];
+};
+
+static void push_done(struct push *p)
 {
-	char tmpl[PATH_MAX], rel[FATELF_REPO_MANIFEST_PATH_MAX], dg[72];
+	for (size_t i = 0; p->obs && p->pack && i < p->pack->nobjects; i++)
+		if (p->obs[i].fd >= 0)
+			close(p->obs[i].fd);
+	if (p->packb.fd >= 0)
+		close(p->packb.fd);
+	for (size_t i = 0; p->texts && i < p->nentries; i++)
+		free(p->texts[i]);
+	free(p->texts);
+	free(p->entries);
+	free(p->ls.v);
+	free(p->obs);
+	free(p->index);
+	free(p->mtext);
+	free(p->sig);
+	fatelf_repo_pack_free(p->pack);
+	fatelf_manifest_free(p->m);
+	fatelf_repo_close(p->r);
+	if (p->tmp[0])
+		rm_tree(p->tmp);
+}
+
+/* The bundle added to a new repository in p->tmp, as `fatelf repo add`
+ * stores it; the tag, when none was named, is its version. Returns the
+ * exit status. */
+static int push_stage(struct push *p, const char *bundle, struct reg *g)
+{
 	const char *tmp = getenv("TMPDIR");
-	fatelf_repo_dir *r = NULL;
 	fatelf_repo_add_result res;
 	fatelf_bundle_read_opts ro = { 0 };
 	char untrusted[FATELF_MS_KEYID_SIZE * 2 + 1];
-	const fatelf_repo_version *v;
-	fatelf_manifest *m = NULL;
-	fatelf_repo_pack *pack = NULL;
-	char *mtext = NULL, *sig = NULL, *text = NULL;
-	size_t mlen = 0, slen = 0, tlen;
-	struct oblob *obs = NULL, packb = { .fd = -1 };
-	fatelf_oci_blob config = { 0 };
-	fatelf_oci_entry *entries = NULL;
-	char **texts = NULL;
-	size_t nentries = 0;
-	struct layerset ls = { 0 };
 	fatelf_diag d = { 0 };
-	int fd, k, status = EXIT_FAILED;
+	int fd, k;
 
-	snprintf(tmpl, sizeof(tmpl), "%s/fatelf-push.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpl))
+	snprintf(p->tmp, sizeof(p->tmp), "%s/fatelf-push.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(p->tmp)) {
+		p->tmp[0] = '\0';
 		return fail(EXIT_SYSTEM, "cannot make a temporary directory: %s", strerror(errno));
-	fd = open(bundle, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		status = fail(EXIT_SYSTEM, "cannot open %s: %s", bundle, strerror(errno));
-		goto out;
 	}
+	fd = open(bundle, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fail(EXIT_SYSTEM, "cannot open %s: %s", bundle, strerror(errno));
 	ro.untrusted_keyid = untrusted;
-	if ((k = fatelf_repo_init(tmpl, NULL, (int64_t)time(NULL), &d)) < 0 ||
-	    (k = fatelf_repo_open(tmpl, true, NULL, 0, &r, &d)) < 0 ||
-	    (k = fatelf_repo_add_bundle(r, r->index, fd, &ro, &res, &d)) < 0) {
+	if ((k = fatelf_repo_init(p->tmp, NULL, (int64_t)time(NULL), &d)) < 0 ||
+	    (k = fatelf_repo_open(p->tmp, true, NULL, 0, &p->r, &d)) < 0 ||
+	    (k = fatelf_repo_add_bundle(p->r, p->r->index, fd, &ro, &res, &d)) < 0) {
 		close(fd);
-		status = fail(EXIT_FAILED, "%s: %s", bundle, d.msg[0] ? d.msg : fatelf_strerror(k));
-		goto out;
+		return fail(EXIT_FAILED, "%s: %s", bundle, d.msg[0] ? d.msg : fatelf_strerror(k));
 	}
 	close(fd);
-	if (r->index->npackages != 1 || r->index->packages[0].nversions != 1) {
-		status = fail(EXIT_FAILED, "%s: not one package version", bundle);
-		goto out;
-	}
-	v = &r->index->packages[0].versions[0];
+	if (p->r->index->npackages != 1 || p->r->index->packages[0].nversions != 1)
+		return fail(EXIT_FAILED, "%s: not one package version", bundle);
+	p->v = &p->r->index->packages[0].versions[0];
 	if (!g->ref.tag[0]) {
-		if (!fatelf_oci_tag_valid(v->version)) {
-			status = fail(EXIT_USAGE, "version %s is not a valid tag: name one (oci://HOST/NAME:TAG)",
-				      v->version);
-			goto out;
-		}
-		snprintf(g->ref.tag, sizeof(g->ref.tag), "%s", v->version);
+		if (!fatelf_oci_tag_valid(p->v->version))
+			return fail(EXIT_USAGE, "version %s is not a valid tag: name one (oci://HOST/NAME:TAG)",
+				    p->v->version);
+		snprintf(g->ref.tag, sizeof(g->ref.tag), "%s", p->v->version);
 	}
-	fatelf_repo_manifest_path(v->manifest, false, rel);
-	if ((k = fatelf_repo_read_file(r, rel, 64u << 20, &mtext, &mlen, &d)) < 0)
+	return EXIT_OK;
+}
+
+/* The version's manifest (its text, signature and parse) and pack list. */
+static int push_load_version(struct push *p, const char *bundle)
+{
+	char rel[FATELF_REPO_MANIFEST_PATH_MAX];
+	fatelf_diag d = { 0 };
+	int k;
+
+	fatelf_repo_manifest_path(p->v->manifest, false, rel);
+	if ((k = fatelf_repo_read_file(p->r, rel, 64u << 20, &p->mtext, &p->mlen, &d)) < 0)
 		goto diag;
-	if (v->signed_manifest) {
-		fatelf_repo_manifest_path(v->manifest, true, rel);
-		if ((k = fatelf_repo_read_file(r, rel, FATELF_REPO_SIG_MAX, &sig, &slen, &d)) < 0)
+	if (p->v->signed_manifest) {
+		fatelf_repo_manifest_path(p->v->manifest, true, rel);
+		if ((k = fatelf_repo_read_file(p->r, rel, FATELF_REPO_SIG_MAX, &p->sig, &p->slen, &d)) < 0)
 			goto diag;
 	}
-	if ((k = fatelf_manifest_parse(mtext, mlen, NULL, &m, &d)) < 0 ||
-	    (k = fatelf_repo_load_pack(r, v, m, &pack, &d)) < 0)
+	if ((k = fatelf_manifest_parse(p->mtext, p->mlen, NULL, &p->m, &d)) < 0 ||
+	    (k = fatelf_repo_load_pack(p->r, p->v, p->m, &p->pack, &d)) < 0)
 		goto diag;
-	/* every object's blob, in the pack's order (by object) */
-	obs = calloc(pack->nobjects ? pack->nobjects : 1, sizeof(*obs));
-	ls.v = calloc(pack->nobjects ? pack->nobjects : 1, sizeof(*ls.v));
-	entries = calloc(m->ntargets + 1, sizeof(*entries));
-	texts = calloc(m->ntargets + 1, sizeof(*texts));
-	if (!obs || !ls.v || !entries || !texts) {
-		status = fail(EXIT_SYSTEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < pack->nobjects; i++)
-		obs[i].fd = -1;
-	for (size_t i = 0; i < pack->nobjects; i++)
-		if ((k = open_object(r, pack->objects[i].sha256, pack->objects[i].size, &obs[i])) < 0) {
-			status = fail(EXIT_SYSTEM, "object %zu of the version: %s", i, strerror(-k));
-			goto out;
-		}
-	if ((k = open_object(r, v->pack, v->pack_size, &packb)) < 0) {
-		status = fail(EXIT_SYSTEM, "the pack list: %s", strerror(-k));
-		goto out;
-	}
-	memcpy(config.digest, v->manifest, 32);
-	memcpy(config.object, v->manifest, 32);
-	config.size = config.object_size = mlen;
-	ls.all = obs;
-	ls.nall = pack->nobjects;
-
-	/* blobs first: a registry takes a manifest only when it has its blobs */
-	for (size_t i = 0; i < pack->nobjects; i++)
-		if ((k = blob_push(g, obs[i].b.digest, obs[i].fd, NULL, obs[i].b.size, from)) < 0)
-			goto pushfail;
-	if ((v->frames > 0 && (k = blob_push(g, packb.b.digest, packb.fd, NULL, packb.b.size, from)) < 0) ||
-	    (k = blob_push(g, config.digest, -1, mtext, mlen, from)) < 0)
-		goto pushfail;
-	/* one manifest per target, then the fat one */
-	for (size_t t = 0; t <= m->ntargets; t++) {
-		const fatelf_target *tg = t < m->ntargets ? &m->targets[t] : NULL;
-		uint8_t sha[32];
-		fatelf_sha256 *h;
-
-		ls.n = 0;
-		if (fatelf_oci_objects_for(m, pack, tg, layer_add, &ls) < 0) {
-			status = fail(EXIT_FAILED, "the pack list lacks an object the manifest needs");
-			goto out;
-		}
-		/* the pack list only where it says more than the manifest: frames */
-		if (fatelf_oci_manifest_json(m, &config, sig, v->frames > 0 ? &packb.b : NULL, ls.v, ls.n, tg,
-					     &texts[nentries], &tlen) < 0) {
-			status = fail(EXIT_SYSTEM, "out of memory");
-			goto out;
-		}
-		h = fatelf_sha256_new();
-		if (!h) {
-			status = fail(EXIT_SYSTEM, "out of memory");
-			goto out;
-		}
-		fatelf_sha256_update(h, texts[nentries], tlen);
-		fatelf_sha256_final(h, sha);
-		fatelf_sha256_free(h);
-		memcpy(entries[nentries].digest, sha, 32);
-		entries[nentries].size = tlen;
-		entries[nentries].target = tg;
-		digest_text(sha, dg);
-		if ((k = manifest_push(g, dg, FATELF_OCI_MT_MANIFEST, texts[nentries], tlen, true)) < 0)
-			goto pushfail;
-		nentries++;
-	}
-	if (fatelf_oci_index_json(m, entries, nentries, &text, &tlen) < 0) {
-		status = fail(EXIT_SYSTEM, "out of memory");
-		goto out;
-	}
-	if ((k = manifest_push(g, g->ref.tag, FATELF_OCI_MT_INDEX, text, tlen, false)) < 0)
-		goto pushfail;
-	g->manifests_put--;     /* counted: the manifests alone */
-	{
-		uint8_t sha[32];
-		fatelf_sha256 *h = fatelf_sha256_new();
-
-		if (!h) {
-			status = fail(EXIT_SYSTEM, "out of memory");
-			goto out;
-		}
-		fatelf_sha256_update(h, text, tlen);
-		fatelf_sha256_final(h, sha);
-		fatelf_sha256_free(h);
-		digest_text(sha, dg);
-	}
-	if (json)
-		printf("{\"package\":\"%s\",\"version\":\"%s\",\"reference\":\"oci://%s/%s:%s\",\"index\":\"%s\","
-		       "\"manifests\":%zu,\"manifests_put\":%" PRIu64 ",\"blobs\":%zu,\"uploaded\":%" PRIu64
-		       ",\"uploaded_bytes\":%" PRIu64 ",\"present\":%" PRIu64 ",\"mounted\":%" PRIu64
-		       ",\"manifest_bytes\":%" PRIu64 "}\n",
-		       m->name, m->version, g->ref.host, g->ref.name, g->ref.tag, dg, nentries, g->manifests_put,
-		       pack->nobjects + 1 + (v->frames > 0), g->uploaded, g->uploaded_bytes, g->present, g->mounted,
-		       g->manifest_bytes);
-	else
-		printf("pushed %s %s to oci://%s/%s:%s (%s): %zu manifests (%" PRIu64 " new), %" PRIu64
-		       " blobs uploaded (%" PRIu64 " bytes), %" PRIu64 " already there%s\n",
-		       m->name, m->version, g->ref.host, g->ref.name, g->ref.tag, dg, nentries, g->manifests_put,
-		       g->uploaded, g->uploaded_bytes, g->present + g->mounted, g->mounted ? " (mounted)" : "");
-	status = EXIT_OK;
-	goto out;
+	return EXIT_OK;
 diag:
-	status = fail(EXIT_FAILED, "%s: %s", bundle, d.msg[0] ? d.msg : fatelf_strerror(k));
-	goto out;
-pushfail:
-	status = k == -EACCES ? EXIT_PERMISSION : EXIT_FAILED;
-out:
-	for (size_t i = 0; obs && pack && i < pack->nobjects; i++)
-		if (obs[i].fd >= 0)
-			close(obs[i].fd);
-	if (packb.fd >= 0)
-		close(packb.fd);
-	for (size_t i = 0; texts && i < nentries; i++)
-		free(texts[i]);
-	free(texts);
-	free(entries);
-	free(ls.v);
-	free(obs);
-	free(text);
-	free(mtext);
-	free(sig);
-	fatelf_repo_pack_free(pack);
-	fatelf_manifest_free(m);
-	fatelf_repo_close(r);
-	rm_tree(tmpl);
+	return fail(EXIT_FAILED, "%s: %s", bundle, d.msg[0] ? d.msg : fatelf_strerror(k));
+}
+
+/* Every object's blob opened and digested, in the pack's order (by
+ * object), the pack list's and the config's (the manifest itself). */
+static int push_open_blobs(struct push *p)
+{
+	size_t nobjects = p->pack->nobjects;
+	int k;
+
+	p->obs = calloc(nobjects ? nobjects : 1, sizeof(*p->obs));
+	p->ls.v = calloc(nobjects ? nobjects : 1, sizeof(*p->ls.v));
+	p->entries = calloc(p->m->ntargets + 1, sizeof(*p->entries));
+	p->texts = calloc(p->m->ntargets + 1, sizeof(*p->texts));
+	if (!p->obs || !p->ls.v || !p->entries || !p->texts)
+		return fail(EXIT_SYSTEM, "out of memory");
+	for (size_t i = 0; i < nobjects; i++)
+		p->obs[i].fd = -1;
+	for (size_t i = 0; i < nobjects; i++)
+		if ((k = open_object(p->r, p->pack->objects[i].sha256, p->pack->objects[i].size, &p->obs[i])) < 0)
+			return fail(EXIT_SYSTEM, "object %zu of the version: %s", i, strerror(-k));
+	if ((k = open_object(p->r, p->v->pack, p->v->pack_size, &p->packb)) < 0)
+		return fail(EXIT_SYSTEM, "the pack list: %s", strerror(-k));
+	memcpy(p->config.digest, p->v->manifest, 32);
+	memcpy(p->config.object, p->v->manifest, 32);
+	p->config.size = p->config.object_size = p->mlen;
+	p->ls.all = p->obs;
+	p->ls.nall = nobjects;
+	return EXIT_OK;
+}
+
+/* The exit status of a failed blob_push or manifest_push (reported). */
+static int push_failed(int k)
+{
+	return k == -EACCES ? EXIT_PERMISSION : EXIT_FAILED;
+}
+
+/* Blobs first: a registry takes a manifest only when it has its blobs. */
+static int push_blobs(struct push *p, struct reg *g, const char *from)
+{
+	int k;
+
+	for (size_t i = 0; i < p->pack->nobjects; i++)
+		if ((k = blob_push(g, p->obs[i].b.digest, p->obs[i].fd, NULL, p->obs[i].b.size, from)) < 0)
+			return push_failed(k);
+	if ((p->v->frames > 0 && (k = blob_push(g, p->packb.b.digest, p->packb.fd, NULL, p->packb.b.size, from)) < 0) ||
+	    (k = blob_push(g, p->config.digest, -1, p->mtext, p->mlen, from)) < 0)
+		return push_failed(k);
+	return EXIT_OK;
+}
+
+static int sha256_of(const char *text, size_t len, uint8_t ret[32])
+{
+	fatelf_sha256 *h = fatelf_sha256_new();
+
+	if (!h)
+		return -ENOMEM;
+	fatelf_sha256_update(h, text, len);
+	fatelf_sha256_final(h, ret);
+	fatelf_sha256_free(h);
+	return 0;
+}
+
+/* One image manifest per target, then the fat one, then the index that
+ * names them under the tag. */
+static int push_manifests(struct push *p, struct reg *g)
+{
+	uint8_t sha[32];
+	char dg[72];
+	size_t tlen;
+	int k;
+
+	for (size_t t = 0; t <= p->m->ntargets; t++) {
+		const fatelf_target *tg = t < p->m->ntargets ? &p->m->targets[t] : NULL;
+		fatelf_oci_entry *e = &p->entries[p->nentries];
+
+		p->ls.n = 0;
+		if (fatelf_oci_objects_for(p->m, p->pack, tg, layer_add, &p->ls) < 0)
+			return fail(EXIT_FAILED, "the pack list lacks an object the manifest needs");
+		/* the pack list only where it says more than the manifest: frames */
+		if (fatelf_oci_manifest_json(p->m, &p->config, p->sig, p->v->frames > 0 ? &p->packb.b : NULL,
+					     p->ls.v, p->ls.n, tg, &p->texts[p->nentries], &tlen) < 0 ||
+		    sha256_of(p->texts[p->nentries], tlen, e->digest) < 0)
+			return fail(EXIT_SYSTEM, "out of memory");
+		digest_text(e->digest, dg);
+		e->size = tlen;
+		e->target = tg;
+		if ((k = manifest_push(g, dg, FATELF_OCI_MT_MANIFEST, p->texts[p->nentries], tlen, true)) < 0)
+			return push_failed(k);
+		p->nentries++;
+	}
+	if (fatelf_oci_index_json(p->m, p->entries, p->nentries, &p->index, &p->index_len) < 0)
+		return fail(EXIT_SYSTEM, "out of memory");
+	if ((k = manifest_push(g, g->ref.tag, FATELF_OCI_MT_INDEX, p->index, p->index_len, false)) < 0)
+		return push_failed(k);
+	g->manifests_put--;     /* counted: the manifests alone */
+	if (sha256_of(p->index, p->index_len, sha) < 0)
+		return fail(EXIT_SYSTEM, "out of memory");
+	digest_text(sha, p->index_digest);
+	return EXIT_OK;
+}
+
+static void push_print_json(const struct push *p, const struct reg *g)
+{
+	char ref[sizeof(g->ref.host) + sizeof(g->ref.name) + sizeof(g->ref.tag) + 16];
+	json_object *o = json_object_new_object();
+
+	snprintf(ref, sizeof(ref), "oci://%s/%s:%s", g->ref.host, g->ref.name, g->ref.tag);
+	json_object_object_add(o, "package", json_object_new_string(p->m->name));
+	json_object_object_add(o, "version", json_object_new_string(p->m->version));
+	json_object_object_add(o, "reference", json_object_new_string(ref));
+	json_object_object_add(o, "index", json_object_new_string(p->index_digest));
+	json_object_object_add(o, "manifests", json_object_new_int64((int64_t)p->nentries));
+	json_object_object_add(o, "manifests_put", json_object_new_int64((int64_t)g->manifests_put));
+	json_object_object_add(o, "blobs",
+			       json_object_new_int64((int64_t)(p->pack->nobjects + 1 + (p->v->frames > 0))));
+	json_object_object_add(o, "uploaded", json_object_new_int64((int64_t)g->uploaded));
+	json_object_object_add(o, "uploaded_bytes", json_object_new_int64((int64_t)g->uploaded_bytes));
+	json_object_object_add(o, "present", json_object_new_int64((int64_t)g->present));
+	json_object_object_add(o, "mounted", json_object_new_int64((int64_t)g->mounted));
+	json_object_object_add(o, "manifest_bytes", json_object_new_int64((int64_t)g->manifest_bytes));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void push_print(const struct push *p, const struct reg *g)
+{
+	printf("pushed %s %s to oci://%s/%s:%s (%s): %zu manifests (%" PRIu64 " new), %" PRIu64
+	       " blobs uploaded (%" PRIu64 " bytes), %" PRIu64 " already there%s\n",
+	       p->m->name, p->m->version, g->ref.host, g->ref.name, g->ref.tag, p->index_digest, p->nentries,
+	       g->manifests_put, g->uploaded, g->uploaded_bytes, g->present + g->mounted,
+	       g->mounted ? " (mounted)" : "");
+}
+
+static int push(const char *bundle, struct reg *g, const char *from, bool json)
+{
+	struct push p = { .packb = { .fd = -1 } };
+	int status;
+
+	if ((status = push_stage(&p, bundle, g)) == EXIT_OK &&
+	    (status = push_load_version(&p, bundle)) == EXIT_OK &&
+	    (status = push_open_blobs(&p)) == EXIT_OK &&
+	    (status = push_blobs(&p, g, from)) == EXIT_OK &&
+	    (status = push_manifests(&p, g)) == EXIT_OK) {
+		if (json)
+			push_print_json(&p, g);
+		else
+			push_print(&p, g);
+	}
+	push_done(&p);
 	return status;
 }
 

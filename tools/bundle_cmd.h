@@ -72,8 +72,8 @@ struct bundle_keys {
 
 /*
  * Adds the key arg names (a minisign .pub file or an RW... string).
- * Returns -1 to go on, or the exit status to return at once, as
- * cmd_parse_output does.
+ * Returns 0, or a negative code once the failure is reported (for
+ * cmd_exit_code).
  */
 int bundle_keys_add(struct bundle_keys *k, const char *arg);
 /* Read options that trust k's keys and, when there are any, require a

@@ -149,13 +149,15 @@ int bundle_keys_add(struct bundle_keys *k, const char *arg)
 	int r;
 
 	if (k->n == BUNDLE_MAX_KEYS)
-		return cmd_usage_error("bundle", "at most %d --key options", BUNDLE_MAX_KEYS);
+		return cmd_usage_failed("bundle", "at most %d --key options", BUNDLE_MAX_KEYS);
 	fatelf_diag_clear(&d);
 	r = fatelf_ms_pubkey_load(arg, &k->v[k->n], &d);
-	if (r < 0)
-		return cmd_report(arg, &d, r);
+	if (r < 0) {
+		cmd_report(arg, &d, r);
+		return r;
+	}
 	k->n++;
-	return -1;
+	return 0;
 }
 
 fatelf_bundle_read_opts bundle_keys_read_opts(const struct bundle_keys *k)

@@ -80,9 +80,16 @@ int compat_main(const char *name, int argc, char **argv);
 /* What errors are prefixed with: "fatelf" or the historical name used. */
 extern const char *program_name;
 
-/* The exit status for a library return value: EXIT_UNIFY_* for a unify
- * rule's code, else EXIT_USAGE, EXIT_SYSTEM or EXIT_INVALID. */
+/*
+ * The one map from a code to the exit status: EXIT_OK for 0 and positive
+ * values, EXIT_UNIFY_* for a unify rule's code, EXIT_USAGE for
+ * CMD_E_USAGE, else EXIT_SYSTEM (an errno) or EXIT_INVALID. The helpers
+ * of the subcommands return codes (negative: failed, reported already);
+ * a subcommand, which returns an exit status, maps them here.
+ */
 int cmd_exit_code(int r);
+/* A bad command line: the library's "invalid argument", which is the user's. */
+#define CMD_E_USAGE (-FATELF_E_INVALID)
 /*
  * Prints "PROGRAM: SUBJECT: MESSAGE" on stderr, where SUBJECT is
  * d->subject when set, else file (omitted when NULL), and MESSAGE is
@@ -94,10 +101,15 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* For getopt_long's '?' and ':' (with opterr = 0 and a leading ':'). */
 int cmd_option_error(const char *cmd, int c, char **argv);
+/* The same two for a helper: they return CMD_E_USAGE instead. */
+int cmd_usage_failed(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int cmd_option_failed(const char *cmd, int c, char **argv);
 /*
  * Parses the options of a subcommand that takes only -o OUT and --help.
- * Returns -1 to go on (optind at the first operand, *ret_out set, an
- * error when missing), or the exit status to return at once.
+ * Returns 1 to go on (optind at the first operand, *ret_out set, an
+ * error when missing), 0 when done (--help printed), or CMD_E_USAGE
+ * (reported). A caller returns cmd_exit_code(r) when r <= 0.
  */
 int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
 		     const char **ret_out);

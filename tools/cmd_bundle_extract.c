@@ -35,8 +35,8 @@ int cmd_bundle_extract(int argc, char **argv)
 			break;
 		case OPT_KEY:
 			r = bundle_keys_add(&keys, optarg);
-			if (r >= 0)
-				return r;
+			if (r < 0)
+				return cmd_exit_code(r);
 			break;
 		case 'h':
 			return cmd_help(cmd_bundle_usage);

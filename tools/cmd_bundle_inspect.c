@@ -395,8 +395,8 @@ int cmd_bundle_inspect(int argc, char **argv)
 	int r;
 
 	r = cmd_parse_json(argc, argv, "bundle inspect", cmd_bundle_usage, &json);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (argc - optind != 1)
 		return cmd_usage_error("bundle inspect", "expected one BUNDLE");
 	path = argv[optind];

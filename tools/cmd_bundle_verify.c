@@ -68,8 +68,8 @@ int cmd_bundle_verify(int argc, char **argv)
 		switch (c) {
 		case OPT_KEY:
 			r = bundle_keys_add(&keys, optarg);
-			if (r >= 0)
-				return r;
+			if (r < 0)
+				return cmd_exit_code(r);
 			break;
 		case 'j':
 			json = true;

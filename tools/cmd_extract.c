@@ -50,8 +50,8 @@ int cmd_extract(int argc, char **argv)
 	int r;
 
 	r = cmd_parse_output(argc, argv, "extract", cmd_extract_usage, &out);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (argc - optind != 2)
 		return cmd_usage_error("extract", "expected FILE and TARGET");
 	in = argv[optind];

@@ -241,8 +241,8 @@ int cmd_info(int argc, char **argv)
 	int r, ret = EXIT_OK;
 
 	r = cmd_parse_json(argc, argv, "info", cmd_info_usage, &json);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (optind >= argc)
 		return cmd_usage_error("info", "no input files");
 

@@ -30,8 +30,8 @@ int cmd_remove(int argc, char **argv)
 	int r;
 
 	r = cmd_parse_output(argc, argv, "remove", cmd_remove_usage, &out);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (argc - optind < 2)
 		return cmd_usage_error("remove", "expected FILE and at least one TARGET");
 	in = argv[optind];

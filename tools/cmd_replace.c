@@ -95,8 +95,8 @@ int cmd_replace(int argc, char **argv)
 	int r;
 
 	r = cmd_parse_output(argc, argv, "replace", cmd_replace_usage, &out);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (argc - optind < 2)
 		return cmd_usage_error("replace", "expected FILE and at least one NEWELF");
 	in = argv[optind];

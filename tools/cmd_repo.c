@@ -79,7 +79,8 @@ static int parse_duration(const char *s, int64_t *ret)
 }
 
 /* Parses the options a verb allows (letters of allow: s sign, k key,
- * v vendor-key, e expires, j json). -1 to go on, else an exit status. */
+ * v vendor-key, e expires, j json). 1 to go on, 0 when done (--help),
+ * else a negative code, reported. */
 static int parse_common(int argc, char **argv, const char *verb, const char *allow, struct common *c)
 {
 	int ch, r;
@@ -89,10 +90,12 @@ static int parse_common(int argc, char **argv, const char *verb, const char *all
 		char want = ch == OPT_SIGN || ch == OPT_PASSWORD_FILE ? 's' : ch == OPT_KEY ? 'k'
 			    : ch == OPT_VENDOR_KEY ? 'v' : ch == OPT_EXPIRES ? 'e' : ch == 'j' ? 'j' : 0;
 
-		if (ch == 'h')
-			return cmd_help(cmd_repo_usage);
+		if (ch == 'h') {
+			cmd_help(cmd_repo_usage);
+			return 0;
+		}
 		if (ch == '?' || ch == ':' || !want || !strchr(allow, want))
-			return cmd_option_error(verb, ch == '?' || ch == ':' ? ch : '?', argv);
+			return cmd_option_failed(verb, ch == '?' || ch == ':' ? ch : '?', argv);
 		switch (ch) {
 		case OPT_SIGN:
 			c->sign = optarg;
@@ -101,16 +104,16 @@ static int parse_common(int argc, char **argv, const char *verb, const char *all
 			c->password_file = optarg;
 			break;
 		case OPT_KEY:
-			if ((r = bundle_keys_add(&c->keys, optarg)) >= 0)
+			if ((r = bundle_keys_add(&c->keys, optarg)) < 0)
 				return r;
 			break;
 		case OPT_VENDOR_KEY:
-			if ((r = bundle_keys_add(&c->vendor_keys, optarg)) >= 0)
+			if ((r = bundle_keys_add(&c->vendor_keys, optarg)) < 0)
 				return r;
 			break;
 		case OPT_EXPIRES:
 			if (parse_duration(optarg, &c->expires) < 0)
-				return cmd_usage_error(verb, "--expires takes a duration: N (seconds), Nh or Nd");
+				return cmd_usage_failed(verb, "--expires takes a duration: N (seconds), Nh or Nd");
 			break;
 		case 'j':
 			c->json = true;
@@ -118,16 +121,18 @@ static int parse_common(int argc, char **argv, const char *verb, const char *all
 		}
 	}
 	if (c->password_file && !c->sign)
-		return cmd_usage_error(verb, "--password-file needs --sign");
+		return cmd_usage_failed(verb, "--password-file needs --sign");
 	if (c->sign) {
 		fatelf_diag d;
 
 		fatelf_diag_clear(&d);
 		r = bundle_load_seckey(c->sign, c->password_file, &c->sk, &d);
-		if (r < 0)
-			return cmd_report(c->sign, &d, r);
+		if (r < 0) {
+			cmd_report(c->sign, &d, r);
+			return r;
+		}
 	}
-	return -1;
+	return 1;
 }
 
 static int64_t now_secs(void)
@@ -144,15 +149,16 @@ static int64_t now_secs(void)
 	return (int64_t)time(NULL);
 }
 
-/* A signed repository stays signed: changing it needs the key. */
+/* A signed repository stays signed: changing it needs the key. 0, or
+ * -FATELF_E_SIG_MISSING, reported. */
 static int need_key(const fatelf_repo_dir *r, const struct common *c, const char *dir)
 {
 	if (r->index_sig && !c->sign) {
 		fprintf(stderr, "%s: %s: the repository's index is signed: give --sign KEY to change it\n",
 			program_name, dir);
-		return EXIT_INVALID;
+		return -FATELF_E_SIG_MISSING;
 	}
-	return -1;
+	return 0;
 }
 
 static int repo_report(const char *what, const fatelf_diag *d, int r, bool json)
@@ -184,8 +190,8 @@ static int repo_init(int argc, char **argv)
 	fatelf_diag d;
 	int r = parse_common(argc, argv, "repo init", "sj", &c);
 
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (argc - optind != 1)
 		return cmd_usage_error("repo init", "expected one DIR");
 	fatelf_diag_clear(&d);
@@ -198,9 +204,14 @@ static int repo_init(int argc, char **argv)
 	if (!c.json)
 		printf("%s: repository made (serial 1%s, id %s)\n", argv[optind], c.sign ? ", signed" : "",
 		       rd->index->repository);
-	else
-		printf("{\n  \"repository\": \"%s\",\n  \"id\": \"%s\",\n  \"serial\": 1\n}\n", argv[optind],
-		       rd->index->repository);
+	else {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "repository", json_object_new_string(argv[optind]));
+		json_object_object_add(o, "id", json_object_new_string(rd->index->repository));
+		json_object_object_add(o, "serial", json_object_new_int64(1));
+		cmd_json_print(o);
+	}
 	fatelf_repo_close(rd);
 	return EXIT_OK;
 }
@@ -215,8 +226,8 @@ static int repo_add(int argc, char **argv)
 	bool changed = false;
 	int q = parse_common(argc, argv, "repo add", "skej", &c), status = EXIT_OK;
 
-	if (q >= 0)
-		return q;
+	if (q <= 0)
+		return cmd_exit_code(q);
 	if (argc - optind < 2)
 		return cmd_usage_error("repo add", "expected DIR and at least one BUNDLE");
 	dir = repo_path(argv[optind]);
@@ -224,8 +235,10 @@ static int repo_add(int argc, char **argv)
 	q = fatelf_repo_open(dir, true, NULL, 0, &r, &d);
 	if (q < 0)
 		return repo_report(dir, &d, q, c.json);
-	if ((q = need_key(r, &c, dir)) >= 0)
+	if ((q = need_key(r, &c, dir)) < 0) {
+		q = cmd_exit_code(q);
 		goto out;
+	}
 	arr = json_object_new_array();
 	for (int i = optind + 1; i < argc; i++) {
 		fatelf_bundle_read_opts ro = bundle_keys_read_opts(&c.keys);
@@ -297,8 +310,8 @@ static int repo_remove(int argc, char **argv)
 	size_t n;
 	int q = parse_common(argc, argv, "repo remove", "sej", &c);
 
-	if (q >= 0)
-		return q;
+	if (q <= 0)
+		return cmd_exit_code(q);
 	if (argc - optind < 2 || argc - optind > 3)
 		return cmd_usage_error("repo remove", "expected DIR NAME [VERSION]");
 	dir = repo_path(argv[optind]);
@@ -308,8 +321,10 @@ static int repo_remove(int argc, char **argv)
 	q = fatelf_repo_open(dir, true, NULL, 0, &r, &d);
 	if (q < 0)
 		return repo_report(dir, &d, q, c.json);
-	if ((q = need_key(r, &c, dir)) >= 0)
+	if ((q = need_key(r, &c, dir)) < 0) {
+		q = cmd_exit_code(q);
 		goto out;
+	}
 	n = fatelf_repo_index_remove(r->index, name, version);
 	if (n == 0) {
 		fprintf(stderr, "%s: %s: no package %s%s%s in the repository\n", program_name, dir, name,
@@ -322,9 +337,13 @@ static int repo_remove(int argc, char **argv)
 		q = repo_report(dir, &d, q, c.json);
 		goto out;
 	}
-	if (c.json)
-		printf("{\n  \"removed\": %zu,\n  \"serial\": %" PRIu64 "\n}\n", n, r->index->serial);
-	else
+	if (c.json) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "removed", json_object_new_int64((int64_t)n));
+		json_object_object_add(o, "serial", json_object_new_int64((int64_t)r->index->serial));
+		cmd_json_print(o);
+	} else
 		printf("%s: removed %zu version%s of %s (index serial %" PRIu64 "); 'fatelf repo gc' frees their objects\n",
 		       argv[optind], n, n == 1 ? "" : "s", name, r->index->serial);
 	q = EXIT_OK;
@@ -336,8 +355,8 @@ out:
 
 /* Opens the repository arg names for reading: a directory, a file://
  * URL, or an http(s) URL copied into tmp first (everything: all its
- * files, else its index). -1 to go on, with *ret_dir the directory,
- * else the exit status (reported, tmp removed). */
+ * files, else its index). 0, with *ret_dir the directory, else a
+ * negative code (reported, tmp removed). */
 static int open_any(const char *arg, bool everything, const struct common *c, char tmp[PATH_MAX],
 		    const char **ret_dir, fatelf_repo_dir **ret)
 {
@@ -350,7 +369,8 @@ static int open_any(const char *arg, bool everything, const struct common *c, ch
 		q = repo_remote_copy(arg, everything, tmp, PATH_MAX, &d);
 		if (q < 0) {
 			repo_remote_remove(tmp);
-			return repo_report(arg, &d, q, c->json);
+			repo_report(arg, &d, q, c->json);
+			return q;
 		}
 		dir = tmp;
 	}
@@ -358,10 +378,11 @@ static int open_any(const char *arg, bool everything, const struct common *c, ch
 	if (q < 0) {
 		if (dir == tmp)
 			repo_remote_remove(tmp);
-		return repo_report(dir == tmp ? arg : dir, &d, q, c->json);
+		repo_report(dir == tmp ? arg : dir, &d, q, c->json);
+		return q;
 	}
 	*ret_dir = dir;
-	return -1;
+	return 0;
 }
 
 int repo_package_names(const char *arg, char ***ret, size_t *ret_n, fatelf_diag *d)
@@ -419,13 +440,13 @@ static int repo_list(int argc, char **argv)
 	fatelf_diag d;
 	int q = parse_common(argc, argv, "repo list", "kj", &c);
 
-	if (q >= 0)
-		return q;
+	if (q <= 0)
+		return cmd_exit_code(q);
 	if (argc - optind != 1)
 		return cmd_usage_error("repo list", "expected DIR or URL");
 	q = open_any(argv[optind], false, &c, tmp, &dir, &r);
-	if (q >= 0)
-		return q;
+	if (q < 0)
+		return cmd_exit_code(q);
 	if (c.json) {
 		_cleanup_free_ char *text = NULL;
 		size_t len;
@@ -474,13 +495,13 @@ static int repo_verify(int argc, char **argv)
 	fatelf_diag d;
 	int q = parse_common(argc, argv, "repo verify", "kvj", &c);
 
-	if (q >= 0)
-		return q;
+	if (q <= 0)
+		return cmd_exit_code(q);
 	if (argc - optind != 1)
 		return cmd_usage_error("repo verify", "expected DIR or URL");
 	q = open_any(argv[optind], true, &c, tmp, &dir, &r);
-	if (q >= 0)
-		return q;
+	if (q < 0)
+		return cmd_exit_code(q);
 	q = fatelf_repo_verify(r, c.vendor_keys.v, c.vendor_keys.n, &res, &d);
 	if (q < 0) {
 		char what[600];
@@ -491,13 +512,19 @@ static int repo_verify(int argc, char **argv)
 			repo_remote_remove(tmp);
 		return repo_report(what, &d, q, c.json);
 	}
-	if (c.json)
-		printf("{\n  \"ok\": true,\n  \"serial\": %" PRIu64 ",\n  \"signed\": %s,\n  \"packages\": %zu,\n"
-		       "  \"versions\": %zu,\n  \"objects\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 ",\n"
-		       "  \"rebuilt\": %" PRIu64 "\n}\n",
-		       r->index->serial, c.keys.n ? "true" : "false", res.packages, res.versions, res.objects,
-		       res.bytes, res.rebuilt);
-	else
+	if (c.json) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "ok", json_object_new_boolean(true));
+		json_object_object_add(o, "serial", json_object_new_int64((int64_t)r->index->serial));
+		json_object_object_add(o, "signed", json_object_new_boolean(c.keys.n > 0));
+		json_object_object_add(o, "packages", json_object_new_int64((int64_t)res.packages));
+		json_object_object_add(o, "versions", json_object_new_int64((int64_t)res.versions));
+		json_object_object_add(o, "objects", json_object_new_int64((int64_t)res.objects));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)res.bytes));
+		json_object_object_add(o, "rebuilt", json_object_new_int64((int64_t)res.rebuilt));
+		cmd_json_print(o);
+	} else
 		printf("%s: ok: serial %" PRIu64 "%s, %zu packages, %zu versions, %" PRIu64 " objects (%" PRIu64
 		       " bytes), %" PRIu64 " FatELF files rebuilt\n",
 		       argv[optind], r->index->serial, c.keys.n ? ", signature good" : "", res.packages, res.versions,
@@ -517,8 +544,8 @@ static int repo_gc(int argc, char **argv)
 	fatelf_diag d;
 	int q = parse_common(argc, argv, "repo gc", "j", &c);
 
-	if (q >= 0)
-		return q;
+	if (q <= 0)
+		return cmd_exit_code(q);
 	if (argc - optind != 1)
 		return cmd_usage_error("repo gc", "expected DIR");
 	dir = repo_path(argv[optind]);
@@ -530,9 +557,13 @@ static int repo_gc(int argc, char **argv)
 	fatelf_repo_close(r);
 	if (q < 0)
 		return repo_report(dir, &d, q, c.json);
-	if (c.json)
-		printf("{\n  \"removed\": %" PRIu64 ",\n  \"bytes\": %" PRIu64 "\n}\n", res.files, res.bytes);
-	else
+	if (c.json) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "removed", json_object_new_int64((int64_t)res.files));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)res.bytes));
+		cmd_json_print(o);
+	} else
 		printf("%s: removed %" PRIu64 " files (%" PRIu64 " bytes)\n", argv[optind], res.files, res.bytes);
 	return EXIT_OK;
 }

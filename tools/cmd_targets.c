@@ -306,6 +306,7 @@ static int print_names(bool json)
 	return EXIT_OK;
 }
 
+/* 1 to go on, 0 when done (--help), else CMD_E_USAGE (reported). */
 static int parse_targets_options(int argc, char **argv, bool *ret_json, bool *ret_names)
 {
 	static const struct option options[] = {
@@ -326,12 +327,13 @@ static int parse_targets_options(int argc, char **argv, bool *ret_json, bool *re
 			*ret_names = true;
 			break;
 		case 'h':
-			return cmd_help(cmd_targets_usage);
+			cmd_help(cmd_targets_usage);
+			return 0;
 		default:
-			return cmd_option_error("targets", c, argv);
+			return cmd_option_failed("targets", c, argv);
 		}
 	}
-	return -1;
+	return 1;
 }
 
 int cmd_targets(int argc, char **argv)
@@ -344,8 +346,8 @@ int cmd_targets(int argc, char **argv)
 	int r;
 
 	r = parse_targets_options(argc, argv, &json, &names);
-	if (r >= 0)
-		return r;
+	if (r <= 0)
+		return cmd_exit_code(r);
 	if (optind < argc)
 		return cmd_usage_error("targets", "unexpected argument '%s'", argv[optind]);
 	if (names)

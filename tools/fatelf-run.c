@@ -68,6 +68,15 @@ struct run {
 	int origin_depth;
 };
 
+static void vreport(const char *path, const char *fmt, va_list ap)
+{
+	fputs("fatelf-run: ", stderr);
+	if (path)
+		fprintf(stderr, "%s: ", path);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static int fail(int status, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -75,14 +84,25 @@ static int fail(int status, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("fatelf-run: ", stderr);
-	if (path)
-		fprintf(stderr, "%s: ", path);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(path, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return status;
+}
+
+/* The steps' failures: each is reported once, and main maps every one to
+ * RUN_EXIT_CANNOT_EXECUTE. Returns code, which is negative. */
+static int step_failed(int code, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int step_failed(int code, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(path, fmt, ap);
+	va_end(ap);
+	return code;
 }
 
 /*
@@ -124,7 +144,7 @@ static int validate(struct run *r)
 	if (e == 0)
 		e = fatelf_validate(&src, NULL, &r->hdr, NULL, &d);
 	if (e < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "not a valid FatELF file: %s (%s)",
+		return step_failed(e, r->path, "not a valid FatELF file: %s (%s)",
 			    d.msg[0] ? d.msg : fatelf_strerror(e), fatelf_error_name(e));
 	return 0;
 }
@@ -141,7 +161,7 @@ static int select_record(struct run *r)
 	fatelf_diag_clear(&d);
 	e = fatelf_host_detect(&host);
 	if (e < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot tell this machine's targets: %s",
+		return step_failed(e, r->path, "cannot tell this machine's targets: %s",
 			    fatelf_strerror(e));
 	e = fatelf_host_select(&host, &r->hdr, &d);
 	if (e >= 0) {
@@ -151,7 +171,7 @@ static int select_record(struct run *r)
 		return 0;
 	}
 	if (e != -FATELF_E_NO_HOST_RECORD)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "%s", d.msg);
+		return step_failed(e, r->path, "%s", d.msg);
 
 	n = fatelf_binfmt_list(FATELF_BINFMT_DIR, &entries);
 	for (int i = 0; n > 0 && i < r->hdr.nrecords; i++) {
@@ -171,7 +191,7 @@ static int select_record(struct run *r)
 			return 0;
 		}
 	}
-	return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "%s; no binfmt_misc handler runs any of them",
+	return step_failed(-FATELF_E_NO_HOST_RECORD, r->path, "%s; no binfmt_misc handler runs any of them",
 		    d.msg);
 }
 
@@ -220,7 +240,7 @@ static int origin_depth(struct run *r)
 	if (e == 0)
 		e = fatelf_elf_origin_depth(&src, rec->offset, rec->size, &r->origin_depth, &d);
 	if (e < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "record %d: %s (%s)", r->record,
+		return step_failed(e, r->path, "record %d: %s (%s)", r->record,
 			    d.msg[0] ? d.msg : fatelf_strerror(e), fatelf_error_name(e));
 	if (!r->dir)
 		r->origin_depth = -1;
@@ -228,8 +248,7 @@ static int origin_depth(struct run *r)
 }
 
 /* Finds (or writes) the thin binary in the user's cache. Returns 0 with
- * ret filled, 1 when no safe cache is usable (why in reason), or an exit
- * status. */
+ * ret filled, or 1 when no safe cache is usable (why in reason). */
 static int cache_lookup(struct run *r, fatelf_run_entry *ret, char *reason, size_t cap)
 {
 	char dir[PATH_MAX];
@@ -264,7 +283,8 @@ static int cache_lookup(struct run *r, fatelf_run_entry *ret, char *reason, size
 	return 0;
 }
 
-/* No usable cache: a private copy in memory, for this exec only. */
+/* No usable cache: a private copy in memory, for this exec only. Returns
+ * only on failure, a negative code, reported. */
 static int run_from_memfd(struct run *r, char **argv)
 {
 	const fatelf_record *rec = &r->hdr.records[r->record];
@@ -273,15 +293,12 @@ static int run_from_memfd(struct run *r, char **argv)
 
 	mfd = memfd_create(r->name, MFD_CLOEXEC);
 	if (mfd < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot create a memory file: %s",
-			    strerror(errno));
+		return step_failed(-errno, r->path, "cannot create a memory file: %s", strerror(errno));
 	e = copy_range(r->fd, rec->offset, mfd, 0, rec->size);
 	if (e < 0)
-		return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot copy record %d: %s",
-			    r->record, strerror(-e));
+		return step_failed(e, r->path, "cannot copy record %d: %s", r->record, strerror(-e));
 	fexecve(mfd, argv, environ);
-	return fail(RUN_EXIT_CANNOT_EXECUTE, r->path, "cannot execute record %d: %s", r->record,
-		    strerror(errno));
+	return step_failed(-errno, r->path, "cannot execute record %d: %s", r->record, strerror(errno));
 }
 
 static int print_which(struct run *r, const fatelf_run_entry *entry, const char *reason)
@@ -383,15 +400,14 @@ int main(int argc, char **argv)
 			    (unsigned)(r.st.st_mode & 07777));
 
 	e = validate(&r);
-	if (e)
-		return e;
-	e = select_record(&r);
-	if (e)
-		return e;
-	locate(&r);
-	e = origin_depth(&r);
-	if (e)
-		return e;
+	if (e == 0)
+		e = select_record(&r);
+	if (e == 0) {
+		locate(&r);
+		e = origin_depth(&r);
+	}
+	if (e < 0)
+		return RUN_EXIT_CANNOT_EXECUTE;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		fatelf_run_entry entry;
@@ -400,17 +416,19 @@ int main(int argc, char **argv)
 		e = cache_lookup(&r, &entry, reason, sizeof(reason));
 		if (which)
 			return print_which(&r, e == 0 ? &entry : NULL, reason);
-		if (e == 1)
-			return run_from_memfd(&r, prog_argv);
-		if (e)
-			return e;
+		if (e == 1) {
+			run_from_memfd(&r, prog_argv);
+			return RUN_EXIT_CANNOT_EXECUTE;
+		}
 		execve(entry.path, prog_argv, environ);
 		/* pruned by a concurrent run of a newer version: look again */
 		if (errno == ENOENT && attempt == 0)
 			continue;
 		/* a cache on a noexec file system */
-		if (errno == EACCES || errno == EPERM)
-			return run_from_memfd(&r, prog_argv);
+		if (errno == EACCES || errno == EPERM) {
+			run_from_memfd(&r, prog_argv);
+			return RUN_EXIT_CANNOT_EXECUTE;
+		}
 		return fail(RUN_EXIT_CANNOT_EXECUTE, r.path, "cannot execute record %d (%s): %s",
 			    r.record, entry.path, strerror(errno));
 	}

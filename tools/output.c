@@ -78,20 +78,36 @@ int cmd_report(const char *file, const fatelf_diag *d, int r)
 	return cmd_exit_code(r);
 }
 
-int cmd_usage_error(const char *cmd, const char *fmt, ...)
+static void usage_vprint(const char *cmd, const char *fmt, va_list ap)
 {
 	char msg[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (cmd)
 		fprintf(stderr, "%s: %s: %s (see '%s %s --help')\n", program_name, cmd, msg,
 			program_name, cmd);
 	else
 		fprintf(stderr, "%s: %s (see '%s --help')\n", program_name, msg, program_name);
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	usage_vprint(cmd, fmt, ap);
+	va_end(ap);
 	return EXIT_USAGE;
+}
+
+int cmd_usage_failed(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	usage_vprint(cmd, fmt, ap);
+	va_end(ap);
+	return CMD_E_USAGE;
 }
 
 int cmd_option_error(const char *cmd, int c, char **argv)
@@ -112,6 +128,12 @@ int cmd_option_error(const char *cmd, int c, char **argv)
 	return cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
 
+int cmd_option_failed(const char *cmd, int c, char **argv)
+{
+	(void)cmd_option_error(cmd, c, argv);
+	return CMD_E_USAGE;
+}
+
 int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
 		     const char **ret_out)
 {
@@ -130,15 +152,16 @@ int cmd_parse_output(int argc, char **argv, const char *cmd, const char *usage,
 			out = optarg;
 			break;
 		case 'h':
-			return cmd_help(usage);
+			cmd_help(usage);
+			return 0;
 		default:
-			return cmd_option_error(cmd, c, argv);
+			return cmd_option_failed(cmd, c, argv);
 		}
 	}
 	if (!out)
-		return cmd_usage_error(cmd, "missing -o OUT");
+		return cmd_usage_failed(cmd, "missing -o OUT");
 	*ret_out = out;
-	return -1;
+	return 1;
 }
 
 int cmd_parse_json(int argc, char **argv, const char *cmd, const char *usage, bool *ret_json)
@@ -158,13 +181,14 @@ int cmd_parse_json(int argc, char **argv, const char *cmd, const char *usage, bo
 			json = true;
 			break;
 		case 'h':
-			return cmd_help(usage);
+			cmd_help(usage);
+			return 0;
 		default:
-			return cmd_option_error(cmd, c, argv);
+			return cmd_option_failed(cmd, c, argv);
 		}
 	}
 	*ret_json = json;
-	return -1;
+	return 1;
 }
 
 int cmd_help(const char *usage)

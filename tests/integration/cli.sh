@@ -67,6 +67,38 @@ for c in glue info validate extract split remove replace thin verify targets; do
 	check_match "$c --help shows a usage line naming $c" "[Uu]sage:.*$c" "$RUN_OUT"
 done
 
+# ---- every option parser: --help 0, a bad command line 2, a key that is not there 3
+for c in "repo init" "repo add" "repo remove" "repo list" "repo verify" "repo gc" "bundle create" \
+	"bundle inspect" "bundle verify" "bundle extract"; do
+	# shellcheck disable=SC2086
+	check_exit 0 "$c --help exits 0" "$FATELF" $c --help
+	# shellcheck disable=SC2086
+	check_exit 2 "$c --no-such-option exits 2" "$FATELF" $c --no-such-option
+done
+check_exit 2 "repo add --expires with no duration exits 2" "$FATELF" repo add --expires x d b
+check_match "... saying what it takes" "repo add: --expires takes a duration" "$RUN_ERR"
+check_exit 2 "repo init --password-file without --sign exits 2" "$FATELF" repo init --password-file f d
+check_exit 2 "bundle create --compression lz4 exits 2" "$FATELF" bundle create -o x --compression lz4 t
+for c in "repo list" "repo verify" "bundle verify"; do
+	# shellcheck disable=SC2086
+	check_exit 3 "$c --key of a missing file exits 3" "$FATELF" $c --key ./no-such.pub x
+	check_match "... naming the key" "no-such.pub: public key" "$RUN_ERR"
+done
+check_exit 3 "bundle extract --key of a missing file exits 3" "$FATELF" bundle extract --key ./no-such.pub x d
+for c in extract remove replace; do
+	check_exit 2 "$c without -o exits 2" "$FATELF" "$c" x y
+	check_match "... saying so" "$c: missing -o OUT" "$RUN_ERR"
+done
+check_exit 2 "info --no-such-option exits 2" "$FATELF" info --no-such-option
+check_exit 2 "targets --no-such-option exits 2" "$FATELF" targets --no-such-option
+FATELFCTL=$top_builddir/client/fatelfctl
+for c in files owner info cancel install; do
+	check_exit 0 "fatelfctl $c --help exits 0" "$FATELFCTL" "$c" --help
+	check_exit 2 "fatelfctl $c --no-such-option exits 2" "$FATELFCTL" "$c" --no-such-option
+done
+check_exit 2 "fatelfctl install --policy bogus exits 2" "$FATELFCTL" install --policy bogus x
+check_exit 2 "fatelfctl --socket without a path exits 2" "$FATELFCTL" --socket
+
 # ---- glue, info, names that parse back
 # shellcheck disable=SC2086
 check "glue seven fixtures" "$FATELF" glue -o fat $INPUTS

@@ -60,6 +60,12 @@ check_eq "... a manifest per target and one for the fat content" "$nman $nman" \
 check_eq "... every blob uploaded" "$(jq -r .blobs <<<"$RUN_OUT")" "$(jq -r .uploaded <<<"$RUN_OUT")"
 check_eq "... as the registry's log says" "$(jq -r .uploaded <<<"$RUN_OUT")" "$(uploads r1)"
 INDEX=$(jq -r .index <<<"$RUN_OUT")
+check_eq "... one line that python3 parses too, naming the package, version and reference" \
+	"hello 1.0 oci://127.0.0.1:$P1/fatelf/hello:1.0 1" \
+	"$(python3 -c 'import json, sys
+lines = sys.stdin.read().splitlines()
+j = json.loads(lines[0])
+print(j["package"], j["version"], j["reference"], len(lines))' <<<"$RUN_OUT" 2>&1)"
 
 run skopeo inspect --tls-verify=false --raw "docker://127.0.0.1:$P1/fatelf/hello:1.0"
 check_eq "skopeo inspect --raw exits 0" 0 "$RC"
