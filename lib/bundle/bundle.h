@@ -19,6 +19,7 @@
 
 #include "fatelf.h"
 #include "hex.h"
+#include "macro.h"
 #include "reader.h"
 
 #ifdef __cplusplus
@@ -222,6 +223,11 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 			      fatelf_diag *d);
 fatelf_manifest *fatelf_manifest_new(void);
 fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m);
+static inline void fatelf_manifest_freep(fatelf_manifest **m)
+{
+	fatelf_manifest_free(*m);
+}
+#define _cleanup_manifest_ _cleanup_(fatelf_manifest_freep)
 /* Appends a zeroed entry (path copied); returns it or NULL on ENOMEM. */
 fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type);
 /* Binary search by path (entries must be sorted): the first entry of
