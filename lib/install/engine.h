@@ -30,6 +30,7 @@
 
 #include "bundle.h"
 #include "fatelf.h"
+#include "macro.h"
 #include "netrange.h"
 #include "repo.h"
 
@@ -147,6 +148,11 @@ enum {
 int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
 		engine **ret, unsigned *ret_recovered, fatelf_diag *d);
 engine *engine_close(engine *e);
+static inline void engine_closep(engine **e)
+{
+	engine_close(*e);
+}
+#define _cleanup_engine_ _cleanup_(engine_closep)
 /* The store, for queries (lib/install/store.h). */
 struct store *engine_store(engine *e);
 /* The path that reaches the engine's database through the state directory
