@@ -403,8 +403,8 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 		      const char *sig, size_t slen, int64_t now, fatelf_repo_index **ret, fatelf_diag *d)
 {
 	_cleanup_free_ char *sdir = NULL;
+	_cleanup_repo_index_ fatelf_repo_index *ix = NULL;
 	char rel[REPO_NAME_MAX + 16];
-	fatelf_repo_index *ix = NULL, *old = NULL;
 	uint64_t min_serial = 0;
 	char pinned[FATELF_REPO_ID_LEN + 1];
 	int k;
@@ -420,39 +420,37 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 	/* The identity pinned: the admin's (ID=), else the one of the index
 	 * accepted before (none before the first update). */
 	memcpy(pinned, r->id, sizeof(pinned));
-	if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
-		min_serial = old->serial;
-		if (!pinned[0])
-			memcpy(pinned, old->repository, sizeof(pinned));
-		fatelf_repo_index_free(old);
+	{
+		_cleanup_repo_index_ fatelf_repo_index *old = NULL;
+
+		if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
+			min_serial = old->serial;
+			if (!pinned[0])
+				memcpy(pinned, old->repository, sizeof(pinned));
+		}
 	}
 	/* The identity first: another repository's index (the same vendor's
 	 * key) must not move this one's serial floor. */
 	k = fatelf_repo_index_check_identity(ix, pinned, d);
 	if (k < 0) {
 		FATELF_DIAG_FACT(d, repository, r->name);
-		goto fail;
+		return k;
 	}
 	k = fatelf_repo_index_check(ix, min_serial, now, d);
 	if (k < 0) {
 		FATELF_DIAG_FACT(d, repository, r->name);
-		goto fail;
+		return k;
 	}
-	if (state_dir_of(state_dir, r->name, rel, &sdir) < 0) {
-		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto fail;
-	}
+	if (state_dir_of(state_dir, r->name, rel, &sdir) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	/* The signature first: the index file is what is trusted on load. */
 	k = write_atomic(state_fd, rel, sdir, "index.json.minisig", sig, slen, 0644, d);
 	if (k == 0)
 		k = write_atomic(state_fd, rel, sdir, "index.json", json, len, 0644, d);
 	if (k < 0)
-		goto fail;
-	*ret = ix;
+		return k;
+	*ret = TAKE_PTR(ix);
 	return 0;
-fail:
-	fatelf_repo_index_free(ix);
-	return k;
 }
 
 /* Downloads */

@@ -113,6 +113,11 @@ void fatelf_sha256_update(fatelf_sha256 *h, const void *buf, size_t len);
 /* Writes the digest and resets the context for reuse. */
 void fatelf_sha256_final(fatelf_sha256 *h, uint8_t out[32]);
 fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
+static inline void fatelf_sha256_freep(fatelf_sha256 **h)
+{
+	fatelf_sha256_free(*h);
+}
+#define _cleanup_sha256_ _cleanup_(fatelf_sha256_freep)
 
 /* Manifest (lib/bundle/manifest.c) */
 /* The format a manifest without per-arch entries is written in, and

@@ -157,6 +157,11 @@ typedef struct fatelf_repo_index {
 
 fatelf_repo_index *fatelf_repo_index_new(void);
 fatelf_repo_index *fatelf_repo_index_free(fatelf_repo_index *ix);
+static inline void fatelf_repo_index_freep(fatelf_repo_index **ix)
+{
+	fatelf_repo_index_free(*ix);
+}
+#define _cleanup_repo_index_ _cleanup_(fatelf_repo_index_freep)
 /* Strict JSON (the manifest's reader: duplicate keys, depth, strings),
  * every field known and typed, names and versions by the package rules,
  * packages and versions sorted and unique. FATELF_E_REPO_INDEX. */

@@ -40,11 +40,6 @@ fatelf_repo_dir *fatelf_repo_close(fatelf_repo_dir *r)
 	return NULL;
 }
 
-static void index_freep(fatelf_repo_index **ix)
-{
-	fatelf_repo_index_free(*ix);
-}
-
 static void dir_closep(fatelf_repo_dir **r)
 {
 	fatelf_repo_close(*r);
@@ -307,7 +302,7 @@ int fatelf_repo_publish(fatelf_repo_dir *r, fatelf_repo_index *ix, const fatelf_
 int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now, fatelf_diag *d)
 {
 	_cleanup_(dir_closep) fatelf_repo_dir *r = NULL;
-	_cleanup_(index_freep) fatelf_repo_index *ix = NULL;
+	_cleanup_repo_index_ fatelf_repo_index *ix = NULL;
 	struct stat st;
 	int k;
 
