@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "fatelf.h"
+#include "macro.h"
 
 /* The migrations embedded by schema/embed.sh (lib/store_migrations.c). */
 struct store_migration {
@@ -283,6 +284,7 @@ void store_files_free(store_file *v, size_t n);
  * and *ret_package (may be NULL) with the owner's name; -ENOENT when unowned. */
 int store_file_get(store *s, const char *path, store_file *ret, char **ret_package, fatelf_diag *d);
 void store_file_done(store_file *f);
+#define _cleanup_store_file_ _cleanup_(store_file_done)
 /* Deletes one file row (its records go with it); -ENOENT when unowned. */
 int store_file_delete(store *s, const char *path, fatelf_diag *d);
 /* Deletes every file row of a package (an upgrade rewrites them). */
