@@ -132,6 +132,11 @@ enum {
 int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d);
 /* Accepts NULL; returns NULL. */
 store *store_close(store *s);
+static inline void store_closep(store **p)
+{
+	store_close(*p);
+}
+#define _cleanup_store_ _cleanup_(store_closep)
 /* The schema version this program knows (the number of migrations). */
 int store_schema_version(void);
 
