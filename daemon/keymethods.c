@@ -78,6 +78,27 @@ static char *key_comment(const char *text, size_t len)
 	return c;
 }
 
+/* dir/name, a *.pub file, read and parsed into *k (zeroed first). */
+static int key_file_read(DIR *dh, const char *dir, const char *name, struct key_file *k, fatelf_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	fatelf_diag sub = { 0 };
+	size_t len;
+	int r;
+
+	memset(k, 0, sizeof(*k));
+	r = read_file_max(dirfd(dh), name, READ_FILE_REGULAR, KEY_TEXT_MAX, &text, &len);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "%s/%s: %s", dir, name,
+				       r == -EFBIG ? "larger than a minisign public key" : strerror(-r));
+	r = fatelf_ms_pubkey_parse(text, len, &k->key, &sub);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "%s/%s: %s", dir, name, sub.msg);
+	k->name = strdup(name);
+	k->comment = key_comment(text, len);
+	return 0;
+}
+
 /*
  * Every *.pub file of dir (a missing directory has none), parsed, in name
  * order. A file that does not parse fails the whole list, as it fails a
@@ -101,30 +122,16 @@ static int key_files_load(const char *dir, struct key_file **ret, size_t *ret_n,
 	}
 	while ((errno = 0, de = readdir(dh))) {
 		size_t nl = strlen(de->d_name);
-		_cleanup_free_ char *text = NULL;
-		size_t len;
-		fatelf_diag sub = { 0 };
 
 		if (de->d_name[0] == '.' || nl <= 4 || strcmp(de->d_name + nl - 4, ".pub") != 0)
 			continue;
-		r = read_file_max(dirfd(dh), de->d_name, READ_FILE_REGULAR, KEY_TEXT_MAX, &text, &len);
-		if (r < 0) {
-			r = fatelf_diag_set(d, r, -1, "%s/%s: %s", dir, de->d_name,
-					    r == -EFBIG ? "larger than a minisign public key" : strerror(-r));
-			goto fail;
-		}
 		if (GROW_ARRAY(v, cap, n + 1) < 0) {
 			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 			goto fail;
 		}
-		memset(&v[n], 0, sizeof(v[n]));
-		r = fatelf_ms_pubkey_parse(text, len, &v[n].key, &sub);
-		if (r < 0) {
-			r = fatelf_diag_set(d, r, -1, "%s/%s: %s", dir, de->d_name, sub.msg);
+		r = key_file_read(dh, dir, de->d_name, &v[n], d);
+		if (r < 0)
 			goto fail;
-		}
-		v[n].name = strdup(de->d_name);
-		v[n].comment = key_comment(text, len);
 		n++;
 		if (!v[n - 1].name || !v[n - 1].comment) {
 			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");

@@ -146,7 +146,16 @@ static char *socket_path_of(int fd)
 	return strndup(sa.sun_path, len - offsetof(struct sockaddr_un, sun_path));
 }
 
-int main(int argc, char **argv)
+struct options {
+	const char *socket;
+	const char *root;
+	const char *state;
+	const char *config;
+};
+
+/* Returns true to go on; false when the program ends here, with
+ * *ret_status. */
+static bool parse_argv(int argc, char **argv, struct options *o, int *ret_status)
 {
 	enum { OPT_SOCKET = 256, OPT_ROOT, OPT_STATE, OPT_CONFIG, OPT_CHECK };
 	static const struct option opts[] = {
@@ -159,106 +168,126 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *opt_socket = NULL, *opt_root = NULL, *opt_state = NULL;
-	const char *opt_config = FATELFD_DEFAULT_CONFIG;
-	_cleanup_free_ char *socket_path = NULL;
-	server s = {
-		.listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1,
-		.on_call = dispatch_call, .on_wake = on_wake, .on_reload = server_reload,
-	};
-	engine *rw = NULL;
-	fatelf_diag d = { 0 };
-	unsigned recovered = 0;
-	bool ended;
-	int c, r, n;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SOCKET:
-			opt_socket = optarg;
+			o->socket = optarg;
 			break;
 		case OPT_ROOT:
-			opt_root = optarg;
+			o->root = optarg;
 			break;
 		case OPT_STATE:
-			opt_state = optarg;
+			o->state = optarg;
 			break;
 		case OPT_CONFIG:
-			opt_config = optarg;
+			o->config = optarg;
 			break;
 		case OPT_CHECK:
-			return check_interface() ? 1 : 0;
+			*ret_status = check_interface() ? 1 : 0;
+			return false;
 		case 'V':
 			printf("fatelfd %s\n%s\n", PACKAGE_VERSION, FATELF_LICENSE_TEXT);
-			return 0;
+			*ret_status = 0;
+			return false;
 		case 'h':
 			usage(stdout);
-			return 0;
+			*ret_status = 0;
+			return false;
 		default:
 			usage(stderr);
-			return 2;
+			*ret_status = 2;
+			return false;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "fatelfd: unexpected argument: %s\n", argv[optind]);
 		usage(stderr);
-		return 2;
+		*ret_status = 2;
+		return false;
 	}
+	return true;
+}
 
-	/* A socket that a running daemon serves: refused before anything
-	 * else is touched (unless systemd passes the socket). */
-	if (sd_listen_fds(0) <= 0) {
-		char *sp = path_absolute(opt_socket ? opt_socket : FATELFD_DEFAULT_SOCKET);
+/* A socket that a running daemon serves is refused before anything else
+ * is touched (unless systemd passes the socket). */
+static int socket_refuse_served(const char *opt_socket)
+{
+	_cleanup_free_ char *sp = NULL;
 
-		if (sp && server_socket_served(sp)) {
-			log_error("fatelfd: %s: already in use by a running fatelfd", sp);
-			free(sp);
-			return 1;
-		}
-		free(sp);
+	if (sd_listen_fds(0) > 0)
+		return 0;
+	sp = path_absolute(opt_socket ? opt_socket : FATELFD_DEFAULT_SOCKET);
+	if (sp && server_socket_served(sp)) {
+		log_error("fatelfd: %s: already in use by a running fatelfd", sp);
+		return -EADDRINUSE;
 	}
+	return 0;
+}
 
-	/* Config, then the command line over it. */
-	engine_config_init(&s.cfg);
-	r = engine_config_load(&s.cfg, opt_config, &d);
+/* The root (made if missing) and the state directory, as absolute paths. */
+static int config_paths_absolute(engine_config *cfg)
+{
+	char *root, *state = path_absolute(cfg->state_dir);
+
+	/* A private instance's root may not exist yet. */
+	if (access(cfg->root, F_OK) < 0 && errno == ENOENT)
+		(void)mkdir_p(AT_FDCWD, cfg->root, 0755, 0755, 0);
+	root = realpath(cfg->root, NULL);
+	if (!root || !state) {
+		int e = errno;
+
+		free(state);
+		free(root);
+		log_error("fatelfd: root %s: %s", cfg->root, strerror(e));
+		return -e;
+	}
+	free(cfg->root);
+	cfg->root = root;
+	free(cfg->state_dir);
+	cfg->state_dir = state;
+	return 0;
+}
+
+/* The config, then the command line over it, then the trusted keys. */
+static int config_setup(server *s, const struct options *o, fatelf_diag *d)
+{
+	int r;
+
+	r = engine_config_load(&s->cfg, o->config, d);
 	if (r < 0) {
-		log_error("fatelfd: %s", d.msg[0] ? d.msg : fatelf_strerror(r));
-		engine_config_done(&s.cfg);
-		return 1;
+		log_error("fatelfd: %s", d->msg[0] ? d->msg : fatelf_strerror(r));
+		return r;
 	}
-	if ((opt_root && set_string(&s.cfg.root, opt_root) < 0) ||
-	    (opt_state && set_string(&s.cfg.state_dir, opt_state) < 0)) {
+	if ((o->root && set_string(&s->cfg.root, o->root) < 0) ||
+	    (o->state && set_string(&s->cfg.state_dir, o->state) < 0)) {
 		log_error("fatelfd: out of memory");
-		return 1;
+		return -ENOMEM;
 	}
-	{
-		char *root, *state = path_absolute(s.cfg.state_dir);
-
-		/* A private instance's root may not exist yet. */
-		if (access(s.cfg.root, F_OK) < 0 && errno == ENOENT)
-			(void)mkdir_p(AT_FDCWD, s.cfg.root, 0755, 0755, 0);
-		root = realpath(s.cfg.root, NULL);
-		if (!root || !state) {
-			free(state);
-			log_error("fatelfd: root %s: %s", s.cfg.root, strerror(errno));
-			engine_config_done(&s.cfg);
-			return 1;
-		}
-		free(s.cfg.root);
-		s.cfg.root = root;
-		free(s.cfg.state_dir);
-		s.cfg.state_dir = state;
-	}
-	s.config_path = opt_config;
-	if (asprintf(&s.db_path, "%s/fatelf.db", s.cfg.state_dir) < 0) {
+	r = config_paths_absolute(&s->cfg);
+	if (r < 0)
+		return r;
+	s->config_path = o->config;
+	if (asprintf(&s->db_path, "%s/fatelf.db", s->cfg.state_dir) < 0) {
+		s->db_path = NULL;
 		log_error("fatelfd: out of memory");
-		return 1;
+		return -ENOMEM;
 	}
-	r = engine_config_load_keys(&s.cfg, &s.keys, &s.nkeys, &d);
+	r = engine_config_load_keys(&s->cfg, &s->keys, &s->nkeys, d);
 	if (r < 0) {
-		log_error("fatelfd: trusted keys: %s", d.msg[0] ? d.msg : fatelf_strerror(r));
-		goto fail;
+		log_error("fatelfd: trusted keys: %s", d->msg[0] ? d->msg : fatelf_strerror(r));
+		return r;
 	}
+	return 0;
+}
+
+/* The process's settings for a long-running server with many peers. */
+static void process_tune(void)
+{
+	/* Room for SERVER_CONNECTIONS_MAX peers and their passed fds. */
+	struct rlimit rl;
+
 	signal(SIGPIPE, SIG_IGN);
 	/* Peers' buffers come and go in megabytes. A fixed threshold keeps
 	 * each one in its own mapping, returned to the system when freed;
@@ -274,128 +303,214 @@ int main(int argc, char **argv)
 	 * MiB of heap top are kept instead. */
 	(void)mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
 	(void)mallopt(M_TOP_PAD, 1024 * 1024);
-	{
-		/* Room for SERVER_CONNECTIONS_MAX peers and their passed fds. */
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = MIN(rl.rlim_max, (rlim_t)16384);
-			(void)setrlimit(RLIMIT_NOFILE, &rl);
-		}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = MIN(rl.rlim_max, (rlim_t)16384);
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* The write engine, then the read-only one for queries. */
+static int engines_open(server *s, engine **ret_rw, fatelf_diag *d)
+{
+	unsigned recovered = 0;
+	int r;
 
 	/* The write engine first: it creates the database and finishes or
 	 * rolls back what a crash cut off. */
-	r = engine_open(&s.cfg, s.keys, s.nkeys, 0, &rw, &recovered, &d);
+	r = engine_open(&s->cfg, s->keys, s->nkeys, 0, ret_rw, &recovered, d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
-		goto fail;
+		log_error("fatelfd: %s: %s", s->db_path, d->msg[0] ? d->msg : fatelf_strerror(r));
+		return r;
 	}
 	/* The files the daemon keeps beside the store, through the directory
 	 * the engine checked (daemon/repos.h). */
-	r = repo_state_fd_set(engine_state_fd(rw));
+	r = repo_state_fd_set(engine_state_fd(*ret_rw));
 	if (r < 0) {
-		log_error("fatelfd: state directory %s: %s", s.cfg.state_dir, fatelf_strerror(r));
-		goto fail;
+		log_error("fatelfd: state directory %s: %s", s->cfg.state_dir, fatelf_strerror(r));
+		return r;
 	}
 	if (recovered)
 		log_info("recovered %u interrupted transaction%s", recovered, recovered == 1 ? "" : "s");
-	r = engine_open(&s.cfg, NULL, 0, ENGINE_OPEN_READONLY, &s.ro, NULL, &d);
+	r = engine_open(&s->cfg, NULL, 0, ENGINE_OPEN_READONLY, &s->ro, NULL, d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s.db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
-		goto fail;
+		log_error("fatelfd: %s: %s", s->db_path, d->msg[0] ? d->msg : fatelf_strerror(r));
+		return r;
 	}
+	return 0;
+}
 
-	n = sd_listen_fds(1);
+/* The listening socket bound at path; each refusal named. */
+static int socket_bind(server *s, const char *path)
+{
+	int r = server_listen(s, path);
+
+	if (r == -EADDRINUSE)
+		log_error("fatelfd: %s: already in use by a running fatelfd", path);
+	else if (r == -EEXIST)
+		log_error("fatelfd: %s: exists and is not a socket", path);
+	else if (r == -ESTALE)
+		log_error("fatelfd: %s: was replaced by something else just after the "
+			  "socket was made there; refusing to serve", path);
+	else if (r < 0)
+		log_error("fatelfd: %s: %s", path, strerror(-r));
+	return r;
+}
+
+/* The listening socket: the one systemd passes, else one bound here.
+ * *ret_path is set (the caller frees it) whenever it could be made. */
+static int socket_setup(server *s, const char *opt_socket, char **ret_path)
+{
+	int n = sd_listen_fds(1), r;
+
 	if (n < 0) {
 		log_error("fatelfd: LISTEN_FDS: %s", strerror(-n));
-		goto fail;
+		return n;
 	}
 	if (n > 1) {
 		log_error("fatelfd: %d sockets passed, expected one", n);
-		goto fail;
+		return -EINVAL;
 	}
 	if (n == 1) {
 		if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
 			log_error("fatelfd: the passed fd is not a listening AF_UNIX stream socket");
-			goto fail;
+			return -ENOTSOCK;
 		}
-		s.listen_fd = SD_LISTEN_FDS_START;
-		socket_path = socket_path_of(s.listen_fd);
+		s->listen_fd = SD_LISTEN_FDS_START;
+		*ret_path = socket_path_of(s->listen_fd);
 	} else {
-		socket_path = path_absolute(opt_socket ? opt_socket : FATELFD_DEFAULT_SOCKET);
-		if (!socket_path)
-			goto fail;
-		r = server_listen(&s, socket_path);
-		if (r == -EADDRINUSE) {
-			log_error("fatelfd: %s: already in use by a running fatelfd", socket_path);
-			goto fail;
-		}
-		if (r == -EEXIST) {
-			log_error("fatelfd: %s: exists and is not a socket", socket_path);
-			goto fail;
-		}
-		if (r == -ESTALE) {
-			log_error("fatelfd: %s: was replaced by something else just after the "
-				  "socket was made there; refusing to serve", socket_path);
-			goto fail;
-		}
-		if (r < 0) {
-			log_error("fatelfd: %s: %s", socket_path, strerror(-r));
-			goto fail;
-		}
-	}
-	s.socket_path = socket_path;
-	{
-		char helper[4096], who[96];
-		struct fatelf_netuid as = { .uid = geteuid(), .gid = getegid() };
-
-		fetch_helper_path(helper, sizeof(helper));
-		r = fetch_helper_check(helper, &as);
-		/* Every download has a uid of its own; they are alike to the
-		 * helper's mode bits. */
-		if (geteuid() == 0 && as.gid == (gid_t)as.uid)
-			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid = uid)", FATELF_NETUID_MIN,
-				 FATELF_NETUID_MIN + FATELF_NETUID_COUNT - 1);
-		else if (geteuid() == 0)
-			snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid %u)", FATELF_NETUID_MIN,
-				 FATELF_NETUID_MIN + FATELF_NETUID_COUNT - 1, (unsigned)as.gid);
-		else
-			snprintf(who, sizeof(who), "uid %u", (unsigned)as.uid);
+		*ret_path = path_absolute(opt_socket ? opt_socket : FATELFD_DEFAULT_SOCKET);
+		if (!*ret_path)
+			return -ENOMEM;
+		r = socket_bind(s, *ret_path);
 		if (r < 0)
-			log_error("fatelfd: download helper %s: %s cannot execute it: %s; "
-				  "installs from URLs will fail", helper, who, strerror(-r));
-		else
-			log_info("download helper %s: executable by %s", helper, who);
+			return r;
 	}
-	s.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s.event_fd < 0) {
-		log_error("fatelfd: eventfd: %s", strerror(errno));
-		goto fail;
+	s->socket_path = *ret_path;
+	return 0;
+}
+
+/* Logs whether the download helper can be executed by the uid the
+ * downloads run as. */
+static void fetch_helper_report(void)
+{
+	char helper[4096], who[96];
+	struct fatelf_netuid as = { .uid = geteuid(), .gid = getegid() };
+	int r;
+
+	fetch_helper_path(helper, sizeof(helper));
+	r = fetch_helper_check(helper, &as);
+	/* Every download has a uid of its own; they are alike to the
+	 * helper's mode bits. */
+	if (geteuid() == 0 && as.gid == (gid_t)as.uid)
+		snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid = uid)", FATELF_NETUID_MIN,
+			 FATELF_NETUID_MIN + FATELF_NETUID_COUNT - 1);
+	else if (geteuid() == 0)
+		snprintf(who, sizeof(who), "a download uid of its own (%u-%u, gid %u)", FATELF_NETUID_MIN,
+			 FATELF_NETUID_MIN + FATELF_NETUID_COUNT - 1, (unsigned)as.gid);
+	else
+		snprintf(who, sizeof(who), "uid %u", (unsigned)as.uid);
+	if (r < 0)
+		log_error("fatelfd: download helper %s: %s cannot execute it: %s; "
+			  "installs from URLs will fail", helper, who, strerror(-r));
+	else
+		log_info("download helper %s: executable by %s", helper, who);
+}
+
+/* Everything before the loop: config, engines, socket, the worker. The
+ * worker takes *rw over (set to NULL then). */
+static int setup(server *s, const struct options *o, engine **rw, char **ret_socket_path)
+{
+	fatelf_diag d = { 0 };
+	int r;
+
+	r = config_setup(s, o, &d);
+	if (r < 0)
+		return r;
+	process_tune();
+	r = engines_open(s, rw, &d);
+	if (r < 0)
+		return r;
+	r = socket_setup(s, o->socket, ret_socket_path);
+	if (r < 0)
+		return r;
+	fetch_helper_report();
+	s->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->event_fd < 0) {
+		r = -errno;
+		log_error("fatelfd: eventfd: %s", strerror(-r));
+		return r;
 	}
 	/* The signal mask is set before the worker starts, so it inherits
 	 * it and SIGTERM only ever reaches the signalfd. */
-	r = server_run(&s);
+	r = server_run(s);
 	if (r < 0) {
 		log_error("fatelfd: %s", strerror(-r));
-		goto fail;
+		return r;
 	}
-	s.worker = worker_new(&s, rw);
-	if (!s.worker) {
+	s->worker = worker_new(s, *rw);
+	if (!s->worker) {
 		log_error("fatelfd: cannot start the worker thread");
-		goto fail;
+		return -EAGAIN;
 	}
-	rw = NULL;
-	s.started_usec = now_usec();
-	metrics_file_update(&s);
+	*rw = NULL;
+	return 0;
+}
 
-	log_info("serving %s on %s (root %s, database %s)", FATELFD_INTERFACE, socket_path,
-		 s.cfg.root, s.db_path);
-	sd_notifyf(0, "READY=1\nSTATUS=Serving on %s", socket_path);
-	r = server_loop(&s);
+/* What main made, freed; any of it may be missing. */
+static void teardown(server *s, engine *rw, char *socket_path)
+{
+	s->worker = worker_free(s->worker);
+	server_done(s);
+	free(socket_path);
+	engine_close(rw);
+	engine_close(s->ro);
+	free(s->keys);
+	free(s->db_path);
+	if (s->event_fd >= 0)
+		close(s->event_fd);
+	engine_config_done(&s->cfg);
+}
+
+/* The loop until SIGTERM or SIGINT. Returns its result. */
+static int serve(server *s)
+{
+	int r;
+
+	s->started_usec = now_usec();
+	metrics_file_update(s);
+	log_info("serving %s on %s (root %s, database %s)", FATELFD_INTERFACE, s->socket_path, s->cfg.root,
+		 s->db_path);
+	sd_notifyf(0, "READY=1\nSTATUS=Serving on %s", s->socket_path);
+	r = server_loop(s);
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
 	if (r < 0)
 		log_error("fatelfd: event loop: %s", strerror(-r));
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .config = FATELFD_DEFAULT_CONFIG };
+	server s = {
+		.listen_fd = -1, .signal_fd = -1, .epoll_fd = -1, .event_fd = -1,
+		.on_call = dispatch_call, .on_wake = on_wake, .on_reload = server_reload,
+	};
+	char *socket_path = NULL;
+	engine *rw = NULL;
+	bool ended;
+	int status, r;
+
+	if (!parse_argv(argc, argv, &o, &status))
+		return status;
+	if (socket_refuse_served(o.socket) < 0)
+		return 1;
+	engine_config_init(&s.cfg);
+	r = setup(&s, &o, &rw, &socket_path);
+	if (r < 0) {
+		teardown(&s, rw, socket_path);
+		return 1;
+	}
+	r = serve(&s);
 
 	/* Cancel the running transaction (rolled back), wait for it, and
 	 * tell its caller (and any Verify caller) how it ended. */
@@ -411,26 +526,7 @@ int main(int argc, char **argv)
 		fflush(stderr);
 		_exit(r < 0 ? 1 : 0);
 	}
-	s.worker = worker_free(s.worker);
-	server_done(&s);
-	engine_close(s.ro);
-	free(s.keys);
-	free(s.db_path);
-	if (s.event_fd >= 0)
-		close(s.event_fd);
-	engine_config_done(&s.cfg);
+	teardown(&s, NULL, socket_path);
 	log_info("stopped");
 	return r < 0 ? 1 : 0;
-
-fail:
-	s.worker = worker_free(s.worker);
-	server_done(&s);
-	engine_close(rw);
-	engine_close(s.ro);
-	free(s.keys);
-	free(s.db_path);
-	if (s.event_fd >= 0)
-		close(s.event_fd);
-	engine_config_done(&s.cfg);
-	return 1;
 }

@@ -209,7 +209,8 @@ static int last_transaction(server *s, metrics *m, fatelf_diag *d)
 static void last_verify(server *s, metrics *m)
 {
 	_cleanup_free_ char *text = NULL;
-	json_object *o, *v;
+	_cleanup_json_ json_object *o = NULL;
+	json_object *v;
 	size_t len = 0;
 
 	(void)s;
@@ -218,23 +219,20 @@ static void last_verify(server *s, metrics *m)
 		return;
 	o = json_tokener_parse(text);
 	if (!o || !json_object_is_type(o, json_type_object))
-		goto out;
+		return;
 	if (!json_object_object_get_ex(o, "finished_at", &v) || !json_object_is_type(v, json_type_int))
-		goto out;
+		return;
 	m->verify_finished_at = json_object_get_int64(v);
 	if (!json_object_object_get_ex(o, "checked", &v) || !json_object_is_type(v, json_type_int))
-		goto out;
+		return;
 	m->verify_checked = (uint64_t)MAX(json_object_get_int64(v), 0);
 	if (!json_object_object_get_ex(o, "problems", &v) || !json_object_is_type(v, json_type_int))
-		goto out;
+		return;
 	m->verify_problems = (uint64_t)MAX(json_object_get_int64(v), 0);
 	m->verify_package[0] = '\0';
 	if (json_object_object_get_ex(o, "package", &v) && json_object_is_type(v, json_type_string))
 		snprintf(m->verify_package, sizeof(m->verify_package), "%s", json_object_get_string(v));
 	m->has_verify = true;
-out:
-	if (o)
-		json_object_put(o);
 }
 
 int metrics_collect(server *s, metrics *ret, fatelf_diag *d)

@@ -308,203 +308,267 @@ static void blob_path(const char *name, const char *kind, const uint8_t digest[3
 	snprintf(buf, size, "v2/%s/%s/sha256:%s", name, kind, hex);
 }
 
+/* What an install from a registry holds while it runs; oci_run_done
+ * frees it. */
+struct oci_run {
+	const engine_config *cfg;
+	fatelf_oci_ref ref;
+	struct repo_conf rc;
+	struct repo_helper pre;
+	struct repo_get gi, gm, gb[2];
+	size_t nb;
+	char ipath[600], mpath[600], cpath[600], ppath[600], shown[700];
+	fatelf_oci_index *ix;
+	fatelf_oci_manifest *om;
+	const fatelf_oci_desc *entry;
+	struct repo_membuf pack_text;
+	fatelf_repo_pack *pack;
+	struct oci_blobs blobs;
+};
+
+#define OCI_RUN_INIT \
+	{ .pre = { .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 }, .gi = { .fd = -1 }, .gm = { .fd = -1 }, \
+	  .gb = { { .fd = -1 }, { .fd = -1 } }, .nb = 1 }
+
+static void oci_run_done(struct oci_run *r)
+{
+	repo_helper_discard(&r->pre);
+	free(r->gi.buf);
+	free(r->gm.buf);
+	free(r->gb[0].buf);
+	free(r->gb[1].buf);
+	free(r->pack_text.p);
+	free(r->blobs.v);
+	fatelf_repo_pack_free(r->pack);
+	fatelf_oci_manifest_free(r->om);
+	fatelf_oci_index_free(r->ix);
+	repo_conf_done(&r->rc);
+}
+
+#define _cleanup_oci_run_ _cleanup_(oci_run_done)
+
+/* k, having marked the job's download as failed when it is the
+ * registry's failure (or the registry gone). */
+static int fetch_result(job *j, int k)
+{
+	if (k == -EIO)
+		j->fetch_failed = true;
+	return k;
+}
+
+/* The reference parsed, the registry's settings, the names that errors
+ * and the fetch report use, and the objects' helper started (it loads
+ * while the metadata is fetched). */
+static int oci_run_begin(struct oci_run *r, const char *refstr, const char *shown_ref, const struct oci_want *want,
+			 const engine_install_opts *o, char **ret_repo, fatelf_diag *d)
+{
+	char hex[65];
+	int k;
+
+	if (fatelf_oci_ref_parse(refstr, false, &r->ref) < 0 || (!r->ref.tag[0] && !r->ref.has_digest))
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a registry reference "
+				       "(oci://HOST[:PORT]/NAME:TAG or oci://HOST[:PORT]/NAME@sha256:HEX)",
+				       shown_ref);
+	k = oci_conf_for(r->cfg, r->ref.host, &r->rc, d);
+	if (k < 0)
+		return k;
+	free(*ret_repo);
+	if (want && want->repo)
+		*ret_repo = strdup(want->repo);
+	else if (asprintf(ret_repo, "oci://%s/%s", r->ref.host, r->ref.name) < 0)
+		*ret_repo = NULL;
+	if (!*ret_repo)
+		return -ENOMEM;
+	if (!want)
+		snprintf(r->rc.name, sizeof(r->rc.name), "%.*s", (int)sizeof(r->rc.name) - 1, *ret_repo + 6);
+	else
+		snprintf(r->rc.name, sizeof(r->rc.name), "%s", want->repo);
+	if (r->ref.has_digest) {
+		fatelf_hex(r->ref.digest, 32, hex);
+		snprintf(r->ipath, sizeof(r->ipath), "v2/%s/manifests/sha256:%s", r->ref.name, hex);
+	} else {
+		snprintf(r->ipath, sizeof(r->ipath), "v2/%s/manifests/%s", r->ref.name, r->ref.tag);
+	}
+	snprintf(r->shown, sizeof(r->shown), "%s", shown_ref);
+	if (!o->dry_run && repo_helper_spawn(r->cfg, &r->rc, &r->pre, NULL) < 0)
+		r->pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+	return 0;
+}
+
+/* 1. The image index, by tag or digest, and the entry this install
+ * takes from it. */
+static int oci_fetch_index(worker *w, job *j, struct oci_run *r, const engine_install_opts *o)
+{
+	fatelf_diag *d = &j->diag;
+	size_t pick = 0;
+	int k;
+
+	r->gi = (struct repo_get){ .path = r->ipath, .max = FATELF_OCI_JSON_MAX, .fd = -1 };
+	k = repo_fetch(r->cfg, &r->rc, &r->gi, 1, &w->cancel, &w->fetch_pid, d);
+	if (k == -EIO && r->gi.code == 404) {
+		FATELF_DIAG_FACT(d, package, r->shown);
+		return fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1, "%s: the registry has no such %s (HTTP 404)",
+				       r->shown, r->ref.has_digest ? "digest" : "tag");
+	}
+	if (k < 0)
+		return fetch_result(j, k);
+	if (r->ref.has_digest && !digest_is(r->gi.buf, r->gi.len, r->ref.digest))
+		return fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: the image index does not hash to that digest",
+				       r->shown);
+	k = fatelf_oci_index_parse(r->gi.buf, r->gi.len, &r->ix, d);
+	if (k < 0)
+		return name_it(d, k, r->shown);
+	k = pick_manifest(r->cfg, o, engine_host(w->rw), r->ix, r->shown, &pick, d);
+	if (k < 0)
+		return k;
+	r->entry = &r->ix->manifests[pick];
+	return 0;
+}
+
+/* 2. That one manifest, by digest. */
+static int oci_fetch_manifest(worker *w, job *j, struct oci_run *r)
+{
+	const fatelf_oci_desc *e = r->entry;
+	fatelf_diag *d = &j->diag;
+	int k;
+
+	blob_path(r->ref.name, "manifests", e->digest, r->mpath, sizeof(r->mpath));
+	r->gm = (struct repo_get){ .path = r->mpath, .size = e->size, .fd = -1 };
+	if (e->size == 0 || e->size > FATELF_OCI_JSON_MAX)
+		return fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: a manifest of %" PRIu64 " bytes", r->mpath,
+				       e->size);
+	k = repo_fetch(r->cfg, &r->rc, &r->gm, 1, &w->cancel, &w->fetch_pid, d);
+	if (k < 0)
+		return fetch_result(j, k);
+	if (!digest_is(r->gm.buf, r->gm.len, e->digest))
+		return fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its digest", r->mpath);
+	k = fatelf_oci_manifest_parse(r->gm.buf, r->gm.len, &r->om, d);
+	if (k < 0)
+		return name_it(d, k, r->mpath);
+	if (r->om->fat != e->fat || strcmp(r->om->target, e->target) != 0)
+		return fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: serves %s, the index says %s", r->mpath,
+				       r->om->fat ? "the fat form" : r->om->target,
+				       e->fat ? "the fat form" : e->target);
+	return 0;
+}
+
+/* 3. Its config (the signed fat manifest) and pack list, each checked
+ * against its digest. */
+static int oci_fetch_config(worker *w, job *j, struct oci_run *r)
+{
+	const fatelf_oci_manifest *om = r->om;
+	fatelf_diag *d = &j->diag;
+	int k;
+
+	blob_path(r->ref.name, "blobs", om->config.digest, r->cpath, sizeof(r->cpath));
+	if (om->config.size == 0 || om->config.size > FATELF_MANIFEST_MAX)
+		return fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: a config of %" PRIu64 " bytes", r->cpath,
+				       om->config.size);
+	r->gb[0] = (struct repo_get){ .path = r->cpath, .size = om->config.size, .fd = -1 };
+	if (om->has_pack) {
+		blob_path(r->ref.name, "blobs", om->pack.digest, r->ppath, sizeof(r->ppath));
+		if (om->pack.size == 0 || om->pack.size > FATELF_REPO_PACK_MAX || !om->pack.has_object ||
+		    om->pack.object_size > FATELF_REPO_PACK_MAX)
+			return fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: a pack list of %" PRIu64 " bytes",
+					       r->ppath, om->pack.size);
+		r->gb[1] = (struct repo_get){ .path = r->ppath, .size = om->pack.size, .fd = -1 };
+		r->nb = 2;
+	}
+	k = repo_fetch(r->cfg, &r->rc, r->gb, r->nb, &w->cancel, &w->fetch_pid, d);
+	if (k < 0)
+		return fetch_result(j, k);
+	for (size_t i = 0; i < r->nb; i++)
+		if (!digest_is(r->gb[i].buf, r->gb[i].len, i == 0 ? om->config.digest : om->pack.digest))
+			return fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its digest",
+					       r->gb[i].path);
+	return 0;
+}
+
+/* The pack list's object read out of its blob and parsed. */
+static int oci_read_pack(struct oci_run *r, fatelf_diag *d)
+{
+	const fatelf_oci_manifest *om = r->om;
+	fatelf_reader rd;
+	int k;
+
+	r->pack_text.cap = (size_t)om->pack.object_size + 1;
+	r->pack_text.p = malloc(r->pack_text.cap);
+	if (!r->pack_text.p)
+		return -ENOMEM;
+	fatelf_reader_mem(&rd, r->gb[1].buf, r->gb[1].len);
+	k = fatelf_repo_object_read(&rd, om->pack.object, om->pack.object_size, r->ppath, repo_membuf_put,
+				    &r->pack_text, d);
+	fatelf_reader_close(&rd);
+	if (k == 0)
+		k = fatelf_repo_pack_parse(r->pack_text.p, r->pack_text.len, &r->pack, d);
+	return k;
+}
+
+/* 4. The objects: where each one's blob is, sorted by object. */
+static int oci_blobs_fill(struct oci_run *r)
+{
+	const fatelf_oci_manifest *om = r->om;
+
+	snprintf(r->blobs.prefix, sizeof(r->blobs.prefix), "v2/%s/blobs/sha256:", r->ref.name);
+	r->blobs.v = calloc(om->nlayers ? om->nlayers : 1, sizeof(*r->blobs.v));
+	if (!r->blobs.v)
+		return -ENOMEM;
+	for (size_t i = 0; i < om->nlayers; i++) {
+		memcpy(r->blobs.v[i].object, om->layers[i].object, 32);
+		memcpy(r->blobs.v[i].digest, om->layers[i].digest, 32);
+		r->blobs.v[i].size = om->layers[i].size;
+	}
+	r->blobs.n = om->nlayers;
+	if (r->blobs.n > 1)
+		qsort(r->blobs.v, r->blobs.n, sizeof(*r->blobs.v), blob_cmp);
+	return 0;
+}
+
 /* The version of the image index at refstr (shown: the same without
  * credentials), installed with o; res, fs and *ret_repo are the job's or
  * a member's. */
 static int oci_install(worker *w, job *j, const char *refstr, const char *shown_ref, const struct oci_want *want,
 		       const engine_install_opts *o, engine_result *res, struct job_fetch *fs, char **ret_repo)
 {
-	const engine_config *cfg = engine_get_config(w->rw);
+	_cleanup_oci_run_ struct oci_run r = OCI_RUN_INIT;
 	fatelf_diag *d = &j->diag;
-	fatelf_oci_ref ref;
-	struct repo_conf rc = { 0 };
-	struct repo_helper pre = { .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
-	struct repo_get gi = { .fd = -1 }, gm = { .fd = -1 }, gb[2] = { { .fd = -1 }, { .fd = -1 } };
-	char ipath[600], mpath[600], cpath[600], ppath[600], shown[700], hex[65];
-	fatelf_oci_index *ix = NULL;
-	fatelf_oci_manifest *om = NULL;
-	const fatelf_oci_desc *entry;
-	struct oci_blobs blobs = { 0 };
-	struct repo_membuf pack_text = { 0 };
-	fatelf_repo_pack *pack = NULL;
 	engine_repo_version rv = { 0 };
-	size_t pick = 0, nb = 1;
 	int k;
 
-	if (fatelf_oci_ref_parse(refstr, false, &ref) < 0 || (!ref.tag[0] && !ref.has_digest))
-		return fatelf_diag_set(d, -EINVAL, -1, "%s: not a registry reference "
-				       "(oci://HOST[:PORT]/NAME:TAG or oci://HOST[:PORT]/NAME@sha256:HEX)",
-				       shown_ref);
-	k = oci_conf_for(cfg, ref.host, &rc, d);
+	r.cfg = engine_get_config(w->rw);
+	k = oci_run_begin(&r, refstr, shown_ref, want, o, ret_repo, d);
 	if (k < 0)
-		goto out;
-	/* what errors and the fetch report name */
-	free(*ret_repo);
-	if (want && want->repo)
-		*ret_repo = strdup(want->repo);
-	else if (asprintf(ret_repo, "oci://%s/%s", ref.host, ref.name) < 0)
-		*ret_repo = NULL;
-	if (!*ret_repo) {
-		k = -ENOMEM;
-		goto out;
-	}
-	if (!want)
-		snprintf(rc.name, sizeof(rc.name), "%.*s", (int)sizeof(rc.name) - 1, *ret_repo + 6);
-	else
-		snprintf(rc.name, sizeof(rc.name), "%s", want->repo);
-	if (ref.has_digest) {
-		fatelf_hex(ref.digest, 32, hex);
-		snprintf(ipath, sizeof(ipath), "v2/%s/manifests/sha256:%s", ref.name, hex);
-	} else {
-		snprintf(ipath, sizeof(ipath), "v2/%s/manifests/%s", ref.name, ref.tag);
-	}
-	snprintf(shown, sizeof(shown), "%s", shown_ref);
-	/* The objects' helper loads while the metadata is fetched. */
-	if (!o->dry_run && repo_helper_spawn(cfg, &rc, &pre, NULL) < 0)
-		pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
-
-	/* 1. The image index, by tag or digest. */
-	gi = (struct repo_get){ .path = ipath, .max = FATELF_OCI_JSON_MAX, .fd = -1 };
-	k = repo_fetch(cfg, &rc, &gi, 1, &w->cancel, &w->fetch_pid, d);
-	if (k == -EIO && gi.code == 404) {
-		FATELF_DIAG_FACT(d, package, shown);
-		k = fatelf_diag_set(d, -ENGINE_E_NOT_INSTALLED, -1, "%s: the registry has no such %s (HTTP 404)", shown,
-				    ref.has_digest ? "digest" : "tag");
-		goto out;
-	}
+		return k;
+	k = oci_fetch_index(w, j, &r, o);
 	if (k < 0)
-		goto fetch_out;
-	if (ref.has_digest && !digest_is(gi.buf, gi.len, ref.digest)) {
-		k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: the image index does not hash to that digest",
-				    shown);
-		goto out;
-	}
-	k = fatelf_oci_index_parse(gi.buf, gi.len, &ix, d);
-	if (k < 0) {
-		k = name_it(d, k, shown);
-		goto out;
-	}
-	k = pick_manifest(cfg, o, engine_host(w->rw), ix, shown, &pick, d);
+		return k;
+	k = oci_fetch_manifest(w, j, &r);
 	if (k < 0)
-		goto out;
-	entry = &ix->manifests[pick];
-
-	/* 2. That one manifest, by digest. */
-	blob_path(ref.name, "manifests", entry->digest, mpath, sizeof(mpath));
-	gm = (struct repo_get){ .path = mpath, .size = entry->size, .fd = -1 };
-	if (entry->size == 0 || entry->size > FATELF_OCI_JSON_MAX) {
-		k = fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: a manifest of %" PRIu64 " bytes", mpath,
-				    entry->size);
-		goto out;
-	}
-	k = repo_fetch(cfg, &rc, &gm, 1, &w->cancel, &w->fetch_pid, d);
+		return k;
+	k = oci_fetch_config(w, j, &r);
 	if (k < 0)
-		goto fetch_out;
-	if (!digest_is(gm.buf, gm.len, entry->digest)) {
-		k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its digest", mpath);
-		goto out;
-	}
-	k = fatelf_oci_manifest_parse(gm.buf, gm.len, &om, d);
-	if (k < 0) {
-		k = name_it(d, k, mpath);
-		goto out;
-	}
-	if (om->fat != entry->fat || strcmp(om->target, entry->target) != 0) {
-		k = fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: serves %s, the index says %s", mpath,
-				    om->fat ? "the fat form" : om->target, entry->fat ? "the fat form" : entry->target);
-		goto out;
-	}
-
-	/* 3. Its config (the signed fat manifest) and pack list. */
-	blob_path(ref.name, "blobs", om->config.digest, cpath, sizeof(cpath));
-	if (om->config.size == 0 || om->config.size > FATELF_MANIFEST_MAX) {
-		k = fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: a config of %" PRIu64 " bytes", cpath,
-				    om->config.size);
-		goto out;
-	}
-	gb[0] = (struct repo_get){ .path = cpath, .size = om->config.size, .fd = -1 };
-	if (om->has_pack) {
-		blob_path(ref.name, "blobs", om->pack.digest, ppath, sizeof(ppath));
-		if (om->pack.size == 0 || om->pack.size > FATELF_REPO_PACK_MAX || !om->pack.has_object ||
-		    om->pack.object_size > FATELF_REPO_PACK_MAX) {
-			k = fatelf_diag_set(d, -FATELF_E_REPO_OCI, -1, "%s: a pack list of %" PRIu64 " bytes", ppath,
-					    om->pack.size);
-			goto out;
-		}
-		gb[1] = (struct repo_get){ .path = ppath, .size = om->pack.size, .fd = -1 };
-		nb = 2;
-	}
-	k = repo_fetch(cfg, &rc, gb, nb, &w->cancel, &w->fetch_pid, d);
-	if (k < 0)
-		goto fetch_out;
-	for (size_t i = 0; i < nb; i++)
-		if (!digest_is(gb[i].buf, gb[i].len, i == 0 ? om->config.digest : om->pack.digest)) {
-			k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1, "%s: does not hash to its digest", gb[i].path);
-			goto out;
-		}
-	fs->metadata = gi.len + gm.len + gb[0].len + (nb > 1 ? gb[1].len : 0);
-	if (om->has_pack) {
-		fatelf_reader rd;
-
-		pack_text.cap = (size_t)om->pack.object_size + 1;
-		pack_text.p = malloc(pack_text.cap);
-		if (!pack_text.p) {
-			k = -ENOMEM;
-			goto out;
-		}
-		fatelf_reader_mem(&rd, gb[1].buf, gb[1].len);
-		k = fatelf_repo_object_read(&rd, om->pack.object, om->pack.object_size, ppath, repo_membuf_put, &pack_text,
-					    d);
-		fatelf_reader_close(&rd);
-		if (k == 0)
-			k = fatelf_repo_pack_parse(pack_text.p, pack_text.len, &pack, d);
+		return k;
+	fs->metadata = r.gi.len + r.gm.len + r.gb[0].len + (r.nb > 1 ? r.gb[1].len : 0);
+	if (r.om->has_pack) {
+		k = oci_read_pack(&r, d);
 		if (k < 0)
-			goto out;
+			return k;
 	}
-
-	/* 4. The objects: where each one's blob is. */
-	snprintf(blobs.prefix, sizeof(blobs.prefix), "v2/%s/blobs/sha256:", ref.name);
-	blobs.v = calloc(om->nlayers ? om->nlayers : 1, sizeof(*blobs.v));
-	if (!blobs.v) {
-		k = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < om->nlayers; i++) {
-		memcpy(blobs.v[i].object, om->layers[i].object, 32);
-		memcpy(blobs.v[i].digest, om->layers[i].digest, 32);
-		blobs.v[i].size = om->layers[i].size;
-	}
-	blobs.n = om->nlayers;
-	if (blobs.n > 1)
-		qsort(blobs.v, blobs.n, sizeof(*blobs.v), blob_cmp);
-	rv.manifest = gb[0].buf;
-	rv.manifest_len = gb[0].len;
-	rv.sig = om->config.signature;
-	rv.sig_len = om->config.signature ? strlen(om->config.signature) : 0;
-	rv.pack = pack;
+	k = oci_blobs_fill(&r);
+	if (k < 0)
+		return k;
+	rv.manifest = r.gb[0].buf;
+	rv.manifest_len = r.gb[0].len;
+	rv.sig = r.om->config.signature;
+	rv.sig_len = r.om->config.signature ? strlen(r.om->config.signature) : 0;
+	rv.pack = r.pack;
 	if (want) {
-		k = oci_check_want(cfg, want, shown, rv.manifest, rv.manifest_len, rv.sig, rv.sig_len, d);
+		k = oci_check_want(r.cfg, want, r.shown, rv.manifest, rv.manifest_len, rv.sig, rv.sig_len, d);
 		if (k < 0)
-			goto out;
+			return k;
 	}
-	k = repo_install_pieces(w, &rc, &blobs, &pre, &rv, o, res, fs, d);
-fetch_out:
-	/* the registry's failure (or gone): a download that failed */
-	if (k == -EIO)
-		j->fetch_failed = true;
-out:
-	repo_helper_discard(&pre);
-	free(gi.buf);
-	free(gm.buf);
-	free(gb[0].buf);
-	free(gb[1].buf);
-	free(pack_text.p);
-	free(blobs.v);
-	fatelf_repo_pack_free(pack);
-	fatelf_oci_manifest_free(om);
-	fatelf_oci_index_free(ix);
-	repo_conf_done(&rc);
-	return k;
+	k = repo_install_pieces(w, &r.rc, &r.blobs, &r.pre, &rv, o, res, fs, d);
+	return fetch_result(j, k);
 }
 
 int job_install_oci(worker *w, job *j, const engine_install_opts *o)

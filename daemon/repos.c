@@ -400,8 +400,8 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 		      const char *sig, size_t slen, int64_t now, fatelf_repo_index **ret, fatelf_diag *d)
 {
 	_cleanup_free_ char *sdir = NULL;
+	_cleanup_repo_index_ fatelf_repo_index *ix = NULL;
 	char rel[REPO_NAME_MAX + 16];
-	fatelf_repo_index *ix = NULL, *old = NULL;
 	uint64_t min_serial = 0;
 	char pinned[FATELF_REPO_ID_LEN + 1];
 	int k;
@@ -417,39 +417,37 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 	/* The identity pinned: the admin's (ID=), else the one of the index
 	 * accepted before (none before the first update). */
 	memcpy(pinned, r->id, sizeof(pinned));
-	if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
-		min_serial = old->serial;
-		if (!pinned[0])
-			memcpy(pinned, old->repository, sizeof(pinned));
-		fatelf_repo_index_free(old);
+	{
+		_cleanup_repo_index_ fatelf_repo_index *old = NULL;
+
+		if (repo_state_load(state_dir, r->name, &old, NULL) == 0) {
+			min_serial = old->serial;
+			if (!pinned[0])
+				memcpy(pinned, old->repository, sizeof(pinned));
+		}
 	}
 	/* The identity first: another repository's index (the same vendor's
 	 * key) must not move this one's serial floor. */
 	k = fatelf_repo_index_check_identity(ix, pinned, d);
 	if (k < 0) {
 		FATELF_DIAG_FACT(d, repository, r->name);
-		goto fail;
+		return k;
 	}
 	k = fatelf_repo_index_check(ix, min_serial, now, d);
 	if (k < 0) {
 		FATELF_DIAG_FACT(d, repository, r->name);
-		goto fail;
+		return k;
 	}
-	if (state_dir_of(state_dir, r->name, rel, &sdir) < 0) {
-		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto fail;
-	}
+	if (state_dir_of(state_dir, r->name, rel, &sdir) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	/* The signature first: the index file is what is trusted on load. */
 	k = write_atomic(state_fd, rel, sdir, "index.json.minisig", sig, slen, 0644, d);
 	if (k == 0)
 		k = write_atomic(state_fd, rel, sdir, "index.json", json, len, 0644, d);
 	if (k < 0)
-		goto fail;
-	*ret = ix;
+		return k;
+	*ret = TAKE_PTR(ix);
 	return 0;
-fail:
-	fatelf_repo_index_free(ix);
-	return k;
 }
 
 /* Downloads */
@@ -731,6 +729,185 @@ static void get_start_over(struct repo_get *g)
 		(void)ftruncate(g->fd, 0);
 }
 
+/* One helper's turn: what it was asked for and how each ended. */
+struct turn {
+	struct repo_get *gets;
+	size_t n;
+	bool *asked;                    /* gets[i] asked of it and not ended */
+	size_t nasked, nended, nfailed;
+	bool more;                      /* another run follows */
+	bool write_failed;              /* bytes arrived that could not be kept */
+	void (*event)(void *ctx, size_t i, bool whole);
+	void *ctx;
+	char *failmsg;
+	size_t failsize;
+};
+
+/* "data ID OFF LEN": bytes of a get, only of one it was asked for and
+ * within its size. */
+static int turn_data(struct turn *t, struct frames *f, unsigned long long id, unsigned long long a,
+		     unsigned long long b)
+{
+	struct repo_get *g;
+	uint64_t lim;
+	int k;
+
+	/* only what this helper was asked for, until it ends */
+	if (id >= t->n || !t->asked[id])
+		return -EPROTO;
+	g = &t->gets[id];
+	lim = g->size ? g->size : g->max;
+	if (a > lim || b > lim - a) {
+		g->too_big = true;
+		snprintf(t->failmsg, t->failsize, "%s: larger than %" PRIu64 " bytes", g->path, lim);
+		return -EFBIG;
+	}
+	k = take_bytes(f, g, a, b, &t->write_failed);
+	if (k < 0) {
+		if (t->write_failed)
+			snprintf(t->failmsg, t->failsize, "%s: cannot keep its bytes: %s", g->path, fatelf_strerror(k));
+		return k;
+	}
+	if (t->event)
+		t->event(t->ctx, (size_t)id, false);
+	return 0;
+}
+
+/* "done ID LEN": a get whole, every byte of it there. */
+static int turn_done(struct turn *t, unsigned long long id, unsigned long long a)
+{
+	struct repo_get *g;
+
+	if (id >= t->n || !t->asked[id])
+		return -EPROTO;
+	g = &t->gets[id];
+	if ((g->size && a != g->size) || a != g->len) {
+		snprintf(t->failmsg, t->failsize, "%s: %llu bytes arrived, %" PRIu64 " expected", g->path, a,
+			 g->size);
+		return -EIO;
+	}
+	t->asked[id] = false;
+	t->nended++;
+	g->done = true;
+	if (g->name && g->fd >= 0) {
+		close(g->fd);
+		g->fd = -1;
+	}
+	if (t->event)
+		t->event(t->ctx, (size_t)id, true);
+	return 0;
+}
+
+/* "fail ID CODE TEXT": a get this run's mirrors do not have; the next
+ * run's may. */
+static int turn_fail(struct turn *t, unsigned long long id, unsigned long long a, const char *text)
+{
+	/* one line from the helper, made printable */
+	size_t m = 0;
+
+	if (id < t->n)
+		t->gets[id].code = (long)MIN(a, 999ULL);
+	for (const char *p = text; *p && m + 1 < t->failsize; p++)
+		t->failmsg[m++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
+	t->failmsg[m] = '\0';
+	if (!t->more || id >= t->n || !t->asked[id])
+		return -EIO;
+	t->asked[id] = false;
+	t->nended++;
+	t->nfailed++;
+	get_start_over(&t->gets[id]);
+	return 0;
+}
+
+/* The helper's lines until it ends: 0 at its end, else why it broke off. */
+static int turn_read(struct turn *t, int out, const atomic_int *cancel)
+{
+	_cleanup_free_ struct frames *f = calloc(1, sizeof(*f));
+	char *line;
+	int k;
+
+	if (!f)
+		return -ENOMEM;
+	f->fd = out;
+	f->cancel = cancel;
+	while ((k = frames_line(f, &line)) > 0) {
+		unsigned long long id, a, b;
+		int used = 0;
+
+		if (sscanf(line, "data %llu %llu %llu%n", &id, &a, &b, &used) == 3 && line[used] == '\0')
+			k = turn_data(t, f, id, a, b);
+		else if (sscanf(line, "done %llu %llu%n", &id, &a, &used) == 2 && line[used] == '\0')
+			k = turn_done(t, id, a);
+		else if (sscanf(line, "fail %llu %llu %n", &id, &a, &used) == 2)
+			k = turn_fail(t, id, a, line + used);
+		else
+			k = -EPROTO;
+		if (k < 0)
+			break;
+	}
+	return k;
+}
+
+/* The helper started beforehand (pre) takes its requests down its pipe,
+ * which it reads whole before anything else; *ret_c is its process. */
+static int turn_hand_requests(struct repo_helper *pre, const char *text, struct fetch_child *ret_c, char *failmsg,
+			      size_t failsize)
+{
+	int k;
+
+	*ret_c = pre->c;
+	k = write_all(pre->in, text, strlen(text));
+	close(pre->in);
+	*pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
+	if (k < 0)
+		snprintf(failmsg, failsize, "cannot hand the helper its requests: %s", fatelf_strerror(k));
+	return k;
+}
+
+/* A helper started now, its requests in a memfd on its stdin. */
+static int turn_start(const engine_config *cfg, const struct repo_conf *r, const struct mirror_run *run,
+		      const char *text, struct fetch_child *ret_c, fatelf_diag *d)
+{
+	int in = fetch_text_memfd(text), k;
+
+	if (in < 0)
+		return fatelf_diag_set(d, in, -1, "repository %s: %s", r->name, fatelf_strerror(in));
+	k = helper_start(cfg, r, run, in, ret_c, d);
+	close(in);
+	return k;
+}
+
+/* The helper's end: stopped if it has not ended by itself, reaped; the
+ * turn's result (k is how the reading ended). */
+static int turn_end(struct turn *t, struct fetch_child *c, int k, const struct repo_conf *r,
+		    const atomic_int *cancel, pid_t *pid_slot, fatelf_diag *d)
+{
+	char msg[512];
+	int status = 0;
+
+	if (k < 0 || t->nended < t->nasked)
+		(void)kill(c->pid, SIGKILL);
+	close(c->out);
+	fetch_collect(c, 2000, msg, sizeof(msg));
+	close(c->err);
+	if (pid_slot)
+		__atomic_store_n(pid_slot, 0, __ATOMIC_SEQ_CST);
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (k == -ECANCELED || (cancel && atomic_load(cancel)))
+		return fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
+	if (k < 0 || t->nended < t->nasked) {
+		const char *why = t->failmsg[0] ? t->failmsg
+			: msg[0] ? msg
+			: k == -EPROTO ? "the download helper broke its protocol"
+			: "the download helper ended early";
+
+		/* a disk that filled up is the machine's error, not the mirror's */
+		return fatelf_diag_set(d, t->write_failed ? k : -EIO, -1, "repository %s: %s", r->name, why);
+	}
+	return 0;
+}
+
 /*
  * One helper's turn: the gets not done yet, from run's mirrors. 0 when the
  * helper ended with each of them done or, when more is false, failed
@@ -742,15 +919,12 @@ static int fetch_run(const engine_config *cfg, const struct repo_conf *r, const 
 		     pid_t *pid_slot, void (*event)(void *ctx, size_t i, bool whole), void *ctx, char *failmsg,
 		     size_t failsize, size_t *ret_failed, fatelf_diag *d)
 {
-	char msg[512];
-	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
-	struct frames *f = NULL;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ bool *asked = calloc(n, sizeof(bool));
-	char *line;
-	size_t nasked = 0, nended = 0, nfailed = 0;
-	bool write_failed = false;
-	int in, k, status = 0;
+	struct fetch_child c = { .pid = 0, .out = -1, .err = -1 };
+	struct turn t = { .gets = gets, .n = n, .asked = asked, .more = more, .event = event, .ctx = ctx,
+			  .failmsg = failmsg, .failsize = failsize };
+	int k;
 
 	if (!asked) {
 		repo_helper_discard(pre);
@@ -759,7 +933,7 @@ static int fetch_run(const engine_config *cfg, const struct repo_conf *r, const 
 	for (size_t i = 0; i < n; i++)
 		if (!gets[i].done) {
 			asked[i] = true;
-			nasked++;
+			t.nasked++;
 		}
 	text = request_text(r, run, gets, n);
 	if (!text) {
@@ -767,131 +941,21 @@ static int fetch_run(const engine_config *cfg, const struct repo_conf *r, const 
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	}
 	if (pre && pre->c.pid > 0) {
-		/* started beforehand: its requests down its pipe, which it
-		 * reads whole before anything else */
-		c = pre->c;
-		k = write_all(pre->in, text, strlen(text));
-		close(pre->in);
-		*pre = (struct repo_helper){ .c = { .pid = 0, .out = -1, .err = -1 }, .in = -1 };
-		if (k < 0) {
-			snprintf(failmsg, failsize, "cannot hand the helper its requests: %s", fatelf_strerror(k));
-			if (pid_slot)
-				__atomic_store_n(pid_slot, c.pid, __ATOMIC_SEQ_CST);
-			goto out;
-		}
+		k = turn_hand_requests(pre, text, &c, failmsg, failsize);
 	} else {
 		repo_helper_discard(pre);
-		in = fetch_text_memfd(text);
-		if (in < 0)
-			return fatelf_diag_set(d, in, -1, "repository %s: %s", r->name, fatelf_strerror(in));
-		k = helper_start(cfg, r, run, in, &c, d);
-		close(in);
+		k = turn_start(cfg, r, run, text, &c, d);
 		if (k < 0)
 			return k;
 	}
 	if (pid_slot)
 		__atomic_store_n(pid_slot, c.pid, __ATOMIC_SEQ_CST);
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		k = -ENOMEM;
-		goto out;
-	}
-	f->fd = c.out;
-	f->cancel = cancel;
-	while ((k = frames_line(f, &line)) > 0) {
-		unsigned long long id, a, b;
-		int used = 0;
-
-		if (sscanf(line, "data %llu %llu %llu%n", &id, &a, &b, &used) == 3 && line[used] == '\0') {
-			struct repo_get *g;
-			uint64_t lim;
-
-			/* only what this helper was asked for, until it ends */
-			if (id >= n || !asked[id]) {
-				k = -EPROTO;
-				break;
-			}
-			g = &gets[id];
-			lim = g->size ? g->size : g->max;
-			if (a > lim || b > lim - a) {
-				k = -EFBIG;
-				g->too_big = true;
-				snprintf(failmsg, failsize, "%s: larger than %" PRIu64 " bytes", g->path, lim);
-				break;
-			}
-			k = take_bytes(f, g, a, b, &write_failed);
-			if (k < 0) {
-				if (write_failed)
-					snprintf(failmsg, failsize, "%s: cannot keep its bytes: %s", g->path,
-						 fatelf_strerror(k));
-				break;
-			}
-			if (event)
-				event(ctx, (size_t)id, false);
-		} else if (sscanf(line, "done %llu %llu%n", &id, &a, &used) == 2 && line[used] == '\0') {
-			if (id >= n || !asked[id]) {
-				k = -EPROTO;
-				break;
-			}
-			if ((gets[id].size && a != gets[id].size) || a != gets[id].len) {
-				snprintf(failmsg, failsize, "%s: %llu bytes arrived, %" PRIu64 " expected",
-					 gets[id].path, a, gets[id].size);
-				k = -EIO;
-				break;
-			}
-			asked[id] = false;
-			nended++;
-			gets[id].done = true;
-			if (gets[id].name && gets[id].fd >= 0) {
-				close(gets[id].fd);
-				gets[id].fd = -1;
-			}
-			if (event)
-				event(ctx, (size_t)id, true);
-		} else if (sscanf(line, "fail %llu %llu %n", &id, &a, &used) == 2) {
-			/* one line from the helper, made printable */
-			size_t m = 0;
-
-			if (id < n)
-				gets[id].code = (long)MIN(a, 999ULL);
-			for (const char *p = line + used; *p && m + 1 < failsize; p++)
-				failmsg[m++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
-			failmsg[m] = '\0';
-			if (!more || id >= n || !asked[id]) {
-				k = -EIO;
-				break;
-			}
-			/* the next run's mirrors may have it */
-			asked[id] = false;
-			nended++;
-			nfailed++;
-			get_start_over(&gets[id]);
-		} else {
-			k = -EPROTO;
-			break;
-		}
-	}
-out:
-	if (k < 0 || nended < nasked)
-		(void)kill(c.pid, SIGKILL);
-	close(c.out);
-	fetch_collect(&c, 2000, msg, sizeof(msg));
-	close(c.err);
-	if (pid_slot)
-		__atomic_store_n(pid_slot, 0, __ATOMIC_SEQ_CST);
-	while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR)
-		;
-	free(f);
-	if (k == -ECANCELED || (cancel && atomic_load(cancel)))
-		return fatelf_diag_set(d, -ECANCELED, -1, "cancelled");
-	if (k < 0 || nended < nasked) {
-		const char *why = failmsg[0] ? failmsg : msg[0] ? msg : k == -EPROTO ? "the download helper broke its protocol"
-											: "the download helper ended early";
-
-		/* a disk that filled up is the machine's error, not the mirror's */
-		return fatelf_diag_set(d, write_failed ? k : -EIO, -1, "repository %s: %s", r->name, why);
-	}
-	*ret_failed = nfailed;
+	if (k == 0)
+		k = turn_read(&t, c.out, cancel);
+	k = turn_end(&t, &c, k, r, cancel, pid_slot, d);
+	if (k < 0)
+		return k;
+	*ret_failed = t.nfailed;
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include "fatelf.h"
 #include "hex.h"
+#include "macro.h"
 #include "reader.h"
 
 #ifdef __cplusplus
@@ -112,6 +113,11 @@ void fatelf_sha256_update(fatelf_sha256 *h, const void *buf, size_t len);
 /* Writes the digest and resets the context for reuse. */
 void fatelf_sha256_final(fatelf_sha256 *h, uint8_t out[32]);
 fatelf_sha256 *fatelf_sha256_free(fatelf_sha256 *h);
+static inline void fatelf_sha256_freep(fatelf_sha256 **h)
+{
+	fatelf_sha256_free(*h);
+}
+#define _cleanup_sha256_ _cleanup_(fatelf_sha256_freep)
 
 /* Manifest (lib/bundle/manifest.c) */
 /* The format a manifest without per-arch entries is written in, and
@@ -222,6 +228,11 @@ int fatelf_manifest_serialize(fatelf_manifest *m, char **ret_json, size_t *ret_l
 			      fatelf_diag *d);
 fatelf_manifest *fatelf_manifest_new(void);
 fatelf_manifest *fatelf_manifest_free(fatelf_manifest *m);
+static inline void fatelf_manifest_freep(fatelf_manifest **m)
+{
+	fatelf_manifest_free(*m);
+}
+#define _cleanup_manifest_ _cleanup_(fatelf_manifest_freep)
 /* Appends a zeroed entry (path copied); returns it or NULL on ENOMEM. */
 fatelf_bundle_entry *fatelf_manifest_add(fatelf_manifest *m, const char *path, int type);
 /* Binary search by path (entries must be sorted): the first entry of

@@ -933,11 +933,6 @@ int fatelf_bundle_manifest_finish(fatelf_manifest *m, const fatelf_bundle_create
 }
 
 /* The options' fields every writer checks first. */
-static void manifest_freep(fatelf_manifest **m)
-{
-	fatelf_manifest_free(*m);
-}
-
 int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d)
 {
 	char why_buf[160], q_name[FATELF_TEXT_QUOTE_BUF];
@@ -954,7 +949,7 @@ int fatelf_bundle_opts_check(const fatelf_bundle_create_opts *o, fatelf_diag *d)
 				       "package version '%.100s' is not a valid dpkg version",
 				       o->version);
 	if (o->ndepends) {
-		_cleanup_(manifest_freep) fatelf_manifest *m = fatelf_manifest_new();
+		_cleanup_manifest_ fatelf_manifest *m = fatelf_manifest_new();
 
 		if (!m || !(m->name = strdup(o->name)))
 			return fatelf_diag_oom(d);

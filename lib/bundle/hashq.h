@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "fatelf.h"
+#include "macro.h"
 
 typedef struct fatelf_hashq fatelf_hashq;
 
@@ -49,5 +50,10 @@ unsigned fatelf_hashq_pending(const fatelf_hashq *q);
  * wait, waits for it), 0 when none is ready or pending. */
 int fatelf_hashq_collect(fatelf_hashq *q, bool wait, fatelf_hash_result *ret);
 fatelf_hashq *fatelf_hashq_free(fatelf_hashq *q);
+static inline void fatelf_hashq_freep(fatelf_hashq **q)
+{
+	fatelf_hashq_free(*q);
+}
+#define _cleanup_hashq_ _cleanup_(fatelf_hashq_freep)
 
 #endif

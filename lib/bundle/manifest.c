@@ -1462,15 +1462,10 @@ static int targets_check(struct pctx *c)
 	return 0;
 }
 
-static void json_doc_donep(fatelf_json_doc *doc)
-{
-	fatelf_json_doc_done(doc);
-}
-
 int fatelf_manifest_parse(const void *json, size_t len, const fatelf_bundle_limits *lim,
 			  fatelf_manifest **ret, fatelf_diag *d)
 {
-	_cleanup_(json_doc_donep) fatelf_json_doc doc = { 0 };
+	_cleanup_json_doc_ fatelf_json_doc doc = { 0 };
 	fatelf_bundle_limits def;
 	struct pctx c = { .d = d, .doc = &doc };
 	fatelf_json_scan sc = { 0 };

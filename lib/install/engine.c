@@ -185,19 +185,13 @@ static int state_files_check(int statefd, const char *dir, fatelf_diag *d)
 	return 0;
 }
 
-int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
-		engine **ret, unsigned *ret_recovered, fatelf_diag *d)
+/* A new engine with its own copy of the config and the keys. */
+static int engine_new(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
+		      engine **ret)
 {
-	char path[4096];
-	unsigned recovered = 0;
-	fatelf_diag local;
-	engine *e;
-	int statefd, q;
+	_cleanup_engine_ engine *e = calloc(1, sizeof(*e));
+	int q;
 
-	if (!d)
-		d = &local;
-	fatelf_diag_clear(d);
-	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->rootfd = -1;
@@ -206,16 +200,23 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	e->flags = flags;
 	q = engine_config_copy(&e->cfg, c);
 	if (q < 0)
-		goto fail;
+		return q;
 	if (nkeys > 0) {
 		e->keys = calloc(nkeys, sizeof(*keys));
-		if (!e->keys) {
-			q = -ENOMEM;
-			goto fail;
-		}
+		if (!e->keys)
+			return -ENOMEM;
 		memcpy(e->keys, keys, nkeys * sizeof(*keys));
 		e->nkeys = nkeys;
 	}
+	*ret = TAKE_PTR(e);
+	return 0;
+}
+
+/* The root and the state directory opened, the state files checked, and
+ * the store's path through the directory. */
+static int engine_dirs_open(engine *e, fatelf_diag *d)
+{
+	int q;
 
 	/* The root as named, not a symlink that the owner of a directory
 	 * on the way put there since the caller resolved the name. */
@@ -224,70 +225,99 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 		q = e->rootfd;
 		snprintf(d->subject, sizeof(d->subject), "%s", e->cfg.root);
 		fatelf_diag_set(d, q, -1, "cannot open the root directory: %s", fatelf_strerror(q));
-		goto fail;
+		return q;
 	}
-
 	q = state_dir_open(&e->cfg, e->rootfd, &e->statefd, d);
 	if (q < 0)
-		goto fail;
-	statefd = e->statefd;
-	q = state_files_check(statefd, e->cfg.state_dir, d);
+		return q;
+	q = state_files_check(e->statefd, e->cfg.state_dir, d);
 	if (q < 0)
-		goto fail;
+		return q;
 	/* The store is opened through the directory just checked, not by
 	 * its name again: whoever may write in its parent could have put
 	 * another directory there since. SQLite finds -wal and -shm beside
 	 * the database through the same path. */
-	q = db_path_through(statefd, e->cfg.state_dir, &e->db_path);
+	q = db_path_through(e->statefd, e->cfg.state_dir, &e->db_path);
 	if (q < 0) {
 		fatelf_diag_set(d, q, -1, "out of memory");
-		goto fail;
+		return q;
 	}
+	return 0;
+}
 
+/* The lock file of the state directory, made a plain file of mode 0600,
+ * locked; whoever holds it already is named. */
+static int engine_lock(engine *e, fatelf_diag *d)
+{
+	char path[4096];
+	struct stat st;
+	int q;
+
+	snprintf(path, sizeof(path), "%s/lock", e->cfg.state_dir);
+	e->lockfd = openat(e->statefd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (e->lockfd < 0 || fstat(e->lockfd, &st) < 0) {
+		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		fatelf_diag_set(d, q, -1, "cannot open the lock file: %s", fatelf_strerror(q));
+		return q;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		q = -EINVAL;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		fatelf_diag_set(d, q, -1, "the lock file %s is not a regular file", path);
+		return q;
+	}
+	if ((st.st_mode & 0777) != 0600 && fchmod(e->lockfd, 0600) < 0) {
+		q = -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		fatelf_diag_set(d, q, -1, "the lock file %s: cannot make it mode 0600: %s", path,
+				fatelf_strerror(q));
+		return q;
+	}
+	if (flock(e->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		q = errno == EWOULDBLOCK ? -ENGINE_E_LOCKED : -errno;
+		snprintf(d->subject, sizeof(d->subject), "%s", path);
+		if (q == -ENGINE_E_LOCKED && (st.st_mode & 0077))
+			/* Opened by anyone until now: the holder may be
+			 * another user rather than a daemon. */
+			fatelf_diag_set(d, q, -1,
+					"another process holds the lock on the state directory, and "
+					"%s was open to other users (mode %04o): if no fatelfd runs, "
+					"remove it and start again", path,
+					(unsigned)(st.st_mode & 07777));
+		else
+			fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
+					? "another process holds the lock on the state directory"
+					: fatelf_strerror(q));
+		return q;
+	}
+	return 0;
+}
+
+int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
+		engine **ret, unsigned *ret_recovered, fatelf_diag *d)
+{
+	_cleanup_engine_ engine *e = NULL;
+	char path[4096];
+	unsigned recovered = 0;
+	fatelf_diag local;
+	int q;
+
+	if (!d)
+		d = &local;
+	fatelf_diag_clear(d);
+	q = engine_new(c, keys, nkeys, flags, &e);
+	if (q < 0)
+		return q;
+	q = engine_dirs_open(e, d);
+	if (q < 0)
+		return q;
 	/* The lock comes before the store, so that two daemons never both
 	 * migrate or recover. */
 	if (!(flags & ENGINE_OPEN_READONLY)) {
-		struct stat st;
-
-		snprintf(path, sizeof(path), "%s/lock", e->cfg.state_dir);
-		e->lockfd = openat(statefd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-				   0600);
-		if (e->lockfd < 0 || fstat(e->lockfd, &st) < 0) {
-			q = -errno;
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			fatelf_diag_set(d, q, -1, "cannot open the lock file: %s", fatelf_strerror(q));
-			goto fail;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			q = -EINVAL;
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			fatelf_diag_set(d, q, -1, "the lock file %s is not a regular file", path);
-			goto fail;
-		}
-		if ((st.st_mode & 0777) != 0600 && fchmod(e->lockfd, 0600) < 0) {
-			q = -errno;
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			fatelf_diag_set(d, q, -1, "the lock file %s: cannot make it mode 0600: %s", path,
-					fatelf_strerror(q));
-			goto fail;
-		}
-		if (flock(e->lockfd, LOCK_EX | LOCK_NB) < 0) {
-			q = errno == EWOULDBLOCK ? -ENGINE_E_LOCKED : -errno;
-			snprintf(d->subject, sizeof(d->subject), "%s", path);
-			if (q == -ENGINE_E_LOCKED && (st.st_mode & 0077))
-				/* Opened by anyone until now: the holder may be
-				 * another user rather than a daemon. */
-				fatelf_diag_set(d, q, -1,
-						"another process holds the lock on the state directory, and "
-						"%s was open to other users (mode %04o): if no fatelfd runs, "
-						"remove it and start again", path,
-						(unsigned)(st.st_mode & 07777));
-			else
-				fatelf_diag_set(d, q, -1, "%s", q == -ENGINE_E_LOCKED
-						? "another process holds the lock on the state directory"
-						: fatelf_strerror(q));
-			goto fail;
-		}
+		q = engine_lock(e, d);
+		if (q < 0)
+			return q;
 	}
 
 	snprintf(path, sizeof(path), "%s/fatelf.db", e->cfg.state_dir);
@@ -296,28 +326,24 @@ int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nke
 	q = store_open(e->db_path, flags & ENGINE_OPEN_READONLY ? 0 : STORE_OPEN_SECURE, &e->st, d);
 	if (q < 0) {
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
-		goto fail;
+		return q;
 	}
 
 	q = fatelf_host_detect(&e->host);
 	if (q < 0) {
 		fatelf_diag_set(d, q, -1, "cannot tell this host's targets: %s", fatelf_strerror(q));
-		goto fail;
+		return q;
 	}
 
 	if (!(flags & ENGINE_OPEN_READONLY)) {
 		q = eng_recover(e, &recovered, d);
 		if (q < 0)
-			goto fail;
+			return q;
 	}
 	if (ret_recovered)
 		*ret_recovered = recovered;
-	*ret = e;
+	*ret = TAKE_PTR(e);
 	return 0;
-
-fail:
-	engine_close(e);
-	return q;
 }
 
 engine *engine_close(engine *e)

@@ -30,6 +30,7 @@
 
 #include "bundle.h"
 #include "fatelf.h"
+#include "macro.h"
 #include "netrange.h"
 #include "repo.h"
 
@@ -50,6 +51,7 @@ typedef struct engine_policy_spec {
 	char *targets[ENGINE_TARGETS_MAX];      /* target names (fatelf_pattern syntax), malloc'd */
 } engine_policy_spec;
 void engine_policy_spec_done(engine_policy_spec *p);
+#define _cleanup_policy_spec_ _cleanup_(engine_policy_spec_done)
 /* "native", "compatible", "keep", or "targets:x86_64,i386" as stored in the
  * packages table, and back. */
 int engine_policy_spec_format(const engine_policy_spec *p, char *buf, size_t size);
@@ -129,6 +131,7 @@ typedef struct engine_config {
 
 void engine_config_init(engine_config *c);      /* the defaults */
 void engine_config_done(engine_config *c);
+#define _cleanup_engine_config_ _cleanup_(engine_config_done)
 /* A deep copy of src (engine_config_done frees it). */
 int engine_config_copy(engine_config *dst, const engine_config *src);
 
@@ -147,6 +150,11 @@ enum {
 int engine_open(const engine_config *c, const fatelf_ms_pubkey *keys, size_t nkeys, unsigned flags,
 		engine **ret, unsigned *ret_recovered, fatelf_diag *d);
 engine *engine_close(engine *e);
+static inline void engine_closep(engine **e)
+{
+	engine_close(*e);
+}
+#define _cleanup_engine_ _cleanup_(engine_closep)
 /* The store, for queries (lib/install/store.h). */
 struct store *engine_store(engine *e);
 /* The path that reaches the engine's database through the state directory
@@ -233,6 +241,7 @@ typedef struct engine_result {
 	char signer[17];
 } engine_result;
 void engine_result_done(engine_result *r);
+#define _cleanup_engine_result_ _cleanup_(engine_result_done)
 
 typedef struct engine_install_opts {
 	const engine_policy_spec *policy;   /* NULL: the configured policy */
@@ -309,6 +318,11 @@ int engine_group_check(engine_group *g, fatelf_diag *d);
 void engine_group_abort(engine_group *g, int code, const fatelf_diag *why);
 /* Rolls back (cancelled) whatever is staged and not committed. */
 void engine_group_free(engine_group *g);
+static inline void engine_group_freep(engine_group **p)
+{
+	engine_group_free(*p);
+}
+#define _cleanup_engine_group_ _cleanup_(engine_group_freep)
 
 /* A repository install (lib/install/engine_repo.c). */
 typedef struct engine_repo_version {

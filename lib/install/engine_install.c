@@ -1413,19 +1413,13 @@ static int check_held(struct install *x, const fatelf_manifest *m, fatelf_diag *
 	return q;
 }
 
-static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
+/* What the package is and says (its names, dependencies, signer), and
+ * what the install does to the one installed, if any. */
+static int inst_identity(struct install *x, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
 			 fatelf_diag *d)
 {
-	struct install *x = ctx;
 	int q;
 
-	q = make_view(x, m, d);
-	if (q < 0)
-		return q;
-	q = package_facts(x, m);
-	if (q < 0)
-		return q;
-	m = x->m;
 	for (size_t i = 0; i < m->ndepends; i++) {
 		const fatelf_depend *dep = &m->depends[i];
 		char c[FATELF_DEPEND_TEXT_MAX] = "";
@@ -1456,6 +1450,14 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		int cmp = fatelf_pkg_version_compare(m->version, x->old.version);
 		x->change = cmp > 0 ? STORE_TX_UPGRADE : cmp == 0 ? STORE_TX_REINSTALL : STORE_TX_DOWNGRADE;
 	}
+	return 0;
+}
+
+/* The history row started, then the rules on the version: no downgrade
+ * unless allowed, none past a hold, dependencies and breaks met. */
+static int inst_admit(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
+{
+	int q;
 
 	/* The history row says what the install does to the package; the
 	 * result's kind stays install or upgrade, with the change beside it. */
@@ -1489,27 +1491,26 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		if (q < 0)
 			return q;
 	}
-	q = progress(x, "preflight", NULL);
-	if (q < 0)
-		return q;
-	/* The preflight's store queries, one or two a file, in one read
-	 * transaction (ended below, or by engine_install on a failure). */
-	q = store_read_begin(x->e->st, d);
-	if (q < 0)
-		return q;
+	return 0;
+}
+
+/* One ient an entry, each with its path ("/" + the entry's); every path
+ * once, in one block. */
+static int ents_make(struct install *x, const fatelf_manifest *m)
+{
+	size_t plen = 1;
+	char *pp;
 
 	x->ents = calloc(m->nentries ? m->nentries : 1, sizeof(*x->ents));
 	if (!x->ents)
 		return -ENOMEM;
 	x->nents = m->nentries;
-	/* Every path once, "/" + the entry's, in one block. */
-	size_t plen = 1;
 	for (size_t i = 0; i < m->nentries; i++)
 		plen += strlen(m->entries[i].path) + 2;
 	x->paths = malloc(plen);
 	if (!x->paths)
 		return -ENOMEM;
-	char *pp = x->paths;
+	pp = x->paths;
 	for (size_t i = 0; i < m->nentries; i++) {
 		const fatelf_bundle_entry *be = &m->entries[i];
 		struct ient *ie = &x->ents[i];
@@ -1522,6 +1523,15 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		memcpy(pp, be->path, len + 1);
 		pp += len + 1;
 	}
+	return 0;
+}
+
+/* Each entry planned (a reserved name or a set-id file refused), then
+ * what the old version leaves behind, the space, and emptied folders. */
+static int plan_entries(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
+{
+	int q;
+
 	q = prestat_start(x);
 	if (q < 0)
 		return q;
@@ -1555,7 +1565,26 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 	q = check_space(x, d);
 	if (q < 0)
 		return q;
-	q = plan_emptied(x, d);
+	return plan_emptied(x, d);
+}
+
+/* The preflight: the plan of every entry, made in one read transaction
+ * of the store (its queries are one or two a file; ended here, or by
+ * engine_install on a failure). */
+static int inst_preflight(struct install *x, const fatelf_manifest *m, fatelf_diag *d)
+{
+	int q;
+
+	q = progress(x, "preflight", NULL);
+	if (q < 0)
+		return q;
+	q = store_read_begin(x->e->st, d);
+	if (q < 0)
+		return q;
+	q = ents_make(x, m);
+	if (q < 0)
+		return q;
+	q = plan_entries(x, m, d);
 	if (q < 0)
 		return q;
 	if (x->o->group) {
@@ -1564,21 +1593,14 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 			return q;
 	}
 	store_read_end(x->e->st);
-	q = progress(x, "preflight", NULL);     /* now with the totals */
-	if (q < 0)
-		return q;
+	return progress(x, "preflight", NULL);     /* now with the totals */
+}
 
-	if (x->o->needs) {
-		q = report_needs(x, d);
-		if (q < 0)
-			return q;
-	}
-	if (x->o->dry_run) {
-		/* The reader frees the manifest as it stops. */
-		totals(x, &x->written, &x->saved);
-		x->dry_done = true;
-		return DRY_RUN_STOP;
-	}
+/* The transaction's plan journaled, its folders taken over and made. */
+static int inst_tx_prepare(struct install *x, fatelf_diag *d)
+{
+	int q;
+
 	q = plan_tx(x, d);
 	if (q < 0)
 		return q;
@@ -1595,6 +1617,42 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 			return q;
 	}
 	return eng_tx_mkdirs(&x->tx, d);
+}
+
+static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pubkey *signer,
+			 fatelf_diag *d)
+{
+	struct install *x = ctx;
+	int q;
+
+	q = make_view(x, m, d);
+	if (q < 0)
+		return q;
+	q = package_facts(x, m);
+	if (q < 0)
+		return q;
+	m = x->m;
+	q = inst_identity(x, m, signer, d);
+	if (q < 0)
+		return q;
+	q = inst_admit(x, m, d);
+	if (q < 0)
+		return q;
+	q = inst_preflight(x, m, d);
+	if (q < 0)
+		return q;
+	if (x->o->needs) {
+		q = report_needs(x, d);
+		if (q < 0)
+			return q;
+	}
+	if (x->o->dry_run) {
+		/* The reader frees the manifest as it stops. */
+		totals(x, &x->written, &x->saved);
+		x->dry_done = true;
+		return DRY_RUN_STOP;
+	}
+	return inst_tx_prepare(x, d);
 }
 
 /* ------------------------------------------------------------ staging */

@@ -184,6 +184,7 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject);
  * commit or abort is what a crash looks like, and is recovered at the
  * next open). */
 void eng_tx_done(eng_tx *t);
+#define _cleanup_eng_tx_ _cleanup_(eng_tx_done)
 
 /* At open (lib/install/engine_recover.c): finishes or undoes every
  * transaction the journal still holds, and marks pending rows without a

@@ -231,8 +231,8 @@ static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, 
 		      fatelf_diag *d)
 {
 	_cleanup_close_ int fd = -1;
+	_cleanup_sha256_ fatelf_sha256 *h = NULL;
 	uint8_t buf[128 << 10], out[32];
-	fatelf_sha256 *h = NULL;
 	uint64_t got = 0;
 	int q;
 
@@ -247,26 +247,19 @@ static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, 
 
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0) {
-			q = -errno;
-			goto out;
-		}
+		if (k < 0)
+			return -errno;
 		if (k == 0)
 			break;
-		if ((uint64_t)k > n->size - got) {
-			q = -ESTALE;
-			goto out;
-		}
+		if ((uint64_t)k > n->size - got)
+			return -ESTALE;
 		fatelf_sha256_update(h, buf, (size_t)k);
 		got += (uint64_t)k;
 		if (data && (q = data(dctx, buf, (size_t)k)) < 0)
-			goto out;
+			return q;
 	}
 	fatelf_sha256_final(h, out);
-	q = got == n->size && memcmp(out, n->sha, 32) == 0 ? 0 : -ESTALE;
-out:
-	fatelf_sha256_free(h);
-	return q;
+	return got == n->size && memcmp(out, n->sha, 32) == 0 ? 0 : -ESTALE;
 }
 
 static int src_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data)(void *, const void *, size_t),

@@ -77,6 +77,8 @@ static void thin_file_free(struct thin_file *f)
 	free(f->recs);
 }
 
+#define _cleanup_thin_file_ _cleanup_(thin_file_free)
+
 static void thin_ctx_done(struct thin_ctx *c)
 {
 	for (size_t i = 0; i < c->nfiles; i++)
@@ -286,7 +288,7 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	_cleanup_free_ fatelf_header *hdr = NULL;
 	_cleanup_close_ int fd = -1;
 	struct recs_acc acc = { 0 };
-	struct thin_file f = { 0 };
+	_cleanup_thin_file_ struct thin_file f = { 0 };
 	fatelf_diag none;
 	fatelf_plan plan;
 	struct stat st;
@@ -311,18 +313,17 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 			r = collect_rec(&recs[i], &acc);
 		store_records_free(recs, nrecs);
 	}
+	f.recs = acc.recs;
+	f.nrecs = acc.n;
 	if (r < 0) {
-		free(acc.recs);
 		if (r == -ENOMEM || r == -FATELF_E_TOO_MANY)
 			return fatelf_diag_set(d, r, -1, "cannot load the vendor's records: %s",
 					       fatelf_strerror(r));
 		return r;
 	}
-	f.recs = acc.recs;
-	f.nrecs = acc.n;
 	r = map_records(hdr, &f, d);
 	if (r < 0)
-		goto fail;
+		return r;
 
 	fatelf_keep_clear(&f.keep);
 	f.form = FATELF_FORM_AUTO;
@@ -339,7 +340,7 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	else if (r < 0 && d)
 		*d = none;
 	if (r <= 0)
-		goto fail;
+		return r;
 	/* As an install does: no dynamic linker loads a fat shared library,
 	 * so compatible keeps only the record the kernel would pick. */
 	if (spec->policy == ENGINE_POLICY_COMPATIBLE && fatelf_keep_count(&f.keep) > 1 &&
@@ -354,11 +355,9 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	}
 	r = fatelf_plan_make(hdr, &f.keep, f.form, &plan, d);
 	if (r < 0)
-		goto fail;
-	if (plan.nkept == hdr->nrecords && plan.form == FATELF_FORM_FAT) {
-		r = 0;          /* already as thin as the policy asks */
-		goto fail;
-	}
+		return r;
+	if (plan.nkept == hdr->nrecords && plan.form == FATELF_FORM_FAT)
+		return 0;       /* already as thin as the policy asks */
 	for (unsigned k = 0; k < plan.nkept; k++)
 		f.recs[f.cur_rec[plan.in_index[k]]].kept = 1;
 	f.form = plan.form;
@@ -368,31 +367,24 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	 * must not be setuid to root. A bit taken away since (an admin's
 	 * chmod u-s) stays away. */
 	{
-		store_file row = { 0 };
+		_cleanup_store_file_ store_file row = { 0 };
 		_cleanup_free_ char *owner = NULL;
 
 		r = store_file_get(e->st, path, &row, &owner, d);
 		if (r < 0)
-			goto fail;
+			return r;
 		f.mode = st.st_mode & row.mode & 07777;
-		store_file_done(&row);
 	}
 	f.old_size = (uint64_t)st.st_size;
 	f.new_size = plan.out_size;
 	f.path = strdup(path);
-	if (!f.path) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto fail;
-	}
-	if (GROW_ARRAY(c->files, c->cap, c->nfiles + 1) < 0) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto fail;
-	}
+	if (!f.path)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	if (GROW_ARRAY(c->files, c->cap, c->nfiles + 1) < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	c->files[c->nfiles++] = f;
+	f = (struct thin_file){ 0 };
 	return 1;
-fail:
-	thin_file_free(&f);
-	return r;
 }
 
 static int open_staged(eng_tx *t, size_t op, fatelf_diag *d)
@@ -425,12 +417,12 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 		      fatelf_diag *d)
 {
 	_cleanup_free_ fatelf_header *hdr = NULL;
-	_cleanup_close_ int in = -1, back = -1;
+	_cleanup_close_ int in = -1, back = -1, out = -1;
 	fatelf_hash_range ranges[FATELF_MAX_RECORDS];
 	fatelf_hash_result res;
 	fatelf_plan plan;
 	struct stat st;
-	int out = -1, r;
+	int r;
 
 	hdr = malloc(sizeof(*hdr));
 	if (!hdr)
@@ -456,7 +448,7 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 		return out;
 	r = fatelf_plan_write(&plan, hdr, in, out, d);
 	if (r < 0)
-		goto fail;
+		return r;
 
 	/* Output records are laid out in ascending input offset order, which
 	 * is plan order: the ranges come sorted and disjoint. */
@@ -470,15 +462,11 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 	}
 	/* The staged fd is write-only: read the temp back through its name. */
 	back = open_staged(t, f->op, d);
-	if (back < 0) {
-		r = back;
-		goto fail;
-	}
+	if (back < 0)
+		return back;
 	r = fatelf_hashq_begin(q, ranges, plan.nkept);
-	if (r < 0) {
-		r = fatelf_diag_set(d, r, -1, "cannot hash the new file: %s", fatelf_strerror(r));
-		goto fail;
-	}
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot hash the new file: %s", fatelf_strerror(r));
 	uint64_t pos = 0;
 	int rerr = 0;
 	while (pos < plan.out_size) {
@@ -495,11 +483,8 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 	}
 	fatelf_hashq_end(q);
 	fatelf_hashq_collect(q, true, &res);
-	if (rerr < 0) {
-		r = fatelf_diag_set(d, rerr, -1, "cannot read the new file back: %s",
-				    fatelf_strerror(rerr));
-		goto fail;
-	}
+	if (rerr < 0)
+		return fatelf_diag_set(d, rerr, -1, "cannot read the new file back: %s", fatelf_strerror(rerr));
 	for (unsigned k = 0; k < plan.nkept; k++) {
 		unsigned i = plan.in_index[k];
 		const struct thin_rec *v = &f->recs[f->cur_rec[i]];
@@ -508,18 +493,13 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 		fatelf_hex(res.ranges[k], 32, hex);
 		if (strcmp(hex, v->sha256) != 0) {
 			fatelf_target_format(&v->target, name);
-			r = fatelf_diag_set(d, -FATELF_E_RECORD_HASH, (int)v->idx,
-					    "record %u (%s): the installed bytes differ from the vendor's "
-					    "record hash", v->idx, name);
-			goto fail;
+			return fatelf_diag_set(d, -FATELF_E_RECORD_HASH, (int)v->idx,
+					       "record %u (%s): the installed bytes differ from the vendor's "
+					       "record hash", v->idx, name);
 		}
 	}
 	fatelf_hex(res.file, 32, f->sha256);
-	return eng_tx_stage_close(t, f->op, out, UINT64_MAX, d);
-fail:
-	if (out >= 0)
-		close(out);
-	return r;
+	return eng_tx_stage_close(t, f->op, TAKE_FD(out), UINT64_MAX, d);
 }
 
 static int apply_thin(engine *e, void *userdata, fatelf_diag *d)
@@ -554,26 +534,19 @@ static int progress(const engine_thin_opts *o, uint64_t bytes_done, uint64_t byt
 }
 
 /* Stages every planned file and commits them as one transaction. */
-static int thin_commit(engine *e, const engine_thin_opts *o, const char *package,
-		       struct thin_ctx *c, uint64_t written, int64_t saved, int64_t *ret_txid,
+/* The transaction of a thinning: every file staged (hashed through q,
+ * read back through buf), then committed; rolled back on a failure. */
+static int thin_tx_run(engine *e, const engine_thin_opts *o, const char *package, struct thin_ctx *c,
+		       fatelf_hashq *q, uint8_t *buf, uint64_t written, int64_t saved, int64_t *ret_txid,
 		       fatelf_diag *d)
 {
-	_cleanup_free_ uint8_t *buf = NULL;
-	fatelf_hashq *q = NULL;
 	eng_tx t;
 	uint64_t done = 0;
 	int r;
 
-	buf = malloc(READ_CHUNK);
-	if (!buf)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	r = fatelf_hashq_new(&q);
-	if (r < 0)
-		return fatelf_diag_set(d, r, -1, "cannot start hashing: %s", fatelf_strerror(r));
-
 	r = eng_tx_start(e, STORE_TX_THIN, package, NULL, NULL, &t, d);
 	if (r < 0)
-		goto out_q;
+		return r;
 	for (size_t i = 0; i < c->nfiles; i++) {
 		r = eng_tx_add(&t, STORE_JOP_REPLACE, c->files[i].path, c->files[i].mode, d);
 		if (r < 0) {
@@ -609,13 +582,28 @@ static int thin_commit(engine *e, const engine_thin_opts *o, const char *package
 	if (r >= 0)
 		*ret_txid = t.id;
 	eng_tx_done(&t);
-	goto out_q;
+	return r;
 abort:
 	eng_tx_abort(&t, r, d);
 	eng_tx_done(&t);
-out_q:
-	fatelf_hashq_free(q);
 	return r;
+}
+
+static int thin_commit(engine *e, const engine_thin_opts *o, const char *package,
+		       struct thin_ctx *c, uint64_t written, int64_t saved, int64_t *ret_txid,
+		       fatelf_diag *d)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	_cleanup_hashq_ fatelf_hashq *q = NULL;
+	int r;
+
+	buf = malloc(READ_CHUNK);
+	if (!buf)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	r = fatelf_hashq_new(&q);
+	if (r < 0)
+		return fatelf_diag_set(d, r, -1, "cannot start hashing: %s", fatelf_strerror(r));
+	return thin_tx_run(e, o, package, c, q, buf, written, saved, ret_txid, d);
 }
 
 int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf_diag *d)

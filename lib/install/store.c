@@ -1101,16 +1101,13 @@ void store_packages_free(store_package *v, size_t n)
 	free(v);
 }
 
-int store_package_list(store *s, store_package **ret, size_t *ret_n, fatelf_diag *d)
+/* The rows of st, copied; on a failure none. */
+static int package_rows(store *s, sqlite3_stmt *st, store_package **ret, size_t *ret_n, fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	store_package *v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_PACKAGE_LIST, &st, d);
-	if (r < 0)
-		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_package p;
 
@@ -1132,6 +1129,17 @@ int store_package_list(store *s, store_package **ret, size_t *ret_n, fatelf_diag
 fail:
 	store_packages_free(v, n);
 	return r;
+}
+
+int store_package_list(store *s, store_package **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_PACKAGE_LIST, &st, d);
+	if (r < 0)
+		return r;
+	return package_rows(s, st, ret, ret_n, d);
 }
 
 int store_package_remove(store *s, const char *name, fatelf_diag *d)
@@ -1472,24 +1480,13 @@ void store_files_free(store_file *v, size_t n)
 	free(v);
 }
 
-/* The files of a package by path: all of them (limit 0), or at most limit
- * after the path after. */
-static int files_query(store *s, const char *package, const char *after, size_t limit,
-		       store_file **ret, size_t *ret_n, fatelf_diag *d)
+/* The rows of st, copied; on a failure none. */
+static int file_rows(store *s, sqlite3_stmt *st, store_file **ret, size_t *ret_n, fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	store_file *v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, limit ? STMT_FILES_PAGE : STMT_FILES_OF, &st, d);
-	if (r < 0)
-		return r;
-	bind_text(st, 1, package);
-	if (limit) {
-		bind_text(st, 2, after ? after : "");
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)MIN(limit, (size_t)INT64_MAX));
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_file f;
 
@@ -1506,22 +1503,47 @@ static int files_query(store *s, const char *package, const char *after, size_t 
 		r = sqlite_fail(s->db, rc, "listing files", d);
 		goto fail;
 	}
-	if (n == 0) {
-		/* No rows: an empty package, or none at all. */
-		store_package p;
-
-		sqlite3_reset(st);
-		r = store_package_get(s, package, &p, d);
-		if (r < 0)
-			goto fail;
-		store_package_done(&p);
-	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
 fail:
 	store_files_free(v, n);
 	return r;
+}
+
+/* The files of a package by path: all of them (limit 0), or at most limit
+ * after the path after. */
+static int files_query(store *s, const char *package, const char *after, size_t limit,
+		       store_file **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_file *v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = stmt_get(s, limit ? STMT_FILES_PAGE : STMT_FILES_OF, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, package);
+	if (limit) {
+		bind_text(st, 2, after ? after : "");
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)MIN(limit, (size_t)INT64_MAX));
+	}
+	r = file_rows(s, st, &v, &n, d);
+	if (r < 0)
+		return r;
+	if (n == 0) {
+		/* No rows: an empty package, or none at all. */
+		_cleanup_store_package_ store_package p = { 0 };
+
+		sqlite3_reset(st);
+		r = store_package_get(s, package, &p, d);
+		if (r < 0)
+			return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }
 
 /* Calls cb with each row of statement id (bound to package_id when it is
@@ -1825,17 +1847,14 @@ static store_record record_from_row(sqlite3_stmt *st)
 	};
 }
 
-int store_records_of(store *s, const char *path, store_record **ret, size_t *ret_n, fatelf_diag *d)
+/* The rows of st, copied; on a failure none. */
+static int record_rows(store *s, sqlite3_stmt *st, const char *path, store_record **ret, size_t *ret_n,
+		       fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	store_record *v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_RECORDS_OF, &st, d);
-	if (r < 0)
-		return r;
-	bind_text(st, 1, path);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_record row = record_from_row(st);
 
@@ -1855,19 +1874,38 @@ int store_records_of(store *s, const char *path, store_record **ret, size_t *ret
 		r = sqlite_fail(s->db, rc, path, d);
 		goto fail;
 	}
-	/* No records: a file that is not fat, or no file at all. */
-	if (n == 0) {
-		sqlite3_reset(st);
-		r = file_check(s, path, d);
-		if (r < 0)
-			goto fail;
-	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
 fail:
 	store_records_free(v, n);
 	return r;
+}
+
+int store_records_of(store *s, const char *path, store_record **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	store_record *v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = stmt_get(s, STMT_RECORDS_OF, &st, d);
+	if (r < 0)
+		return r;
+	bind_text(st, 1, path);
+	r = record_rows(s, st, path, &v, &n, d);
+	if (r < 0)
+		return r;
+	/* No records: a file that is not fat, or no file at all. */
+	if (n == 0) {
+		sqlite3_reset(st);
+		r = file_check(s, path, d);
+		if (r < 0)
+			return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }
 
 int store_records_all(store *s, int64_t package_id, store_record_cb cb, void *userdata,
@@ -2496,17 +2534,15 @@ void store_journal_free(store_journal_op *v, size_t n)
 	free(v);
 }
 
-int store_journal_of(store *s, int64_t txid, store_journal_op **ret, size_t *ret_n, fatelf_diag *d)
+/* The journal's rows of transaction txid in st, copied; on a failure
+ * none. */
+static int journal_rows(store *s, sqlite3_stmt *st, int64_t txid, store_journal_op **ret, size_t *ret_n,
+			fatelf_diag *d)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	store_journal_op *v = NULL;
 	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = stmt_get(s, STMT_JOURNAL_OF, &st, d);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, txid);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *path = column_text(st, 3), *temp = column_text(st, 4),
 			   *backup = column_text(st, 5);
@@ -2546,6 +2582,18 @@ int store_journal_of(store *s, int64_t txid, store_journal_op **ret, size_t *ret
 fail:
 	store_journal_free(v, n);
 	return r;
+}
+
+int store_journal_of(store *s, int64_t txid, store_journal_op **ret, size_t *ret_n, fatelf_diag *d)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = stmt_get(s, STMT_JOURNAL_OF, &st, d);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, txid);
+	return journal_rows(s, st, txid, ret, ret_n, d);
 }
 
 /* Sets one text column of one journal entry (its state or its temp). */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "fatelf.h"
+#include "macro.h"
 
 /* The migrations embedded by schema/embed.sh (lib/store_migrations.c). */
 struct store_migration {
@@ -131,6 +132,11 @@ enum {
 int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d);
 /* Accepts NULL; returns NULL. */
 store *store_close(store *s);
+static inline void store_closep(store **p)
+{
+	store_close(*p);
+}
+#define _cleanup_store_ _cleanup_(store_closep)
 /* The schema version this program knows (the number of migrations). */
 int store_schema_version(void);
 
@@ -196,6 +202,7 @@ int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_
  * -ENOENT when not installed. */
 int store_package_get(store *s, const char *name, store_package *ret, fatelf_diag *d);
 void store_package_done(store_package *p);
+#define _cleanup_store_package_ _cleanup_(store_package_done)
 /* Every package by name, in *ret (free with store_packages_free), their
  * number in *ret_n. */
 int store_package_list(store *s, store_package **ret, size_t *ret_n, fatelf_diag *d);
@@ -283,6 +290,7 @@ void store_files_free(store_file *v, size_t n);
  * and *ret_package (may be NULL) with the owner's name; -ENOENT when unowned. */
 int store_file_get(store *s, const char *path, store_file *ret, char **ret_package, fatelf_diag *d);
 void store_file_done(store_file *f);
+#define _cleanup_store_file_ _cleanup_(store_file_done)
 /* Deletes one file row (its records go with it); -ENOENT when unowned. */
 int store_file_delete(store *s, const char *path, fatelf_diag *d);
 /* Deletes every file row of a package (an upgrade rewrites them). */
@@ -424,6 +432,7 @@ void store_txs_free(store_tx *v, size_t n);
 /* Fills ret (strdup'ed strings; store_tx_done); -ENOENT when no row. */
 int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d);
 void store_tx_done(store_tx *t);
+#define _cleanup_store_tx_ _cleanup_(store_tx_done)
 /* Newest first: the rows of package (NULL: all), at most limit (0: all). */
 int store_tx_history(store *s, const char *package, uint64_t limit, store_tx **ret, size_t *ret_n,
 		     fatelf_diag *d);
@@ -511,6 +520,7 @@ int store_kept_delete(store *s, const char *path, fatelf_diag *d);
 /* The package's rows (dirs_only: its directories' rows alone). */
 int store_kept_delete_package(store *s, const char *package, bool dirs_only, fatelf_diag *d);
 void store_kept_done(store_kept *k);
+#define _cleanup_store_kept_ _cleanup_(store_kept_done)
 void store_kept_free(store_kept *v, size_t n);
 
 /* A package no longer installed that left config files behind (dpkg's

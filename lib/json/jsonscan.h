@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "fatelf.h"
+#include "macro.h"
 
 /* Nesting a manifest needs is 6; anything far deeper is an attack. */
 #define FATELF_JSON_DEPTH 64
@@ -87,6 +88,7 @@ typedef struct fatelf_json_value {
 
 void fatelf_json_doc_init(fatelf_json_doc *doc, const char *s, size_t len);
 void fatelf_json_doc_done(fatelf_json_doc *doc);
+#define _cleanup_json_doc_ _cleanup_(fatelf_json_doc_done)
 
 /* The value at offset at (white space before it skipped); -ENOMEM. */
 int fatelf_json_read(fatelf_json_doc *doc, size_t at, fatelf_json_value *ret);

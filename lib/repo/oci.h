@@ -120,10 +120,20 @@ typedef struct fatelf_oci_manifest {
  * image manifest media type (at most FATELF_OCI_MANIFESTS_MAX). */
 int fatelf_oci_index_parse(const void *json, size_t len, fatelf_oci_index **ret, fatelf_diag *d);
 void fatelf_oci_index_free(fatelf_oci_index *ix);
+static inline void fatelf_oci_index_freep(fatelf_oci_index **p)
+{
+	fatelf_oci_index_free(*p);
+}
+#define _cleanup_oci_index_ _cleanup_(fatelf_oci_index_freep)
 /* An image manifest of the fatelf artifact type: its config, the pack
  * list's layer when there is one, and every other layer an object. */
 int fatelf_oci_manifest_parse(const void *json, size_t len, fatelf_oci_manifest **ret, fatelf_diag *d);
 void fatelf_oci_manifest_free(fatelf_oci_manifest *m);
+static inline void fatelf_oci_manifest_freep(fatelf_oci_manifest **p)
+{
+	fatelf_oci_manifest_free(*p);
+}
+#define _cleanup_oci_manifest_ _cleanup_(fatelf_oci_manifest_freep)
 
 /* A tag list ({"name": ..., "tags": [...]}, tags true; "tags": null is
  * none) or a catalog ({"repositories": [...]}), one page of it: at most

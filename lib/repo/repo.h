@@ -102,6 +102,11 @@ int fatelf_repo_pack_parse(const void *text, size_t len, fatelf_repo_pack **ret,
 /* Sorts the lists, then writes the canonical text. */
 int fatelf_repo_pack_serialize(fatelf_repo_pack *p, char **ret, size_t *ret_len, fatelf_diag *d);
 fatelf_repo_pack *fatelf_repo_pack_free(fatelf_repo_pack *p);
+static inline void fatelf_repo_pack_freep(fatelf_repo_pack **p)
+{
+	fatelf_repo_pack_free(*p);
+}
+#define _cleanup_repo_pack_ _cleanup_(fatelf_repo_pack_freep)
 const fatelf_repo_object *fatelf_repo_pack_object(const fatelf_repo_pack *p, const uint8_t sha[32]);
 const fatelf_repo_frame *fatelf_repo_pack_frame(const fatelf_repo_pack *p, uint32_t entry);
 /* Checks p against the manifest it belongs to: every object the
@@ -157,6 +162,11 @@ typedef struct fatelf_repo_index {
 
 fatelf_repo_index *fatelf_repo_index_new(void);
 fatelf_repo_index *fatelf_repo_index_free(fatelf_repo_index *ix);
+static inline void fatelf_repo_index_freep(fatelf_repo_index **ix)
+{
+	fatelf_repo_index_free(*ix);
+}
+#define _cleanup_repo_index_ _cleanup_(fatelf_repo_index_freep)
 /* Strict JSON (the manifest's reader: duplicate keys, depth, strings),
  * every field known and typed, names and versions by the package rules,
  * packages and versions sorted and unique. FATELF_E_REPO_INDEX. */
@@ -227,6 +237,11 @@ int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now,
 int fatelf_repo_open(const char *path, bool write, const fatelf_ms_pubkey *keys, size_t nkeys,
 		     fatelf_repo_dir **ret, fatelf_diag *d);
 fatelf_repo_dir *fatelf_repo_close(fatelf_repo_dir *r);
+static inline void fatelf_repo_closep(fatelf_repo_dir **p)
+{
+	fatelf_repo_close(*p);
+}
+#define _cleanup_repo_dir_ _cleanup_(fatelf_repo_closep)
 /* Reads a file of the repository (relative path), at most max bytes:
  * FATELF_E_REPO_MISSING when it is not there. */
 int fatelf_repo_read_file(const fatelf_repo_dir *r, const char *rel, size_t max, char **ret, size_t *ret_len,

@@ -561,117 +561,157 @@ out:
 	return q;
 }
 
-int fatelf_repo_add_bundle(fatelf_repo_dir *r, fatelf_repo_index *ix, int fd, const fatelf_bundle_read_opts *ro,
-			   fatelf_repo_add_result *res, fatelf_diag *d)
+/* The add's buckets closed, its lists freed. */
+static void add_done(struct add *a)
 {
-	_cleanup_free_ char *json = NULL, *sig = NULL, *packtext = NULL;
-	fatelf_manifest *m = NULL, *read_m = NULL;
-	fatelf_repo_pack pack = { 0 };
-	fatelf_repo_package *pkg;
-	fatelf_repo_version *ver;
-	fatelf_bundle_read_opts o = *ro;
-	struct add a = { .r = r, .d = d, .obj = { .t = { .fd = -1 } }, .frame = { .t = { .fd = -1 } } };
-	char rel[FATELF_REPO_MANIFEST_PATH_MAX];
-	uint8_t msha[32], psha[32];
-	size_t jlen = 0, siglen = 0, plen = 0;
-	fatelf_sha256 *h;
+	for (size_t i = 0; i < ARRAY_SIZE(a->buckets); i++)
+		if (a->buckets[i] >= 0)
+			close(a->buckets[i]);
+	free(a->pending);
+	free(a->frames);
+	free(a->set);
+}
+
+#define _cleanup_add_ _cleanup_(add_done)
+
+/* A pack list held by value: its lists freed. */
+static void pack_lists_done(fatelf_repo_pack *p)
+{
+	free(p->objects);
+	free(p->frames);
+}
+
+#define _cleanup_pack_lists_ _cleanup_(pack_lists_done)
+
+/* The manifest and its signature, read and checked by the same rules as
+ * the read that checks every payload byte after (these are the bytes
+ * stored). */
+static int add_head(int fd, const fatelf_bundle_read_opts *o, char **ret_json, size_t *ret_jlen, char **ret_sig,
+		    size_t *ret_siglen, fatelf_manifest **ret_m, fatelf_diag *d)
+{
+	const fatelf_ms_pubkey *signer;
 	int q;
 
-	memset(res, 0, sizeof(*res));
-	a.counts = &res->counts;
-	for (size_t i = 0; i < ARRAY_SIZE(a.buckets); i++)
-		a.buckets[i] = -1;
-	q = read_head(fd, &json, &jlen, &sig, &siglen, d);
+	q = read_head(fd, ret_json, ret_jlen, ret_sig, ret_siglen, d);
 	if (q < 0)
-		goto out;
-	{
-		const fatelf_ms_pubkey *signer;
+		return q;
+	return fatelf_bundle_check_manifest(o, *ret_json, *ret_jlen, *ret_sig, *ret_siglen, ret_m, &signer, d);
+}
 
-		/* The bytes stored are these: checked by the same rules as the
-		 * read that checks every payload byte after. */
-		q = fatelf_bundle_check_manifest(&o, json, jlen, sig, siglen, &m, &signer, d);
-	}
-	if (q < 0)
-		goto out;
-	snprintf(res->name, sizeof(res->name), "%s", m->name);
-	snprintf(res->version, sizeof(res->version), "%s", m->version);
-	h = fatelf_sha256_new();
-	if (!h) {
-		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto out;
-	}
-	fatelf_sha256_update(h, json, jlen);
-	fatelf_sha256_final(h, msha);
+static int sha256_of(const void *buf, size_t len, uint8_t ret_sha[32], fatelf_diag *d)
+{
+	fatelf_sha256 *h = fatelf_sha256_new();
+
+	if (!h)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	fatelf_sha256_update(h, buf, len);
+	fatelf_sha256_final(h, ret_sha);
 	fatelf_sha256_free(h);
-	pkg = fatelf_repo_index_find(ix, m->name);
-	ver = pkg ? fatelf_repo_package_version(pkg, m->version) : NULL;
-	if (ver) {
-		if (memcmp(ver->manifest, msha, 32) == 0) {
-			res->unchanged = true;
-			q = 0;
-			goto out;
-		}
-		q = fatelf_diag_set(d, -EEXIST, -1,
-				    "%s %s is in the repository already, with another manifest: remove it first",
-				    m->name, m->version);
-		goto out;
-	}
-	/* Every byte, through the bundle reader's checks. */
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		q = fatelf_diag_set(d, -errno, -1, "the bundle cannot be read twice: %s", fatelf_strerror(-errno));
-		goto out;
-	}
-	o.ret_manifest = &read_m;
-	{
-		fatelf_bundle_reader_ops ops = add_ops;
+	return 0;
+}
 
-		ops.ctx = &a;
-		q = fatelf_bundle_read_fd(fd, &o, &ops, d);
-	}
-	owr_abort(&a.obj);
-	owr_abort(&a.frame);
-	if (q < 0) {
-		drop_pending(&a);
-		goto out;
-	}
-	q = commit_pending(&a);
-	if (q < 0) {
-		drop_pending(&a);
-		goto out;
-	}
-	if (read_m->nentries != m->nentries) {
-		q = fatelf_diag_set(d, -EIO, -1, "the bundle changed while it was read");
-		goto out;
-	}
-	q = make_pack(r, m, a.frames, a.nframes, &pack, d);
-	if (q < 0)
-		goto out;
-	q = fatelf_repo_pack_check(&pack, m, d);
-	if (q < 0)
-		goto out;
-	q = fatelf_repo_pack_serialize(&pack, &packtext, &plen, d);
+/* Every byte, through the bundle reader's checks, its objects committed
+ * to the repository. */
+static int add_payload(struct add *a, int fd, fatelf_bundle_read_opts *o, const fatelf_manifest *m, fatelf_diag *d)
+{
+	_cleanup_manifest_ fatelf_manifest *read_m = NULL;
+	fatelf_bundle_reader_ops ops = add_ops;
+	int q;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return fatelf_diag_set(d, -errno, -1, "the bundle cannot be read twice: %s", fatelf_strerror(-errno));
+	o->ret_manifest = &read_m;
+	ops.ctx = a;
+	q = fatelf_bundle_read_fd(fd, o, &ops, d);
+	o->ret_manifest = NULL;
+	owr_abort(&a->obj);
+	owr_abort(&a->frame);
 	if (q == 0)
-		q = put_object(&a, packtext, plen, psha);
-	if (q == 0)
-		q = commit_pending(&a);
+		q = commit_pending(a);
+	if (q < 0) {
+		drop_pending(a);
+		return q;
+	}
+	if (read_m->nentries != m->nentries)
+		return fatelf_diag_set(d, -EIO, -1, "the bundle changed while it was read");
+	return 0;
+}
+
+/* The pack list made, checked and stored as an object (psha). */
+static int add_pack(struct add *a, const fatelf_manifest *m, fatelf_repo_pack *pack, uint8_t psha[32],
+		    size_t *ret_plen, fatelf_diag *d)
+{
+	_cleanup_free_ char *packtext = NULL;
+	size_t plen = 0;
+	int q;
+
+	q = make_pack(a->r, m, a->frames, a->nframes, pack, d);
 	if (q < 0)
-		goto out;
+		return q;
+	q = fatelf_repo_pack_check(pack, m, d);
+	if (q < 0)
+		return q;
+	q = fatelf_repo_pack_serialize(pack, &packtext, &plen, d);
+	if (q == 0)
+		q = put_object(a, packtext, plen, psha);
+	if (q == 0)
+		q = commit_pending(a);
+	if (q < 0)
+		return q;
+	*ret_plen = plen;
+	return 0;
+}
+
+/* The manifest's files: its signature (if any), then its bytes. */
+static int add_manifest_files(fatelf_repo_dir *r, const uint8_t msha[32], const char *json, size_t jlen,
+			      const char *sig, size_t siglen, fatelf_diag *d)
+{
+	char rel[FATELF_REPO_MANIFEST_PATH_MAX];
+	int q;
+
 	if (sig) {
 		fatelf_repo_manifest_path(msha, true, rel);
 		q = fatelf_repo_write_file(r, rel, sig, siglen, true, d);
 		if (q < 0)
-			goto out;
+			return q;
 	}
 	fatelf_repo_manifest_path(msha, false, rel);
-	q = fatelf_repo_write_file(r, rel, json, jlen, true, d);
-	if (q < 0)
-		goto out;
-	pkg = fatelf_repo_index_add_package(ix, m->name);
-	ver = pkg ? fatelf_repo_package_add_version(pkg, m->version) : NULL;
-	if (!ver || !(ver->targets = calloc(m->ntargets ? m->ntargets : 1, sizeof(*ver->targets)))) {
-		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-		goto out;
+	return fatelf_repo_write_file(r, rel, json, jlen, true, d);
+}
+
+/* The version's dependencies, the manifest's (already sorted by name). */
+static int version_depends_copy(fatelf_repo_version *ver, const fatelf_manifest *m, fatelf_diag *d)
+{
+	int q = 0;
+
+	if (m->ndepends == 0)
+		return 0;
+	ver->depends = calloc(m->ndepends, sizeof(*ver->depends));
+	for (size_t i = 0; ver->depends && i < m->ndepends && q >= 0; i++) {
+		const fatelf_depend *dep = &m->depends[i];
+
+		ver->depends[i].op = dep->op;
+		ver->depends[i].name = strdup(dep->name);
+		ver->depends[i].version = dep->version ? strdup(dep->version) : NULL;
+		ver->ndepends++;
+		if (!ver->depends[i].name || (dep->version && !ver->depends[i].version))
+			q = -ENOMEM;
 	}
+	if (!ver->depends || q < 0)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	return 0;
+}
+
+/* The version's row of the index. */
+static int add_index_row(fatelf_repo_index *ix, const fatelf_manifest *m, const uint8_t msha[32], size_t jlen,
+			 bool is_signed, const fatelf_repo_pack *pack, const uint8_t psha[32], size_t plen,
+			 fatelf_repo_add_result *res, fatelf_diag *d)
+{
+	fatelf_repo_package *pkg = fatelf_repo_index_add_package(ix, m->name);
+	fatelf_repo_version *ver = pkg ? fatelf_repo_package_add_version(pkg, m->version) : NULL;
+
+	if (!ver || !(ver->targets = calloc(m->ntargets ? m->ntargets : 1, sizeof(*ver->targets))))
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	free(ver->summary);
 	ver->summary = strdup(m->summary ? m->summary : "");
 	memcpy(ver->targets, m->targets, m->ntargets * sizeof(*m->targets));
@@ -680,38 +720,61 @@ int fatelf_repo_add_bundle(fatelf_repo_dir *r, fatelf_repo_index *ix, int fd, co
 	ver->size = m->total_size;
 	memcpy(ver->manifest, msha, 32);
 	ver->manifest_size = jlen;
-	ver->signed_manifest = sig != NULL;
+	ver->signed_manifest = is_signed;
 	memcpy(ver->pack, psha, 32);
 	ver->pack_size = plen;
-	ver->frames = pack.nframes;
-	res->pack_objects = pack.nobjects;
-	q = ver->summary ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	if (q >= 0 && m->ndepends > 0) {
-		/* the manifest's, already sorted by name */
-		ver->depends = calloc(m->ndepends, sizeof(*ver->depends));
-		for (size_t i = 0; ver->depends && i < m->ndepends && q >= 0; i++) {
-			const fatelf_depend *dep = &m->depends[i];
+	ver->frames = pack->nframes;
+	res->pack_objects = pack->nobjects;
+	if (!ver->summary)
+		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	return version_depends_copy(ver, m, d);
+}
 
-			ver->depends[i].op = dep->op;
-			ver->depends[i].name = strdup(dep->name);
-			ver->depends[i].version = dep->version ? strdup(dep->version) : NULL;
-			ver->ndepends++;
-			if (!ver->depends[i].name || (dep->version && !ver->depends[i].version))
-				q = -ENOMEM;
-		}
-		if (!ver->depends || q < 0)
-			q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
-	}
-out:
+int fatelf_repo_add_bundle(fatelf_repo_dir *r, fatelf_repo_index *ix, int fd, const fatelf_bundle_read_opts *ro,
+			   fatelf_repo_add_result *res, fatelf_diag *d)
+{
+	_cleanup_free_ char *json = NULL, *sig = NULL;
+	_cleanup_manifest_ fatelf_manifest *m = NULL;
+	_cleanup_pack_lists_ fatelf_repo_pack pack = { 0 };
+	_cleanup_add_ struct add a = { .r = r, .d = d, .obj = { .t = { .fd = -1 } }, .frame = { .t = { .fd = -1 } } };
+	const fatelf_repo_package *pkg;
+	const fatelf_repo_version *ver;
+	fatelf_bundle_read_opts o = *ro;
+	uint8_t msha[32], psha[32];
+	size_t jlen = 0, siglen = 0, plen = 0;
+	int q;
+
 	for (size_t i = 0; i < ARRAY_SIZE(a.buckets); i++)
-		if (a.buckets[i] >= 0)
-			close(a.buckets[i]);
-	free(a.pending);
-	free(a.frames);
-	free(a.set);
-	free(pack.objects);
-	free(pack.frames);
-	fatelf_manifest_free(m);
-	fatelf_manifest_free(read_m);
-	return q;
+		a.buckets[i] = -1;
+	memset(res, 0, sizeof(*res));
+	a.counts = &res->counts;
+	q = add_head(fd, &o, &json, &jlen, &sig, &siglen, &m, d);
+	if (q < 0)
+		return q;
+	snprintf(res->name, sizeof(res->name), "%s", m->name);
+	snprintf(res->version, sizeof(res->version), "%s", m->version);
+	q = sha256_of(json, jlen, msha, d);
+	if (q < 0)
+		return q;
+	pkg = fatelf_repo_index_find(ix, m->name);
+	ver = pkg ? fatelf_repo_package_version(pkg, m->version) : NULL;
+	if (ver) {
+		if (memcmp(ver->manifest, msha, 32) == 0) {
+			res->unchanged = true;
+			return 0;
+		}
+		return fatelf_diag_set(d, -EEXIST, -1,
+				       "%s %s is in the repository already, with another manifest: remove it first",
+				       m->name, m->version);
+	}
+	q = add_payload(&a, fd, &o, m, d);
+	if (q < 0)
+		return q;
+	q = add_pack(&a, m, &pack, psha, &plen, d);
+	if (q < 0)
+		return q;
+	q = add_manifest_files(r, msha, json, jlen, sig, siglen, d);
+	if (q < 0)
+		return q;
+	return add_index_row(ix, m, msha, jlen, sig != NULL, &pack, psha, plen, res, d);
 }

@@ -40,16 +40,6 @@ fatelf_repo_dir *fatelf_repo_close(fatelf_repo_dir *r)
 	return NULL;
 }
 
-static void index_freep(fatelf_repo_index **ix)
-{
-	fatelf_repo_index_free(*ix);
-}
-
-static void dir_closep(fatelf_repo_dir **r)
-{
-	fatelf_repo_close(*r);
-}
-
 int fatelf_repo_read_file(const fatelf_repo_dir *r, const char *rel, size_t max, char **ret, size_t *ret_len,
 			  fatelf_diag *d)
 {
@@ -210,7 +200,7 @@ static int open_dir(const char *path, bool write, fatelf_repo_dir **ret, fatelf_
 int fatelf_repo_open(const char *path, bool write, const fatelf_ms_pubkey *keys, size_t nkeys,
 		     fatelf_repo_dir **ret, fatelf_diag *d)
 {
-	_cleanup_(dir_closep) fatelf_repo_dir *r = NULL;
+	_cleanup_repo_dir_ fatelf_repo_dir *r = NULL;
 	int k = open_dir(path, write, &r, d);
 
 	if (k < 0)
@@ -306,8 +296,8 @@ int fatelf_repo_publish(fatelf_repo_dir *r, fatelf_repo_index *ix, const fatelf_
 
 int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now, fatelf_diag *d)
 {
-	_cleanup_(dir_closep) fatelf_repo_dir *r = NULL;
-	_cleanup_(index_freep) fatelf_repo_index *ix = NULL;
+	_cleanup_repo_dir_ fatelf_repo_dir *r = NULL;
+	_cleanup_repo_index_ fatelf_repo_index *ix = NULL;
 	struct stat st;
 	int k;
 

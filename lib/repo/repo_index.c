@@ -58,16 +58,6 @@ fatelf_repo_index *fatelf_repo_index_free(fatelf_repo_index *ix)
 	return NULL;
 }
 
-static void index_freep(fatelf_repo_index **ix)
-{
-	fatelf_repo_index_free(*ix);
-}
-
-static void json_doc_donep(fatelf_json_doc *doc)
-{
-	fatelf_json_doc_done(doc);
-}
-
 /* Where the first package with a name not below name is. */
 static size_t package_slot(const fatelf_repo_index *ix, const char *name)
 {
@@ -559,8 +549,8 @@ static int parse_package(struct ictx *c, size_t at, fatelf_repo_package *pkg)
 
 int fatelf_repo_index_parse(const void *json, size_t len, fatelf_repo_index **ret, fatelf_diag *d)
 {
-	_cleanup_(json_doc_donep) fatelf_json_doc doc = { 0 };
-	_cleanup_(index_freep) fatelf_repo_index *ix = NULL;
+	_cleanup_json_doc_ fatelf_json_doc doc = { 0 };
+	_cleanup_repo_index_ fatelf_repo_index *ix = NULL;
 	struct ictx c = { .doc = &doc, .d = d };
 	fatelf_json_scan sc = { 0 };
 	fatelf_json_type top;

@@ -57,11 +57,6 @@ const fatelf_repo_frame *fatelf_repo_pack_frame(const fatelf_repo_pack *p, uint3
 	return p->nframes ? bsearch(&key, p->frames, p->nframes, sizeof(*p->frames), frame_cmp) : NULL;
 }
 
-static void pack_freep(fatelf_repo_pack **p)
-{
-	fatelf_repo_pack_free(*p);
-}
-
 struct lex {
 	const char *s, *end;
 	size_t line;
@@ -135,7 +130,7 @@ static int sha(struct lex *x, char sep, uint8_t out[32])
 int fatelf_repo_pack_parse(const void *text, size_t len, fatelf_repo_pack **ret, fatelf_diag *d)
 {
 	struct lex x = { .s = text, .end = (const char *)text + len, .line = 1, .d = d };
-	_cleanup_(pack_freep) fatelf_repo_pack *p = NULL;
+	_cleanup_repo_pack_ fatelf_repo_pack *p = NULL;
 	size_t lines = 0;
 	int r;
 

@@ -146,156 +146,163 @@ static int control_fail(fatelf_diag *d, size_t line, const char *what)
 	return fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "control line %zu: %s", line, what);
 }
 
+/* A control file's reading, line by line. */
+struct control_reader {
+	fatelf_deb_info *info;
+	fatelf_diag *d;
+	char names[FIELDS_MAX][FIELD_NAME_MAX + 1];     /* the fields so far */
+	size_t nnames;
+	const struct field_slot *cur;   /* the field being read, if kept */
+	bool ended, any;
+};
+
+/* A continuation line (l[k] its first non-blank byte): the field's, if it
+ * may have one; a folded field gets it joined by a space. */
+static int control_continuation(struct control_reader *c, const char *l, size_t n, size_t k, size_t line)
+{
+	const struct field_slot *cur = c->cur;
+	char **slot, *grown;
+	size_t have, e = n;
+
+	if (!c->any)
+		return control_fail(c->d, line, "a continuation line before any field");
+	if (cur && !cur->multiline) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "the %s field must be one line", cur->name);
+		return control_fail(c->d, line, msg);
+	}
+	if (!cur || !cur->fold)
+		return 0;
+	slot = (char **)((char *)c->info + cur->offset);
+	have = strlen(*slot);
+	while (e > k && is_blank(l[e - 1]))
+		e--;
+	/* Bounded by the control file's limit. */
+	grown = realloc(*slot, have + 1 + (e - k) + 1);
+	if (!grown)
+		return fatelf_diag_oom(c->d);
+	grown[have] = ' ';
+	memcpy(grown + have + 1, l + k, e - k);
+	grown[have + 1 + (e - k)] = 0;
+	*slot = grown;
+	return 0;
+}
+
+/* "Name: value": a field name of printable ASCII, given once; a field
+ * this reader keeps gets its value, trimmed. */
+static int control_field(struct control_reader *c, const char *l, size_t n, size_t line)
+{
+	const char *v = memchr(l, ':', n), *ve;
+	size_t name_len, k;
+
+	if (!v)
+		return control_fail(c->d, line, "not \"Field: value\" and not a continuation line");
+	name_len = (size_t)(v - l);
+	if (name_len == 0 || name_len > FIELD_NAME_MAX || l[0] == '-')
+		return control_fail(c->d, line, "a field name is empty, over 128 bytes, or starts with '-'");
+	for (k = 0; k < name_len; k++)
+		if ((unsigned char)l[k] <= 0x20 || (unsigned char)l[k] >= 0x7f)
+			return control_fail(c->d, line, "a field name holds a byte other than printable ASCII");
+	for (k = 0; k < c->nnames; k++)
+		if (strlen(c->names[k]) == name_len && strncasecmp(c->names[k], l, name_len) == 0)
+			return control_fail(c->d, line, "a field given twice");
+	if (c->nnames == FIELDS_MAX)
+		return control_fail(c->d, line, "more than 256 fields");
+	memcpy(c->names[c->nnames], l, name_len);
+	c->names[c->nnames++][name_len] = 0;
+	c->any = true;
+	v++;
+	ve = l + n;
+	while (v < ve && is_blank(*v))
+		v++;
+	while (ve > v && is_blank(ve[-1]))
+		ve--;
+	c->cur = NULL;
+	for (k = 0; k < ARRAY_SIZE(known_fields); k++)
+		if (strlen(known_fields[k].name) == name_len && strncasecmp(known_fields[k].name, l, name_len) == 0)
+			c->cur = &known_fields[k];
+	if (c->cur) {
+		char **slot = (char **)((char *)c->info + c->cur->offset);
+
+		*slot = strndup(v, (size_t)(ve - v));
+		if (!*slot)
+			return fatelf_diag_oom(c->d);
+	}
+	return 0;
+}
+
+/* One line of n bytes: text, then blank (the stanza's end), a comment, a
+ * continuation or a field. */
+static int control_line(struct control_reader *c, const char *l, size_t n, size_t line)
+{
+	size_t k;
+
+	if (text_bad_at(l, n) < n)
+		return control_fail(c->d, line, "a control character or a byte that is not UTF-8");
+	for (k = 0; k < n && is_blank(l[k]); k++)
+		;
+	if (k == n) {           /* a blank line ends the stanza */
+		if (c->any)
+			c->ended = true;
+		c->cur = NULL;
+		return 0;
+	}
+	if (l[0] == '#')        /* a comment, as dpkg reads them */
+		return 0;
+	if (c->ended)
+		return control_fail(c->d, line, "a second stanza; a binary package's control file has one");
+	if (is_blank(l[0]))     /* a continuation line */
+		return control_continuation(c, l, n, k, line);
+	return control_field(c, l, n, line);
+}
+
+/* The fields every binary package has, and its name and version by
+ * dpkg's rules. */
+static int control_check(const fatelf_deb_info *info, fatelf_diag *d)
+{
+	char buf[128], q[FATELF_TEXT_QUOTE_BUF];
+	const char *why;
+
+	if (!info->package || !info->package[0])
+		return fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "the control file has no Package field");
+	if (!info->version || !info->version[0])
+		return fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "the control file has no Version field");
+	if (!info->architecture || !info->architecture[0])
+		return fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "the control file has no Architecture field");
+	why = fatelf_pkg_name_problem(info->package, strlen(info->package), buf, sizeof(buf));
+	if (why)
+		return fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1, "control: the package name '%s' %s",
+				       fatelf_text_quote(info->package, q), why);
+	if (!fatelf_pkg_version_valid(info->version))
+		return fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
+				       "control: the version '%s' is not [epoch:]upstream[-revision] as dpkg reads it",
+				       fatelf_text_quote(info->version, q));
+	return 0;
+}
+
 int fatelf_deb_control_parse(const char *s, size_t len, fatelf_deb_info *ret, fatelf_diag *d)
 {
-	char names[FIELDS_MAX][FIELD_NAME_MAX + 1];
-	size_t nnames = 0, line = 0, pos = 0, bad;
-	const struct field_slot *cur = NULL;
-	bool ended = false, any = false;
-	int r;
+	struct control_reader c = { .info = ret, .d = d };
+	size_t line = 0, pos = 0;
+	int r = 0;
 
 	memset(ret, 0, sizeof(*ret));
 	if (len > FATELF_DEB_CONTROL_MAX)
 		return fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1,
 				       "the control file is %zu bytes, over the limit of %u", len,
 				       FATELF_DEB_CONTROL_MAX);
-	while (pos < len) {
+	while (pos < len && r == 0) {
 		const char *l = s + pos, *nl = memchr(l, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - l) : len - pos, k, name_len;
-		const char *v, *ve;
+		size_t n = nl ? (size_t)(nl - l) : len - pos;
 
 		pos += n + (nl ? 1 : 0);
-		line++;
-		bad = text_bad_at(l, n);
-		if (bad < n) {
-			r = control_fail(d, line, "a control character or a byte that is not UTF-8");
-			goto fail;
-		}
-		for (k = 0; k < n && is_blank(l[k]); k++)
-			;
-		if (k == n) {           /* a blank line ends the stanza */
-			if (any)
-				ended = true;
-			cur = NULL;
-			continue;
-		}
-		if (l[0] == '#')        /* a comment, as dpkg reads them */
-			continue;
-		if (ended) {
-			r = control_fail(d, line, "a second stanza; a binary package's control file has one");
-			goto fail;
-		}
-		if (is_blank(l[0])) {   /* a continuation line */
-			if (!any) {
-				r = control_fail(d, line, "a continuation line before any field");
-				goto fail;
-			}
-			if (cur && !cur->multiline) {
-				char msg[96];
-
-				snprintf(msg, sizeof(msg), "the %s field must be one line", cur->name);
-				r = control_fail(d, line, msg);
-				goto fail;
-			}
-			if (cur && cur->fold) {
-				char **slot = (char **)((char *)ret + cur->offset);
-				size_t have = strlen(*slot), e = n;
-				char *grown;
-
-				while (e > k && is_blank(l[e - 1]))
-					e--;
-				/* Bounded by the control file's limit. */
-				grown = realloc(*slot, have + 1 + (e - k) + 1);
-				if (!grown) {
-					r = fatelf_diag_oom(d);
-					goto fail;
-				}
-				grown[have] = ' ';
-				memcpy(grown + have + 1, l + k, e - k);
-				grown[have + 1 + (e - k)] = 0;
-				*slot = grown;
-			}
-			continue;
-		}
-		v = memchr(l, ':', n);
-		if (!v) {
-			r = control_fail(d, line, "not \"Field: value\" and not a continuation line");
-			goto fail;
-		}
-		name_len = (size_t)(v - l);
-		if (name_len == 0 || name_len > FIELD_NAME_MAX || l[0] == '-') {
-			r = control_fail(d, line, "a field name is empty, over 128 bytes, or starts with '-'");
-			goto fail;
-		}
-		for (k = 0; k < name_len; k++)
-			if ((unsigned char)l[k] <= 0x20 || (unsigned char)l[k] >= 0x7f) {
-				r = control_fail(d, line, "a field name holds a byte other than printable ASCII");
-				goto fail;
-			}
-		for (k = 0; k < nnames; k++)
-			if (strlen(names[k]) == name_len && strncasecmp(names[k], l, name_len) == 0) {
-				r = control_fail(d, line, "a field given twice");
-				goto fail;
-			}
-		if (nnames == FIELDS_MAX) {
-			r = control_fail(d, line, "more than 256 fields");
-			goto fail;
-		}
-		memcpy(names[nnames], l, name_len);
-		names[nnames++][name_len] = 0;
-		any = true;
-		v++;
-		ve = l + n;
-		while (v < ve && is_blank(*v))
-			v++;
-		while (ve > v && is_blank(ve[-1]))
-			ve--;
-		cur = NULL;
-		for (k = 0; k < ARRAY_SIZE(known_fields); k++)
-			if (strlen(known_fields[k].name) == name_len &&
-			    strncasecmp(known_fields[k].name, l, name_len) == 0)
-				cur = &known_fields[k];
-		if (cur) {
-			char **slot = (char **)((char *)ret + cur->offset);
-
-			*slot = strndup(v, (size_t)(ve - v));
-			if (!*slot) {
-				r = fatelf_diag_oom(d);
-				goto fail;
-			}
-		}
+		r = control_line(&c, l, n, ++line);
 	}
-	if (!ret->package || !ret->package[0]) {
-		r = fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "the control file has no Package field");
-		goto fail;
-	}
-	if (!ret->version || !ret->version[0]) {
-		r = fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "the control file has no Version field");
-		goto fail;
-	}
-	if (!ret->architecture || !ret->architecture[0]) {
-		r = fatelf_diag_set(d, -FATELF_E_DEB_CONTROL, -1, "the control file has no Architecture field");
-		goto fail;
-	}
-	{
-		char buf[128], q[FATELF_TEXT_QUOTE_BUF];
-		const char *why = fatelf_pkg_name_problem(ret->package, strlen(ret->package), buf, sizeof(buf));
-
-		if (why) {
-			r = fatelf_diag_set(d, -FATELF_E_PKG_NAME, -1, "control: the package name '%s' %s",
-					    fatelf_text_quote(ret->package, q), why);
-			goto fail;
-		}
-		if (!fatelf_pkg_version_valid(ret->version)) {
-			r = fatelf_diag_set(d, -FATELF_E_PKG_VERSION, -1,
-					    "control: the version '%s' is not [epoch:]upstream[-revision] as dpkg reads it",
-					    fatelf_text_quote(ret->version, q));
-			goto fail;
-		}
-	}
-	return 0;
-fail:
-	fatelf_deb_info_done(ret);
+	if (r == 0)
+		r = control_check(ret, d);
+	if (r < 0)
+		fatelf_deb_info_done(ret);
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "macro.h"
 #include "reader.h"
 
 struct archive;
@@ -84,6 +85,7 @@ int fatelf_deb_control_parse(const char *s, size_t len, fatelf_deb_info *ret, fa
 int fatelf_deb_conffiles_parse(const char *s, size_t len, fatelf_deb_info *ret, fatelf_diag *d);
 
 void fatelf_deb_info_done(fatelf_deb_info *info);
+#define _cleanup_deb_info_ _cleanup_(fatelf_deb_info_done)
 
 /* One relation of a Depends field (doc/fatelf.1, bundle create --from):
  * text is the relation as written (trimmed); name is set when it names
@@ -126,5 +128,10 @@ int fatelf_deb_open(const fatelf_reader *src, fatelf_deb **ret, fatelf_deb_info 
 int fatelf_deb_data(fatelf_deb *deb, struct archive **ret, fatelf_diag *d);
 
 void fatelf_deb_free(fatelf_deb *deb);
+static inline void fatelf_deb_freep(fatelf_deb **p)
+{
+	fatelf_deb_free(*p);
+}
+#define _cleanup_deb_ _cleanup_(fatelf_deb_freep)
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "fatelf.h"
+#include "macro.h"
 
 typedef struct fatelf_elfcatch {
 	uint8_t head[64];       /* zeros where no byte came (a hole, a short file) */
@@ -28,5 +29,6 @@ int fatelf_elfcatch_block(fatelf_elfcatch *c, const void *buf, uint64_t off, siz
  * handed in, as a plain ELF file (record -1): its code and diag. */
 int fatelf_elfcatch_inspect(fatelf_elfcatch *c, uint64_t size, fatelf_elfinfo *ret, fatelf_diag *d);
 void fatelf_elfcatch_done(fatelf_elfcatch *c);
+#define _cleanup_elfcatch_ _cleanup_(fatelf_elfcatch_done)
 
 #endif

@@ -118,6 +118,7 @@ typedef struct fatelf_unify_index {
 int fatelf_unify_index_read(const char *source, const fatelf_bundle_limits *lim,
 			    fatelf_unify_index *ret, fatelf_diag *d);
 void fatelf_unify_index_free(fatelf_unify_index *x);
+#define _cleanup_unify_index_ _cleanup_(fatelf_unify_index_free)
 
 /*
  * A source read as a stream of entries, as the index reads it, for the
@@ -136,6 +137,11 @@ int fatelf_unify_stream_next(fatelf_unify_stream *s, const char **ret_path, stru
 			     fatelf_diag *d);
 struct archive *fatelf_unify_stream_archive(fatelf_unify_stream *s);
 void fatelf_unify_stream_free(fatelf_unify_stream *s);
+static inline void fatelf_unify_stream_freep(fatelf_unify_stream **p)
+{
+	fatelf_unify_stream_free(*p);
+}
+#define _cleanup_unify_stream_ _cleanup_(fatelf_unify_stream_freep)
 
 /*
  * The writer (lib/bundle/unify_write.c): one bundle of the sources, in

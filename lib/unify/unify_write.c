@@ -1198,15 +1198,140 @@ static void uw_done(struct uw *w)
 			close(w->root[s]);
 }
 
+#define _cleanup_uw_ _cleanup_(uw_done)
+
+/* The sources read and every path decided: per-arch, shared or glued,
+ * the glued ones laid out and hashed. */
+static int uw_plan(struct uw *w)
+{
+	const fatelf_unify_opts *o = w->o;
+	fatelf_diag *d = w->d;
+	int r;
+
+	r = index_sources(w);
+	if (r == 0)
+		r = deb_scripts(w);
+	if (r == 0)
+		r = deb_fields(w);
+	if (r == 0 && (!w->bo.name || !w->bo.version))
+		r = fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no %s: give %s, or a .deb source that has one",
+				    !w->bo.name ? "package name" : "version", !w->bo.name ? "--name" : "--version");
+	if (r == 0)
+		r = fatelf_bundle_opts_check(&w->bo, d);
+	if (r == 0)
+		r = fatelf_unify_plan(w->src, w->n, o->per_arch, o->nper_arch, &w->dec, &w->ndec, &w->res->stats, d);
+	if (r == 0)
+		r = check_decisions(w);
+	for (size_t i = 0; r == 0 && i < w->nglued; i++)
+		r = layout_glued(w, &w->glued[i]);
+	if (r == 0)
+		r = hash_glued(w);
+	return r;
+}
+
+/* The manifest as a reader takes it (parents, paths, records): refused
+ * here, before an output exists. */
+static int manifest_reads_back(const char *json, size_t json_len, const fatelf_bundle_limits *lim, fatelf_diag *d)
+{
+	_cleanup_manifest_ fatelf_manifest *back = NULL;
+
+	return fatelf_manifest_parse(json, json_len, lim, &back, d);
+}
+
+/* Whether a path or a link target of m has a byte over 0x7f. */
+static bool manifest_non_ascii(const fatelf_manifest *m)
+{
+	for (size_t k = 0; k < m->nentries; k++) {
+		for (const char *p = m->entries[k].path; *p; p++)
+			if ((unsigned char)*p >= 0x80)
+				return true;
+		for (const char *p = m->entries[k].link_target; p && *p; p++)
+			if ((unsigned char)*p >= 0x80)
+				return true;
+	}
+	return false;
+}
+
+/* The bundle written to the output the options open: the manifest, the
+ * signature, then every member. */
+static int uw_write(struct uw *w, fatelf_manifest *m, const char *json, size_t json_len, const char *sig)
+{
+	struct archive *a = NULL;
+	int out_fd, r;
+
+	out_fd = w->o->bundle.open_output(w->o->bundle.userdata, w->d);
+	if (out_fd < 0)
+		return out_fd;
+	r = fatelf_bundle_archive_open(&w->bo, manifest_non_ascii(m), out_fd, json, json_len, sig, &a, w->d);
+	if (r == 0) {
+		w->out = a;
+		w->m = m;
+		r = write_members(w);
+	}
+	if (a) {
+		int q = fatelf_bundle_archive_close(a, w->d);
+
+		if (r == 0)
+			r = q;
+	}
+	return r;
+}
+
+/* What the bundle holds, counted by kind. */
+static void uw_count(const struct uw *w, const fatelf_manifest *m, fatelf_unify_result *res)
+{
+	for (size_t i = 0; i < w->nwent; i++) {
+		size_t k = w->went[i].dec;
+
+		if (m->entries[i].type == FATELF_ENTRY_DIR)
+			res->dirs++;
+		else if (w->glue_of[k] != FATELF_UNIFY_NONE)
+			res->glued++;
+		else if (w->dec[k].kind == FATELF_UNIFY_PER_ARCH || w->went[i].srcs)
+			res->per_arch++;
+		else
+			res->shared++;
+	}
+	snprintf(res->name, sizeof(res->name), "%s", w->bo.name);
+	snprintf(res->version, sizeof(res->version), "%s", w->bo.version);
+}
+
+static int unify_run(const fatelf_unify_opts *o, fatelf_unify_result *ret, fatelf_diag *d)
+{
+	fatelf_unify_result res = { 0 };
+	_cleanup_uw_ struct uw w = { .o = o, .d = d, .n = o->nfrom, .bo = o->bundle, .res = &res };
+	_cleanup_manifest_ fatelf_manifest *m = NULL;
+	_cleanup_free_ char *json = NULL, *sig = NULL;
+	size_t json_len = 0;
+	int r;
+
+	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
+		w.root[s] = -1;
+	fatelf_bundle_limits_fill(&w.lim, &o->bundle.limits);
+	w.buf = malloc(IO_CHUNK);
+	w.sha = fatelf_sha256_new();
+	if (!w.buf || !w.sha)
+		return fatelf_diag_oom(d);
+	r = uw_plan(&w);
+	if (r == 0)
+		r = build_manifest(&w, &m);
+	if (r == 0)
+		r = fatelf_bundle_manifest_finish(m, &w.bo, &w.lim, &json, &json_len, &sig, d);
+	if (r == 0)
+		r = manifest_reads_back(json, json_len, &w.lim, d);
+	if (r == 0)
+		r = uw_write(&w, m, json, json_len, sig);
+	if (r != 0)
+		return r;
+	uw_count(&w, m, &res);
+	if (ret)
+		*ret = res;
+	return 0;
+}
+
 int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fatelf_diag *d)
 {
-	struct uw w = { .o = o, .d = d };
-	fatelf_unify_result res = { 0 };
-	fatelf_manifest *m = NULL;
-	_cleanup_free_ char *json = NULL, *sig = NULL;
-	struct archive *a = NULL;
-	size_t json_len = 0;
-	int out_fd, r;
+	int r;
 
 	fatelf_diag_clear(d);
 	if (!o || o->nfrom == 0 || o->nfrom > FATELF_UNIFY_MAX_SOURCES)
@@ -1214,98 +1339,9 @@ int fatelf_unify_create(const fatelf_unify_opts *o, fatelf_unify_result *ret, fa
 				       o ? o->nfrom : 0, FATELF_UNIFY_MAX_SOURCES);
 	if (!o->bundle.open_output)
 		return fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no output");
-	w.n = o->nfrom;
-	w.bo = o->bundle;
-	w.res = &res;
-	fatelf_bundle_limits_fill(&w.lim, &o->bundle.limits);
-	for (size_t s = 0; s < FATELF_UNIFY_MAX_SOURCES; s++)
-		w.root[s] = -1;
-	w.buf = malloc(IO_CHUNK);
-	w.sha = fatelf_sha256_new();
-	if (!w.buf || !w.sha) {
-		r = fatelf_diag_oom(d);
-		goto out;
-	}
-	r = index_sources(&w);
-	if (r == 0)
-		r = deb_scripts(&w);
-	if (r == 0)
-		r = deb_fields(&w);
-	if (r == 0 && (!w.bo.name || !w.bo.version))
-		r = fatelf_diag_set(d, -FATELF_E_INVALID, -1, "no %s: give %s, or a .deb source that has one",
-				    !w.bo.name ? "package name" : "version", !w.bo.name ? "--name" : "--version");
-	if (r == 0)
-		r = fatelf_bundle_opts_check(&w.bo, d);
-	if (r == 0) {
-		r = fatelf_unify_plan(w.src, w.n, o->per_arch, o->nper_arch, &w.dec, &w.ndec, &res.stats, d);
-	}
-	if (r == 0)
-		r = check_decisions(&w);
-	for (size_t i = 0; r == 0 && i < w.nglued; i++)
-		r = layout_glued(&w, &w.glued[i]);
-	if (r == 0)
-		r = hash_glued(&w);
-	if (r == 0)
-		r = build_manifest(&w, &m);
-	if (r == 0)
-		r = fatelf_bundle_manifest_finish(m, &w.bo, &w.lim, &json, &json_len, &sig, d);
-	if (r == 0) {
-		/* The manifest as a reader takes it (parents, paths, records):
-		 * refused here, before an output exists. */
-		fatelf_manifest *back = NULL;
-
-		r = fatelf_manifest_parse(json, json_len, &w.lim, &back, d);
-		fatelf_manifest_free(back);
-	}
-	if (r == 0) {
-		out_fd = o->bundle.open_output(o->bundle.userdata, d);
-		r = out_fd < 0 ? out_fd : 0;
-	}
-	if (r == 0) {
-		bool non_ascii = false;
-
-		for (size_t k = 0; k < m->nentries && !non_ascii; k++)
-			for (const char *p = m->entries[k].path; *p && !non_ascii; p++)
-				non_ascii = (unsigned char)*p >= 0x80;
-		for (size_t k = 0; k < m->nentries && !non_ascii; k++)
-			for (const char *p = m->entries[k].link_target; p && *p && !non_ascii; p++)
-				non_ascii = (unsigned char)*p >= 0x80;
-		r = fatelf_bundle_archive_open(&w.bo, non_ascii, out_fd, json, json_len, sig, &a, d);
-	}
-	if (r == 0) {
-		w.out = a;
-		w.m = m;
-		r = write_members(&w);
-	}
-	if (a) {
-		int q = fatelf_bundle_archive_close(a, d);
-
-		if (r == 0)
-			r = q;
-	}
-	if (r == 0) {
-		for (size_t i = 0; i < w.nwent; i++) {
-			size_t k = w.went[i].dec;
-
-			if (m->entries[i].type == FATELF_ENTRY_DIR)
-				res.dirs++;
-			else if (w.glue_of[k] != FATELF_UNIFY_NONE)
-				res.glued++;
-			else if (w.dec[k].kind == FATELF_UNIFY_PER_ARCH || w.went[i].srcs)
-				res.per_arch++;
-			else
-				res.shared++;
-		}
-		snprintf(res.name, sizeof(res.name), "%s", w.bo.name);
-		snprintf(res.version, sizeof(res.version), "%s", w.bo.version);
-		if (ret)
-			*ret = res;
-	}
-out:
+	r = unify_run(o, ret, d);
 	/* libarchive and the hash queue run out of memory without a diag */
 	if (r == -ENOMEM)
 		fatelf_diag_oom(d);
-	fatelf_manifest_free(m);
-	uw_done(&w);
 	return r;
 }
