@@ -796,7 +796,7 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 			fatelf_diag *d)
 {
 	const char *op_path = ie->rare->op_path;
-	store_file row = { 0 };
+	_cleanup_store_file_ store_file row = { 0 };
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
 	bool on_disk;
@@ -814,11 +814,11 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 		return path_fail(d, -ENGINE_E_CONFLICT, op_path,
 				 "%s exists on disk as a directory", op_path);
 	q = store_file_get(x->e->st, op_path, &row, &owner, d);
-	if (q < 0 && q != -ENOENT)
+	if (q < 0)
 		return q;
-	if (q == 0) {
+	if (q > 0) {
 		bool mine = owner && strcmp(owner, x->m->name) == 0;
-		store_file_done(&row);
+
 		/* This package's own file there is planned for removal, and one
 		 * path cannot be both. */
 		if (mine || !x->o->force)
@@ -1009,13 +1009,13 @@ static void prestat_stop(struct install *x)
 static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const struct ient *ie,
 			const struct stat *st, store_file *ret, fatelf_diag *d)
 {
-	store_kept k = { 0 };
+	_cleanup_store_kept_ store_kept k = { 0 };
 	bool have = false;
 	int q = store_kept_get(x->e->st, ie->path, &k, d);
 
-	if (q < 0 && q != -ENOENT)
+	if (q < 0)
 		return q;
-	have = q == 0 && !k.dir;
+	have = q > 0 && !k.dir;
 	if (have && strcmp(k.package, x->m->name) == 0 && be->config && S_ISREG(st->st_mode)) {
 		*ret = (store_file){
 			.sha256 = k.sha256,
@@ -1024,7 +1024,6 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 		};
 		k.sha256 = k.installed_sha256 = NULL;
 		q = strv_push(&x->adopted, ie->path);
-		store_kept_done(&k);
 		return q < 0 ? q : 1;
 	}
 	if (!x->o->force) {
@@ -1036,13 +1035,11 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 		else
 			q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				      "%s exists on disk and belongs to no package", ie->path);
-		store_kept_done(&k);
 		return q;
 	}
 	/* As dpkg's --force-overwrite names the package the file is also
 	 * in: the one that left it is named in the result. */
 	q = forced_add(x, ie->path, NULL, have ? &k : NULL);
-	store_kept_done(&k);
 	if (q >= 0 && have)
 		q = strv_push(&x->adopted, ie->path);
 	return q < 0 ? q : 0;
@@ -1051,7 +1048,7 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		     fatelf_diag *d)
 {
-	store_file got = { 0 };
+	_cleanup_store_file_ store_file got = { 0 };
 	const store_file *row = NULL;
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
@@ -1080,32 +1077,26 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	 * not have is looked up on its own (another package's, or none). */
 	row = old_row(x, ie->path);
 	if (row) {
-		q = 0;
 		owned_here = true;
 	} else {
 		q = store_file_get(x->e->st, ie->path, &got, &owner, d);
-		if (q < 0 && q != -ENOENT)
+		if (q < 0)
 			return q;
-		if (q == 0)
+		if (q > 0)
 			row = &got;
 	}
-	if (q == 0) {
+	if (row) {
 		if (!owned_here)
 			owned_here = owner && strcmp(owner, x->m->name) == 0;
 		if (!owned_here) {
-			if (!x->o->force) {
-				q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
-					      "%s belongs to package %s", ie->path, owner ? owner : "?");
-				store_file_done(&got);
-				return q;
-			}
+			if (!x->o->force)
+				return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+						 "%s belongs to package %s", ie->path, owner ? owner : "?");
 			q = strv_push(&x->taken, ie->path);
 			if (q >= 0)
 				q = forced_add(x, ie->path, owner, NULL);
-			if (q < 0) {
-				store_file_done(&got);
+			if (q < 0)
 				return q;
-			}
 		}
 	} else if (on_disk) {
 		q = plan_unowned(x, be, ie, &st, &got, d);
@@ -1131,22 +1122,17 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 			if (asprintf(&r->op_path, "%s%s", ie->path, CONFIG_NEW_SUFFIX) < 0)
 				r->op_path = NULL;
 		}
-		if (!r || !r->old_installed_sha256 || !r->op_path) {
-			store_file_done(&got);
+		if (!r || !r->old_installed_sha256 || !r->op_path)
 			return -ENOMEM;
-		}
 		q = plan_sidecar(x, ie, row->sha256, d);
-		if (q < 0) {
-			store_file_done(&got);
+		if (q < 0)
 			return q;
-		}
 		q = strv_push(&x->kept, ie->path);
+		if (q < 0)
+			return q;
 	} else {
 		ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
-		q = 0;
 	}
-	if (q < 0)
-		goto out;
 
 	/* What the file becomes, and so how many bytes it will take. */
 	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
@@ -1154,26 +1140,20 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		int form = 0;
 
 		q = engine_entry_header(be, &hdr, d);
-		if (q < 0) {
-			q = prefix_entry(d, q, be);
-			goto out;
-		}
+		if (q < 0)
+			return prefix_entry(d, q, be);
 		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
 						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
 						 &ie->keep, &form, d);
-		if (q < 0) {
-			q = prefix_path(d, q, ie->path);
-			goto out;
-		}
+		if (q < 0)
+			return prefix_path(d, q, ie->path);
 		ie->form = (int8_t)form;
 		ie->thinned = q == 1;
 	}
 	if (be->type == FATELF_ENTRY_FILE) {
 		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
-		if (q < 0) {
-			q = prefix_entry(d, q, be);
-			goto out;
-		}
+		if (q < 0)
+			return prefix_entry(d, q, be);
 		/* A reinstall of the same version writes every file again,
 		 * as dpkg's does: it is how an admin repairs a package. */
 		if (owned_here && on_disk && !ie->keep_admin && !adopted && x->change != STORE_TX_REINSTALL)
@@ -1188,10 +1168,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	}
 	if (!ie->unchanged)
 		x->files++;
-	q = 0;
-out:
-	store_file_done(&got);
-	return q;
+	return 0;
 }
 
 static int check_space(struct install *x, fatelf_diag *d)
@@ -1446,9 +1423,9 @@ static int inst_manifest(void *ctx, const fatelf_manifest *m, const fatelf_ms_pu
 		fatelf_ms_keyid_format(signer->keyid, x->signer);
 	}
 	q = store_package_get(x->e->st, m->name, &x->old, d);
-	if (q < 0 && q != -ENOENT)
+	if (q < 0)
 		return q;
-	x->have_old = q == 0;
+	x->have_old = q > 0;
 	x->kind = store_tx_kind_to_text(x->have_old ? STORE_TX_UPGRADE : STORE_TX_INSTALL);
 	if (!x->have_old)
 		x->change = STORE_TX_INSTALL;
@@ -2596,9 +2573,9 @@ static int depends_check(engine *e, engine_group *g, const char *package, const 
 			}
 		if (!found) {
 			q = store_package_get(e->st, dep->name, &p, d);
-			if (q < 0 && q != -ENOENT)
+			if (q < 0)
 				return q;
-			if (q == 0) {
+			if (q > 0) {
 				snprintf(have, sizeof(have), "%s", p.version);
 				found = true;
 				store_package_done(&p);

@@ -368,14 +368,14 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	 * must not be setuid to root. A bit taken away since (an admin's
 	 * chmod u-s) stays away. */
 	{
-		store_file row = { 0 };
-		_cleanup_free_ char *owner = NULL;
+		_cleanup_store_file_ store_file row = { 0 };
 
-		r = store_file_get(e->st, path, &row, &owner, d);
+		r = store_file_get(e->st, path, &row, NULL, d);
+		if (r == 0)
+			r = fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 		if (r < 0)
 			goto fail;
 		f.mode = st.st_mode & row.mode & 07777;
-		store_file_done(&row);
 	}
 	f.old_size = (uint64_t)st.st_size;
 	f.new_size = plan.out_size;
