@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashset.h"
 #include "hex.h"
 #include "io.h"
 #include "macro.h"
@@ -37,11 +38,6 @@
 #include "worker_private.h"
 
 #define CREDENTIALS_MAX 1024
-
-static int blob_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
-}
 
 static char *base64(const unsigned char *p, size_t n)
 {
@@ -474,7 +470,7 @@ static int oci_install(worker *w, job *j, const char *refstr, const char *shown_
 	}
 	blobs.n = om->nlayers;
 	if (blobs.n > 1)
-		qsort(blobs.v, blobs.n, sizeof(*blobs.v), blob_cmp);
+		qsort(blobs.v, blobs.n, sizeof(*blobs.v), digest_cmp);
 	rv.manifest = gb[0].buf;
 	rv.manifest_len = gb[0].len;
 	rv.sig = om->config.signature;

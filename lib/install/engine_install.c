@@ -18,6 +18,7 @@
 
 #include "array.h"
 #include "engine_private.h"
+#include "hashset.h"
 #include "io.h"
 #include "run.h"
 #include "macro.h"
@@ -2396,8 +2397,9 @@ struct engine_group {
 	size_t nnames, names_cap;
 	struct member *members;         /* ... and each one's version and depends */
 	size_t members_cap;
-	struct claim *claims;           /* open addressing, path NULL: free */
+	struct claim *claims;
 	size_t nclaims, claims_cap;
+	hashset claimed;                /* claims by path */
 };
 
 engine_group *engine_group_new(engine *e)
@@ -2409,55 +2411,32 @@ engine_group *engine_group_new(engine *e)
 	return g;
 }
 
-static size_t claim_slot(const char *path, size_t cap)
+static bool claim_is(size_t i, const void *path, const void *userdata)
 {
-	uint64_t h = 1469598103934665603ull;
+	const engine_group *g = userdata;
 
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	return (size_t)(h & (cap - 1));
-}
-
-static int claims_grow(engine_group *g)
-{
-	size_t cap = g->claims_cap ? g->claims_cap * 2 : 4096;
-	struct claim *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < g->claims_cap; i++) {
-		size_t s;
-
-		if (!g->claims[i].path)
-			continue;
-		for (s = claim_slot(g->claims[i].path, cap); v[s].path; s = (s + 1) & (cap - 1))
-			;
-		v[s] = g->claims[i];
-	}
-	free(g->claims);
-	g->claims = v;
-	g->claims_cap = cap;
-	return 0;
+	return strcmp(g->claims[i].path, path) == 0;
 }
 
 /* Claims path for package: the package that claimed it first, or NULL. */
 static const char *claim(engine_group *g, const char *path, const char *package, int *ret_err)
 {
-	size_t s;
+	uint64_t h = hashset_hash_str(path);
+	size_t i = hashset_find(&g->claimed, h, path, claim_is, g);
+	char *copy;
 
 	*ret_err = 0;
-	if ((g->nclaims + 1) * 2 > g->claims_cap && (*ret_err = claims_grow(g)) < 0)
-		return NULL;
-	for (s = claim_slot(path, g->claims_cap); g->claims[s].path; s = (s + 1) & (g->claims_cap - 1))
-		if (strcmp(g->claims[s].path, path) == 0)
-			return strcmp(g->claims[s].package, package) == 0 ? NULL : g->claims[s].package;
-	g->claims[s].path = strdup(path);
-	if (!g->claims[s].path) {
+	if (i != HASHSET_NONE)
+		return strcmp(g->claims[i].package, package) == 0 ? NULL : g->claims[i].package;
+	if (GROW_ARRAY(g->claims, g->claims_cap, g->nclaims + 1) < 0 || !(copy = strdup(path))) {
 		*ret_err = -ENOMEM;
 		return NULL;
 	}
-	g->claims[s].package = package;
-	g->nclaims++;
+	if ((*ret_err = hashset_add(&g->claimed, h, g->nclaims)) < 0) {
+		free(copy);
+		return NULL;
+	}
+	g->claims[g->nclaims++] = (struct claim){ .path = copy, .package = package };
 	return NULL;
 }
 
@@ -2730,9 +2709,10 @@ void engine_group_free(engine_group *g)
 		fatelf_diag_set(&d, -ECANCELED, -1, "cancelled");
 		engine_group_abort(g, -ECANCELED, &d);
 	}
-	for (size_t i = 0; i < g->claims_cap; i++)
+	for (size_t i = 0; i < g->nclaims; i++)
 		free(g->claims[i].path);
 	free(g->claims);
+	hashset_done(&g->claimed);
 	for (size_t i = 0; i < g->nnames; i++) {
 		free(g->names[i]);
 		free(g->members[i].version);
