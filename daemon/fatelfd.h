@@ -37,6 +37,7 @@
 #include <json-c/json.h>
 
 #include "conf.h"
+#include "jsonput.h"
 #include "netuid.h"
 #include "store.h"
 #include "params.h"
@@ -67,13 +68,6 @@
 #define FETCH_STDERR_MAX 4096           /* the helper's message kept, at most */
 /* The uids network downloads run as: lib/basic/netuid.h. */
 #define FETCH_BACKSTOP_SEC 10           /* a silent helper pipe fails this long after its timeout */
-
-static inline void json_putp(json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
-#define _cleanup_json_ __attribute__((cleanup(json_putp)))
 
 /* Logging (daemon/log.c): to the journal with structured fields when
  * stderr is systemd's journal stream, else to stderr with sd-daemon

@@ -87,7 +87,7 @@ void method_verify(conn *c, const vl_call *call, union method_params *p)
 		/* An unknown package is answered at once. */
 		r = store_package_get(method_store(c), p->package.package, &pk, NULL);
 		store_package_done(&pk);
-		if (r == -ENOENT) {
+		if (r == 0) {
 			job_free(j);
 			reply_package_not_found(c, p->package.package);
 			return;
@@ -478,7 +478,7 @@ void method_cancel(conn *c, const vl_call *call, union method_params *p)
 
 		json_set_int(o, "id", p->cancel.id);
 		/* One that has already ended says how. */
-		if (store_tx_get(method_store(c), p->cancel.id, &t, NULL) >= 0) {
+		if (store_tx_get(method_store(c), p->cancel.id, &t, NULL) > 0) {
 			if (t.state != STORE_TX_QUEUED && t.state != STORE_TX_PENDING)
 				json_set_str(o, "state", store_tx_state_to_text(t.state));
 			store_tx_done(&t);

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashset.h"
 #include "hex.h"
 #include "ini.h"
 #include "io.h"
@@ -39,11 +40,6 @@
 #include "worker_private.h"
 
 #define CREDENTIALS_MAX 1024
-
-static int blob_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
-}
 
 static char *base64(const unsigned char *p, size_t n)
 {
@@ -520,7 +516,7 @@ static int oci_blobs_fill(struct oci_run *r)
 	}
 	r->blobs.n = om->nlayers;
 	if (r->blobs.n > 1)
-		qsort(r->blobs.v, r->blobs.n, sizeof(*r->blobs.v), blob_cmp);
+		qsort(r->blobs.v, r->blobs.n, sizeof(*r->blobs.v), digest_cmp);
 	return 0;
 }
 

@@ -87,7 +87,7 @@ void method_info(conn *c, const vl_call *call, union method_params *p)
 	if (!o)
 		return;
 	r = store_package_get(method_store(c), p->package.package, &pk, &d);
-	if (r == -ENOENT) {
+	if (r == 0) {
 		reply_package_not_found(c, p->package.package);
 		return;
 	}
@@ -108,8 +108,8 @@ static int dirs_of(store *st, const char *package, const char *after, size_t lim
 	store_package pk = { 0 };
 	int r = store_package_get(st, package, &pk, d);
 
-	if (r < 0)
-		return r;
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;     /* the callers' "not installed" */
 	r = store_dirs_page(st, pk.id, after, limit, ret, ret_n, d);
 	store_package_done(&pk);
 	return r;
@@ -289,7 +289,7 @@ static void owner_none(conn *c, const char *path)
 	if (!e)
 		return;
 	json_set_str(e, "path", path);
-	if (store_kept_get(method_store(c), path, &k, NULL) == 0 && !k.dir) {
+	if (store_kept_get(method_store(c), path, &k, NULL) > 0 && !k.dir) {
 		json_set_str(e, "kept_by", k.package);
 		json_set_str(e, "kept_version", k.version);
 	}
@@ -324,7 +324,7 @@ void method_owner(conn *c, const vl_call *call, union method_params *p)
 		return;
 	}
 	r = store_file_get(method_store(c), p->owner.path, &f, &package, &d);
-	if (r == -ENOENT) {
+	if (r == 0) {
 		owner_none(c, p->owner.path);
 		return;
 	}

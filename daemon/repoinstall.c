@@ -233,7 +233,7 @@ static int pull_depends(worker *w, job *j)
 			if (have)
 				continue;
 			k = store_package_get(engine_store(w->rw), dep->name, &p, NULL);
-			if (k == 0) {
+			if (k > 0) {
 				have = fatelf_depend_satisfied_by(dep, p.version);
 				store_package_done(&p);
 			}

@@ -206,7 +206,7 @@ void method_search(conn *c, const vl_call *call, union method_params *p)
 
 			if (p->search.pattern && !strstr(pk->name, p->search.pattern))
 				continue;
-			have = store_package_get(method_store(c), pk->name, &sp, NULL) == 0;
+			have = store_package_get(method_store(c), pk->name, &sp, NULL) > 0;
 			for (size_t v = pk->nversions; v-- > 0;) {
 				const fatelf_repo_version *ver = &pk->versions[v];
 

@@ -17,20 +17,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashset.h"
 #include "hex.h"
 #include "macro.h"
 #include "path.h"
 #include "repos.h"
 #include "worker_private.h"
 
-static int blob_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
-}
-
 const struct oci_blob_ref *oci_blobs_find(const struct oci_blobs *b, const uint8_t object[32])
 {
-	return b->n ? bsearch(object, b->v, b->n, sizeof(*b->v), blob_cmp) : NULL;
+	return b->n ? bsearch(object, b->v, b->n, sizeof(*b->v), digest_cmp) : NULL;
 }
 
 int repo_membuf_put(void *ctx, const void *buf, size_t len)
@@ -131,11 +127,6 @@ static int cache_digest_check(int cache, const char *name, const uint8_t digest[
 		k = fatelf_diag_set(d, -FATELF_E_REPO_OBJECT, -1,
 				    "%s: the blob's bytes do not hash to the digest that names them", path);
 	return k;
-}
-
-static int byhash_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
 }
 
 /* Whether the stored bytes of gets[i] hash to the blob's digest. */
@@ -321,7 +312,7 @@ static int rf_prepare(struct rfetch *f, const fatelf_repo_object *objs, size_t n
 		f->byhash[i].i = i;
 	}
 	if (n > 1)
-		qsort(f->byhash, n, sizeof(*f->byhash), byhash_cmp);
+		qsort(f->byhash, n, sizeof(*f->byhash), digest_cmp);
 	f->n = n;
 	return 0;
 }
@@ -455,7 +446,7 @@ static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data
 		     void *dctx, fatelf_diag *d)
 {
 	struct rfetch *f = ctx;
-	const struct byhash *b = f->n ? bsearch(sha, f->byhash, f->n, sizeof(*f->byhash), byhash_cmp) : NULL;
+	const struct byhash *b = f->n ? bsearch(sha, f->byhash, f->n, sizeof(*f->byhash), digest_cmp) : NULL;
 	char name[80], shown[FATELF_REPO_OBJECT_PATH_MAX];
 	fatelf_reader rd;
 	int fd, k;

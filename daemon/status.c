@@ -77,7 +77,7 @@ void method_status(conn *c, const vl_call *call, union method_params *p)
 
 		/* The history row the transaction opened, when it has one
 		 * already; else what the worker knows. */
-		if (id && store_tx_get(method_store(c), id, &t, NULL) >= 0) {
+		if (id && store_tx_get(method_store(c), id, &t, NULL) > 0) {
 			json_set(o, "running", json_tx(&t));
 			store_tx_done(&t);
 		} else {

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "fatelf.h"
+#include "jsonput.h"
 #include "text.h"
 
 #include "exitstatus.h"
@@ -173,12 +174,5 @@ void cmd_json_print(struct json_object *o);
 struct json_object *cmd_json_warning(const struct cmd_warning *w);
 /* {"code": NAME, "record": N|null, "message": MSG} for a failure. */
 struct json_object *cmd_json_error(const fatelf_diag *d, int r);
-/* json_object_put as a cleanup attribute */
-static inline void json_object_putp(struct json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
-#define _cleanup_json_ __attribute__((cleanup(json_object_putp)))
 
 #endif

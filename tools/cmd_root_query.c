@@ -176,8 +176,8 @@ int root_files(int argc, char **argv)
 	status = root_open(&a, true, &e);
 	if (status != EXIT_OK)
 		return status;
-	r = e ? store_package_get(engine_store(e), package, &pk, &d) : -ENOENT;
-	if (r == -ENOENT) {
+	r = e ? store_package_get(engine_store(e), package, &pk, &d) : 0;
+	if (r == 0) {
 		memset(&d, 0, sizeof(d));
 		snprintf(d.subject, sizeof(d.subject), "%s", package);
 		r = fatelf_diag_set(&d, -ENGINE_E_NOT_INSTALLED, -1, "not installed in %s", a.root);
@@ -262,7 +262,7 @@ static int owner_json(store *st, const char *path, const char *pattern, uint64_t
 		fatelf_diag lookup = { 0 };
 
 		r = store_file_get(st, path, &f, &package, &lookup);
-		if (r >= 0) {
+		if (r > 0) {
 			json_set_str(o, "package", package);
 			json_set(o, "file", json_file(st, &f, package));
 			store_file_done(&f);
@@ -270,7 +270,7 @@ static int owner_json(store *st, const char *path, const char *pattern, uint64_t
 			*ret_n = 1;
 			return 0;
 		}
-		if (r != -ENOENT) {
+		if (r < 0) {
 			*d = lookup;
 			return r;
 		}
@@ -343,7 +343,7 @@ int root_owner(int argc, char **argv)
 		/* a config file a removed package left behind says which */
 		_cleanup_free_ char *shown_arg = root_shown(arg);
 
-		if (arg[0] == '/' && !strpbrk(arg, "*?[") && store_kept_get(engine_store(e), arg, &k, NULL) == 0 &&
+		if (arg[0] == '/' && !strpbrk(arg, "*?[") && store_kept_get(engine_store(e), arg, &k, NULL) > 0 &&
 		    !k.dir) {
 			_cleanup_free_ char *pkg = root_shown(k.package), *ver = root_shown(k.version);
 

@@ -18,6 +18,7 @@
 
 #include "array.h"
 #include "engine_private.h"
+#include "hashset.h"
 #include "io.h"
 #include "run.h"
 #include "macro.h"
@@ -796,7 +797,7 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 			fatelf_diag *d)
 {
 	const char *op_path = ie->rare->op_path;
-	store_file row = { 0 };
+	_cleanup_store_file_ store_file row = { 0 };
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
 	bool on_disk;
@@ -814,11 +815,11 @@ static int plan_sidecar(struct install *x, struct ient *ie, const char *last_shi
 		return path_fail(d, -ENGINE_E_CONFLICT, op_path,
 				 "%s exists on disk as a directory", op_path);
 	q = store_file_get(x->e->st, op_path, &row, &owner, d);
-	if (q < 0 && q != -ENOENT)
+	if (q < 0)
 		return q;
-	if (q == 0) {
+	if (q > 0) {
 		bool mine = owner && strcmp(owner, x->m->name) == 0;
-		store_file_done(&row);
+
 		/* This package's own file there is planned for removal, and one
 		 * path cannot be both. */
 		if (mine || !x->o->force)
@@ -1009,13 +1010,13 @@ static void prestat_stop(struct install *x)
 static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const struct ient *ie,
 			const struct stat *st, store_file *ret, fatelf_diag *d)
 {
-	store_kept k = { 0 };
+	_cleanup_store_kept_ store_kept k = { 0 };
 	bool have = false;
 	int q = store_kept_get(x->e->st, ie->path, &k, d);
 
-	if (q < 0 && q != -ENOENT)
+	if (q < 0)
 		return q;
-	have = q == 0 && !k.dir;
+	have = q > 0 && !k.dir;
 	if (have && strcmp(k.package, x->m->name) == 0 && be->config && S_ISREG(st->st_mode)) {
 		*ret = (store_file){
 			.sha256 = k.sha256,
@@ -1024,7 +1025,6 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 		};
 		k.sha256 = k.installed_sha256 = NULL;
 		q = strv_push(&x->adopted, ie->path);
-		store_kept_done(&k);
 		return q < 0 ? q : 1;
 	}
 	if (!x->o->force) {
@@ -1036,13 +1036,11 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 		else
 			q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
 				      "%s exists on disk and belongs to no package", ie->path);
-		store_kept_done(&k);
 		return q;
 	}
 	/* As dpkg's --force-overwrite names the package the file is also
 	 * in: the one that left it is named in the result. */
 	q = forced_add(x, ie->path, NULL, have ? &k : NULL);
-	store_kept_done(&k);
 	if (q >= 0 && have)
 		q = strv_push(&x->adopted, ie->path);
 	return q < 0 ? q : 0;
@@ -1051,7 +1049,7 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		     fatelf_diag *d)
 {
-	store_file got = { 0 };
+	_cleanup_store_file_ store_file got = { 0 };
 	const store_file *row = NULL;
 	_cleanup_free_ char *owner = NULL;
 	struct stat st;
@@ -1080,32 +1078,26 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	 * not have is looked up on its own (another package's, or none). */
 	row = old_row(x, ie->path);
 	if (row) {
-		q = 0;
 		owned_here = true;
 	} else {
 		q = store_file_get(x->e->st, ie->path, &got, &owner, d);
-		if (q < 0 && q != -ENOENT)
+		if (q < 0)
 			return q;
-		if (q == 0)
+		if (q > 0)
 			row = &got;
 	}
-	if (q == 0) {
+	if (row) {
 		if (!owned_here)
 			owned_here = owner && strcmp(owner, x->m->name) == 0;
 		if (!owned_here) {
-			if (!x->o->force) {
-				q = path_fail(d, -ENGINE_E_CONFLICT, ie->path,
-					      "%s belongs to package %s", ie->path, owner ? owner : "?");
-				store_file_done(&got);
-				return q;
-			}
+			if (!x->o->force)
+				return path_fail(d, -ENGINE_E_CONFLICT, ie->path,
+						 "%s belongs to package %s", ie->path, owner ? owner : "?");
 			q = strv_push(&x->taken, ie->path);
 			if (q >= 0)
 				q = forced_add(x, ie->path, owner, NULL);
-			if (q < 0) {
-				store_file_done(&got);
+			if (q < 0)
 				return q;
-			}
 		}
 	} else if (on_disk) {
 		q = plan_unowned(x, be, ie, &st, &got, d);
@@ -1131,22 +1123,17 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 			if (asprintf(&r->op_path, "%s%s", ie->path, CONFIG_NEW_SUFFIX) < 0)
 				r->op_path = NULL;
 		}
-		if (!r || !r->old_installed_sha256 || !r->op_path) {
-			store_file_done(&got);
+		if (!r || !r->old_installed_sha256 || !r->op_path)
 			return -ENOMEM;
-		}
 		q = plan_sidecar(x, ie, row->sha256, d);
-		if (q < 0) {
-			store_file_done(&got);
+		if (q < 0)
 			return q;
-		}
 		q = strv_push(&x->kept, ie->path);
+		if (q < 0)
+			return q;
 	} else {
 		ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
-		q = 0;
 	}
-	if (q < 0)
-		goto out;
 
 	/* What the file becomes, and so how many bytes it will take. */
 	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
@@ -1154,26 +1141,20 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		int form = 0;
 
 		q = engine_entry_header(be, &hdr, d);
-		if (q < 0) {
-			q = prefix_entry(d, q, be);
-			goto out;
-		}
+		if (q < 0)
+			return prefix_entry(d, q, be);
 		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
 						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
 						 &ie->keep, &form, d);
-		if (q < 0) {
-			q = prefix_path(d, q, ie->path);
-			goto out;
-		}
+		if (q < 0)
+			return prefix_path(d, q, ie->path);
 		ie->form = (int8_t)form;
 		ie->thinned = q == 1;
 	}
 	if (be->type == FATELF_ENTRY_FILE) {
 		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
-		if (q < 0) {
-			q = prefix_entry(d, q, be);
-			goto out;
-		}
+		if (q < 0)
+			return prefix_entry(d, q, be);
 		/* A reinstall of the same version writes every file again,
 		 * as dpkg's does: it is how an admin repairs a package. */
 		if (owned_here && on_disk && !ie->keep_admin && !adopted && x->change != STORE_TX_REINSTALL)
@@ -1188,10 +1169,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 	}
 	if (!ie->unchanged)
 		x->files++;
-	q = 0;
-out:
-	store_file_done(&got);
-	return q;
+	return 0;
 }
 
 static int check_space(struct install *x, fatelf_diag *d)
@@ -1440,9 +1418,9 @@ static int inst_identity(struct install *x, const fatelf_manifest *m, const fate
 		fatelf_ms_keyid_format(signer->keyid, x->signer);
 	}
 	q = store_package_get(x->e->st, m->name, &x->old, d);
-	if (q < 0 && q != -ENOENT)
+	if (q < 0)
 		return q;
-	x->have_old = q == 0;
+	x->have_old = q > 0;
 	x->kind = store_tx_kind_to_text(x->have_old ? STORE_TX_UPGRADE : STORE_TX_INSTALL);
 	if (!x->have_old)
 		x->change = STORE_TX_INSTALL;
@@ -2477,8 +2455,9 @@ struct engine_group {
 	size_t nnames, names_cap;
 	struct member *members;         /* ... and each one's version and depends */
 	size_t members_cap;
-	struct claim *claims;           /* open addressing, path NULL: free */
+	struct claim *claims;
 	size_t nclaims, claims_cap;
+	hashset claimed;                /* claims by path */
 };
 
 engine_group *engine_group_new(engine *e)
@@ -2490,55 +2469,32 @@ engine_group *engine_group_new(engine *e)
 	return g;
 }
 
-static size_t claim_slot(const char *path, size_t cap)
+static bool claim_is(size_t i, const void *path, const void *userdata)
 {
-	uint64_t h = 1469598103934665603ull;
+	const engine_group *g = userdata;
 
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	return (size_t)(h & (cap - 1));
-}
-
-static int claims_grow(engine_group *g)
-{
-	size_t cap = g->claims_cap ? g->claims_cap * 2 : 4096;
-	struct claim *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < g->claims_cap; i++) {
-		size_t s;
-
-		if (!g->claims[i].path)
-			continue;
-		for (s = claim_slot(g->claims[i].path, cap); v[s].path; s = (s + 1) & (cap - 1))
-			;
-		v[s] = g->claims[i];
-	}
-	free(g->claims);
-	g->claims = v;
-	g->claims_cap = cap;
-	return 0;
+	return strcmp(g->claims[i].path, path) == 0;
 }
 
 /* Claims path for package: the package that claimed it first, or NULL. */
 static const char *claim(engine_group *g, const char *path, const char *package, int *ret_err)
 {
-	size_t s;
+	uint64_t h = hashset_hash_str(path);
+	size_t i = hashset_find(&g->claimed, h, path, claim_is, g);
+	char *copy;
 
 	*ret_err = 0;
-	if ((g->nclaims + 1) * 2 > g->claims_cap && (*ret_err = claims_grow(g)) < 0)
-		return NULL;
-	for (s = claim_slot(path, g->claims_cap); g->claims[s].path; s = (s + 1) & (g->claims_cap - 1))
-		if (strcmp(g->claims[s].path, path) == 0)
-			return strcmp(g->claims[s].package, package) == 0 ? NULL : g->claims[s].package;
-	g->claims[s].path = strdup(path);
-	if (!g->claims[s].path) {
+	if (i != HASHSET_NONE)
+		return strcmp(g->claims[i].package, package) == 0 ? NULL : g->claims[i].package;
+	if (GROW_ARRAY(g->claims, g->claims_cap, g->nclaims + 1) < 0 || !(copy = strdup(path))) {
 		*ret_err = -ENOMEM;
 		return NULL;
 	}
-	g->claims[s].package = package;
-	g->nclaims++;
+	if ((*ret_err = hashset_add(&g->claimed, h, g->nclaims)) < 0) {
+		free(copy);
+		return NULL;
+	}
+	g->claims[g->nclaims++] = (struct claim){ .path = copy, .package = package };
 	return NULL;
 }
 
@@ -2654,9 +2610,9 @@ static int depends_check(engine *e, engine_group *g, const char *package, const 
 			}
 		if (!found) {
 			q = store_package_get(e->st, dep->name, &p, d);
-			if (q < 0 && q != -ENOENT)
+			if (q < 0)
 				return q;
-			if (q == 0) {
+			if (q > 0) {
 				snprintf(have, sizeof(have), "%s", p.version);
 				found = true;
 				store_package_done(&p);
@@ -2811,9 +2767,10 @@ void engine_group_free(engine_group *g)
 		fatelf_diag_set(&d, -ECANCELED, -1, "cancelled");
 		engine_group_abort(g, -ECANCELED, &d);
 	}
-	for (size_t i = 0; i < g->claims_cap; i++)
+	for (size_t i = 0; i < g->nclaims; i++)
 		free(g->claims[i].path);
 	free(g->claims);
+	hashset_done(&g->claimed);
 	for (size_t i = 0; i < g->nnames; i++) {
 		free(g->names[i]);
 		free(g->members[i].version);

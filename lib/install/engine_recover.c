@@ -23,12 +23,12 @@ static int recover_one(engine *e, int64_t txid, fatelf_diag *d)
 	int q;
 
 	q = store_tx_get(e->st, txid, &row, d);
-	if (q == 0) {
+	if (q < 0)
+		return q;
+	if (q > 0) {
 		forward = row.state == STORE_TX_COMMITTED;
 		pending = row.state == STORE_TX_PENDING;
 		store_tx_done(&row);
-	} else if (q != -ENOENT) {
-		return q;
 	}
 	q = store_journal_of(e->st, txid, &ops, &n, d);
 	if (q < 0)

@@ -181,8 +181,7 @@ static int fill_result(struct remove *r, int64_t txid, bool dry_run, engine_resu
 static int add_sidecar(struct remove *r, const char *path, fatelf_diag *d)
 {
 	char side[PATH_MAX];
-	store_file row = { 0 };
-	char *owner = NULL;
+	_cleanup_free_ char *owner = NULL;
 	struct stat st;
 	int q;
 
@@ -191,14 +190,11 @@ static int add_sidecar(struct remove *r, const char *path, fatelf_diag *d)
 	q = eng_lstat(r->e, side, &st, NULL);
 	if (q < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
 		return 0;
-	q = store_file_get(r->e->st, side, &row, &owner, d);
-	free(owner);
-	if (q == 0) {
-		store_file_done(&row);
-		return 0;
-	}
-	if (q != -ENOENT)
+	q = store_file_owner(r->e->st, side, &owner, d);
+	if (q < 0)
 		return q;
+	if (q > 0)      /* a package's own file: not a sidecar */
+		return 0;
 	if (GROW_ARRAY(r->sidecars, r->sidecars_cap, r->nsidecars + 1) < 0 ||
 	    !(r->sidecars[r->nsidecars] = strdup(side)))
 		return -ENOMEM;
@@ -235,21 +231,20 @@ static int add_leftovers(struct remove *r, fatelf_diag *d)
 			r->ndirs++;
 	}
 	for (size_t i = 0; i < n && q >= 0; i++) {
-		store_file row = { 0 };
+		_cleanup_free_ char *owner = NULL;
 		struct stat st;
 
 		if (v[i].dir)
 			continue;
 		if (eng_lstat(r->e, v[i].path, &st, NULL) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
 			continue;
-		q = store_file_get(r->e->st, v[i].path, &row, NULL, d);
-		if (q == 0) {
-			store_file_done(&row);
+		q = store_file_owner(r->e->st, v[i].path, &owner, d);
+		if (q < 0)
+			break;
+		if (q > 0) {
+			q = 0;
 			continue;
 		}
-		if (q != -ENOENT)
-			break;
-		q = 0;
 		if (GROW_ARRAY(r->files, r->cap, r->nfiles + 1) < 0)
 			q = -ENOMEM;
 		else if (!(r->files[r->nfiles] = (struct rfile){ .path = strdup(v[i].path) }).path)
@@ -293,12 +288,12 @@ static int remove_plan(struct remove *r, const char *package, const engine_remov
 	int q = store_package_get(r->e->st, package, &r->pkg, d);
 
 	r->purge = o->purge;
-	if (q == -ENOENT && o->purge)
-		return plan_leftovers(r, package, d);
-	if (q == -ENOENT)
-		return not_installed(d, package);
 	if (q < 0)
 		return q;
+	if (q == 0 && o->purge)
+		return plan_leftovers(r, package, d);
+	if (q == 0)
+		return not_installed(d, package);
 	/* By the package's index, in the order they were installed: no sort. */
 	q = store_files_of_id(r->e->st, r->pkg.id, add_file_cb, r, d);
 	if (q >= 0 && r->purge)

@@ -22,6 +22,7 @@
 
 #include "array.h"
 #include "engine_private.h"
+#include "hashset.h"
 #include "hex.h"
 #include "macro.h"
 #include "repo.h"
@@ -43,35 +44,21 @@ struct rctx {
 	const fatelf_manifest *m;       /* the reader's */
 	struct need *needs;
 	size_t nneeds, needs_cap;
-	uint32_t *set;                  /* index + 1 into needs, open addressing */
-	size_t set_cap;
+	hashset set;                    /* needs by hash */
 };
 
-static size_t slot_of(const uint8_t sha[32], size_t cap)
+static bool need_is(size_t i, const void *sha, const void *userdata)
 {
-	uint64_t v;
+	const struct rctx *c = userdata;
 
-	memcpy(&v, sha, sizeof(v));
-	return (size_t)(v & (cap - 1));
+	return memcmp(c->needs[i].sha, sha, 32) == 0;
 }
 
 static struct need *need_find(const struct rctx *c, const uint8_t sha[32])
 {
-	if (c->set_cap == 0)
-		return NULL;
-	for (size_t s = slot_of(sha, c->set_cap); c->set[s]; s = (s + 1) & (c->set_cap - 1))
-		if (memcmp(c->needs[c->set[s] - 1].sha, sha, 32) == 0)
-			return &c->needs[c->set[s] - 1];
-	return NULL;
-}
+	size_t i = hashset_find(&c->set, hashset_hash_digest(sha), sha, need_is, c);
 
-static void set_put(struct rctx *c, size_t i)
-{
-	size_t s = slot_of(c->needs[i].sha, c->set_cap);
-
-	while (c->set[s])
-		s = (s + 1) & (c->set_cap - 1);
-	c->set[s] = (uint32_t)i + 1;
+	return i == HASHSET_NONE ? NULL : &c->needs[i];
 }
 
 static int need_add(struct rctx *c, const uint8_t sha[32], uint64_t size)
@@ -80,22 +67,11 @@ static int need_add(struct rctx *c, const uint8_t sha[32], uint64_t size)
 		return 0;
 	if (GROW_ARRAY(c->needs, c->needs_cap, c->nneeds + 1) < 0)
 		return -ENOMEM;
-	if ((c->nneeds + 1) * 2 > c->set_cap) {
-		size_t cap = c->set_cap ? c->set_cap * 2 : 1024;
-		uint32_t *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		free(c->set);
-		c->set = v;
-		c->set_cap = cap;
-		for (size_t i = 0; i < c->nneeds; i++)
-			set_put(c, i);
-	}
+	if (hashset_add(&c->set, hashset_hash_digest(sha), c->nneeds) < 0)
+		return -ENOMEM;
 	memset(&c->needs[c->nneeds], 0, sizeof(*c->needs));
 	memcpy(c->needs[c->nneeds].sha, sha, 32);
 	c->needs[c->nneeds].size = size;
-	set_put(c, c->nneeds);
 	c->nneeds++;
 	return 0;
 }
@@ -364,6 +340,6 @@ int engine_install_repo(engine *e, const engine_repo_version *v, const engine_re
 	for (size_t i = 0; i < c.nneeds; i++)
 		free(c.needs[i].local);
 	free(c.needs);
-	free(c.set);
+	hashset_done(&c.set);
 	return q;
 }

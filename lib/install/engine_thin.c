@@ -368,9 +368,10 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	 * chmod u-s) stays away. */
 	{
 		_cleanup_store_file_ store_file row = { 0 };
-		_cleanup_free_ char *owner = NULL;
 
-		r = store_file_get(e->st, path, &row, &owner, d);
+		r = store_file_get(e->st, path, &row, NULL, d);
+		if (r == 0)
+			r = fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
 		if (r < 0)
 			return r;
 		f.mode = st.st_mode & row.mode & 07777;

@@ -772,7 +772,9 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 		store_files_free(files, n);
 		if (r >= 0)
 			r = store_package_get(e->st, package, &pk, d);
-		if (r >= 0) {
+		if (r == 0)
+			r = -ENOENT;    /* gone since its files were read: as if never there */
+		if (r > 0) {
 			r = store_records_all(e->st, pk.id, collect_record, &v, d);
 			if (r >= 0)
 				r = store_dirs_with_modes(e->st, pk.id, &v.dirs, &v.ndirs, d);

@@ -375,7 +375,7 @@ static json_object *owner_match_json(store *st, const struct owner_match *m)
 		return json_dir(&dir, m->package);
 	}
 	/* Gone since the walk: no File to show. */
-	if (store_file_get(st, m->path, &f, NULL, NULL) < 0)
+	if (store_file_get(st, m->path, &f, NULL, NULL) <= 0)
 		return json_object_new_object();
 	x = json_file(st, &f, m->package);
 	store_file_done(&f);

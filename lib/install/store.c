@@ -1087,11 +1087,18 @@ int store_package_get(store *s, const char *name, store_package *ret, fatelf_dia
 	bind_text(st, 1, name);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_set(d, -ENOENT, -1, "package %s is not installed", name);
+		return 0;
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a package", d);
 	package_from_row(st, &row);
-	return package_copy(&row, ret, d);
+	r = package_copy(&row, ret, d);
+	return r < 0 ? r : 1;
+}
+
+/* -ENOENT, naming the package, for the calls that need it installed. */
+static int package_missing(const char *name, fatelf_diag *d)
+{
+	return fatelf_diag_set(d, -ENOENT, -1, "package %s is not installed", name);
 }
 
 void store_packages_free(store_package *v, size_t n)
@@ -1359,7 +1366,7 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d)
 
 		sqlite3_reset(st);
 		package_name_of(s, f->package_id, claimant, sizeof(claimant));
-		if (store_file_owner(s, f->path, &owner, NULL) < 0)
+		if (store_file_owner(s, f->path, &owner, NULL) <= 0)
 			return fatelf_diag_at(d, -EEXIST, -1, f->path, "already owned (claimed by %s)", claimant);
 		return fatelf_diag_set(d, -EEXIST, -1,
 				       "%s is owned by package %s, so package %s cannot install it",
@@ -1405,14 +1412,14 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 	bind_text(st, 1, path);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
+		return 0;
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "looking up an owner", d);
 	name = strdup(column_text(st, 0));
 	if (!name)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	*ret_package = name;
-	return 0;
+	return 1;
 }
 
 /* The row's strings point into the statement: valid until the next step.
@@ -1538,6 +1545,8 @@ static int files_query(store *s, const char *package, const char *after, size_t 
 
 		sqlite3_reset(st);
 		r = store_package_get(s, package, &p, d);
+		if (r == 0)
+			r = package_missing(package, d);
 		if (r < 0)
 			return r;
 	}
@@ -1635,7 +1644,7 @@ int store_file_get(store *s, const char *path, store_file *ret, char **ret_packa
 	bind_text(st, 1, path);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_at(d, -ENOENT, -1, path, "no package owns this path");
+		return 0;
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a file", d);
 	r = file_from_row(st, &row, d);
@@ -1654,7 +1663,7 @@ int store_file_get(store *s, const char *path, store_file *ret, char **ret_packa
 	*ret = copy;
 	if (ret_package)
 		*ret_package = TAKE_PTR(package);
-	return 0;
+	return 1;
 }
 
 int store_file_delete(store *s, const char *path, fatelf_diag *d)
@@ -2400,14 +2409,13 @@ int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d)
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return fatelf_diag_set(d, -ENOENT, -1, "transaction %lld is not recorded",
-				       (long long)id);
+		return 0;
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a transaction", d);
 	r = tx_from_row(st, &row, d);
-	if (r < 0)
-		return r;
-	return tx_copy(&row, ret, d);
+	if (r >= 0)
+		r = tx_copy(&row, ret, d);
+	return r < 0 ? r : 1;
 }
 
 void store_txs_free(store_tx *v, size_t n)
@@ -2706,6 +2714,8 @@ int store_hold_get(store *s, const char *name, bool *ret_held, fatelf_diag *d)
 	int r, rc;
 
 	r = store_package_get(s, name, &p, d);
+	if (r == 0)
+		r = package_missing(name, d);
 	if (r < 0)
 		return r;
 	store_package_done(&p);
@@ -2928,10 +2938,11 @@ int store_kept_get(store *s, const char *path, store_kept *ret, fatelf_diag *d)
 	bind_text(st, 1, path);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
-		return -ENOENT;
+		return 0;
 	if (rc != SQLITE_ROW)
 		return sqlite_fail(s->db, rc, "reading a kept config file", d);
-	return kept_from_row(st, ret, d);
+	r = kept_from_row(st, ret, d);
+	return r < 0 ? r : 1;
 }
 
 static int kept_elem_from_row(sqlite3_stmt *st, void *elem, fatelf_diag *d)

@@ -198,8 +198,8 @@ typedef struct store_package {
 
 /* -EEXIST when a package of that name is installed. */
 int store_package_add(store *s, const store_package *p, int64_t *ret_id, fatelf_diag *d);
-/* Fills ret with strdup'ed strings (free with store_package_done);
- * -ENOENT when not installed. */
+/* Fills ret with strdup'ed strings (free with store_package_done): 1;
+ * 0 when not installed (ret and d untouched). */
 int store_package_get(store *s, const char *name, store_package *ret, fatelf_diag *d);
 void store_package_done(store_package *p);
 #define _cleanup_store_package_ _cleanup_(store_package_done)
@@ -274,7 +274,9 @@ int store_file_add(store *s, const store_file *f, fatelf_diag *d);
  * row's page is written, no index's; -ENOENT unless f->package_id owns
  * the path. The file's records stay: store_records_delete. */
 int store_file_replace(store *s, const store_file *f, fatelf_diag *d);
-/* The owning package's name (malloc'd); -ENOENT when the path is unowned. */
+/* Lookups: 1 when found (the ret_* filled), 0 when not (the ret_* and d
+ * untouched): an unowned path is an answer, not an error. */
+/* The owning package's name (malloc'd). */
 int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag *d);
 /* The files of the package by path, in *ret (free with store_files_free);
  * -ENOENT when the package is not installed. */
@@ -287,7 +289,7 @@ int store_files_page(store *s, const char *package, const char *after, size_t li
 void store_files_free(store_file *v, size_t n);
 
 /* Fills ret with the row (strdup'ed strings; free with store_file_done)
- * and *ret_package (may be NULL) with the owner's name; -ENOENT when unowned. */
+ * and *ret_package (may be NULL) with the owner's name: 1; unowned: 0. */
 int store_file_get(store *s, const char *path, store_file *ret, char **ret_package, fatelf_diag *d);
 void store_file_done(store_file *f);
 #define _cleanup_store_file_ _cleanup_(store_file_done)
@@ -429,7 +431,7 @@ int store_tx_finish(store *s, int64_t id, store_tx_state state, int64_t finished
 int store_tx_list(store *s, store_tx **ret, size_t *ret_n, fatelf_diag *d);
 void store_txs_free(store_tx *v, size_t n);
 
-/* Fills ret (strdup'ed strings; store_tx_done); -ENOENT when no row. */
+/* Fills ret (strdup'ed strings; store_tx_done): 1; 0 when no row. */
 int store_tx_get(store *s, int64_t id, store_tx *ret, fatelf_diag *d);
 void store_tx_done(store_tx *t);
 #define _cleanup_store_tx_ _cleanup_(store_tx_done)
@@ -512,7 +514,7 @@ typedef struct store_kept {
 } store_kept;
 /* Records path as kept (replacing a row of the same path). */
 int store_kept_add(store *s, const store_kept *k, int64_t now, fatelf_diag *d);
-/* The row of path; -ENOENT (no message) when it has none. */
+/* The row of path: 1; 0 when it has none (ret untouched). */
 int store_kept_get(store *s, const char *path, store_kept *ret, fatelf_diag *d);
 /* The package's rows by path (free with store_kept_free). */
 int store_kept_of(store *s, const char *package, store_kept **ret, size_t *ret_n, fatelf_diag *d);

@@ -21,6 +21,7 @@
 
 #include "array.h"
 #include "atomic.h"
+#include "hashset.h"
 #include "hex.h"
 #include "macro.h"
 #include "repo.h"
@@ -57,57 +58,26 @@ struct add {
 	const fatelf_manifest *m;       /* the reader's */
 	fatelf_repo_frame *frames;      /* the frames that are not canonical */
 	size_t nframes, frames_cap;
-	/* pending objects by hash: indexes + 1 into pending, open addressing */
-	uint32_t *set;
-	size_t set_cap;
+	hashset set;                    /* pending objects by hash */
 	fatelf_repo_result_counts *counts;
 };
 
-static size_t slot_of(const uint8_t sha[32], size_t cap)
-{
-	uint64_t v;
-
-	memcpy(&v, sha, sizeof(v));
-	return (size_t)(v & (cap - 1));
-}
-
-/* Notes pending[i] in the set, growing it to stay under half full. */
+/* Notes pending[i] in the set. */
 static int set_add(struct add *a, size_t i)
 {
-	if ((a->npending + 1) * 2 > a->set_cap) {
-		size_t cap = a->set_cap ? a->set_cap * 2 : 1024;
-		uint32_t *v = calloc(cap, sizeof(*v));
+	return hashset_add(&a->set, hashset_hash_digest(a->pending[i].sha), i);
+}
 
-		if (!v)
-			return -ENOMEM;
-		free(a->set);
-		a->set = v;
-		a->set_cap = cap;
-		for (size_t k = 0; k < a->npending; k++)
-			if (k != i)
-				set_add(a, k);
-	}
-	for (size_t s = slot_of(a->pending[i].sha, a->set_cap);; s = (s + 1) & (a->set_cap - 1))
-		if (a->set[s] == 0) {
-			a->set[s] = (uint32_t)i + 1;
-			return 0;
-		}
+static bool pending_is(size_t i, const void *sha, const void *userdata)
+{
+	const struct add *a = userdata;
+
+	return memcmp(a->pending[i].sha, sha, 32) == 0;
 }
 
 static bool set_has(const struct add *a, const uint8_t sha[32])
 {
-	if (a->set_cap == 0)
-		return false;
-	for (size_t s = slot_of(sha, a->set_cap); a->set[s] != 0; s = (s + 1) & (a->set_cap - 1))
-		if (memcmp(a->pending[a->set[s] - 1].sha, sha, 32) == 0)
-			return true;
-	return false;
-}
-
-static void set_clear(struct add *a)
-{
-	if (a->set)
-		memset(a->set, 0, a->set_cap * sizeof(*a->set));
+	return hashset_find(&a->set, hashset_hash_digest(sha), sha, pending_is, a) != HASHSET_NONE;
 }
 
 static int bucket_fd(struct add *a, uint8_t b)
@@ -347,7 +317,7 @@ static int add_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_d
 		if (dfd >= 0)
 			unlinkat(dfd, p->tmp, 0);
 		a->counts->objects_new--;
-		set_clear(a);
+		hashset_clear(&a->set);
 		for (size_t i = 0; i < a->npending; i++)
 			set_add(a, i);
 	}
@@ -380,7 +350,7 @@ static void drop_pending(struct add *a)
 			unlinkat(dfd, a->pending[i].tmp, 0);
 	}
 	a->npending = 0;
-	set_clear(a);
+	hashset_clear(&a->set);
 }
 
 static int commit_pending(struct add *a)
@@ -399,7 +369,7 @@ static int commit_pending(struct add *a)
 					       fatelf_strerror(dfd < 0 ? dfd : -errno));
 	}
 	a->npending = 0;
-	set_clear(a);
+	hashset_clear(&a->set);
 	return 0;
 }
 
@@ -432,11 +402,6 @@ static int pack_add(const fatelf_repo_dir *r, fatelf_repo_pack *p, size_t *cap, 
 	return 0;
 }
 
-static int sha_cmp(const void *x, const void *y)
-{
-	return memcmp(x, y, 32);
-}
-
 /* The pack list of m: every object its files and records name, and the
  * frames that are not canonical, each object once with its sizes. */
 static int make_pack(const fatelf_repo_dir *r, const fatelf_manifest *m, const fatelf_repo_frame *frames,
@@ -463,7 +428,7 @@ static int make_pack(const fatelf_repo_dir *r, const fatelf_manifest *m, const f
 			return q;
 	/* the same bytes in several files are one object */
 	if (p->nobjects > 1)
-		qsort(p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
+		qsort(p->objects, p->nobjects, sizeof(*p->objects), digest_cmp);
 	for (size_t i = 0; i < p->nobjects; i++)
 		if (k == 0 || memcmp(p->objects[k - 1].sha256, p->objects[i].sha256, 32) != 0)
 			p->objects[k++] = p->objects[i];
@@ -569,7 +534,7 @@ static void add_done(struct add *a)
 			close(a->buckets[i]);
 	free(a->pending);
 	free(a->frames);
-	free(a->set);
+	hashset_done(&a->set);
 }
 
 #define _cleanup_add_ _cleanup_(add_done)

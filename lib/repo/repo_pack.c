@@ -16,17 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashset.h"
 #include "hex.h"
 #include "macro.h"
 #include "repo.h"
 #include "text.h"
 
 #define PACK_MAGIC "fatelf-pack 1\n"
-
-static int sha_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
-}
 
 static int frame_cmp(const void *pa, const void *pb)
 {
@@ -47,7 +43,7 @@ fatelf_repo_pack *fatelf_repo_pack_free(fatelf_repo_pack *p)
 
 const fatelf_repo_object *fatelf_repo_pack_object(const fatelf_repo_pack *p, const uint8_t sha[32])
 {
-	return p->nobjects ? bsearch(sha, p->objects, p->nobjects, sizeof(*p->objects), sha_cmp) : NULL;
+	return p->nobjects ? bsearch(sha, p->objects, p->nobjects, sizeof(*p->objects), digest_cmp) : NULL;
 }
 
 const fatelf_repo_frame *fatelf_repo_pack_frame(const fatelf_repo_pack *p, uint32_t entry)
@@ -202,7 +198,7 @@ int fatelf_repo_pack_serialize(fatelf_repo_pack *p, char **ret, size_t *ret_len,
 	if (!s)
 		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
 	if (p->nobjects > 1)
-		qsort(p->objects, p->nobjects, sizeof(*p->objects), sha_cmp);
+		qsort(p->objects, p->nobjects, sizeof(*p->objects), digest_cmp);
 	if (p->nframes > 1)
 		qsort(p->frames, p->nframes, sizeof(*p->frames), frame_cmp);
 	for (size_t i = 0; i < p->nobjects; i++)

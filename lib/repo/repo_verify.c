@@ -18,16 +18,12 @@
 
 #include "array.h"
 #include "atomic.h"
+#include "hashset.h"
 #include "hex.h"
 #include "macro.h"
 #include "reader.h"
 #include "repo.h"
 #include "text.h"
-
-static int sha_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
-}
 
 static int hash_of(const void *buf, size_t len, uint8_t out[32])
 {
@@ -238,7 +234,7 @@ int fatelf_repo_verify(const fatelf_repo_dir *r, const fatelf_ms_pubkey *vendor_
 				const fatelf_repo_object *ob = &pk->objects[o];
 				uint64_t csize;
 
-				if (nseen && bsearch(ob->sha256, seen, nseen, 32, sha_cmp))
+				if (nseen && bsearch(ob->sha256, seen, nseen, 32, digest_cmp))
 					continue;
 				k = fatelf_repo_read_object(r, ob->sha256, ob->size, NULL, NULL, &csize, d);
 				if (k == 0 && csize != ob->csize) {
@@ -316,7 +312,7 @@ static int ref_add(struct refs *s, const uint8_t sha[32])
 
 static bool ref_has(const struct refs *s, const uint8_t sha[32])
 {
-	return s->n && bsearch(sha, s->v, s->n, 32, sha_cmp) != NULL;
+	return s->n && bsearch(sha, s->v, s->n, 32, digest_cmp) != NULL;
 }
 
 /* A name "<64 hex>" + suffix: its hash, or false. */
@@ -431,9 +427,9 @@ int fatelf_repo_gc(const fatelf_repo_dir *r, fatelf_repo_gc_result *res, fatelf_
 	if (k < 0)
 		goto out;
 	if (objs.n > 1)
-		qsort(objs.v, objs.n, 32, sha_cmp);
+		qsort(objs.v, objs.n, 32, digest_cmp);
 	if (mans.n > 1)
-		qsort(mans.v, mans.n, 32, sha_cmp);
+		qsort(mans.v, mans.n, 32, digest_cmp);
 	for (unsigned b = 0; b < 256 && k == 0; b++) {
 		char rel[32];
 

@@ -9,15 +9,9 @@
 #include <string.h>
 
 #include "array.h"
+#include "jsonput.h"
 #include "macro.h"
 #include "varlink.h"
-
-static void json_object_putp(json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_object_putp)
 
 static void json_tokener_freep(struct json_tokener **t)
 {

@@ -3,13 +3,14 @@
  * and path_join (path.c), as a user sees them on disk; hex encoding and
  * decoding (hex.c); growing arrays (array.c); temp files renamed into
  * place (atomic.c); the diag's fillers and its one reader of a failure's
- * text (diag.c).
+ * text (diag.c); the hash set and the digest comparison (hashset.c).
  */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "array.h"
 #include "atomic.h"
 #include "diag.h"
+#include "hashset.h"
 #include "hex.h"
 #include "path.h"
 #include "text.h"
@@ -322,6 +324,84 @@ START_TEST(grow_bytes)
 }
 END_TEST
 
+/* ------------------------------------------------------------ hashset */
+
+static bool str_is(size_t i, const void *key, const void *userdata)
+{
+	char *const *v = userdata;
+
+	return strcmp(v[i], key) == 0;
+}
+
+/* Ten thousand paths: each found at its own index, through every growth;
+ * a path not added is not found; a clear forgets them all. */
+START_TEST(hashset_finds_each)
+{
+	enum { N = 10000 };
+	_cleanup_hashset_ hashset s = { 0 };
+	char **v = calloc(N, sizeof(*v));
+	char key[64];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(hashset_find(&s, hashset_hash_str("/none"), "/none", str_is, v), HASHSET_NONE);
+	for (size_t i = 0; i < N; i++) {
+		ck_assert_int_ge(asprintf(&v[i], "/usr/share/p%zu/file", i), 0);
+		ck_assert_int_eq(hashset_add(&s, hashset_hash_str(v[i]), i), 0);
+	}
+	ck_assert_uint_eq(s.n, N);
+	ck_assert_uint_ge(s.cap, 2 * N);
+	for (size_t i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "/usr/share/p%zu/file", i);
+		ck_assert_uint_eq(hashset_find(&s, hashset_hash_str(key), key, str_is, v), i);
+	}
+	ck_assert_uint_eq(hashset_find(&s, hashset_hash_str("/usr/share/p10000/file"), "/usr/share/p10000/file",
+				       str_is, v), HASHSET_NONE);
+	hashset_clear(&s);
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_uint_eq(hashset_find(&s, hashset_hash_str(v[7]), v[7], str_is, v), HASHSET_NONE);
+	ck_assert_int_eq(hashset_add(&s, hashset_hash_str(v[7]), 7), 0);
+	ck_assert_uint_eq(hashset_find(&s, hashset_hash_str(v[7]), v[7], str_is, v), 7);
+	for (size_t i = 0; i < N; i++)
+		free(v[i]);
+	free(v);
+}
+END_TEST
+
+/* Items that share one hash are told apart by the caller's equality,
+ * and a probe runs past them to the one asked for. */
+START_TEST(hashset_same_hash)
+{
+	_cleanup_hashset_ hashset s = { 0 };
+	char *v[] = { "a", "b", "c", "d", "e" };
+
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_int_eq(hashset_add(&s, 42, i), 0);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_uint_eq(hashset_find(&s, 42, v[i], str_is, v), i);
+	ck_assert_uint_eq(hashset_find(&s, 42, "f", str_is, v), HASHSET_NONE);
+	/* the same key under another hash is another key */
+	ck_assert_uint_eq(hashset_find(&s, 43, "a", str_is, v), HASHSET_NONE);
+	ck_assert_int_eq(hashset_add(&s, 1, HASHSET_NONE), -EINVAL);
+}
+END_TEST
+
+START_TEST(digest_cmp_orders)
+{
+	uint8_t v[3][32];
+
+	memset(v[0], 0xff, 32);
+	memset(v[1], 0x00, 32);
+	memset(v[2], 0x00, 32);
+	v[2][31] = 1;
+	qsort(v, 3, 32, digest_cmp);
+	ck_assert_int_eq(v[0][31], 0);
+	ck_assert_int_eq(v[1][31], 1);
+	ck_assert_int_eq(v[2][0], 0xff);
+	ck_assert_ptr_eq(bsearch(v[1], v, 3, 32, digest_cmp), v[1]);
+	ck_assert_int_eq(hashset_hash_digest(v[2]) != hashset_hash_digest(v[1]), 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------ atomic */
 
 /* How many names in the working directory start with prefix. */
@@ -572,6 +652,11 @@ static Suite *basic_suite(void)
 	tcase_add_test(tc, grow_appends);
 	tcase_add_test(tc, grow_overflow_keeps_array);
 	tcase_add_test(tc, grow_bytes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hashset");
+	tcase_add_test(tc, hashset_finds_each);
+	tcase_add_test(tc, hashset_same_hash);
+	tcase_add_test(tc, digest_cmp_orders);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("atomic");
 	tcase_add_test(tc, temp_name_scheme);

@@ -340,7 +340,7 @@ static char *owner_of(engine *e, const char *path)
 	fatelf_diag d;
 	int q = store_file_owner(engine_store(e), path, &owner, &d);
 
-	return q == 0 ? owner : NULL;
+	return q > 0 ? owner : NULL;
 }
 
 static void check_owner(engine *e, const char *path, const char *want)
@@ -360,7 +360,7 @@ static void check_package(engine *e, const char *name, const char *version, int6
 	store_package p;
 	fatelf_diag d;
 
-	ck_assert_int_eq(store_package_get(engine_store(e), name, &p, &d), 0);
+	ck_assert_int_eq(store_package_get(engine_store(e), name, &p, &d), 1);
 	ck_assert_str_eq(p.version, version);
 	if (ret_id)
 		*ret_id = p.id;
@@ -373,9 +373,9 @@ static bool package_installed(engine *e, const char *name)
 	fatelf_diag d;
 	int q = store_package_get(engine_store(e), name, &p, &d);
 
-	if (q == 0)
+	if (q > 0)
 		store_package_done(&p);
-	return q == 0;
+	return q > 0;
 }
 
 /* ------------------------------------------------------------ install */
@@ -446,7 +446,7 @@ START_TEST(test_install_native)
 
 	/* The store. */
 	check_package(e, "hello", "1.0", NULL);
-	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/bin/hello", &f, &owner, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/bin/hello", &f, &owner, &d), 1);
 	ck_assert_str_eq(owner, "hello");
 	ck_assert_int_eq(f.kind, STORE_KIND_FATELF);
 	ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
@@ -459,11 +459,11 @@ START_TEST(test_install_native)
 	ck_assert_int_eq(rs.kept[0], 1);
 	ck_assert_int_eq(rs.kept[1], 0);
 	ck_assert_str_eq(rs.target[0], "x86_64:64bits:le:sysv:osabiver0");
-	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/lib/libh.so", &f, NULL, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/lib/libh.so", &f, NULL, &d), 1);
 	ck_assert_int_eq(f.type, STORE_FILE_SYMLINK);
 	ck_assert_str_eq(f.link_target, "libh.so.1");
 	store_file_done(&f);
-	ck_assert_int_eq(store_file_get(engine_store(e), "/etc/hello.conf", &f, NULL, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/etc/hello.conf", &f, NULL, &d), 1);
 	ck_assert_int_eq(f.config, 1);
 	store_file_done(&f);
 	check_owner(e, "/opt/hello/share/data.txt", "hello");
@@ -491,11 +491,11 @@ START_TEST(test_install_keep_policy)
 	install_ok(e, hello_bundle(1), &o, &res);
 	ck_assert(root_file_is("/opt/hello/bin/hello", fat.buf, fat.len));
 	ck_assert_int_eq(res.bytes_saved, 0);
-	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/bin/hello", &f, NULL, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/hello/bin/hello", &f, NULL, &d), 1);
 	ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 	ck_assert_uint_eq(f.installed_size, fat.len);
 	store_file_done(&f);
-	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 0);
+	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 1);
 	ck_assert_str_eq(p.policy, "keep");
 	ck_assert_ptr_nonnull(p.signer_keyid);
 	store_package_done(&p);
@@ -923,7 +923,7 @@ START_TEST(test_signatures)
 	ck_assert_str_eq(res.signature, "unverified");
 	ck_assert_uint_gt(strlen(res.signer), 0);
 	engine_result_done(&res);
-	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 0);
+	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 1);
 	ck_assert_ptr_null(p.signer_keyid);
 	store_package_done(&p);
 	ck_assert_int_eq(engine_remove(e, "hello", NULL, &res, &d), 0);
@@ -932,7 +932,7 @@ START_TEST(test_signatures)
 	install_ok(e, "unsigned.fatbundle", &unsigned_ok, &res);
 	ck_assert_str_eq(res.signature, "none");
 	engine_result_done(&res);
-	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 0);
+	ck_assert_int_eq(store_package_get(engine_store(e), "hello", &p, &d), 1);
 	ck_assert_ptr_null(p.signer_keyid);
 	store_package_done(&p);
 	ck_assert(root_file_is("/opt/hello/bin/hello", x86.buf, x86.len));
@@ -1356,7 +1356,7 @@ START_TEST(test_compatible_thins_fat_libraries)
 	ck_assert(root_file_is("/opt/lib/libz.so", so_x86.buf, so_x86.len));
 	/* the executable: both records, still fat */
 	ck_assert(root_file_is("/opt/lib/tool", exe.buf, exe.len));
-	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/lib/libz.so", &f, NULL, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/lib/libz.so", &f, NULL, &d), 1);
 	ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 	ck_assert_uint_eq(f.installed_size, so_x86.len);
 	store_file_done(&f);

@@ -349,7 +349,7 @@ START_TEST(test_thin_dry_run)
 	for (int i = 0; i < 3; i++) {
 		store_file f;
 		ck_assert(tu_file_equals(in_root(fat_files[i]), before[i], len[i]));
-		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[i], &f, NULL, &d), 0);
+		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[i], &f, NULL, &d), 1);
 		ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 		ck_assert_uint_eq(f.installed_size, len[i]);
 		store_file_done(&f);
@@ -391,7 +391,7 @@ START_TEST(test_thin_native)
 	ck_assert_int_eq(history_rows(e), rows + 1);
 
 	store_tx t;
-	ck_assert_int_eq(store_tx_get(engine_store(e), res.txid, &t, &d), 0);
+	ck_assert_int_eq(store_tx_get(engine_store(e), res.txid, &t, &d), 1);
 	ck_assert_int_eq(t.kind, STORE_TX_THIN);
 	ck_assert_int_eq(t.state, STORE_TX_COMMITTED);
 	ck_assert_int_eq(t.bytes_saved, expect);
@@ -413,7 +413,7 @@ START_TEST(test_thin_native)
 		ck_assert_int_eq(lstat(in_root(fat_files[i]), &st), 0);
 		ck_assert_uint_eq(st.st_mode & 07777, 0755);
 
-		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[i], &f, NULL, &d), 0);
+		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[i], &f, NULL, &d), 1);
 		ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 		ck_assert_uint_eq(f.installed_size, len);
 		sha256_of(in_root(fat_files[i]), hex);
@@ -628,10 +628,10 @@ START_TEST(test_thin_keep_fat)
 	uint8_t *want = tu_read_file(shipped[2], &len);
 	ck_assert(tu_file_equals(in_root("/opt/shared/bin/prog2"), want, len));
 	free(want);
-	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/shared/bin/prog2", &f, NULL, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/shared/bin/prog2", &f, NULL, &d), 1);
 	ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 	store_file_done(&f);
-	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/app/bin/prog", &f, NULL, &d), 0);
+	ck_assert_int_eq(store_file_get(engine_store(e), "/opt/app/bin/prog", &f, NULL, &d), 1);
 	ck_assert_int_eq(f.installed_form, STORE_FORM_THINNED);
 	store_file_done(&f);
 	teardown(e);
@@ -672,7 +672,7 @@ START_TEST(test_thin_tampered_record)
 	free(tool);
 	for (int j = 0; j < 3; j++) {
 		store_file f;
-		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[j], &f, NULL, &d), 0);
+		ck_assert_int_eq(store_file_get(engine_store(e), fat_files[j], &f, NULL, &d), 1);
 		ck_assert_int_eq(f.installed_form, STORE_FORM_AS_SHIPPED);
 		store_file_done(&f);
 	}

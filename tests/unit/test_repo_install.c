@@ -321,9 +321,9 @@ static bool package_installed(engine *e, const char *name)
 	fatelf_diag d;
 	int q = store_package_get(engine_store(e), name, &p, &d);
 
-	if (q == 0)
+	if (q > 0)
 		store_package_done(&p);
-	return q == 0;
+	return q > 0;
 }
 
 static bool asked(const struct counting *c, const uint8_t sha[32])
