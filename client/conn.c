@@ -209,7 +209,7 @@ static int call(const char *method, json_object *params, unsigned flags,
 			if (r < 0) {
 				ctl_progress_clear();
 				status = ctl_error_data(EXIT_SYSTEM, CTL_ERROR_PROTOCOL, NULL,
-							"protocol error: %s", d.msg[0] ? d.msg : strerror(-r));
+							"protocol error: %s", fatelf_diag_text(&d, r));
 				done = true;
 				break;
 			}
@@ -221,7 +221,7 @@ static int call(const char *method, json_object *params, unsigned flags,
 				*ret_params = resp.parameters ? json_object_get(resp.parameters) : NULL;
 				status = *ret_error ? ctl_error_words(resp.error, resp.parameters, ctl_arg.verb,
 								      ctl_arg.socket, words, sizeof(words))
-						    : ctl_error(EXIT_SYSTEM, "out of memory");
+						    : ctl_oom();
 				done = true;
 			} else if (resp.error) {
 				ctl_progress_clear();

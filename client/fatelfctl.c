@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "fatelfctl.h"
 #include "macro.h"
 
@@ -152,7 +153,7 @@ int main(int argc, char **argv)
 			ctl_arg.json = true;
 	rest = calloc((size_t)argc + 1, sizeof(*rest));
 	if (!rest) {
-		fputs("fatelfctl: out of memory\n", stderr);
+		fprintf(stderr, "fatelfctl: %s\n", fatelf_diag_text(NULL, -ENOMEM));
 		return EXIT_SYSTEM;
 	}
 	for (int i = 1; i < argc; i++) {

@@ -145,6 +145,8 @@ int ctl_call_capture(const char *method, json_object *params, unsigned flags, ct
 /* One error line "fatelfctl: VERB: MESSAGE" on stderr (and, with --json,
  * the object above, named after the status); returns status. */
 int ctl_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ctl_error of an allocation that failed, in the one wording. */
+int ctl_oom(void);
 /* The same with a given name and parameters (taken; NULL for none). */
 int ctl_error_data(int status, const char *name, json_object *params, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

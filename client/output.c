@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "diag.h"
 #include "fatelfctl.h"
 #include "macro.h"
 
@@ -40,7 +41,7 @@ static void error_line(const char *raw)
 	bool color = ctl_color(stderr);
 	/* Names in a reply or on the command line are anybody's. */
 	_cleanup_free_ char *shown = fatelf_text_display(raw);
-	const char *msg = shown ? shown : "out of memory";
+	const char *msg = shown ? shown : fatelf_diag_text(NULL, -ENOMEM);
 
 	ctl_progress_clear();
 	if (ctl_arg.verb)
@@ -108,6 +109,11 @@ int ctl_error(int status, const char *fmt, ...)
 	status = error_va(status, NULL, NULL, fmt, ap);
 	va_end(ap);
 	return status;
+}
+
+int ctl_oom(void)
+{
+	return ctl_error(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 }
 
 int ctl_error_data(int status, const char *name, json_object *params, const char *fmt, ...)

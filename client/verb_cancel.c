@@ -66,7 +66,7 @@ int verb_cancel(int argc, char **argv)
 		return ctl_usage_error("too many arguments");
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (optind < argc) {
 		char *end;
 		long long id;

@@ -64,7 +64,7 @@ int verb_files(int argc, char **argv)
 		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "package", json_object_new_string(argv[optind]));
 	json_object_object_add(params, "dirs", json_object_new_boolean(1));
 	status = ctl_call("Files", params, VL_CALL_MORE, NULL, 0, on_reply, NULL);

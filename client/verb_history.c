@@ -118,7 +118,7 @@ int verb_history(int argc, char **argv)
 	}
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (package)
 		json_object_object_add(params, "package", json_object_new_string(package));
 	if (limit > 0)

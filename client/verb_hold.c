@@ -60,7 +60,7 @@ static int hold_verb(int argc, char **argv, const char *method)
 		json_object *params = json_object_new_object();
 
 		if (!params)
-			return ctl_error(EXIT_SYSTEM, "out of memory");
+			return ctl_oom();
 		json_object_object_add(params, "package", json_object_new_string(argv[i]));
 		status = ctl_call(method, params, 0, NULL, 0, on_reply, NULL);
 		json_object_put(params);

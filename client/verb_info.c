@@ -164,7 +164,7 @@ static int available(const char *name, json_object **ret, json_object **ret_erro
 	*ret = NULL;
 	*ret_error = NULL;
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "pattern", json_object_new_string(name));
 	status = ctl_call_capture("Search", params, 0, on_search, &pkgs, &error, &eparams);
 	json_object_put(params);
@@ -174,7 +174,7 @@ static int available(const char *name, json_object **ret, json_object **ret_erro
 			json_object *e = json_object_new_object();
 
 			if (!e)
-				status = ctl_error(EXIT_SYSTEM, "out of memory");
+				status = ctl_oom();
 			else {
 				json_object_object_add(e, "error", json_object_new_string(error));
 				json_object_object_add(e, "parameters", json_object_get(eparams));
@@ -182,7 +182,7 @@ static int available(const char *name, json_object **ret, json_object **ret_erro
 			}
 		}
 	} else if (status == EXIT_OK && ctl_available_of(pkgs, name, ret) < 0)
-		status = ctl_error(EXIT_SYSTEM, "out of memory");
+		status = ctl_oom();
 	free(error);
 	json_object_put(eparams);
 	json_object_put(pkgs);
@@ -261,7 +261,7 @@ int verb_info(int argc, char **argv)
 	name = argv[optind];
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "package", json_object_new_string(name));
 	status = ctl_call_capture("Info", params, 0, on_reply, &reply, &error, &eparams);
 	json_object_put(params);

@@ -299,7 +299,7 @@ static int install_files(json_object *params, char **files, int n, bool no_wait,
 	if (!idx || !paths) {
 		json_object_put(idx);
 		json_object_put(paths);
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	}
 	for (int i = 0; i < n && status == 0; i++) {
 		_cleanup_free_ char *abs = realpath(files[i], NULL);
@@ -361,7 +361,7 @@ static int reinstall_packages(json_object *params, const char *const *names, siz
 	int status = EXIT_OK;
 
 	if (!specs)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	for (size_t i = 0; i < n && status == EXIT_OK; i++) {
 		json_object *q = json_object_new_object();
 		struct source_of s = { 0 };
@@ -381,7 +381,7 @@ static int reinstall_packages(json_object *params, const char *const *names, siz
 			if (specs[nspecs])
 				snprintf(specs[nspecs++], len, "%s=%s", names[i], s.version);
 			else
-				status = ctl_error(EXIT_SYSTEM, "out of memory");
+				status = ctl_oom();
 		} else if (status == EXIT_OK && s.type && strcmp(s.type, "registry") == 0 && s.where) {
 			json_object *one = json_object_get(params);
 			char what[640];
@@ -527,7 +527,7 @@ static int install_params(struct install_args *ia, const char *source, int *fd, 
 	int status;
 
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	/* A package is set per call (ctl_install_packages). */
 	if (!ia->packages && strstr(source, "://")) {
 		json_object_object_add(params, "url", json_object_new_string(source));

@@ -58,7 +58,7 @@ static int key_text(const char *arg, char **ret)
 
 	if (ctl_key_line(arg, strlen(arg), &line, &n) == CTL_KEY_PUBLIC) {
 		*ret = strndup(line, n);
-		return *ret ? 0 : ctl_error(EXIT_SYSTEM, "out of memory");
+		return *ret ? 0 : ctl_oom();
 	}
 	r = read_file_max(AT_FDCWD, arg, READ_FILE_REGULAR, KEY_FILE_MAX, &text, &len);
 	if (r == -ENOENT)
@@ -123,7 +123,7 @@ static int key_add(int argc, char **argv)
 		return status;
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "key", json_object_new_string(text));
 	status = ctl_call("KeyAdd", params, 0, NULL, 0, on_add, NULL);
 	json_object_put(params);
@@ -215,7 +215,7 @@ static int key_remove(int argc, char **argv)
 				       "shows them)", id);
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "id", json_object_new_string(id));
 	status = ctl_call("KeyRemove", params, 0, NULL, 0, on_remove, NULL);
 	json_object_put(params);

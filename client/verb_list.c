@@ -138,7 +138,7 @@ static int on_upgradable(json_object *params, bool continues, void *userdata)
 	offers = calloc(n, sizeof(*offers));
 	newest = calloc(n, sizeof(*newest));
 	if (!offers || !newest) {
-		*(int *)userdata = ctl_error(EXIT_SYSTEM, "out of memory");
+		*(int *)userdata = ctl_oom();
 		return CTL_CONTINUE;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -164,7 +164,7 @@ static int list_upgradable(void)
 	int status, printed = EXIT_OK;
 
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "upgradable", json_object_new_boolean(1));
 	status = ctl_call("Search", params, 0, NULL, 0, on_upgradable, &printed);
 	json_object_put(params);

@@ -138,11 +138,11 @@ int verb_owner(int argc, char **argv)
 		else if (asprintf(&pattern, "*%s*", arg) < 0)
 			pattern = NULL;
 		if (!pattern)
-			return ctl_error(EXIT_SYSTEM, "out of memory");
+			return ctl_oom();
 	}
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (pattern) {
 		json_object_object_add(params, "pattern", json_object_new_string(pattern));
 		status = ctl_call("Owner", params, VL_CALL_MORE, NULL, 0, on_matches, &st);

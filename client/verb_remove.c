@@ -86,7 +86,7 @@ int verb_remove(int argc, char **argv)
 		return ctl_usage_error("missing PKG");
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (optind + 1 < argc) {
 		json_object *a = json_object_new_array();
 
@@ -151,7 +151,7 @@ int verb_autoremove(int argc, char **argv)
 	opterr = 0;
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "autoremove", json_object_new_boolean(1));
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
 		switch (c) {

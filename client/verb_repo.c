@@ -94,7 +94,7 @@ static int key_read(const char *pub, char **ret)
 	}
 	*ret = strndup(line, n);
 	if (!*ret)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	return 0;
 }
 
@@ -194,7 +194,7 @@ static int repo_add(int argc, char **argv)
 	if (!params || !urls) {
 		json_object_put(params);
 		json_object_put(urls);
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	}
 	for (int i = optind + 1; i < argc; i++)
 		json_object_array_add(urls, json_object_new_string(argv[i]));
@@ -232,7 +232,7 @@ static int repo_remove(int argc, char **argv)
 		return ctl_usage_error("one repository at a time ('%s' is extra)", argv[optind + 1]);
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(params, "name", json_object_new_string(argv[optind]));
 	status = ctl_call("RepoRemove", params, 0, NULL, 0, on_remove, argv[optind]);
 	json_object_put(params);

@@ -73,7 +73,7 @@ int verb_search(int argc, char **argv)
 		return ctl_usage_error("one pattern at a time ('%s' is extra)", argv[optind + 1]);
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (optind < argc && argv[optind][0])
 		json_object_object_add(params, "pattern", json_object_new_string(argv[optind]));
 	status = ctl_call("Search", params, 0, NULL, 0, on_reply,

@@ -159,7 +159,7 @@ int verb_status(int argc, char **argv)
 		params = json_object_new_object();
 		if (!params || json_object_object_add(params, "prometheus", json_object_new_boolean(true)) < 0) {
 			json_object_put(params);
-			return ctl_error(EXIT_SYSTEM, "out of memory");
+			return ctl_oom();
 		}
 	}
 	status = ctl_call("Status", params, 0, NULL, 0, on_reply, prometheus ? &prometheus : NULL);

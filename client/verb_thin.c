@@ -73,7 +73,7 @@ int verb_thin(int argc, char **argv)
 	params = json_object_new_object();
 	if (!params) {
 		json_object_put(targets);
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	}
 	if (!all) {
 		packages = json_object_new_array();

@@ -71,7 +71,7 @@ int verb_update(int argc, char **argv)
 		return ctl_usage_error("empty REPOSITORY");
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (optind < argc)
 		json_object_object_add(params, "repository", json_object_new_string(argv[optind]));
 	/* A stream: the progress of the downloads, then the repositories. */

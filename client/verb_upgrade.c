@@ -141,7 +141,7 @@ static int upgrade_all(json_object *params, json_object *upgradable, json_object
 	}
 	names = calloc(n, sizeof(*names));
 	if (!names)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	for (size_t i = 0; i < n; i++) {
 		const char *name = json_object_get_string(json_object_array_get_idx(upgradable, i));
 
@@ -173,7 +173,7 @@ static int upgrade_named(json_object *params, json_object *upgradable, json_obje
 			continue;
 		q = json_object_new_object();
 		if (!q)
-			return ctl_error(EXIT_SYSTEM, "out of memory");
+			return ctl_oom();
 		json_object_object_add(q, "package", json_object_new_string(names[i]));
 		status = ctl_call("Info", q, 0, NULL, 0, on_info, NULL);
 		json_object_put(q);
@@ -184,7 +184,7 @@ static int upgrade_named(json_object *params, json_object *upgradable, json_obje
 	size_t ntodo = 0;
 
 	if (!todo)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i];
 		bool again = false;
@@ -244,7 +244,7 @@ int verb_upgrade(int argc, char **argv)
 	/* The newest version of each, newer than the one installed. */
 	search = json_object_new_object();
 	if (!search)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	json_object_object_add(search, "upgradable", json_object_new_boolean(1));
 	status = ctl_call("Search", search, 0, NULL, 0, on_search, &offered);
 	json_object_put(search);
@@ -253,7 +253,7 @@ int verb_upgrade(int argc, char **argv)
 	/* The held packages, which are left out. */
 	held = json_object_new_array();
 	if (!held) {
-		status = ctl_error(EXIT_SYSTEM, "out of memory");
+		status = ctl_oom();
 		goto out;
 	}
 	status = ctl_call("List", NULL, 0, NULL, 0, on_list, held);
@@ -261,7 +261,7 @@ int verb_upgrade(int argc, char **argv)
 		goto out;
 	params = json_object_new_object();
 	if (!params || ctl_json_distinct(offered, "name", &upgradable) < 0) {
-		status = ctl_error(EXIT_SYSTEM, "out of memory");
+		status = ctl_oom();
 		goto out;
 	}
 	if (dry_run)

@@ -85,7 +85,7 @@ int verb_verify(int argc, char **argv)
 		return ctl_usage_error("one package at a time ('%s' is extra)", argv[optind + 1]);
 	params = json_object_new_object();
 	if (!params)
-		return ctl_error(EXIT_SYSTEM, "out of memory");
+		return ctl_oom();
 	if (optind < argc)
 		json_object_object_add(params, "package", json_object_new_string(argv[optind]));
 	status = ctl_call("Verify", params, VL_CALL_MORE, NULL, 0, on_reply, &st);

@@ -51,7 +51,7 @@ static int set_string(ini_file *f, char **field, const char *value)
 	if (value) {
 		s = strdup(value);
 		if (!s)
-			return fatelf_diag_set(f->d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(f->d);
 	}
 	free(*field);
 	*field = s;
@@ -101,7 +101,7 @@ static int parse_targets(ini_file *f, const ini_key *k, const char *value, void 
 		fatelf_diag_clear(&sub);
 		r = engine_policy_spec_parse(text, &spec, &sub);
 		if (r == -ENOMEM)
-			return fatelf_diag_set(f->d, r, -1, "out of memory");
+			return fatelf_diag_oom(f->d);
 		if (r < 0)
 			return ini_error(f, -EINVAL, k->name, "%s", sub.msg);
 	}
@@ -141,7 +141,7 @@ static int parse_keep_fat(ini_file *f, const ini_key *k, const char *value, void
 	}
 	list = reallocarray(c->keep_fat, c->nkeep_fat + add, sizeof(*list));
 	if (!list)
-		return fatelf_diag_set(f->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(f->d);
 	c->keep_fat = list;
 	for (p = value; *p && n < add; p += strspn(p, " \t")) {
 		size_t len = strcspn(p, " \t");
@@ -151,7 +151,7 @@ static int parse_keep_fat(ini_file *f, const ini_key *k, const char *value, void
 			continue;
 		g = strndup(p, len);
 		if (!g)
-			return fatelf_diag_set(f->d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(f->d);
 		c->keep_fat[c->nkeep_fat++] = g;
 		n++;
 		p += len;
@@ -276,7 +276,7 @@ static int conf_read(const char *path, char **ret_text, size_t *ret_len, fatelf_
 	if (r == -ENOENT || r == 0)
 		return r;
 	if (r == -ENOMEM)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (d)
 		snprintf(d->subject, sizeof(d->subject), "%s", path);
 	if (r == -EFBIG)
@@ -366,12 +366,12 @@ static int dir_list(const char *dir, const char *suffix, char ***ret, size_t *re
 		if (de->d_name[0] == '.' || !has_suffix(de->d_name, suffix))
 			continue;
 		if (GROW_ARRAY(names, cap, n + 1) < 0) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 		n++;
@@ -401,9 +401,9 @@ int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 	if (!c || !path || !*path)
 		return fatelf_diag_set(d, -EINVAL, -1, "no configuration file given");
 	if (!c->root || !c->state_dir || !c->trusted_keys || !c->ldconfig_path)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (engine_config_copy(&tmp, c) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	x.c = &tmp;
 
 	r = conf_load_file(&x, path, true, d);
@@ -412,7 +412,7 @@ int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 
 	dropdir = malloc(strlen(path) + 3);
 	if (!dropdir) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	memcpy(dropdir, path, strlen(path));
@@ -424,7 +424,7 @@ int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 		_cleanup_free_ char *p = path_join(dropdir, names[i]);
 
 		if (!p) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 		r = conf_load_file(&x, p, false, d);
@@ -473,7 +473,7 @@ int engine_config_load_keys(const engine_config *c, fatelf_ms_pubkey **ret_keys,
 	if (nnames > 0) {
 		keys = calloc(nnames, sizeof(*keys));
 		if (!keys) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 	}
@@ -482,7 +482,7 @@ int engine_config_load_keys(const engine_config *c, fatelf_ms_pubkey **ret_keys,
 		fatelf_diag sub;
 
 		if (!p) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 		fatelf_diag_clear(&sub);
@@ -490,7 +490,7 @@ int engine_config_load_keys(const engine_config *c, fatelf_ms_pubkey **ret_keys,
 		if (r < 0) {
 			if (d)
 				snprintf(d->subject, sizeof(d->subject), "%s", p);
-			r = fatelf_diag_set(d, r, -1, "%s: %s", p, sub.msg[0] ? sub.msg : fatelf_strerror(r));
+			r = fatelf_diag_set(d, r, -1, "%s: %s", p, fatelf_diag_text(&sub, r));
 			goto out;
 		}
 	}

@@ -169,7 +169,7 @@ static json_object *fact_value(enum fact f, int code, const fatelf_diag *d, cons
 	case F_CODE:
 		return json_object_new_string(fatelf_error_name(code));
 	case F_MESSAGE:
-		return json_object_new_string(d->msg[0] ? d->msg : fatelf_strerror(code));
+		return json_object_new_string(fatelf_diag_text(d, code));
 	case F_PATH:
 		return json_object_new_string(d->subject);
 	case F_ENTRY:

@@ -66,7 +66,7 @@ static bool policy_from_params(conn *c, const char *policy, const char *const *t
 	}
 	r = engine_policy_spec_parse(text, ret, &d);
 	if (r < 0) {
-		reply_error_str(c, E("InvalidPolicy"), "message", d.msg[0] ? d.msg : fatelf_strerror(r));
+		reply_error_str(c, E("InvalidPolicy"), "message", fatelf_diag_text(&d, r));
 		return false;
 	}
 	return true;

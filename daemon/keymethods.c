@@ -126,7 +126,7 @@ static int key_files_load(const char *dir, struct key_file **ret, size_t *ret_n,
 		if (de->d_name[0] == '.' || nl <= 4 || strcmp(de->d_name + nl - 4, ".pub") != 0)
 			continue;
 		if (GROW_ARRAY(v, cap, n + 1) < 0) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto fail;
 		}
 		r = key_file_read(dh, dir, de->d_name, &v[n], d);
@@ -134,7 +134,7 @@ static int key_files_load(const char *dir, struct key_file **ret, size_t *ret_n,
 			goto fail;
 		n++;
 		if (!v[n - 1].name || !v[n - 1].comment) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto fail;
 		}
 	}
@@ -213,7 +213,7 @@ static int key_write(const char *dir, const char *name, const char *text, fatelf
 	int r;
 
 	if (!path)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return fatelf_diag_set(d, -errno, -1, "%s: cannot make the directory: %s", dir,
 				       strerror(errno));

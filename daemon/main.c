@@ -257,13 +257,13 @@ static int config_setup(server *s, const struct options *o, fatelf_diag *d)
 
 	r = engine_config_load(&s->cfg, o->config, d);
 	if (r < 0) {
-		log_error("fatelfd: %s", d->msg[0] ? d->msg : fatelf_strerror(r));
+		log_error("fatelfd: %s", fatelf_diag_text(d, r));
 		return r;
 	}
 	if ((o->root && set_string(&s->cfg.root, o->root) < 0) ||
 	    (o->state && set_string(&s->cfg.state_dir, o->state) < 0)) {
-		log_error("fatelfd: out of memory");
-		return -ENOMEM;
+		log_error("fatelfd: %s", fatelf_diag_text(NULL, -ENOMEM));
+		return fatelf_diag_oom(d);
 	}
 	r = config_paths_absolute(&s->cfg);
 	if (r < 0)
@@ -271,12 +271,12 @@ static int config_setup(server *s, const struct options *o, fatelf_diag *d)
 	s->config_path = o->config;
 	if (asprintf(&s->db_path, "%s/fatelf.db", s->cfg.state_dir) < 0) {
 		s->db_path = NULL;
-		log_error("fatelfd: out of memory");
-		return -ENOMEM;
+		log_error("fatelfd: %s", fatelf_diag_text(NULL, -ENOMEM));
+		return fatelf_diag_oom(d);
 	}
 	r = engine_config_load_keys(&s->cfg, &s->keys, &s->nkeys, d);
 	if (r < 0) {
-		log_error("fatelfd: trusted keys: %s", d->msg[0] ? d->msg : fatelf_strerror(r));
+		log_error("fatelfd: trusted keys: %s", fatelf_diag_text(d, r));
 		return r;
 	}
 	return 0;
@@ -319,7 +319,7 @@ static int engines_open(server *s, engine **ret_rw, fatelf_diag *d)
 	 * rolls back what a crash cut off. */
 	r = engine_open(&s->cfg, s->keys, s->nkeys, 0, ret_rw, &recovered, d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s->db_path, d->msg[0] ? d->msg : fatelf_strerror(r));
+		log_error("fatelfd: %s: %s", s->db_path, fatelf_diag_text(d, r));
 		return r;
 	}
 	/* The files the daemon keeps beside the store, through the directory
@@ -333,7 +333,7 @@ static int engines_open(server *s, engine **ret_rw, fatelf_diag *d)
 		log_info("recovered %u interrupted transaction%s", recovered, recovered == 1 ? "" : "s");
 	r = engine_open(&s->cfg, NULL, 0, ENGINE_OPEN_READONLY, &s->ro, NULL, d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s->db_path, d->msg[0] ? d->msg : fatelf_strerror(r));
+		log_error("fatelfd: %s: %s", s->db_path, fatelf_diag_text(d, r));
 		return r;
 	}
 	return 0;

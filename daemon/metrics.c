@@ -141,7 +141,7 @@ static int count_upgrades(server *s, char **held, size_t nheld, uint64_t *ret, f
 	}
 	ix = calloc(nconfs, sizeof(*ix));
 	if (!ix) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	/* A repository never updated has no index: it offers nothing yet. */
@@ -280,7 +280,7 @@ int metrics_render(server *s, char **ret_text, size_t *ret_len, fatelf_diag *d)
 		return r;
 	f = open_memstream(&text, &len);
 	if (!f)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	r = metrics_format(&m, f);
 	if (fclose(f) != 0 && r >= 0)
 		r = -ENOMEM;
@@ -354,7 +354,7 @@ void metrics_file_update(server *s)
 		return;
 	r = metrics_render(s, &text, &len, &d);
 	if (r < 0) {
-		log_error("metrics: %s: not written: %s", path, d.msg[0] ? d.msg : fatelf_strerror(r));
+		log_error("metrics: %s: not written: %s", path, fatelf_diag_text(&d, r));
 		return;
 	}
 	r = write_atomic(path, text, len, 0644);

@@ -122,7 +122,7 @@ int oci_conf_for(const engine_config *cfg, const char *host, struct repo_conf *r
 	snprintf(url, sizeof(url), "%s://%s/", plain ? "http" : ref.scheme, host);
 	rc->urls[0] = strdup(url);
 	if (!rc->urls[0])
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	rc->nurls = 1;
 	rc->oci = true;
 	return 0;
@@ -209,7 +209,7 @@ static int registry_settings(const engine_config *cfg, const char *host, bool *r
 	snprintf(base, sizeof(base), "%s.conf", host);
 	file = path_join(cfg->registries_dir, base);
 	if (!file)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	k = read_file_max(AT_FDCWD, file, READ_FILE_REGULAR, 64 << 10, &text, &len);
 	if (k == -ENOENT)
 		return 0;
@@ -374,7 +374,7 @@ static int oci_run_begin(struct oci_run *r, const char *refstr, const char *show
 	else if (asprintf(ret_repo, "oci://%s/%s", r->ref.host, r->ref.name) < 0)
 		*ret_repo = NULL;
 	if (!*ret_repo)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	if (!want)
 		snprintf(r->rc.name, sizeof(r->rc.name), "%.*s", (int)sizeof(r->rc.name) - 1, *ret_repo + 6);
 	else
@@ -490,7 +490,7 @@ static int oci_read_pack(struct oci_run *r, fatelf_diag *d)
 	r->pack_text.cap = (size_t)om->pack.object_size + 1;
 	r->pack_text.p = malloc(r->pack_text.cap);
 	if (!r->pack_text.p)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	fatelf_reader_mem(&rd, r->gb[1].buf, r->gb[1].len);
 	k = fatelf_repo_object_read(&rd, om->pack.object, om->pack.object_size, r->ppath, repo_membuf_put,
 				    &r->pack_text, d);
@@ -585,7 +585,7 @@ int repo_install_oci(struct worker *w, struct job *j, const struct repo_conf *r,
 
 	if (asprintf(&ref, "%s/%s:%s", r->urls[0], name, version) < 0) {
 		ref = NULL;
-		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(&j->diag);
 	}
 	k = oci_install(w, j, ref, ref, &want, o, res, fs, &repo);
 	return k;

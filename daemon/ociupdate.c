@@ -153,7 +153,7 @@ static int page_read(struct upd *u, struct page *pg, struct repo_get *g, const c
 		return fatelf_diag_set(u->d, k, -1, "%s%s: %s", u->fc.urls[0], g->path, msg);
 	}
 	if (k < 0)
-		return k == -ENOMEM ? fatelf_diag_set(u->d, k, -1, "out of memory") : k;
+		return k == -ENOMEM ? fatelf_diag_oom(u->d) : k;
 	pg->n = (size_t)k;
 	/* A registry that pages gives FATELF_OCI_PAGE_N names past last
 	 * while there are more; one that does not gives all it has (fewer,
@@ -251,11 +251,11 @@ static int read_tags(struct upd *u, fatelf_repo_index *ix)
 
 	ix->packages = calloc(caps_len, sizeof(*ix->packages));
 	if (!caps || !lasts || !going || !ix->packages)
-		return fatelf_diag_set(u->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(u->d);
 	for (size_t i = 0; i < u->nnames; i++) {
 		ix->packages[i].name = strdup(u->names[i]);
 		if (!ix->packages[i].name)
-			return fatelf_diag_set(u->d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(u->d);
 		ix->npackages++;
 		going[i] = true;
 	}
@@ -345,7 +345,7 @@ int oci_update(const engine_config *cfg, const struct repo_conf *r, fatelf_repo_
 		goto out;
 	ix = fatelf_repo_index_new();
 	if (!ix) {
-		k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		k = fatelf_diag_oom(d);
 		goto out;
 	}
 	k = read_tags(&u, ix);

@@ -62,7 +62,7 @@ int worker_submit(worker *w, job *j)
 	r = store_tx_queue(w->qst, job_row_kind(j), job_row_package(j), j->queued_at, &j->txid, &d);
 	if (r < 0) {
 		log_error("cannot queue a %s: %s", store_tx_kind_to_text(job_row_kind(j)),
-			  d.msg[0] ? d.msg : fatelf_strerror(r));
+			  fatelf_diag_text(&d, r));
 		return r;
 	}
 	atomic_fetch_add(&w->srv->store_gen, 1);

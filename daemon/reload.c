@@ -32,7 +32,7 @@ void server_reload(server *s)
 	r = engine_config_load(&cfg, s->config_path, &d);
 	if (r < 0) {
 		log_error("reload refused: %s; the running configuration stays",
-			  d.msg[0] ? d.msg : fatelf_strerror(r));
+			  fatelf_diag_text(&d, r));
 		goto out;
 	}
 	free(cfg.root);
@@ -40,19 +40,19 @@ void server_reload(server *s)
 	cfg.root = strdup(s->cfg.root);
 	cfg.state_dir = strdup(s->cfg.state_dir);
 	if (!cfg.root || !cfg.state_dir) {
-		log_error("reload refused: out of memory; the running configuration stays");
+		log_error("reload refused: %s; the running configuration stays", fatelf_diag_text(NULL, -ENOMEM));
 		goto out;
 	}
 	r = engine_config_load_keys(&cfg, &keys, &nkeys, &d);
 	if (r < 0) {
 		log_error("reload refused: trusted keys: %s; the running configuration stays",
-			  d.msg[0] ? d.msg : fatelf_strerror(r));
+			  fatelf_diag_text(&d, r));
 		goto out;
 	}
 	r = engine_reconfigure(s->ro, &cfg, NULL, 0, &d);
 	if (r < 0) {
 		log_error("reload refused: %s; the running configuration stays",
-			  d.msg[0] ? d.msg : fatelf_strerror(r));
+			  fatelf_diag_text(&d, r));
 		goto out;
 	}
 	running = worker_reconfigure(s->worker, &cfg, keys, nkeys);

@@ -191,7 +191,7 @@ static int pull_depends(worker *w, job *j)
 	first = j->nmembers ? j->nmembers : 1;
 	v = calloc(PULL_MAX, sizeof(*v));
 	if (!v)
-		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(&j->diag);
 	cap = PULL_MAX;
 	for (; n < first; n++) {
 		struct repo_conf rc = { 0 };
@@ -275,7 +275,7 @@ static int pull_depends(worker *w, job *j)
 	struct job_member *mm = realloc(j->members, n * sizeof(*mm));
 
 	if (!mm) {
-		k = fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		k = fatelf_diag_oom(&j->diag);
 		goto out;
 	}
 	j->members = mm;
@@ -310,7 +310,7 @@ int job_install_repo(worker *w, job *j, const engine_install_opts *o)
 	/* Several packages: each staged in turn, then one commit for all. */
 	g = engine_group_new(w->rw);
 	if (!g)
-		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(&j->diag);
 	mo.group = g;
 	for (size_t i = 0; i < j->nmembers && k == 0; i++) {
 		struct job_member *m = &j->members[i];

@@ -121,7 +121,7 @@ static int parse_url(ini_file *f, const ini_key *k, const char *value, void *fie
 				 "registry does the mirroring)");
 	r->urls[r->nurls] = strdup(value);
 	if (!r->urls[r->nurls])
-		return fatelf_diag_set(f->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(f->d);
 	r->nurls++;
 	r->oci = oci;
 	return 0;
@@ -167,7 +167,7 @@ int repo_conf_load(const char *dir, const char *name, struct repo_conf *ret, fat
 	if (!repo_name_valid(name))
 		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
 	if (conf_path(dir, name, &path) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	k = read_file_max(AT_FDCWD, path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, REPO_CONF_MAX, &text, &len);
 	if (k == -ENOENT)
 		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
@@ -211,7 +211,7 @@ int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatel
 			continue;
 		grown = realloc(v, (n + 1) * sizeof(*v));
 		if (!grown) {
-			k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			k = fatelf_diag_oom(d);
 			break;
 		}
 		v = grown;
@@ -269,7 +269,7 @@ int repo_conf_write(const char *dir, const struct repo_conf *r, fatelf_diag *d)
 	_cleanup_free_ char *text = malloc(cap);
 
 	if (!text)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fatelf_ms_pubkey_format(&r->key, key);
 	len = (size_t)snprintf(text, cap, "# Written by fatelfctl repo add\n[Repository]\n");
 	for (size_t i = 0; i < r->nurls; i++)
@@ -319,7 +319,7 @@ int repo_conf_remove(const char *dir, const char *state_dir, const char *name, f
 	if (!repo_name_valid(name))
 		return fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name);
 	if (conf_path(dir, name, &path) < 0 || state_dir_of(state_dir, name, rel, &sdir) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (unlink(path) < 0)
 		return errno == ENOENT ? fatelf_diag_set(d, -ENOENT, -1, "no repository named %s", name)
 				       : fatelf_diag_set(d, -errno, -1, "%s: %s", path, fatelf_strerror(-errno));
@@ -343,7 +343,7 @@ int repo_state_load(const char *state_dir, const char *name, fatelf_repo_index *
 	int k;
 
 	if (state_dir_of(state_dir, name, rel, &sdir) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	snprintf(file, sizeof(file), "%s/index.json", rel);
 	k = read_file_max(state_fd, file, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, FATELF_REPO_INDEX_MAX, &json,
 			  &len);
@@ -385,7 +385,7 @@ int repo_state_keep(const char *state_dir, const char *name, const fatelf_repo_i
 	int k;
 
 	if (state_dir_of(state_dir, name, rel, &sdir) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	k = fatelf_repo_index_serialize(ix, &text, &len, d);
 	if (k == 0)
 		k = write_atomic(state_fd, rel, sdir, "index.json", text, len, 0644, d);
@@ -439,7 +439,7 @@ int repo_state_accept(const struct repo_conf *r, const char *state_dir, const ch
 		return k;
 	}
 	if (state_dir_of(state_dir, r->name, rel, &sdir) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	/* The signature first: the index file is what is trusted on load. */
 	k = write_atomic(state_fd, rel, sdir, "index.json.minisig", sig, slen, 0644, d);
 	if (k == 0)
@@ -928,7 +928,7 @@ static int fetch_run(const engine_config *cfg, const struct repo_conf *r, const 
 
 	if (!asked) {
 		repo_helper_discard(pre);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!gets[i].done) {
@@ -938,7 +938,7 @@ static int fetch_run(const engine_config *cfg, const struct repo_conf *r, const 
 	text = request_text(r, run, gets, n);
 	if (!text) {
 		repo_helper_discard(pre);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	if (pre && pre->c.pid > 0) {
 		k = turn_hand_requests(pre, text, &c, failmsg, failsize);
@@ -982,7 +982,7 @@ int repo_fetch_each(const engine_config *cfg, const struct repo_conf *r, struct 
 			gets[i].buf = malloc((size_t)cap + 1);
 			if (!gets[i].buf) {
 				repo_helper_discard(pre);
-				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+				return fatelf_diag_oom(d);
 			}
 			gets[i].buf[0] = '\0';
 		}

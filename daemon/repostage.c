@@ -109,7 +109,7 @@ static int cache_digest_check(int cache, const char *name, const uint8_t digest[
 	h = fatelf_sha256_new();
 	if (!h) {
 		close(fd);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
@@ -141,7 +141,7 @@ static int rf_digest(struct rfetch *f, size_t i, fatelf_diag *d)
 
 	if (!buf || !h) {
 		fatelf_sha256_free(h);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	while (pos < g->len && k == 0) {
 		ssize_t n = pread(f->spool, buf, (size_t)MIN((uint64_t)(1 << 17), g->len - pos), (off_t)(g->base + pos));
@@ -285,7 +285,7 @@ static int rf_prepare(struct rfetch *f, const fatelf_repo_object *objs, size_t n
 	int k;
 
 	if (!f->gets || !f->paths || !f->names || !f->ready || !f->have || !f->byhash || (f->oci && !f->digests))
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	f->spool = openat(f->cache, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (f->spool < 0)
 		return fatelf_diag_set(d, -errno, -1, "cannot make the download's spool file: %s",
@@ -332,7 +332,7 @@ static int rf_fetch(void *ctx, const fatelf_repo_object *objs, size_t n, fatelf_
 		char name[80];
 
 		if (!path)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		/* beside the download, which goes on */
 		k = rf_path(f, objs[0].sha256, path, &b, d);
 		if (k < 0)
@@ -458,7 +458,7 @@ static int rf_object(void *ctx, const uint8_t sha[32], uint64_t size, int (*data
 		const struct repo_get *get = &f->gets[b->i];
 
 		if (!g)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		*g = (struct growing){ .f = f, .i = b->i, .fd = f->spool, .base = get->base };
 		rd = (fatelf_reader){ .read = growing_read, .ctx = g, .fd = -1 };
 		k = fatelf_repo_object_read(&rd, sha, size, shown, data, dctx, d);
@@ -493,7 +493,7 @@ static int open_cache(const engine_config *cfg, fatelf_diag *d)
 	int fd;
 
 	if (!dir)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	/* Through the state directory's descriptor, never its name. */
 	pfd = mkdir_p_open(repo_state_fd(), "cache", 0700, 0700, MKDIR_BENEATH, NULL);
 	if (pfd < 0)

@@ -45,7 +45,7 @@ static int update_one(const engine_config *cfg, const struct repo_conf *r, fatel
 	if (k == 0) {
 		h = fatelf_sha256_new();
 		if (!h) {
-			k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			k = fatelf_diag_oom(d);
 		} else {
 			fatelf_sha256_update(h, gets[0].buf, gets[0].len);
 			fatelf_sha256_final(h, got);

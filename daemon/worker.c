@@ -106,7 +106,7 @@ static int job_install_files(worker *w, job *j, const engine_install_opts *oo)
 	int r = 0;
 
 	if (!g)
-		return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(&j->diag);
 	o.group = g;
 	for (size_t i = 0; i < j->nmembers && r >= 0; i++) {
 		struct job_member *m = &j->members[i];
@@ -140,7 +140,7 @@ static int job_install_files(worker *w, job *j, const engine_install_opts *oo)
 				snprintf(j->diag.subject, sizeof(j->diag.subject), "%s", m->source_path);
 			if (!((j->diag.has & FATELF_DIAG_NAMED) && strcmp(j->diag.subject, m->source_path) == 0) &&
 			    snprintf(msg, sizeof(msg), "%s: %s", m->source_path,
-				     j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r)) > 0)
+				     fatelf_diag_text(&j->diag, r)) > 0)
 				memcpy(j->diag.msg, msg, sizeof(msg));
 		}
 	}
@@ -285,7 +285,7 @@ static int job_run(worker *w, job *j)
 			j->members = calloc(n, sizeof(*j->members));
 			if (!j->members) {
 				store_holds_free(v, n);
-				return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+				return fatelf_diag_oom(&j->diag);
 			}
 			for (size_t i = 0; i < n; i++) {
 				j->members[i].fd = -1;
@@ -302,7 +302,7 @@ static int job_run(worker *w, job *j)
 		if (!names || !rets) {
 			free(names);
 			free(rets);
-			return fatelf_diag_set(&j->diag, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(&j->diag);
 		}
 		for (size_t i = 0; i < j->nmembers; i++)
 			names[i] = j->members[i].spec;
@@ -337,7 +337,7 @@ static int job_run(worker *w, job *j)
 static void job_close_row(worker *w, job *j, int r)
 {
 	store *st = engine_store(w->rw);
-	const char *msg = j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r);
+	const char *msg = fatelf_diag_text(&j->diag, r);
 
 	store_tx_adopt(st, 0);
 	if (!j->txid)
@@ -426,7 +426,7 @@ static void *worker_main(void *arg)
 				     j->diag.msg);
 		else if (r < 0)
 			log_error_tx(&lf, "job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				     job_what(j), j->diag.msg[0] ? j->diag.msg : fatelf_strerror(r));
+				     job_what(j), fatelf_diag_text(&j->diag, r));
 		else if (j->nmembers > 0)
 			for (size_t i = 0; i < j->nmembers; i++) {
 				const engine_result *m = &j->members[i].result;
@@ -525,7 +525,7 @@ worker *worker_new(server *s, engine *rw)
 	w->rw = rw;
 	r = store_open(engine_db_path(rw), STORE_OPEN_NOCREATE, &w->qst, &d);
 	if (r < 0) {
-		log_error("fatelfd: %s: %s", s->db_path, d.msg[0] ? d.msg : fatelf_strerror(r));
+		log_error("fatelfd: %s: %s", s->db_path, fatelf_diag_text(&d, r));
 		free(w);
 		return NULL;
 	}

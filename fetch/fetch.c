@@ -280,7 +280,7 @@ static int fetch_url_parse(const char *url, bool allow_file, fatelf_fetch_url *r
 	CURLUcode uc;
 
 	if (!u)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	/* No scheme guessing: "example.org/x" is not taken for http. */
 	uc = curl_url_set(u, CURLUPART_URL, url, 0);
 	if (uc == CURLUE_OK)
@@ -289,7 +289,7 @@ static int fetch_url_parse(const char *url, bool allow_file, fatelf_fetch_url *r
 		_cleanup_free_ char *redacted = fatelf_text_url_redact(url);
 
 		if (!redacted)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		fetch_quote(quoted, sizeof(quoted), redacted);
 		/* A bad port or host is not a matter of the scheme. */
 		if (uc != CURLUE_UNSUPPORTED_SCHEME && uc != CURLUE_NO_SCHEME && uc != CURLUE_BAD_SCHEME)
@@ -299,12 +299,12 @@ static int fetch_url_parse(const char *url, bool allow_file, fatelf_fetch_url *r
 				       curl_url_strerror(uc));
 	}
 	if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 
 	/* Messages and logs quote the URL; its credentials must not end up there. */
 	shown = fatelf_text_url_redact(full);
 	if (!shown)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 
 	/* curl lowercases the scheme. */
 	if (strcmp(scheme, "file") == 0) {
@@ -324,7 +324,7 @@ static int fetch_url_parse(const char *url, bool allow_file, fatelf_fetch_url *r
 		ret->is_file = true;
 		ret->path = strdup(path);
 		if (!ret->path)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 	} else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
 		return fatelf_diag_set(d, -EINVAL, -1, "%.*s: %s", FETCH_URL_SHOWN, shown, accepted);
 	}
@@ -333,7 +333,7 @@ static int fetch_url_parse(const char *url, bool allow_file, fatelf_fetch_url *r
 	ret->shown = TAKE_PTR(shown);
 	ret->full = strdup(full);
 	if (!ret->full)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	return 0;
 }
 
@@ -423,7 +423,7 @@ static int fetch_curl_setup(fatelf_fetch *f, const fatelf_fetch_opts *o, const c
 	f->multi = curl_multi_init();
 	f->easy = curl_easy_init();
 	if (!f->multi || !f->easy)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 
 	f->guard.deny = &f->deny;
 	f->guard.exempt = &f->exempt;
@@ -465,7 +465,7 @@ int fatelf_fetch_open(const char *url, const fatelf_fetch_opts *o, fatelf_fetch 
 		o = &defaults;
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	f->fd = -1;
 	f->max_bytes = o->max_bytes;
 	f->timeout_sec = o->timeout_sec ? o->timeout_sec : 60;
@@ -604,7 +604,7 @@ static ssize_t fetch_read_file(fatelf_fetch *f, const void **ret_buf)
 		f->length = (uint64_t)st.st_size;
 		f->buf = malloc(FETCH_FILE_CHUNK);
 		if (!f->buf)
-			return fetch_fail(f, -ENOMEM, "out of memory");
+			return fetch_fail(f, -ENOMEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 		f->cap = FETCH_FILE_CHUNK;
 	}
 	do

@@ -147,7 +147,7 @@ static int mirror_add(fatelf_fetch_batch_input *in, const char *text, size_t len
 		return line_error(in, d, "\"mirror\" takes one URL");
 	url = strndup(text, len);
 	if (!url)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	r = fatelf_fetch_url_check(url, in->allow_file, m, &ud);
 	if (r == -EINVAL)
 		return line_error(in, d, "%s", ud.msg);
@@ -157,7 +157,7 @@ static int mirror_add(fatelf_fetch_batch_input *in, const char *text, size_t len
 	u = curl_url();
 	if (!u) {
 		fatelf_fetch_url_clear(m);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	if (curl_url_set(u, CURLUPART_URL, m->full, 0) == CURLUE_OK) {
 		if (curl_url_get(u, CURLUPART_QUERY, &part, 0) == CURLUE_OK)
@@ -274,7 +274,7 @@ static int basic_set(fatelf_fetch_batch_input *in, const char *s, size_t len, fa
 		return line_error(in, d, "\"basic\": %s", why);
 	in->basic = strndup(s, len);
 	if (!in->basic)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	return 0;
 }
 
@@ -302,7 +302,7 @@ static int get_add(fatelf_fetch_batch_input *in, const char *s, size_t len, fate
 		return line_error(in, d, "more than 1000000 gets");
 	if (GROW_ARRAY(in->gets, in->cap_gets, in->n_gets + 1) < 0 ||
 	    GROW_ARRAY(in->pool, in->pool_cap, in->pool_len + path_len + 1) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	g = &in->gets[in->n_gets++];
 	g->id = (uint32_t)id;
 	g->size = size;
@@ -374,7 +374,7 @@ int fatelf_fetch_batch_input_end(fatelf_fetch_batch_input *in, fatelf_diag *d)
 		return 0;
 	ids = malloc(in->n_gets * sizeof(*ids));
 	if (!ids)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < in->n_gets; i++)
 		ids[i] = in->gets[i].id;
 	qsort(ids, in->n_gets, sizeof(*ids), cmp_u32);
@@ -393,7 +393,7 @@ int fatelf_fetch_batch_input_read(fatelf_fetch_batch_input *in, int fd, fatelf_d
 	int r;
 
 	if (!buf)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	for (;;) {
 		ssize_t n = read(fd, buf + len, cap - len);
 		size_t start = 0;
@@ -1624,7 +1624,7 @@ int fatelf_fetch_batch_run(const fatelf_fetch_batch_input *in, const fatelf_fetc
 		r = batch_accept_header(in, &b.accept);
 	if (r < 0 || !b.multi || !b.slots || !b.chunk) {
 		batch_free(&b);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	curl_multi_setopt(b.multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	b.n_slots = parallel;
@@ -1638,7 +1638,7 @@ int fatelf_fetch_batch_run(const fatelf_fetch_batch_input *in, const fatelf_fetc
 		x->easy = curl_easy_init();
 		if (!x->easy) {
 			batch_free(&b);
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		}
 	}
 

@@ -149,7 +149,7 @@ static int read_url(char **ret)
 
 static int fail(const fatelf_diag *d, int r)
 {
-	fprintf(stderr, "%s\n", d->msg[0] ? d->msg : strerror(-r));
+	fprintf(stderr, "%s\n", fatelf_diag_text(d, r));
 	return fetch_exit_status(r);
 }
 
@@ -164,7 +164,7 @@ static int run_batch(const fatelf_fetch_opts *o, unsigned parallel)
 	r = fatelf_fetch_batch_input_read(&in, STDIN_FILENO, &d);
 	if (r < 0) {
 		fatelf_fetch_batch_input_free(&in);
-		fprintf(stderr, "fatelf-fetch: --batch: standard input: %s\n", d.msg[0] ? d.msg : strerror(-r));
+		fprintf(stderr, "fatelf-fetch: --batch: standard input: %s\n", fatelf_diag_text(&d, r));
 		return r == -EINVAL ? EXIT_USAGE : EXIT_SYSTEM;
 	}
 	r = fatelf_fetch_batch_run(&in, o, parallel, STDOUT_FILENO, &d);
@@ -172,7 +172,7 @@ static int run_batch(const fatelf_fetch_opts *o, unsigned parallel)
 	if (r == -EPIPE)
 		return EXIT_FETCH;
 	if (r < 0) {
-		fprintf(stderr, "fatelf-fetch: --batch: %s\n", d.msg[0] ? d.msg : strerror(-r));
+		fprintf(stderr, "fatelf-fetch: --batch: %s\n", fatelf_diag_text(&d, r));
 		return EXIT_SYSTEM;
 	}
 	return r > 0 ? EXIT_FETCH : 0;

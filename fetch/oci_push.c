@@ -625,7 +625,7 @@ static int push_stage(struct push *p, const char *bundle, struct reg *g)
 	    (k = fatelf_repo_open(p->tmp, true, NULL, 0, &p->r, &d)) < 0 ||
 	    (k = fatelf_repo_add_bundle(p->r, p->r->index, fd, &ro, &res, &d)) < 0) {
 		close(fd);
-		return fail(EXIT_FAILED, "%s: %s", bundle, d.msg[0] ? d.msg : fatelf_strerror(k));
+		return fail(EXIT_FAILED, "%s: %s", bundle, fatelf_diag_text(&d, k));
 	}
 	close(fd);
 	if (p->r->index->npackages != 1 || p->r->index->packages[0].nversions != 1)
@@ -660,7 +660,7 @@ static int push_load_version(struct push *p, const char *bundle)
 		goto diag;
 	return EXIT_OK;
 diag:
-	return fail(EXIT_FAILED, "%s: %s", bundle, d.msg[0] ? d.msg : fatelf_strerror(k));
+	return fail(EXIT_FAILED, "%s: %s", bundle, fatelf_diag_text(&d, k));
 }
 
 /* Every object's blob opened and digested, in the pack's order (by
@@ -675,7 +675,7 @@ static int push_open_blobs(struct push *p)
 	p->entries = calloc(p->m->ntargets + 1, sizeof(*p->entries));
 	p->texts = calloc(p->m->ntargets + 1, sizeof(*p->texts));
 	if (!p->obs || !p->ls.v || !p->entries || !p->texts)
-		return fail(EXIT_SYSTEM, "out of memory");
+		return fail(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 	for (size_t i = 0; i < nobjects; i++)
 		p->obs[i].fd = -1;
 	for (size_t i = 0; i < nobjects; i++)
@@ -743,7 +743,7 @@ static int push_manifests(struct push *p, struct reg *g)
 		if (fatelf_oci_manifest_json(p->m, &p->config, p->sig, p->v->frames > 0 ? &p->packb.b : NULL,
 					     p->ls.v, p->ls.n, tg, &p->texts[p->nentries], &tlen) < 0 ||
 		    sha256_of(p->texts[p->nentries], tlen, e->digest) < 0)
-			return fail(EXIT_SYSTEM, "out of memory");
+			return fail(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 		digest_text(e->digest, dg);
 		e->size = tlen;
 		e->target = tg;
@@ -752,12 +752,12 @@ static int push_manifests(struct push *p, struct reg *g)
 		p->nentries++;
 	}
 	if (fatelf_oci_index_json(p->m, p->entries, p->nentries, &p->index, &p->index_len) < 0)
-		return fail(EXIT_SYSTEM, "out of memory");
+		return fail(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 	if ((k = manifest_push(g, g->ref.tag, FATELF_OCI_MT_INDEX, p->index, p->index_len, false)) < 0)
 		return push_failed(k);
 	g->manifests_put--;     /* counted: the manifests alone */
 	if (sha256_of(p->index, p->index_len, sha) < 0)
-		return fail(EXIT_SYSTEM, "out of memory");
+		return fail(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 	digest_text(sha, p->index_digest);
 	return EXIT_OK;
 }
@@ -869,7 +869,7 @@ int main(int argc, char **argv)
 	g.body.max = REPLY_MAX;
 	g.body.p = malloc(g.body.max + 1);
 	if (!g.c || !g.body.p)
-		return fail(EXIT_SYSTEM, "out of memory");
+		return fail(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
 	g.body.p[0] = '\0';
 	snprintf(g.base, sizeof(g.base), "%s://%s/v2/%s", g.ref.scheme, g.ref.host, g.ref.name);
 	status = push(argv[optind], &g, from, json);

@@ -91,7 +91,7 @@ static int read_password(const char *file, char **ret, fatelf_diag *d)
 	buf = strdup(line);
 	explicit_bzero(line, sizeof(line));
 	if (!buf)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	*ret = buf;
 	return 0;
 }

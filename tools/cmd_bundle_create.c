@@ -349,7 +349,7 @@ static int add_repo_packages(struct create_args *ca, fatelf_diag *d)
 				free(names[k]);
 			free(names);
 			cmd_report(NULL, NULL, -ENOMEM);
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		}
 		for (size_t k = 0; k < n; k++) {
 			ca->repo_names[had + k] = names[k];

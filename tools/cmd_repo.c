@@ -167,7 +167,7 @@ static int repo_report(const char *what, const fatelf_diag *d, int r, bool json)
 		json_object *o = json_object_new_object(), *e = json_object_new_object();
 
 		json_object_object_add(e, "code", json_object_new_string(fatelf_error_name(r)));
-		json_object_object_add(e, "message", json_object_new_string(d->msg[0] ? d->msg : fatelf_strerror(r)));
+		json_object_object_add(e, "message", json_object_new_string(fatelf_diag_text(d, r)));
 		json_object_object_add(e, "subject", json_object_new_string(d->subject[0] ? d->subject : what));
 		json_object_object_add(o, "error", e);
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -408,11 +408,11 @@ int repo_package_names(const char *arg, char ***ret, size_t *ret_n, fatelf_diag 
 	if (q == 0) {
 		v = calloc(r->index->npackages + 1, sizeof(*v));
 		if (!v)
-			q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			q = fatelf_diag_oom(d);
 		for (size_t i = 0; q == 0 && i < r->index->npackages; i++) {
 			v[n] = strdup(r->index->packages[i].name);
 			if (!v[n])
-				q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+				q = fatelf_diag_oom(d);
 			else
 				n++;
 		}

@@ -136,7 +136,7 @@ void root_put(const char *s)
 
 int root_fail(const struct root_args *a, const fatelf_diag *d, int r)
 {
-	const char *msg = d && d->msg[0] ? d->msg : fatelf_strerror(r);
+	const char *msg = fatelf_diag_text(d, r);
 	const char *subject = d && d->subject[0] ? d->subject : NULL;
 	bool busy = r == -ENGINE_E_LOCKED;
 
@@ -197,7 +197,7 @@ static int load_keys(int dirfd, const char *dir, bool nofollow, fatelf_ms_pubkey
 		v = realloc(names, (n + 1) * sizeof(*names));
 		if (!v || !(v[n] = strdup(de->d_name))) {
 			names = v ? v : names;
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 		names = v;
@@ -207,7 +207,7 @@ static int load_keys(int dirfd, const char *dir, bool nofollow, fatelf_ms_pubkey
 		qsort(names, n, sizeof(*names), name_cmp);
 	keys = calloc(n ? n : 1, sizeof(*keys));
 	if (!keys) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -292,7 +292,7 @@ static int root_config(const struct root_args *a, const char *root, engine_confi
 	free(c->root);
 	c->root = strdup(root);
 	if (asprintf(&s, "%s/" ROOT_STATE_DIR, root) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	free(c->state_dir);
 	c->state_dir = s;
 	if (a->keys)
@@ -307,7 +307,7 @@ static int root_config(const struct root_args *a, const char *root, engine_confi
 	free(c->trusted_keys);
 	c->trusted_keys = s;
 	if (!c->root)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 
 	if (a->policy || a->targets) {
 		char text[1024];
@@ -331,11 +331,11 @@ static int root_config(const struct root_args *a, const char *root, engine_confi
 	if (a->nkeep_fat) {
 		c->keep_fat = calloc(a->nkeep_fat, sizeof(*c->keep_fat));
 		if (!c->keep_fat)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		for (size_t i = 0; i < a->nkeep_fat; i++) {
 			c->keep_fat[i] = strdup(a->keep_fat[i]);
 			if (!c->keep_fat[i])
-				return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+				return fatelf_diag_oom(d);
 			c->nkeep_fat++;
 		}
 	}

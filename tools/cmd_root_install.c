@@ -185,7 +185,7 @@ int root_install(int argc, char **argv)
 	real = calloc(n, sizeof(*real));
 	results = calloc(n, sizeof(*results));
 	if (!fds || !real || !results) {
-		status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+		status = root_fail(&a, &d, fatelf_diag_oom(&d));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -199,7 +199,7 @@ int root_install(int argc, char **argv)
 	if (n > 1) {
 		g = engine_group_new(e);
 		if (!g) {
-			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+			status = root_fail(&a, &d, fatelf_diag_oom(&d));
 			goto out;
 		}
 	}
@@ -279,7 +279,7 @@ int root_remove(int argc, char **argv)
 	if (!results) {
 		fatelf_diag d = { 0 };
 
-		return root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+		return root_fail(&a, &d, fatelf_diag_oom(&d));
 	}
 	status = root_open(&a, false, &e);
 	/* One transaction, as fatelfctl remove: all of them or none. */

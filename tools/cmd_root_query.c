@@ -66,7 +66,7 @@ int root_list(int argc, char **argv)
 	cells = calloc(n ? n : 1, sizeof(*cells));
 	shown = calloc(n ? n : 1, sizeof(*shown));
 	if (!use || !cells || !shown) {
-		status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+		status = root_fail(&a, &d, fatelf_diag_oom(&d));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -101,7 +101,7 @@ int root_list(int argc, char **argv)
 		for (size_t k = 0; k < 4; k++) {
 			shown[i][k] = root_shown(text[k]);
 			if (!shown[i][k]) {
-				status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+				status = root_fail(&a, &d, fatelf_diag_oom(&d));
 				goto out;
 			}
 		}
@@ -187,7 +187,7 @@ int root_files(int argc, char **argv)
 	if (r >= 0)
 		r = store_dirs_page(engine_store(e), pk.id, NULL, SIZE_MAX, &dirs, &nd, &d);
 	if (r >= 0 && !(v = calloc(nf + nd + 1, sizeof(*v))))
-		r = fatelf_diag_set(&d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(&d);
 	if (r < 0) {
 		status = root_fail(&a, &d, r);
 		goto out;
@@ -205,7 +205,7 @@ int root_files(int argc, char **argv)
 		if (!o || !arr || json_entries_add(engine_store(e), arr, package, files, nf, dirs, nd, SIZE_MAX,
 						   &last) < 0) {
 			json_object_put(arr);
-			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+			status = root_fail(&a, &d, fatelf_diag_oom(&d));
 			goto out;
 		}
 		json_set(o, "files", arr);
@@ -257,7 +257,7 @@ static int owner_json(store *st, const char *path, const char *pattern, uint64_t
 	int r;
 
 	if (!o)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (st && path) {
 		fatelf_diag lookup = { 0 };
 
@@ -277,7 +277,7 @@ static int owner_json(store *st, const char *path, const char *pattern, uint64_t
 	}
 	arr = json_object_new_array();
 	if (!arr)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	json_set(o, "files", arr);
 	r = st ? json_owner_matches(st, pattern, arr, d) : 0;
 	if (r < 0)
@@ -325,7 +325,7 @@ int root_owner(int argc, char **argv)
 	else if (asprintf(&pattern, "*%s*", arg) < 0)
 		pattern = NULL;
 	if (!pattern) {
-		status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+		status = root_fail(&a, &d, fatelf_diag_oom(&d));
 		goto out;
 	}
 	if (a.json)
@@ -403,7 +403,7 @@ int root_verify(int argc, char **argv)
 		found = json_object_new_array();
 		if (!o || !found) {
 			json_object_put(found);
-			status = root_fail(&a, &d, fatelf_diag_set(&d, -ENOMEM, -1, "out of memory"));
+			status = root_fail(&a, &d, fatelf_diag_oom(&d));
 			goto out;
 		}
 		json_set(o, "problems", found);

@@ -145,7 +145,7 @@ static int validate(struct run *r)
 		e = fatelf_validate(&src, NULL, &r->hdr, NULL, &d);
 	if (e < 0)
 		return step_failed(e, r->path, "not a valid FatELF file: %s (%s)",
-			    d.msg[0] ? d.msg : fatelf_strerror(e), fatelf_error_name(e));
+			    fatelf_diag_text(&d, e), fatelf_error_name(e));
 	return 0;
 }
 
@@ -241,7 +241,7 @@ static int origin_depth(struct run *r)
 		e = fatelf_elf_origin_depth(&src, rec->offset, rec->size, &r->origin_depth, &d);
 	if (e < 0)
 		return step_failed(e, r->path, "record %d: %s (%s)", r->record,
-			    d.msg[0] ? d.msg : fatelf_strerror(e), fatelf_error_name(e));
+			    fatelf_diag_text(&d, e), fatelf_error_name(e));
 	if (!r->dir)
 		r->origin_depth = -1;
 	return 0;
@@ -266,7 +266,7 @@ static int cache_lookup(struct run *r, fatelf_run_entry *ret, char *reason, size
 	}
 	e = fatelf_run_cache_open(dir, geteuid(), &cache, &d);
 	if (e < 0) {
-		snprintf(reason, cap, "%s", d.msg[0] ? d.msg : strerror(-e));
+		snprintf(reason, cap, "%s", fatelf_diag_text(&d, e));
 		return 1;
 	}
 	req = (fatelf_run_request) {
@@ -277,7 +277,7 @@ static int cache_lookup(struct run *r, fatelf_run_entry *ret, char *reason, size
 	e = fatelf_run_cache_get(&cache, &req, ret, &d);
 	fatelf_run_cache_close(&cache);
 	if (e < 0) {
-		snprintf(reason, cap, "%s", d.msg[0] ? d.msg : strerror(-e));
+		snprintf(reason, cap, "%s", fatelf_diag_text(&d, e));
 		return 1;
 	}
 	return 0;

@@ -349,7 +349,7 @@ struct json_object *cmd_json_warning(const struct cmd_warning *w)
 struct json_object *cmd_json_error(const fatelf_diag *d, int r)
 {
 	struct json_object *o = json_object_new_object();
-	const char *msg = d->msg[0] ? d->msg : fatelf_strerror(r);
+	const char *msg = fatelf_diag_text(d, r);
 
 	json_object_object_add(o, "code", json_object_new_string(fatelf_error_name(r)));
 	json_object_object_add(o, "record", json_record_index(d->record));

@@ -77,7 +77,7 @@ static int fetch_into(const char *url, int dirfd, struct rget *gets, size_t n, f
 		 drop ? (unsigned)as.uid : (unsigned)geteuid());
 	text = malloc(cap);
 	if (!text)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	len = (size_t)snprintf(text, cap, "mirror %s\n", url);
 	for (size_t i = 0; i < n; i++) {
 		char dir[FATELF_REPO_MANIFEST_PATH_MAX], *slash;
@@ -211,7 +211,7 @@ int repo_remote_copy(const char *url, bool everything, char *ret_dir, size_t cap
 		return k;
 	gets = calloc(2, sizeof(*gets));
 	if (!gets)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fatelf_repo_index_path(sha, false, gets[0].path);
 	gets[0].size = size;
 	fatelf_repo_index_path(sha, true, gets[1].path);
@@ -243,7 +243,7 @@ int repo_remote_copy(const char *url, bool everything, char *ret_dir, size_t cap
 				}
 				if (GROW_ARRAY(gets, ncap, n + need) < 0) {
 					fatelf_repo_pack_free(pk);
-					k = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+					k = fatelf_diag_oom(d);
 					goto done;
 				}
 				if (round == 0) {

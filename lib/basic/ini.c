@@ -59,7 +59,7 @@ static int parse_path(ini_file *f, const ini_key *k, const char *value, char **f
 		return ini_error(f, -EINVAL, k->name, "'%s' is not an absolute path", fatelf_text_quote(value, q));
 	s = strdup(value);
 	if (!s)
-		return fatelf_diag_set(f->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(f->d);
 	free(*field);
 	*field = s;
 	return 0;

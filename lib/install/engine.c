@@ -239,7 +239,7 @@ static int engine_dirs_open(engine *e, fatelf_diag *d)
 	 * the database through the same path. */
 	q = db_path_through(e->statefd, e->cfg.state_dir, &e->db_path);
 	if (q < 0) {
-		fatelf_diag_set(d, q, -1, "out of memory");
+		fatelf_diag_oom(d);
 		return q;
 	}
 	return 0;
@@ -401,13 +401,13 @@ int engine_reconfigure(engine *e, const engine_config *c, const fatelf_ms_pubkey
 				       "the root and the state directory change only when the engine is opened again");
 	if (engine_config_copy(&n, c) < 0) {
 		engine_config_done(&n);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	if (nkeys > 0) {
 		k = calloc(nkeys, sizeof(*k));
 		if (!k) {
 			engine_config_done(&n);
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		}
 		memcpy(k, keys, nkeys * sizeof(*k));
 	}

@@ -10,7 +10,7 @@
 
 void eng_diag_text(int code, const fatelf_diag *why, char *buf, size_t size)
 {
-	const char *msg = why && why->msg[0] ? why->msg : fatelf_strerror(code);
+	const char *msg = fatelf_diag_text(why, code);
 
 	if (why && why->subject[0] && !(why->has & FATELF_DIAG_NAMED))
 		snprintf(buf, size, "%s: %s", why->subject, msg);
@@ -28,7 +28,7 @@ int eng_diag_name(fatelf_diag *d, int code, const char *subject)
 	if (!d->msg[0] || !(d->has & FATELF_DIAG_NAMED) || strcmp(d->subject, subject) != 0) {
 		/* a long message loses its tail, never its subject */
 		if (snprintf(msg, sizeof(msg), "%s: %s", subject,
-			     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
+			     fatelf_diag_text(d, code)) < 0)
 			return code;
 		memcpy(d->msg, msg, sizeof(msg));
 	}

@@ -36,7 +36,7 @@ int eng_hash_file_stat(engine *e, const char *path, char hex[65], uint64_t *ret_
 		return fatelf_diag_at(d, -EINVAL, -1, path, "not a regular file");
 	h = fatelf_sha256_new();
 	if (!h)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)

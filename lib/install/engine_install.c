@@ -245,7 +245,7 @@ static int prefix_entry(fatelf_diag *d, int code, const fatelf_bundle_entry *be)
 	if (!d)
 		return code;
 	if (snprintf(msg, sizeof(msg), "entry '%s': %s", be->path,
-		     d->msg[0] ? d->msg : fatelf_strerror(code)) < 0)
+		     fatelf_diag_text(d, code)) < 0)
 		return code;
 	memcpy(d->msg, msg, sizeof(msg));
 	fatelf_diag_names(d, be->path);
@@ -354,7 +354,7 @@ static int load_old_rows(struct install *x, fatelf_diag *d)
 	int q = store_files_of_id(x->e->st, x->old.id, old_row_add, x, d);
 
 	if (q < 0)
-		return q == -ENOMEM ? fatelf_diag_set(d, q, -1, "out of memory") : q;
+		return q == -ENOMEM ? fatelf_diag_oom(d) : q;
 	for (size_t i = 1; i < x->nold_files && sorted; i++)
 		sorted = strcmp(x->old_files[i - 1].path, x->old_files[i].path) < 0;
 	if (!sorted)
@@ -597,7 +597,7 @@ static int plan_stale(struct install *x, fatelf_diag *d)
 
 	x->row_op = calloc(x->nents ? x->nents : 1, sizeof(*x->row_op));
 	if (!x->row_op)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < nfiles; i++) {
 		const fatelf_bundle_entry *be = fatelf_manifest_find(x->m, files[i].path + 1);
 
@@ -743,7 +743,7 @@ static int plan_dir(struct install *x, const fatelf_bundle_entry *be, struct ien
 	ie->take_dir = q < 0;
 	if (ie->take_dir) {
 		if (!rare_of(ie))
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		ie->dir_mode = (uint16_t)(be->mode & 07777);
 		ie->rare->take_dev = st.st_dev;
 		ie->rare->take_ino = st.st_ino;
@@ -1046,6 +1046,48 @@ static int plan_unowned(struct install *x, const fatelf_bundle_entry *be, const 
 	return q < 0 ? q : 0;
 }
 
+/* What the file becomes, and so how many bytes it will take. ROW: the
+ * store's row of a file this package already has on disk (NULL for
+ * any other), which may leave the file as it is. */
+static int plan_bytes(struct install *x, const fatelf_bundle_entry *be, struct ient *ie, const store_file *row,
+		      const struct stat *st, fatelf_diag *d)
+{
+	int q;
+
+	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
+		fatelf_header hdr;
+		int form = 0;
+
+		q = engine_entry_header(be, &hdr, d);
+		if (q < 0)
+			return prefix_entry(d, q, be);
+		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
+						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
+						 &ie->keep, &form, d);
+		if (q < 0)
+			return prefix_path(d, q, ie->path);
+		ie->form = (int8_t)form;
+		ie->thinned = q == 1;
+	}
+	if (be->type == FATELF_ENTRY_FILE) {
+		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
+		if (q < 0)
+			return prefix_entry(d, q, be);
+		/* A reinstall of the same version writes every file again,
+		 * as dpkg's does: it is how an admin repairs a package. */
+		if (row && !ie->keep_admin && x->change != STORE_TX_REINSTALL)
+			plan_unchanged(x, ie, row, st);
+		if (ie->unchanged) {
+			ie->op_kind = -1;
+			x->files_unchanged++;
+			x->bytes_unchanged += ie->installed_size;
+		} else {
+			x->bytes_total += ie->installed_size;
+		}
+	}
+	return 0;
+}
+
 static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ient *ie,
 		     fatelf_diag *d)
 {
@@ -1124,7 +1166,7 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 				r->op_path = NULL;
 		}
 		if (!r || !r->old_installed_sha256 || !r->op_path)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		q = plan_sidecar(x, ie, row->sha256, d);
 		if (q < 0)
 			return q;
@@ -1135,38 +1177,9 @@ static int plan_file(struct install *x, const fatelf_bundle_entry *be, struct ie
 		ie->op_kind = on_disk ? STORE_JOP_REPLACE : STORE_JOP_CREATE;
 	}
 
-	/* What the file becomes, and so how many bytes it will take. */
-	if (be->type == FATELF_ENTRY_FILE && be->kind == FATELF_KIND_FATELF) {
-		fatelf_header hdr;
-		int form = 0;
-
-		q = engine_entry_header(be, &hdr, d);
-		if (q < 0)
-			return prefix_entry(d, q, be);
-		q = engine_policy_select(x->policy, (const char *const *)x->e->cfg.keep_fat,
-						 x->e->cfg.nkeep_fat, &x->e->host, ie->path, &hdr,
-						 &ie->keep, &form, d);
-		if (q < 0)
-			return prefix_path(d, q, ie->path);
-		ie->form = (int8_t)form;
-		ie->thinned = q == 1;
-	}
-	if (be->type == FATELF_ENTRY_FILE) {
-		q = engine_installed_size(be, ie->thinned, &ie->keep, ie->form, &ie->installed_size, d);
-		if (q < 0)
-			return prefix_entry(d, q, be);
-		/* A reinstall of the same version writes every file again,
-		 * as dpkg's does: it is how an admin repairs a package. */
-		if (owned_here && on_disk && !ie->keep_admin && !adopted && x->change != STORE_TX_REINSTALL)
-			plan_unchanged(x, ie, row, &st);
-		if (ie->unchanged) {
-			ie->op_kind = -1;
-			x->files_unchanged++;
-			x->bytes_unchanged += ie->installed_size;
-		} else {
-			x->bytes_total += ie->installed_size;
-		}
-	}
+	q = plan_bytes(x, be, ie, owned_here && on_disk && !adopted ? row : NULL, &st, d);
+	if (q < 0)
+		return q;
 	if (!ie->unchanged)
 		x->files++;
 	return 0;
@@ -1203,7 +1216,7 @@ static int plan_tx(struct install *x, fatelf_diag *d)
 	for (size_t i = 0; i < x->nents; i++)
 		n += x->ents[i].op_kind >= 0;
 	if (eng_tx_reserve(&x->tx, n) < 0)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	/* The ops refer to the paths the install holds until eng_tx_done. */
 	for (size_t i = 0; i < x->nents; i++) {
 		struct ient *ie = &x->ents[i];
@@ -1269,13 +1282,13 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 	}
 	take = calloc(m->nentries ? m->nentries : 1, sizeof(*take));
 	if (!take)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	q = fatelf_manifest_select(m, &pa, &keep, take);
 	if (q < 0)
 		return q;
 	x->view_of = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view_of));
 	if (!x->view_of)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	size_t ntake = 0;
 	for (size_t i = 0; i < m->nentries; i++)
 		ntake += take[i];
@@ -1289,7 +1302,7 @@ static int make_view(struct install *x, const fatelf_manifest *m, fatelf_diag *d
 	}
 	x->view.entries = calloc(m->nentries ? m->nentries : 1, sizeof(*x->view.entries));
 	if (!x->view.entries)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < m->nentries; i++) {
 		x->view_of[i] = SIZE_MAX;
 		if (take[i]) {
@@ -1405,14 +1418,14 @@ static int inst_identity(struct install *x, const fatelf_manifest *m, const fate
 		if (dep->op != FATELF_DEP_ANY && dep->version)
 			snprintf(c, sizeof(c), "%s %s", fatelf_depend_op_text(dep->op), dep->version);
 		if (strv_push(&x->dep_names, dep->name) < 0 || strv_push(&x->dep_constraints, c) < 0)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 	}
 	x->name = strdup(m->name);
 	x->version = strdup(m->version);
 	x->summary = strdup(m->summary ? m->summary : "");
 	x->vendor = strdup(m->vendor ? m->vendor : "");
 	if (!x->name || !x->version || !x->summary || !x->vendor)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	if (signer) {
 		x->is_signed = true;
 		fatelf_ms_keyid_format(signer->keyid, x->signer);
@@ -2357,7 +2370,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 		d = &local;
 	fatelf_diag_clear(d);
 	if (!x)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	*x = (struct install){ .e = e, .opts = o ? *o : no_opts, .fd = -1, .euid = geteuid(), .ret = ret };
 	x->o = &x->opts;
 	x->policy = x->o->policy ? x->o->policy : &e->cfg.policy;
@@ -2370,7 +2383,7 @@ int engine_install(engine *e, const fatelf_reader *src, const engine_install_opt
 	x->h = fatelf_sha256_new();
 	if (!x->h) {
 		free(x);
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	}
 
 	q = x->o->drive ? x->o->drive(x->o->drive_ctx, &ro, &ops, d) : fatelf_bundle_read(src, &ro, &ops, d);
@@ -2521,14 +2534,14 @@ static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
 	if (GROW_ARRAY(g->names, g->names_cap, g->nnames + 1) < 0 ||
 	    GROW_ARRAY(g->members, g->members_cap, g->nnames + 1) < 0 ||
 	    !(g->names[g->nnames] = strdup(x->name)))
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	mb = &g->members[g->nnames];
 	memset(mb, 0, sizeof(*mb));
 	pkg = g->names[g->nnames++];
 	mb->version = strdup(x->version);
 	mb->deps = calloc(x->m->ndepends ? x->m->ndepends : 1, sizeof(*mb->deps));
 	if (!mb->version || !mb->deps)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < x->m->ndepends; i++) {
 		const fatelf_depend *dep = &x->m->depends[i];
 
@@ -2537,7 +2550,7 @@ static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
 		mb->deps[i].version = dep->version ? strdup(dep->version) : NULL;
 		mb->ndeps++;
 		if (!mb->deps[i].name || (dep->version && !mb->deps[i].version))
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 	}
 	for (size_t i = 0; i < x->nents + x->removes.n; i++) {
 		const char *path, *other;
@@ -2551,7 +2564,7 @@ static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
 		}
 		other = claim(g, path, pkg, &err);
 		if (err < 0)
-			return fatelf_diag_set(d, err, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		if (other) {
 			path_fail(d, -ENGINE_E_CONFLICT, path, "%s: both %s and %s, in one transaction, write it",
 				  path, other, pkg);
@@ -2565,7 +2578,7 @@ static int group_claim(engine_group *g, const struct install *x, fatelf_diag *d)
 static int group_park(engine_group *g, struct install *x, fatelf_diag *d)
 {
 	if (GROW_ARRAY(g->staged, g->staged_cap, g->nstaged + 1) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	g->staged[g->nstaged++] = x;
 	return 0;
 }
@@ -2716,7 +2729,7 @@ int engine_group_commit(engine_group *g, fatelf_diag *d)
 	int q, k;
 
 	if (!t || !ud || !written || !saved) {
-		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		q = fatelf_diag_oom(d);
 		engine_group_abort(g, q, d);
 		goto out;
 	}
@@ -2739,7 +2752,7 @@ int engine_group_commit(engine_group *g, fatelf_diag *d)
 	for (size_t i = 0; i < n; i++) {
 		k = install_finish(g->staged[i]);
 		if (k < 0 && q == 0)
-			q = fatelf_diag_set(d, k, -1, "out of memory");
+			q = fatelf_diag_oom(d);
 	}
 out:
 	group_release(g);

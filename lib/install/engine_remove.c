@@ -197,7 +197,7 @@ static int add_sidecar(struct remove *r, const char *path, fatelf_diag *d)
 		return 0;
 	if (GROW_ARRAY(r->sidecars, r->sidecars_cap, r->nsidecars + 1) < 0 ||
 	    !(r->sidecars[r->nsidecars] = strdup(side)))
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	r->nsidecars++;
 	return 0;
 }
@@ -277,7 +277,7 @@ static int plan_leftovers(struct remove *r, const char *package, fatelf_diag *d)
 	r->pkg.version = strdup(v[0].version);
 	store_kept_free(v, n);
 	if (!r->pkg.name || !r->pkg.version)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	return add_leftovers(r, d);
 }
 
@@ -490,7 +490,7 @@ int engine_remove_many(engine *e, const char *const *packages, size_t n, const e
 	written = calloc(n, sizeof(*written));
 	saved = calloc(n, sizeof(*saved));
 	if (!rs || !txs || !uds || !written || !saved) {
-		q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		q = fatelf_diag_oom(d);
 		goto out;
 	}
 	/* Every package is found and planned before anything is touched: one

@@ -121,7 +121,7 @@ static int plan_done(struct rctx *c, fatelf_diag *d)
 		return q;
 	objs = calloc(c->nneeds ? c->nneeds : 1, sizeof(*objs));
 	if (!objs)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < c->nneeds; i++) {
 		struct need *n = &c->needs[i];
 		const fatelf_repo_object *po;
@@ -180,7 +180,7 @@ static int on_needs(void *ctx, const fatelf_manifest *m, const fatelf_bundle_ent
 		size = fatelf_repo_frame_size(be);
 	}
 	q = need_add(c, sha, size);
-	return q < 0 ? fatelf_diag_set(d, q, -1, "out of memory") : 0;
+	return q < 0 ? fatelf_diag_oom(d) : 0;
 }
 
 /* Opens the installed file of n beneath the root, never through a
@@ -217,7 +217,7 @@ static int read_local(struct rctx *c, const struct need *n, int (*data)(void *, 
 		return fd;
 	h = fatelf_sha256_new();
 	if (!h)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	for (;;) {
 		ssize_t k = read(fd, buf, sizeof(buf));
 

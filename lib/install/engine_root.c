@@ -67,7 +67,7 @@ int eng_lstat_in(engine *e, eng_parent_cache *c, const char *path, struct stat *
 		char *dir = strndup(path, len);
 
 		if (!dir)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		fd = eng_open_parent(e, path, &base, &tmp);
 		if (fd < 0 && fd != -ENOENT) {
 			free(dir);

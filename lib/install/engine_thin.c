@@ -124,7 +124,7 @@ static int collect_paths(engine *e, const char *const *packages, struct thin_ctx
 	if (!packages) {
 		r = store_files_all(e->st, collect_path, c, d);
 		if (r < 0)
-			return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
+			return r == -ENOMEM ? fatelf_diag_oom(d) : r;
 	} else {
 		for (size_t i = 0; packages[i]; i++) {
 			store_file *files = NULL;
@@ -142,7 +142,7 @@ static int collect_paths(engine *e, const char *const *packages, struct thin_ctx
 				return r;
 			}
 			if (r < 0)
-				return r == -ENOMEM ? fatelf_diag_set(d, r, -1, "out of memory") : r;
+				return r == -ENOMEM ? fatelf_diag_oom(d) : r;
 		}
 	}
 	if (c->npaths > 1)
@@ -252,7 +252,7 @@ static int map_records(const fatelf_header *hdr, struct thin_file *f, fatelf_dia
 	f->cur_rec = calloc(hdr->nrecords, sizeof(*f->cur_rec));
 	f->cur = calloc(hdr->nrecords, sizeof(*f->cur));
 	if (!f->cur_rec || !f->cur)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	f->ncur = hdr->nrecords;
 	memcpy(f->cur, hdr->records, hdr->nrecords * sizeof(*f->cur));
 	for (unsigned i = 0; i < hdr->nrecords; i++) {
@@ -296,7 +296,7 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 
 	hdr = malloc(sizeof(*hdr));
 	if (!hdr)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fd = open_installed(e, path, &st, d);
 	if (fd < 0)
 		return fd;
@@ -380,9 +380,9 @@ static int plan_file(engine *e, const engine_policy_spec *spec, const char *path
 	f.new_size = plan.out_size;
 	f.path = strdup(path);
 	if (!f.path)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (GROW_ARRAY(c->files, c->cap, c->nfiles + 1) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	c->files[c->nfiles++] = f;
 	f = (struct thin_file){ 0 };
 	return 1;
@@ -396,7 +396,7 @@ static int open_staged(eng_tx *t, size_t op, fatelf_diag *d)
 	int fd, r;
 
 	if (!temp)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	dfd = eng_open_parent(t->e, temp, &base, d);
 	if (dfd < 0)
 		return dfd;
@@ -427,7 +427,7 @@ static int stage_file(eng_tx *t, struct thin_file *f, fatelf_hashq *q, uint8_t *
 
 	hdr = malloc(sizeof(*hdr));
 	if (!hdr)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	in = open_installed(t->e, f->path, &st, d);
 	if (in < 0)
 		return in;
@@ -600,7 +600,7 @@ static int thin_commit(engine *e, const engine_thin_opts *o, const char *package
 
 	buf = malloc(READ_CHUNK);
 	if (!buf)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	r = fatelf_hashq_new(&q);
 	if (r < 0)
 		return fatelf_diag_set(d, r, -1, "cannot start hashing: %s", fatelf_strerror(r));
@@ -660,7 +660,7 @@ int engine_thin(engine *e, const engine_thin_opts *o, engine_result *ret, fatelf
 	if (package) {
 		res.package = strdup(package);
 		if (!res.package) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 	}

@@ -473,15 +473,15 @@ static int tx_add(eng_tx *t, int kind, const char *path, bool copy, mode_t mode,
 	if (!path || path[0] != '/')
 		return fatelf_diag_at(d, -EINVAL, -1, path ? path : "(null)", "not an absolute path inside the root");
 	if (GROW_ARRAY(t->ops, t->cap, t->nops + 1) < 0)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	op = &t->ops[t->nops];
 	*op = (eng_op) { .kind = (uint8_t)kind, .mode = mode, .dirslot = -1, .path = path };
 	if (eng_op_has_temp(kind) && temp_pick(t, t->nops, &op->rnd) < 0)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	if (copy) {
 		op->path = strdup(path);
 		if (!op->path)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		op->owned = true;
 	}
 	return (int)t->nops++;
@@ -510,7 +510,7 @@ int eng_tx_journal(eng_tx *t, fatelf_diag *d)
 
 		if (eng_op_has_temp(t->ops[i].kind) && !(temp = eng_tx_temp(t, i))) {
 			store_rollback(s, NULL);
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		}
 		store_journal_op j = {
 			.txid = t->id,
@@ -629,7 +629,7 @@ int eng_tx_stage_open(eng_tx *t, size_t op, fatelf_diag *d)
 	for (int tries = 1;; tries++) {
 		_cleanup_free_ char *temp = eng_tx_temp(t, op);
 		if (!temp)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		fd = fatelf_stage_open(dirfd, eng_base_of(temp));
 		if (fd != -EEXIST || tries == FATELF_STAGE_TRIES)
 			break;
@@ -689,7 +689,7 @@ int eng_tx_stage_symlink(eng_tx *t, size_t op, const char *target, fatelf_diag *
 	for (int tries = 1;; tries++) {
 		_cleanup_free_ char *temp = eng_tx_temp(t, op);
 		if (!temp)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		r = fatelf_stage_symlink(dirfd, eng_base_of(temp), target);
 		if (r != -EEXIST || tries == FATELF_STAGE_TRIES)
 			break;
@@ -725,7 +725,7 @@ static int tx_check_dirs(eng_tx *t, fatelf_diag *d)
 			continue; /* the root itself */
 		_cleanup_free_ char *dir = strndup(path, len - 1);
 		if (!dir)
-			return -ENOMEM;
+			return fatelf_diag_oom(d);
 		if (fstat(t->dirs[i].fd, &held) < 0)
 			return fatelf_diag_at(d, -errno, -1, dir, "%s", fatelf_strerror(-errno));
 		q = eng_lstat(t->e, dir, &now, d);

@@ -320,7 +320,7 @@ static int thinned_ranges(struct verify *v, struct vworker *w, struct vfile *f, 
 
 	hdr = malloc(sizeof(*hdr));
 	if (!hdr)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fatelf_diag_clear(&vd);
 	r = fatelf_validate(&src, NULL, hdr, NULL, &vd);
 	if (r < 0) {
@@ -651,8 +651,8 @@ static void *vworker_main(void *arg)
 
 			w->cur = i;
 			r = verify_file(v, w, &v->files[i], &w->diag);
-			if (r == -ENOMEM && !w->diag.msg[0])
-				r = fatelf_diag_set(&w->diag, r, -1, "out of memory");
+			if (r == -ENOMEM)
+				r = fatelf_diag_oom(&w->diag);
 			if (r < 0) {
 				w->r = r;
 				w->err_file = i;
@@ -692,7 +692,7 @@ static int verify_files(struct verify *v, fatelf_diag *d)
 		w[i].h = fatelf_sha256_new();
 		fatelf_diag_clear(&w[i].diag);
 		if (!w[i].buf || !w[i].h) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto out;
 		}
 	}
@@ -739,7 +739,7 @@ static int verify_files(struct verify *v, fatelf_diag *d)
 			r = v->cb(f->package, f->path, p->kind, p->detail, v->userdata);
 			if (r < 0) {
 				if (r == -ENOMEM)
-					r = fatelf_diag_set(d, r, -1, "out of memory");
+					r = fatelf_diag_oom(d);
 				goto out;
 			}
 		}
@@ -797,7 +797,7 @@ int engine_verify(engine *e, const char *package, engine_problem_cb cb, void *us
 			r = store_dirs_with_modes(e->st, 0, &v.dirs, &v.ndirs, d);
 	}
 	if (r == -ENOMEM)
-		r = fatelf_diag_set(d, r, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 	if (r < 0)
 		goto out;
 

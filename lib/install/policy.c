@@ -94,7 +94,7 @@ static int spec_add_target(engine_policy_spec *p, const char *s, size_t n, fatel
 				       ENGINE_TARGETS_MAX);
 	name = strndup(s, n);
 	if (!name)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fatelf_diag_clear(&sub);
 	r = fatelf_pattern_parse(name, &pat, &sub);
 	if (r < 0) {

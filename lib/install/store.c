@@ -447,7 +447,7 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz, fatelf_diag *d)
 	size_t c = *cap ? *cap * 2 : 16;
 	void *p = reallocarray(*v, c, sz);
 	if (!p)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	*v = p;
 	*cap = c;
 	return 0;
@@ -871,7 +871,7 @@ int store_open(const char *path, unsigned flags, store **ret, fatelf_diag *d)
 
 	store *s = calloc(1, sizeof(*s));
 	if (!s)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	s->db = TAKE_PTR(db);
 	*ret = s;
 	return 0;
@@ -1069,7 +1069,7 @@ static int package_copy(const store_package *row, store_package *ret, fatelf_dia
 	    (row->homepage && !copy.homepage) || (row->targets && !copy.targets) ||
 	    (row->source && !copy.source)) {
 		store_package_done(&copy);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	*ret = copy;
 	return 0;
@@ -1417,7 +1417,7 @@ int store_file_owner(store *s, const char *path, char **ret_package, fatelf_diag
 		return sqlite_fail(s->db, rc, "looking up an owner", d);
 	name = strdup(column_text(st, 0));
 	if (!name)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	*ret_package = name;
 	return 1;
 }
@@ -1474,7 +1474,7 @@ static int file_copy(const store_file *row, store_file *ret, fatelf_diag *d)
 	if (!copy.path || (row->sha256 && !copy.sha256) || (row->link_target && !copy.link_target) ||
 	    (row->installed_sha256 && !copy.installed_sha256)) {
 		store_file_done(&copy);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	*ret = copy;
 	return 0;
@@ -1657,7 +1657,7 @@ int store_file_get(store *s, const char *path, store_file *ret, char **ret_packa
 		package = strdup_or_null(column_text(st, 16));
 		if (!package) {
 			store_file_done(&copy);
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		}
 	}
 	*ret = copy;
@@ -1875,7 +1875,7 @@ static int record_rows(store *s, sqlite3_stmt *st, const char *path, store_recor
 		v[n].sha256 = strdup_or_null(row.sha256);
 		n++;
 		if (!v[n - 1].path || (row.sha256 && !v[n - 1].sha256)) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto fail;
 		}
 	}
@@ -2014,7 +2014,7 @@ static int dirs_read(store *s, sqlite3_stmt *st, store_dir **ret, size_t *ret_n,
 			.mode = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2),
 		};
 		if (!v[n++].path) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto fail;
 		}
 	}
@@ -2110,7 +2110,7 @@ int store_paths_match(store *s, const char *pattern, store_match_cb cb, void *us
 	int r, rc, n = 0;
 
 	if (match_range(pattern, &lo, &hi) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	r = stmt_get(s, STMT_PATHS_MATCH, &st, d);
 	if (r < 0)
 		return r;
@@ -2391,7 +2391,7 @@ static int tx_copy(const store_tx *row, store_tx *ret, fatelf_diag *d)
 	    (row->old_version && !copy.old_version) || (row->new_version && !copy.new_version) ||
 	    (row->error && !copy.error)) {
 		store_tx_done(&copy);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	*ret = copy;
 	return 0;
@@ -2568,7 +2568,7 @@ static int journal_rows(store *s, sqlite3_stmt *st, int64_t txid, store_journal_
 			.backup_path = strdup_or_null(backup),
 		};
 		if ((path && !o->path) || (temp && !o->temp_path) || (backup && !o->backup_path)) {
-			r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = fatelf_diag_oom(d);
 			goto fail;
 		}
 		r = store_jop_from_text(column_text(st, 2), &o->op, d);
@@ -2737,7 +2737,7 @@ static int name_from_row(sqlite3_stmt *st, void *elem, fatelf_diag *d)
 	char **name = elem;
 
 	*name = strdup_or_null(column_text(st, 0));
-	return *name ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	return *name ? 0 : fatelf_diag_oom(d);
 }
 
 static void names_free(void *v, size_t n)
@@ -2825,7 +2825,7 @@ int store_dependents_constraints(store *s, const char *name, char ***ret_names, 
 		if (r >= 0) {
 			v[n] = strdup((const char *)sqlite3_column_text(st, 0));
 			c[n] = strdup(ct ? (const char *)ct : "");
-			r = v[n] && c[n] ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			r = v[n] && c[n] ? 0 : fatelf_diag_oom(d);
 			if (r < 0) {
 				free(v[n]);
 				free(c[n]);
@@ -2904,7 +2904,7 @@ static int kept_from_row(sqlite3_stmt *st, store_kept *ret, fatelf_diag *d)
 	    (!k.installed_sha256 && sqlite3_column_type(st, 4) != SQLITE_NULL) ||
 	    (!k.sha256 && sqlite3_column_type(st, 3) != SQLITE_NULL)) {
 		store_kept_done(&k);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	*ret = k;
 	return 0;
@@ -2985,7 +2985,7 @@ static int kept_package_from_row(sqlite3_stmt *st, void *elem, fatelf_diag *d)
 		.version = strdup_or_null(column_text(st, 1)),
 		.files = (uint64_t)sqlite3_column_int64(st, 3),
 	};
-	return p->name && p->version ? 0 : fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+	return p->name && p->version ? 0 : fatelf_diag_oom(d);
 }
 
 static void kept_packages_free_all(void *v, size_t n)

@@ -178,7 +178,7 @@ static int owr_finish(struct add *a, struct owr *o, bool is_frame)
 	}
 	if (GROW_ARRAY(a->pending, a->pending_cap, a->npending + 1) < 0) {
 		owr_abort(o);
-		return fatelf_diag_set(a->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(a->d);
 	}
 	p = &a->pending[a->npending];
 	memcpy(p->sha, o->sha, 32);
@@ -186,7 +186,7 @@ static int owr_finish(struct add *a, struct owr *o, bool is_frame)
 	snprintf(p->tmp, sizeof(p->tmp), "%s", o->t.name);
 	if (set_add(a, a->npending) < 0) {
 		owr_abort(o);
-		return fatelf_diag_set(a->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(a->d);
 	}
 	a->npending++;
 	close(o->t.fd);
@@ -305,7 +305,7 @@ static int add_end(void *ctx, const fatelf_bundle_entry *e, int status, fatelf_d
 	if (memcmp(a->frame.sha, canon, 32) != 0) {
 		/* The manifest does not give this frame: the pack lists it. */
 		if (GROW_ARRAY(a->frames, a->frames_cap, a->nframes + 1) < 0)
-			return fatelf_diag_set(a->d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(a->d);
 		a->frames[a->nframes].entry = (uint32_t)(e - a->m->entries);
 		memcpy(a->frames[a->nframes].sha256, a->frame.sha, 32);
 		a->nframes++;
@@ -392,7 +392,7 @@ static int pack_add(const fatelf_repo_dir *r, fatelf_repo_pack *p, size_t *cap, 
 	fatelf_repo_object *o;
 
 	if (GROW_ARRAY(p->objects, *cap, p->nobjects + 1) < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	o = &p->objects[p->nobjects];
 	memcpy(o->sha256, sha, 32);
 	o->size = size;
@@ -436,7 +436,7 @@ static int make_pack(const fatelf_repo_dir *r, const fatelf_manifest *m, const f
 	if (nframes > 0) {
 		p->frames = malloc(nframes * sizeof(*frames));
 		if (!p->frames)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 		memcpy(p->frames, frames, nframes * sizeof(*frames));
 		p->nframes = nframes;
 	}
@@ -451,7 +451,7 @@ static int put_object(struct add *a, const void *buf, size_t len, uint8_t ret_sh
 	int k;
 
 	if (!h)
-		return fatelf_diag_set(a->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(a->d);
 	fatelf_sha256_update(h, buf, len);
 	fatelf_sha256_final(h, ret_sha);
 	fatelf_sha256_free(h);
@@ -477,7 +477,7 @@ static int read_head(int fd, char **ret_json, size_t *ret_len, char **ret_sig, s
 	int q = 0;
 
 	if (!ar)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	archive_read_support_filter_all(ar);
 	archive_read_support_format_all(ar);
 	if (archive_read_open_fd(ar, fd, 128 << 10) != ARCHIVE_OK) {
@@ -505,7 +505,7 @@ static int read_head(int fd, char **ret_json, size_t *ret_len, char **ret_sig, s
 		}
 		bufs[i] = malloc((size_t)size + 1);
 		if (!bufs[i]) {
-			q = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			q = fatelf_diag_oom(d);
 			goto out;
 		}
 		if (archive_read_data(ar, bufs[i], (size_t)size) != size) {
@@ -568,7 +568,7 @@ static int sha256_of(const void *buf, size_t len, uint8_t ret_sha[32], fatelf_di
 	fatelf_sha256 *h = fatelf_sha256_new();
 
 	if (!h)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	fatelf_sha256_update(h, buf, len);
 	fatelf_sha256_final(h, ret_sha);
 	fatelf_sha256_free(h);
@@ -663,7 +663,7 @@ static int version_depends_copy(fatelf_repo_version *ver, const fatelf_manifest 
 			q = -ENOMEM;
 	}
 	if (!ver->depends || q < 0)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	return 0;
 }
 
@@ -676,7 +676,7 @@ static int add_index_row(fatelf_repo_index *ix, const fatelf_manifest *m, const 
 	fatelf_repo_version *ver = pkg ? fatelf_repo_package_add_version(pkg, m->version) : NULL;
 
 	if (!ver || !(ver->targets = calloc(m->ntargets ? m->ntargets : 1, sizeof(*ver->targets))))
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	free(ver->summary);
 	ver->summary = strdup(m->summary ? m->summary : "");
 	memcpy(ver->targets, m->targets, m->ntargets * sizeof(*m->targets));
@@ -691,7 +691,7 @@ static int add_index_row(fatelf_repo_index *ix, const fatelf_manifest *m, const 
 	ver->frames = pack->nframes;
 	res->pack_objects = pack->nobjects;
 	if (!ver->summary)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	return version_depends_copy(ver, m, d);
 }
 

@@ -140,7 +140,7 @@ static int load_index(fatelf_repo_dir *r, const fatelf_ms_pubkey *keys, size_t n
 		return k;
 	h = fatelf_sha256_new();
 	if (!h)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	fatelf_sha256_update(h, json, jlen);
 	fatelf_sha256_final(h, sha);
 	fatelf_sha256_free(h);
@@ -184,7 +184,7 @@ static int open_dir(const char *path, bool write, fatelf_repo_dir **ret, fatelf_
 	fatelf_repo_dir *r = calloc(1, sizeof(*r));
 
 	if (!r)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	r->lock_fd = -1;
 	r->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r->fd < 0) {
@@ -238,7 +238,7 @@ static int publish_index(fatelf_repo_dir *r, fatelf_repo_index *ix, const fatelf
 		return k;
 	k = sha_of(json, len, sha);
 	if (k < 0)
-		return fatelf_diag_set(d, k, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (key) {
 		snprintf(comment, sizeof(comment), "fatelf-repo index serial %" PRIu64, ix->serial);
 		k = fatelf_ms_sign(key, json, len, NULL, comment, &sig, d);
@@ -317,7 +317,7 @@ int fatelf_repo_init(const char *path, const fatelf_ms_seckey *key, int64_t now,
 	}
 	ix = fatelf_repo_index_new();
 	if (!ix)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	k = fatelf_repo_publish(r, ix, key, now, 0, d);
 	if (k == 0)
 		ix = NULL;      /* r's now */

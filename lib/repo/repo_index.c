@@ -580,7 +580,7 @@ int fatelf_repo_index_parse(const void *json, size_t len, fatelf_repo_index **re
 		return ifail(&c, "not an object");
 	ix = fatelf_repo_index_new();
 	if (!ix)
-		return -ENOMEM;
+		return fatelf_diag_oom(d);
 	r = fatelf_json_find(&doc, 0, "format", &at);
 	if (r < 0)
 		return r;
@@ -630,7 +630,7 @@ int fatelf_repo_index_parse(const void *json, size_t len, fatelf_repo_index **re
 				return ifail(&c, "more than %d packages", FATELF_REPO_PACKAGES_MAX);
 			ix->packages = calloc(n ? n : 1, sizeof(*ix->packages));
 			if (!ix->packages)
-				return -ENOMEM;
+				return fatelf_diag_oom(d);
 			ppos = at;
 			while ((r = fatelf_json_next_member(&doc, &ppos, NULL, &at)) > 0) {
 				fatelf_repo_package *p = &ix->packages[ix->npackages];
@@ -716,7 +716,7 @@ int fatelf_repo_index_serialize(const fatelf_repo_index *ix, char **ret, size_t 
 	if (!top || !pkgs) {
 		json_object_put(top);
 		json_object_put(pkgs);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	/* The reader's text rule, so that an index this writes is one it reads. */
 	for (size_t i = 0; i < ix->npackages; i++) {
@@ -766,13 +766,13 @@ int fatelf_repo_index_serialize(const fatelf_repo_index *ix, char **ret, size_t 
 							JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!s) {
 		json_object_put(top);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	len = strlen(s);
 	*ret = malloc(len + 2);
 	if (!*ret) {
 		json_object_put(top);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	memcpy(*ret, s, len);
 	(*ret)[len++] = '\n';

@@ -67,12 +67,12 @@ int fatelf_repo_owriter_open(int fd, fatelf_repo_owriter **ret, fatelf_diag *d)
 	int r;
 
 	if (!w)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	w->a = archive_write_new();
 	w->h = fatelf_sha256_new();
 	e = archive_entry_new();
 	if (!w->a || !w->h || !e) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto fail;
 	}
 	if (archive_write_set_format_raw(w->a) != ARCHIVE_OK ||
@@ -184,7 +184,7 @@ int fatelf_repo_object_read(const fatelf_reader *src, const uint8_t sha[32], uin
 	int r, k0;
 
 	if (!a || !h) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	if (!src->read) {
@@ -196,7 +196,7 @@ int fatelf_repo_object_read(const fatelf_reader *src, const uint8_t sha[32], uin
 	 * empty object is a frame with no bytes in it. */
 	if (archive_read_append_filter(a, ARCHIVE_FILTER_ZSTD) != ARCHIVE_OK ||
 	    archive_read_support_format_raw(a) != ARCHIVE_OK || archive_read_support_format_empty(a) != ARCHIVE_OK) {
-		r = fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		r = fatelf_diag_oom(d);
 		goto out;
 	}
 	if (archive_read_open(a, &o, NULL, oread_cb, NULL) != ARCHIVE_OK) {

@@ -145,12 +145,12 @@ int fatelf_repo_pack_parse(const void *text, size_t len, fatelf_repo_pack **ret,
 		lines += *q == '\n';
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (lines > 0) {
 		p->objects = calloc(lines, sizeof(*p->objects));
 		p->frames = calloc(lines, sizeof(*p->frames));
 		if (!p->objects || !p->frames)
-			return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+			return fatelf_diag_oom(d);
 	}
 	while (x.s < x.end) {
 		const char *kw;
@@ -196,7 +196,7 @@ int fatelf_repo_pack_serialize(fatelf_repo_pack *p, char **ret, size_t *ret_len,
 	char *s = malloc(cap), hex[65];
 
 	if (!s)
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	if (p->nobjects > 1)
 		qsort(p->objects, p->nobjects, sizeof(*p->objects), digest_cmp);
 	if (p->nframes > 1)

@@ -242,7 +242,7 @@ static int whole(struct rr *r, const fatelf_header *hdr)
 	}
 	r->h = fatelf_sha256_new();
 	if (!r->h)
-		return fatelf_diag_set(r->d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(r->d);
 	if (fr)
 		q = r->src->object(r->src->ctx, fr->sha256, fatelf_repo_frame_size(e), frame_piece, &w, r->d);
 	else

@@ -348,7 +348,7 @@ static int sweep(const fatelf_repo_dir *r, const char *rel, bool (*keep)(const c
 	dir = fdopendir(dfd);
 	if (!dir) {
 		close(dfd);
-		return fatelf_diag_set(d, -ENOMEM, -1, "out of memory");
+		return fatelf_diag_oom(d);
 	}
 	while ((de = readdir(dir))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || keep(de->d_name, ctx))
