@@ -42,8 +42,8 @@ void reply_failed(conn *c, int r, const char *message)
 	fatelf_diag d;
 
 	fatelf_diag_clear(&d);
-	if (message)
-		snprintf(d.msg, sizeof(d.msg), "%s", message);
+	if (message && message[0])      /* the text of this failure */
+		fatelf_diag_set(&d, r, -1, "%s", message);
 	reply_mapped(c, "Failed", r, &d, NULL, NULL);
 }
 

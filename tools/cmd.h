@@ -94,7 +94,7 @@ int cmd_exit_code(int r);
 /*
  * Prints "PROGRAM: SUBJECT: MESSAGE" on stderr, where SUBJECT is
  * d->subject when set, else file (omitted when NULL), and MESSAGE is
- * d->msg, else fatelf_strerror(r). Returns cmd_exit_code(r).
+ * fatelf_diag_text(d, r). Returns cmd_exit_code(r).
  */
 int cmd_report(const char *file, const fatelf_diag *d, int r);
 /* A one-line usage error for subcommand cmd; returns EXIT_USAGE. */

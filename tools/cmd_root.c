@@ -87,7 +87,7 @@ int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct 
 			break;
 		case OPT_KEEP_FAT:
 			if (a->nkeep_fat == ARRAY_SIZE(a->keep_fat))
-				return cmd_usage_error(a->cmd, "--keep-fat: at most %zu globs",
+				return cmd_usage_failed(a->cmd, "--keep-fat: at most %zu globs",
 						       ARRAY_SIZE(a->keep_fat));
 			a->keep_fat[a->nkeep_fat++] = optarg;
 			install = true;
@@ -109,17 +109,17 @@ int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct 
 			a->purge = remove = true;
 			break;
 		default:
-			return cmd_option_error(a->cmd, c, argv);
+			return cmd_option_failed(a->cmd, c, argv);
 		}
 		if ((mutate && !(flags & ROOT_OPT_MUTATE)) || (install && !(flags & ROOT_OPT_INSTALL)) ||
 		    (remove && !(flags & ROOT_OPT_REMOVE)))
-			return cmd_usage_error(a->cmd, "'%s' is not an option of %s", argv[optind - 1], a->cmd);
+			return cmd_usage_failed(a->cmd, "'%s' is not an option of %s", argv[optind - 1], a->cmd);
 	}
 	if (!a->root)
-		return cmd_usage_error(a->cmd, "--root DIR is required");
+		return cmd_usage_failed(a->cmd, "--root DIR is required");
 	if (!a->root[0])
-		return cmd_usage_error(a->cmd, "--root: an empty path");
-	return -1;
+		return cmd_usage_failed(a->cmd, "--root: an empty path");
+	return 1;
 }
 
 char *root_shown(const char *s)
@@ -156,11 +156,7 @@ int root_fail(const struct root_args *a, const fatelf_diag *d, int r)
 			json_object_put(e);
 		}
 	}
-	if (busy)
-		return EXIT_BUSY;
-	if (-r < FATELF_E_BASE)
-		return EXIT_SYSTEM;
-	return EXIT_INVALID;
+	return cmd_exit_code(r);
 }
 
 static int name_cmp(const void *x, const void *y)

@@ -176,8 +176,8 @@ int root_install(int argc, char **argv)
 	int status = root_parse(argc, argv, ROOT_OPT_MUTATE | ROOT_OPT_INSTALL, cmd_root_install_usage, &a);
 	int r = 0;
 
-	if (status >= 0)
-		return status;
+	if (status <= 0)
+		return cmd_exit_code(status);
 	if (optind >= argc)
 		return cmd_usage_error(a.cmd, "missing BUNDLE");
 	n = (size_t)(argc - optind);
@@ -271,8 +271,8 @@ int root_remove(int argc, char **argv)
 	size_t done = 0;
 	int status = root_parse(argc, argv, ROOT_OPT_MUTATE | ROOT_OPT_REMOVE, cmd_root_remove_usage, &a);
 
-	if (status >= 0)
-		return status;
+	if (status <= 0)
+		return cmd_exit_code(status);
 	if (optind >= argc)
 		return cmd_usage_error(a.cmd, "missing PACKAGE");
 	results = calloc((size_t)(argc - optind), sizeof(*results));

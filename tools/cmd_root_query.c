@@ -47,8 +47,8 @@ int root_list(int argc, char **argv)
 	int status = root_parse(argc, argv, 0, cmd_root_list_usage, &a);
 	int r = 0;
 
-	if (status >= 0)
-		return status;
+	if (status <= 0)
+		return cmd_exit_code(status);
 	if (optind < argc)
 		return cmd_usage_error(a.cmd, "unexpected argument '%s'", argv[optind]);
 	status = root_open(&a, true, &e);
@@ -166,8 +166,8 @@ int root_files(int argc, char **argv)
 	int status = root_parse(argc, argv, 0, cmd_root_files_usage, &a);
 	int r;
 
-	if (status >= 0)
-		return status;
+	if (status <= 0)
+		return cmd_exit_code(status);
 	if (optind >= argc)
 		return cmd_usage_error(a.cmd, "missing PACKAGE");
 	if (optind + 1 < argc)
@@ -299,8 +299,8 @@ int root_owner(int argc, char **argv)
 	int status = root_parse(argc, argv, 0, cmd_root_owner_usage, &a);
 	int r = 0;
 
-	if (status >= 0)
-		return status;
+	if (status <= 0)
+		return cmd_exit_code(status);
 	if (optind >= argc)
 		return cmd_usage_error(a.cmd, "missing PATH");
 	if (optind + 1 < argc)
@@ -389,8 +389,8 @@ int root_verify(int argc, char **argv)
 	int status = root_parse(argc, argv, 0, cmd_root_verify_usage, &a);
 	int r = 0;
 
-	if (status >= 0)
-		return status;
+	if (status <= 0)
+		return cmd_exit_code(status);
 	if (optind < argc)
 		package = argv[optind];
 	if (optind + 1 < argc)

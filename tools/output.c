@@ -49,6 +49,9 @@ int cmd_exit_code(int r)
 	/* The library's "bad option value" is the user's command line. */
 	if (r == -FATELF_E_INVALID)
 		return EXIT_USAGE;
+	/* --root: another process (a fatelfd) holds the root's lock */
+	if (r == -ENGINE_E_LOCKED)
+		return EXIT_BUSY;
 	if (-r < FATELF_E_BASE)
 		return EXIT_SYSTEM;
 	return EXIT_INVALID;
@@ -57,14 +60,10 @@ int cmd_exit_code(int r)
 int cmd_report(const char *file, const fatelf_diag *d, int r)
 {
 	const char *subject = file;
-	const char *msg = NULL;
+	const char *msg = fatelf_diag_text(d, r);
 
 	if (d && d->subject[0])
 		subject = d->subject;
-	if (d && d->msg[0])
-		msg = d->msg;
-	if (!msg)
-		msg = fatelf_strerror(r);
 	/* A file name on disk or in an archive is anybody's: it reaches the
 	 * terminal with its control and bidirectional characters escaped. */
 	_cleanup_free_ char *shown_subject = subject ? fatelf_text_display(subject) : NULL;

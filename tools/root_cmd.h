@@ -52,8 +52,9 @@ enum {
 	ROOT_OPT_REMOVE = 1 << 2,       /* --purge */
 };
 /* Parses argv into a (flags: the options the command takes besides
- * --root, --json and --help). Returns -1 to go on (optind at the first
- * operand), or the exit status to return at once. */
+ * --root, --json and --help). Returns 1 to go on (optind at the first
+ * operand), 0 when done (--help printed), or CMD_E_USAGE (reported); a
+ * caller returns cmd_exit_code(r) when r <= 0. */
 int root_parse(int argc, char **argv, unsigned flags, const char *usage, struct root_args *a);
 /* Opens the engine on a->root (read-only: no lock, no recovery; the
  * store must exist). Returns 0 or an exit status, the error reported. */
