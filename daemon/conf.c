@@ -328,6 +328,19 @@ static void names_free(char **names, size_t n)
 	free(names);
 }
 
+/* A directory's names as dir_list gives them, freed by _cleanup_names_. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static void names_done(struct names *nm)
+{
+	names_free(nm->v, nm->n);
+}
+
+#define _cleanup_names_ _cleanup_(names_done)
+
 /*
  * The names in dir that end in suffix (hidden files left out), in strcmp
  * order. A missing directory has none.
@@ -391,10 +404,9 @@ out:
 
 int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 {
-	engine_config tmp;
+	_cleanup_engine_config_ engine_config tmp = { 0 };
 	_cleanup_free_ char *dropdir = NULL;
-	char **names = NULL;
-	size_t nnames = 0;
+	_cleanup_names_ struct names nm = { 0 };
 	conf_ctx x = { 0 };
 	int r;
 
@@ -408,36 +420,31 @@ int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 
 	r = conf_load_file(&x, path, true, d);
 	if (r < 0)
-		goto out;
+		return r;
 
 	dropdir = malloc(strlen(path) + 3);
-	if (!dropdir) {
-		r = fatelf_diag_oom(d);
-		goto out;
-	}
+	if (!dropdir)
+		return fatelf_diag_oom(d);
 	memcpy(dropdir, path, strlen(path));
 	memcpy(dropdir + strlen(path), ".d", 3);
-	r = dir_list(dropdir, ".conf", &names, &nnames, d);
+	r = dir_list(dropdir, ".conf", &nm.v, &nm.n, d);
 	if (r < 0)
-		goto out;
-	for (size_t i = 0; i < nnames; i++) {
-		_cleanup_free_ char *p = path_join(dropdir, names[i]);
+		return r;
+	for (size_t i = 0; i < nm.n; i++) {
+		_cleanup_free_ char *p = path_join(dropdir, nm.v[i]);
 
-		if (!p) {
-			r = fatelf_diag_oom(d);
-			goto out;
-		}
+		if (!p)
+			return fatelf_diag_oom(d);
 		r = conf_load_file(&x, p, false, d);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 
 	if (tmp.policy.policy == ENGINE_POLICY_TARGETS && tmp.policy.ntargets == 0) {
 		if (d)
 			snprintf(d->subject, sizeof(d->subject), "%s", path);
-		r = fatelf_diag_set(d, -EINVAL, -1, "%s: Policy: targets needs a Targets= list",
-				    x.policy_at[0] ? x.policy_at : path);
-		goto out;
+		return fatelf_diag_set(d, -EINVAL, -1, "%s: Policy: targets needs a Targets= list",
+				       x.policy_at[0] ? x.policy_at : path);
 	}
 	/* Targets= only means something with Policy=targets; the policy
 	 * reported and stored is the one in force. */
@@ -450,55 +457,41 @@ int engine_config_load(engine_config *c, const char *path, fatelf_diag *d)
 	engine_config_done(c);
 	*c = tmp;
 	memset(&tmp, 0, sizeof(tmp));
-	r = 0;
-out:
-	names_free(names, nnames);
-	engine_config_done(&tmp);
-	return r;
+	return 0;
 }
 
 int engine_config_load_keys(const engine_config *c, fatelf_ms_pubkey **ret_keys, size_t *ret_n,
 			    fatelf_diag *d)
 {
-	char **names = NULL;
-	size_t nnames = 0;
-	fatelf_ms_pubkey *keys = NULL;
+	_cleanup_names_ struct names nm = { 0 };
+	_cleanup_free_ fatelf_ms_pubkey *keys = NULL;
 	int r;
 
 	if (!c->trusted_keys)
 		return fatelf_diag_set(d, -EINVAL, -1, "no TrustedKeys directory");
-	r = dir_list(c->trusted_keys, ".pub", &names, &nnames, d);
+	r = dir_list(c->trusted_keys, ".pub", &nm.v, &nm.n, d);
 	if (r < 0)
 		return r;
-	if (nnames > 0) {
-		keys = calloc(nnames, sizeof(*keys));
-		if (!keys) {
-			r = fatelf_diag_oom(d);
-			goto out;
-		}
+	if (nm.n > 0) {
+		keys = calloc(nm.n, sizeof(*keys));
+		if (!keys)
+			return fatelf_diag_oom(d);
 	}
-	for (size_t i = 0; i < nnames; i++) {
-		_cleanup_free_ char *p = path_join(c->trusted_keys, names[i]);
+	for (size_t i = 0; i < nm.n; i++) {
+		_cleanup_free_ char *p = path_join(c->trusted_keys, nm.v[i]);
 		fatelf_diag sub;
 
-		if (!p) {
-			r = fatelf_diag_oom(d);
-			goto out;
-		}
+		if (!p)
+			return fatelf_diag_oom(d);
 		fatelf_diag_clear(&sub);
 		r = fatelf_ms_pubkey_load(p, &keys[i], &sub);
 		if (r < 0) {
 			if (d)
 				snprintf(d->subject, sizeof(d->subject), "%s", p);
-			r = fatelf_diag_set(d, r, -1, "%s: %s", p, fatelf_diag_text(&sub, r));
-			goto out;
+			return fatelf_diag_set(d, r, -1, "%s: %s", p, fatelf_diag_text(&sub, r));
 		}
 	}
 	*ret_keys = TAKE_PTR(keys);
-	*ret_n = nnames;
-	r = nnames > INT_MAX ? INT_MAX : (int)nnames;
-out:
-	free(keys);
-	names_free(names, nnames);
-	return r;
+	*ret_n = nm.n;
+	return nm.n > INT_MAX ? INT_MAX : (int)nm.n;
 }

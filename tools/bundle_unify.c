@@ -1,6 +1,6 @@
 /*
  * fatelf bundle create --from: one bundle of several architectures'
- * builds (lib/bundle/unify.h), written atomically beside OUT, and the
+ * builds (lib/unify/unify.h), written atomically beside OUT, and the
  * report of what was glued, shared and kept per architecture, and the
  * .debs' Depends mapped to the bundle's dependencies.
  */

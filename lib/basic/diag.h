@@ -58,10 +58,10 @@ enum fatelf_error_more {
 	FATELF_E_MEMBER_SIZE,           /* member size differs from the manifest (or inflates past it) */
 	FATELF_E_HASH,                  /* a file's SHA-256 differs from the manifest */
 	FATELF_E_RECORD_HASH,           /* a FatELF record's SHA-256 differs from the manifest */
-	/* Debian packages as sources of a bundle (lib/bundle/deb.c) */
+	/* Debian packages as sources of a bundle (lib/unify/deb.c) */
 	FATELF_E_DEB_FORMAT,            /* not a .deb: ar container, member order, debian-binary, member archive */
 	FATELF_E_DEB_CONTROL,           /* a .deb's control file or conffiles breaks its syntax */
-	/* one bundle of several architectures' builds (lib/bundle/unify.c) */
+	/* one bundle of several architectures' builds (lib/unify/unify.c) */
 	FATELF_E_UNIFY_TYPE,            /* a path's entry types differ across sources */
 	FATELF_E_UNIFY_MISSING,         /* a path in some sources only, not allowed per-arch */
 	FATELF_E_UNIFY_MODE,            /* a path's permission bits differ across sources */
@@ -85,7 +85,7 @@ enum fatelf_error_more {
 	ENGINE_E_HELD,                  /* another version of a held package, without force */
 	ENGINE_E_DEPENDENCY_MISSING,    /* a dependency neither installed nor in the transaction */
 	ENGINE_E_DEPENDENCY_BROKEN,     /* removing a package installed ones depend on */
-	/* repositories (lib/bundle/repo*.c, doc/repository.md) */
+	/* repositories (lib/repo/repo*.c, doc/repository.md) */
 	FATELF_E_REPO_FORMAT,           /* not a repository, or its pointer file is broken */
 	FATELF_E_REPO_INDEX,            /* the index breaks its syntax or schema */
 	FATELF_E_REPO_ROLLBACK,         /* the index is older than one already accepted */

@@ -1,7 +1,7 @@
 /*
  * A registry's image index and image manifests read back (oci.h,
  * doc/repository.md §10), untrusted: the manifests' strict JSON reader
- * (lib/bundle/jsonscan.h: no duplicate key, bounded depth, no tree), then
+ * (lib/json/jsonscan.h: no duplicate key, bounded depth, no tree), then
  * every field the mapping uses checked for its type and form. Unknown
  * fields are left alone, as OCI asks of readers; the ones read must be
  * right. Every failure is FATELF_E_REPO_OCI, naming the field.

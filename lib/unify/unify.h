@@ -100,7 +100,7 @@ int fatelf_unify_plan(const fatelf_unify_source *src, size_t n, const char *cons
 		      fatelf_unify_stats *stats, fatelf_diag *d);
 
 /*
- * One source's index (lib/bundle/unify_index.c): a directory, a tar
+ * One source's index (lib/unify/unify_index.c): a directory, a tar
  * archive (any tar format and filter libarchive reads) or a .deb (its
  * data archive; the control file, conffiles and scripts in deb). Read
  * once, as a stream: every entry's path (by the bundle's path rules),
@@ -144,7 +144,7 @@ static inline void fatelf_unify_stream_freep(fatelf_unify_stream **p)
 #define _cleanup_unify_stream_ _cleanup_(fatelf_unify_stream_freep)
 
 /*
- * The writer (lib/bundle/unify_write.c): one bundle of the sources, in
+ * The writer (lib/unify/unify_write.c): one bundle of the sources, in
  * --from order. A path that is an ELF file in every source (or, under
  * --per-arch, in every source that has it) becomes one FatELF file with a
  * record each, in --from order, its images checked as glue checks them;

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the words of an OCI registry that fatelf reads
- * (lib/bundle/oci.c), all untrusted. The input's first byte picks the
+ * (lib/repo/oci.c), all untrusted. The input's first byte picks the
  * parser, the rest (NUL-terminated here) is its input:
  *
  *   0  a reference (oci://HOST[:PORT]/NAME[:TAG][@sha256:HEX]): what parses has a host,

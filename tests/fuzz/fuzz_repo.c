@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for what a machine reads from a repository
- * (lib/bundle/repo*.c, doc/repository.md), all of it untrusted. The
+ * (lib/repo/repo*.c, doc/repository.md), all of it untrusted. The
  * input's first byte picks the reader, the rest is its input:
  *
  *   0  the index: what parses serializes, parses again and serializes to

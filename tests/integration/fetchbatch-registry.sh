@@ -1,5 +1,5 @@
 #!/bin/bash
-# fatelf-fetch --batch against OCI registries (daemon/fetch_batch.h,
+# fatelf-fetch --batch against OCI registries (fetch/fetch_batch.h,
 # "Registry auth"): a stand-in registry in python on 127.0.0.1, whose
 # behaviour each mirror's first path component picks, and Debian's real
 # docker-registry with htpasswd auth when it is installed. Checks:

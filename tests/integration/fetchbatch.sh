@@ -1,6 +1,6 @@
 #!/bin/bash
 # fatelf-fetch --batch: a repository's objects from its mirrors, as frames
-# on stdout (daemon/fetch_batch.h). A small script rebuilds each object
+# on stdout (fetch/fetch_batch.h). A small script rebuilds each object
 # from the frames, checking them as it goes (offsets, sizes, one end per
 # id), and the objects are compared with the served files byte for byte.
 #

@@ -1,5 +1,5 @@
 /*
- * Unit tests for fatelf-fetch --batch (daemon/fetch_batch.c): the parser
+ * Unit tests for fatelf-fetch --batch (fetch/fetch_batch.c): the parser
  * of its standard input (a good input, and each way a line is refused),
  * the frames it writes and the buffered writer, and whole batches over
  * file: mirrors (the network cases are tests/integration/fetchbatch.sh's).

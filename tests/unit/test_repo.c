@@ -1,5 +1,5 @@
 /*
- * Unit tests for repositories of fat packages (lib/bundle/repo*.c): the
+ * Unit tests for repositories of fat packages (lib/repo/repo*.c): the
  * pack list's and the index's canonical text and every strict refusal of
  * their parsers, the pointer file, the object codec (zstd, size and
  * SHA-256 checked), the frames of FatELF files, and a repository
@@ -1540,7 +1540,7 @@ static fatelf_repo_pack *read_pack(const fatelf_repo_dir *r, const fatelf_repo_v
 	return p;
 }
 
-/* ---- the OCI form (lib/bundle/oci.c) */
+/* ---- the OCI form (lib/repo/oci.c) */
 
 START_TEST(test_oci_platforms)
 {
