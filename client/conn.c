@@ -48,6 +48,47 @@ static void interrupt_catch(struct sigaction *ret_int, struct sigaction *ret_ter
 	sigaction(SIGTERM, &sa, ret_term);
 }
 
+/*
+ * What to do when the socket does not answer: no socket, or nobody
+ * listening on it, is a daemon that is not running; a socket the caller
+ * may not connect to is a question of rights. The advice is a line of
+ * its own after the error, and the "hint" member of the JSON error.
+ */
+static void unreachable_hint(int e, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if ((e == ENOENT || e == ECONNREFUSED) && strcmp(ctl_arg.socket, CTL_DEFAULT_SOCKET) == 0)
+		snprintf(buf, size, "fatelfd is not running: start it with 'systemctl start fatelfd.socket' "
+			 "(or run fatelfd as root)");
+	else if (e == ENOENT || e == ECONNREFUSED)
+		snprintf(buf, size, "no fatelfd is listening there: start one with 'fatelfd --socket %s' "
+			 "(as root)", ctl_arg.socket);
+	else if (e == EACCES || e == EPERM)
+		snprintf(buf, size, "fatelfd admits root and the group that AdminGroup= names in %s: "
+			 "run this as root, or ask to be added to that group", CTL_CONFIG_PATH);
+}
+
+static int unreachable(int e)
+{
+	json_object *p = json_object_new_object();
+	char hint[512];
+	int status;
+
+	unreachable_hint(e, hint, sizeof(hint));
+	if (p) {
+		json_object_object_add(p, "socket", json_object_new_string(ctl_arg.socket));
+		json_object_object_add(p, "errno", json_object_new_string(strerrorname_np(e) ?
+									   strerrorname_np(e) : "EUNKNOWN"));
+		if (hint[0])
+			json_object_object_add(p, "hint", json_object_new_string(hint));
+	}
+	status = ctl_error_data(e == EACCES || e == EPERM ? EXIT_DENIED : EXIT_SYSTEM, CTL_ERROR_UNREACHABLE,
+				p, "cannot reach fatelfd at %s: %s", ctl_arg.socket, strerror(e));
+	if (hint[0])
+		ctl_note("%s", hint);
+	return status;
+}
+
 static int conn_open(int *ret_fd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -63,16 +104,9 @@ static int conn_open(int *ret_fd)
 		return ctl_error(EXIT_SYSTEM, "cannot create a socket: %s", strerror(errno));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
-		json_object *p = json_object_new_object();
 
 		close(fd);
-		if (p) {
-			json_object_object_add(p, "socket", json_object_new_string(ctl_arg.socket));
-			json_object_object_add(p, "errno", json_object_new_string(strerrorname_np(e) ?
-									   strerrorname_np(e) : "EUNKNOWN"));
-		}
-		return ctl_error_data(EXIT_SYSTEM, CTL_ERROR_UNREACHABLE, p,
-				      "cannot reach fatelfd at %s: %s", ctl_arg.socket, strerror(e));
+		return unreachable(e);
 	}
 	*ret_fd = fd;
 	return EXIT_OK;

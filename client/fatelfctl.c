@@ -48,12 +48,47 @@ static const struct ctl_verb verbs[] = {
 	{ "help",    verb_help,    "Show help for a verb",                           verb_help_usage },
 };
 
-static const struct ctl_verb *verb_find(const char *name)
+/* The words apt and dnf users type: each runs a verb of the table, with
+ * an option put first when it has one. */
+static const struct {
+	const char *name, *verb, *option;
+} aliases[] = {
+	{ "show", "info", NULL },
+	{ "purge", "remove", "--purge" },
+};
+
+/* The verb name runs, alias or not; *ret_option the option an alias adds
+ * (NULL for none). */
+static const struct ctl_verb *verb_find(const char *name, const char **ret_option)
 {
+	*ret_option = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+		if (strcmp(aliases[i].name, name) == 0) {
+			*ret_option = aliases[i].option;
+			name = aliases[i].verb;
+		}
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
 		if (strcmp(verbs[i].name, name) == 0)
 			return &verbs[i];
 	return NULL;
+}
+
+/* The usage error of a word that is no verb, with the verb or alias it
+ * is nearest to. */
+static int unknown_verb(const char *word)
+{
+	const char *names[ARRAY_SIZE(verbs) + ARRAY_SIZE(aliases)];
+	const char *near;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		names[n++] = verbs[i].name;
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+		names[n++] = aliases[i].name;
+	near = ctl_suggest(word, names, n);
+	if (near)
+		return ctl_usage_error("unknown verb '%s': did you mean %s?", word, near);
+	return ctl_usage_error("unknown verb '%s'", word);
 }
 
 static void main_usage(FILE *f)
@@ -67,11 +102,18 @@ static void main_usage(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
 		fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
 	fputs("\n"
+	      "Aliases:\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+		fprintf(f, "  %-10s %s%s%s\n", aliases[i].name, aliases[i].verb, aliases[i].option ? " " : "",
+			aliases[i].option ? aliases[i].option : "");
+	fputs("\n"
 	      "Options (before or after the verb):\n"
 	      "  --socket PATH  talk to the fatelfd listening on PATH (default $FATELF_SOCKET,\n"
 	      "                 else " CTL_DEFAULT_SOCKET ")\n"
 	      "  --json         print the daemon's replies, and every error, as JSON\n"
 	      "                 (JSON lines for streams)\n"
+	      "  -y, --yes, --assume-yes\n"
+	      "                 accepted for apt's and dnf's habits; fatelfctl never asks\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n"
 	      "\n"
@@ -94,6 +136,7 @@ static void main_usage(FILE *f)
 static int verb_help(int argc, char **argv)
 {
 	const struct ctl_verb *v;
+	const char *option;
 
 	if (argc < 2) {
 		main_usage(stdout);
@@ -103,14 +146,14 @@ static int verb_help(int argc, char **argv)
 		return ctl_usage_error("too many arguments");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return ctl_help(verb_help_usage);
-	v = verb_find(argv[1]);
+	v = verb_find(argv[1], &option);
 	if (!v)
-		return ctl_usage_error("unknown verb '%s'", argv[1]);
+		return unknown_verb(argv[1]);
 	return ctl_help(v->usage);
 }
 
 /*
- * Takes --socket and --json out of args wherever they are (up to a "--",
+ * Takes --socket, --json and -y out of args wherever they are (up to a "--",
  * which is left for the verb), so that every verb accepts them after its
  * name without knowing about them. Returns 1 when the option was consumed
  * (with *i advanced past its value), 0 when it is not global, or -EINVAL
@@ -124,6 +167,10 @@ static int global_option(int argc, char **argv, int *i)
 		ctl_arg.json = true;
 		return 1;
 	}
+	/* Nothing asks for a confirmation: a script written for apt or dnf
+	 * runs unchanged. */
+	if (strcmp(a, "-y") == 0 || strcmp(a, "--yes") == 0 || strcmp(a, "--assume-yes") == 0)
+		return 1;
 	if (strncmp(a, "--socket=", 9) == 0) {
 		ctl_arg.socket = a + 9;
 		return 1;
@@ -141,6 +188,7 @@ int main(int argc, char **argv)
 {
 	_cleanup_free_ char **rest = NULL;
 	const struct ctl_verb *v = NULL;
+	const char *option = NULL;
 	const char *env = getenv("FATELF_SOCKET");
 	bool dashdash = false;
 	int n = 0;
@@ -151,7 +199,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--json") == 0)
 			ctl_arg.json = true;
-	rest = calloc((size_t)argc + 1, sizeof(*rest));
+	/* + 1 for the option an alias adds */
+	rest = calloc((size_t)argc + 2, sizeof(*rest));
 	if (!rest) {
 		fprintf(stderr, "fatelfctl: %s\n", fatelf_diag_text(NULL, -ENOMEM));
 		return EXIT_SYSTEM;
@@ -190,11 +239,14 @@ int main(int argc, char **argv)
 		}
 		if (a[0] == '-' && a[1])
 			return ctl_usage_error("unknown option '%s'", a);
-		v = verb_find(a);
+		v = verb_find(a, &option);
 		if (!v)
-			return ctl_usage_error("unknown verb '%s'", a);
+			return unknown_verb(a);
+		/* Errors name the verb that runs, whose --help is the one to read. */
 		ctl_arg.verb = v->name;
 		rest[n++] = argv[i];
+		if (option)
+			rest[n++] = (char *)option;
 	}
 	if (!v) {
 		if (dashdash)

@@ -33,6 +33,8 @@ enum {
 
 #define CTL_DEFAULT_SOCKET "/run/fatelfd/io.fatelf.Manager"
 #define CTL_INTERFACE "io.fatelf.Manager"
+/* fatelfd's configuration as installed (AdminGroup= is in it). */
+#define CTL_CONFIG_PATH SYSCONFDIR "/fatelf/fatelfd.conf"
 
 /* One verb: a line of the table in fatelfctl.c. argv[0] is the verb. */
 struct ctl_verb {
@@ -134,7 +136,7 @@ int ctl_call_capture(const char *method, json_object *params, unsigned flags, ct
  * is also one object {"error": NAME, "parameters": {..., "message": ...}}
  * on stdout, whether the daemon sent it or fatelfctl found it.
  */
-#define CTL_ERROR_UNREACHABLE "fatelfctl.Unreachable"   /* socket, errno */
+#define CTL_ERROR_UNREACHABLE "fatelfctl.Unreachable"   /* socket, errno, hint */
 #define CTL_ERROR_INTERRUPTED "fatelfctl.Interrupted"   /* signal */
 #define CTL_ERROR_PROTOCOL    "fatelfctl.ProtocolError"
 #define CTL_ERROR_USAGE       "fatelfctl.UsageError"
@@ -145,6 +147,8 @@ int ctl_call_capture(const char *method, json_object *params, unsigned flags, ct
 /* One error line "fatelfctl: VERB: MESSAGE" on stderr (and, with --json,
  * the object above, named after the status); returns status. */
 int ctl_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line of advice after an error: "fatelfctl: MESSAGE" on stderr. */
+void ctl_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ctl_error of an allocation that failed, in the one wording. */
 int ctl_oom(void);
 /* The same with a given name and parameters (taken; NULL for none). */
@@ -286,6 +290,22 @@ enum ctl_key_kind {
 	CTL_KEY_INVALID,        /* anything else */
 };
 enum ctl_key_kind ctl_key_line(const char *text, size_t len, const char **ret_line, size_t *ret_len);
+
+/*
+ * "Did you mean" (client/suggest.c): the one of the n names nearest to
+ * word (a Damerau-Levenshtein distance of 1, or 2 from five letters on,
+ * case aside), else the only name word begins; NULL when none is near.
+ */
+const char *ctl_suggest(const char *word, const char *const *names, size_t n);
+
+/*
+ * After a PackageNotFound of eparams (a reply's parameters): the package
+ * the repositories offer whose name is nearest to the one asked for, as
+ * the member "suggestion" added to eparams (verb_search.c). Quiet when
+ * the daemon refuses the Search; returns the exit status of a call that
+ * failed otherwise (reported), else EXIT_OK.
+ */
+int ctl_package_suggest(json_object *eparams);
 
 /* Splits "a,b,c" into a new JSON array of strings (empty items refused). */
 int ctl_split_list(const char *s, json_object **ret);

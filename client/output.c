@@ -111,6 +111,19 @@ int ctl_error(int status, const char *fmt, ...)
 	return status;
 }
 
+void ctl_note(const char *fmt, ...)
+{
+	char msg[1024];
+	_cleanup_free_ char *shown = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	shown = fatelf_text_display(msg);
+	fprintf(stderr, "fatelfctl: %s\n", shown ? shown : msg);
+}
+
 int ctl_oom(void)
 {
 	return ctl_error(EXIT_SYSTEM, "%s", fatelf_diag_text(NULL, -ENOMEM));
@@ -162,7 +175,8 @@ int ctl_help(const char *usage)
 {
 	fputs(usage, stdout);
 	fputs("\nGlobal options: --socket PATH (default $FATELF_SOCKET, else\n"
-	      CTL_DEFAULT_SOCKET "), --json.\n"
+	      CTL_DEFAULT_SOCKET "), --json, and -y, --yes or --assume-yes\n"
+	      "(accepted, never needed: nothing asks for a confirmation).\n"
 	      "Exit status: 0 success; 1 refused or failed (verify: problems found);\n"
 	      "2 usage error; 3 cannot reach the daemon, protocol or system error;\n"
 	      "4 permission denied; 5 a repository's index, manifest or object was\n"

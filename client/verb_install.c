@@ -133,7 +133,37 @@ static bool source_is_package(const char *arg)
 	return !(stat(arg, &st) == 0 && !S_ISDIR(st.st_mode));
 }
 
-/* Opens a local bundle with the caller's rights; 0 or an exit status. */
+/*
+ * A word that is neither a file nor, by its shape, a package name
+ * ("Greeter"): no file of that name, no '/', no URL. Such an install is
+ * told it names no package, with the nearest one the repositories offer,
+ * rather than that a file is missing.
+ */
+static bool source_is_missing_word(const char *arg)
+{
+	struct stat st;
+
+	if (strchr(arg, '/') || strstr(arg, "://") || strcmp(arg, "-") == 0)
+		return false;
+	return lstat(arg, &st) < 0 && errno == ENOENT;
+}
+
+/* The PackageNotFound the daemon would send; returns its exit status. */
+static int no_such_package(const char *arg)
+{
+	json_object *p = json_object_new_object();
+	int status;
+
+	if (!p)
+		return ctl_oom();
+	json_object_object_add(p, "package", json_object_new_string(arg));
+	status = ctl_package_suggest(p);
+	if (status == EXIT_OK)
+		status = ctl_error_reply(CTL_INTERFACE ".PackageNotFound", p);
+	json_object_put(p);
+	return status;
+}
+
 /* The file's absolute path, which fatelfd records as the package's
  * source (it never opens it); none for standard input, or for a path
  * that cannot be resolved or holds a control character. */
@@ -149,6 +179,7 @@ static void add_source_path(json_object *params, const char *file)
 	json_object_object_add(params, "source_path", json_object_new_string(abs));
 }
 
+/* Opens a local bundle with the caller's rights; 0 or an exit status. */
 static int source_open(const char *file, int *ret_fd)
 {
 	int fd, status;
@@ -242,6 +273,29 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	return r;
 }
 
+/* An install of names: a name no repository offers gets the one they
+ * offer that is nearest, when one is. */
+static int install_named(json_object *params, struct install_state *st)
+{
+	_cleanup_free_ char *error = NULL;
+	json_object *eparams = NULL;
+	int status;
+
+	status = ctl_call_capture("Install", params, VL_CALL_MORE, on_reply, st, &error, &eparams);
+	if (!error)
+		return status;
+	if (strcmp(error, CTL_INTERFACE ".PackageNotFound") == 0 && eparams) {
+		status = ctl_package_suggest(eparams);
+		if (status != EXIT_OK) {
+			json_object_put(eparams);
+			return status;
+		}
+	}
+	status = ctl_error_reply(error, eparams);
+	json_object_put(eparams);
+	return status;
+}
+
 int ctl_install_call(json_object *params, const int *fds, size_t nfds, const char *what, bool no_wait,
 		     bool dry_run)
 {
@@ -250,7 +304,10 @@ int ctl_install_call(json_object *params, const int *fds, size_t nfds, const cha
 
 	/* Always a stream: it carries the progress, the "waiting" turn and lets
 	 * --no-wait return on the first reply. */
-	status = ctl_call("Install", params, VL_CALL_MORE, fds, nfds, on_reply, &st);
+	if (fds || !ctl_arg.verb || strcmp(ctl_arg.verb, "install") != 0)
+		status = ctl_call("Install", params, VL_CALL_MORE, fds, nfds, on_reply, &st);
+	else
+		status = install_named(params, &st);
 	json_object_put(st.fetch);
 	return status;
 }
@@ -584,6 +641,9 @@ int verb_install(int argc, char **argv)
 		return ctl_exit_code(r);
 	sources = (const char *const *)(argv + optind);
 	nsources = (size_t)(argc - optind);
+	for (size_t i = 0; !ia.packages && i < nsources; i++)
+		if (source_is_missing_word(sources[i]))
+			return no_such_package(sources[i]);
 	status = install_params(&ia, sources[0], &fd, &params);
 	if (status != EXIT_OK)
 		return status;

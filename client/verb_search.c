@@ -5,6 +5,8 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fatelfctl.h"
 #include "macro.h"
@@ -80,4 +82,58 @@ int verb_search(int argc, char **argv)
 			  optind < argc && argv[optind][0] ? argv[optind] : NULL);
 	json_object_put(params);
 	return status;
+}
+
+static int on_names(json_object *params, bool continues, void *userdata)
+{
+	json_object **ret = userdata;
+	json_object *pkgs = ctl_json_array(params, "packages");
+
+	(void)continues;
+	json_object_put(*ret);
+	*ret = pkgs ? json_object_get(pkgs) : NULL;
+	return CTL_CONTINUE;
+}
+
+int ctl_package_suggest(json_object *eparams)
+{
+	_cleanup_free_ char *error = NULL, *name = NULL;
+	_cleanup_free_ const char **names = NULL;
+	json_object *pkgs = NULL, *distinct = NULL, *ep = NULL;
+	const char *spec = ctl_json_str(eparams, "package", NULL), *near;
+	size_t n;
+	int status;
+
+	if (!spec)
+		return EXIT_OK;
+	/* NAME=VERSION: the name is what may be mistyped. */
+	name = strndup(spec, strcspn(spec, "="));
+	if (!name)
+		return ctl_oom();
+	/* Every package the repositories offer, the Search of no pattern. */
+	status = ctl_call_capture("Search", NULL, 0, on_names, &pkgs, &error, &ep);
+	json_object_put(ep);
+	if (error || status != EXIT_OK) {
+		json_object_put(pkgs);
+		return error ? EXIT_OK : status;
+	}
+	if (ctl_json_distinct(pkgs, "name", &distinct) < 0) {
+		json_object_put(pkgs);
+		return ctl_oom();
+	}
+	json_object_put(pkgs);
+	n = json_object_array_length(distinct);
+	names = calloc(n ? n : 1, sizeof(*names));
+	if (!names) {
+		json_object_put(distinct);
+		return ctl_oom();
+	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = json_object_get_string(json_object_array_get_idx(distinct, i));
+	near = ctl_suggest(name, names, n);
+	/* The name itself (another version of it was asked for) is no hint. */
+	if (near && strcmp(near, name) != 0)
+		json_object_object_add(eparams, "suggestion", json_object_new_string(near));
+	json_object_put(distinct);
+	return EXIT_OK;
 }

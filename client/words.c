@@ -61,12 +61,16 @@ static void verb_gerund(const char *verb, const char **ret_gerund, const char **
 static void w_package_not_found(const words_in *w, char *msg, size_t size)
 {
 	const char *pkg = ctl_json_str(w->p, "package", "?");
+	const char *near = ctl_json_str(w->p, "suggestion", NULL);
 
 	/* An install that names a package asks the repositories for it
 	 * (fatelfctl sends a name only when no file of that name exists). */
-	if (w->verb && strcmp(w->verb, "install") == 0)
-		snprintf(msg, size, "no repository offers %s, and no file of that name exists "
-			 "('fatelfctl search' lists what the repositories offer)", pkg);
+	if (w->verb && strcmp(w->verb, "install") == 0 && near)
+		snprintf(msg, size, "no such package: no repository offers %s, and no file of that name "
+			 "exists (did you mean %s?)", pkg, near);
+	else if (w->verb && strcmp(w->verb, "install") == 0)
+		snprintf(msg, size, "no such package: no repository offers %s, and no file of that name "
+			 "exists ('fatelfctl search' lists what the repositories offer)", pkg);
 	else if (ctl_json_str(w->p, "kept_version", NULL))
 		snprintf(msg, size, "package not installed: %s (removed; %lld config file%s of %s %s kept: "
 			 "remove --purge %s deletes %s)", pkg, (long long)ctl_json_int(w->p, "kept_files"),
@@ -351,7 +355,12 @@ static void w_permission_denied(const words_in *w, char *msg, size_t size)
 	const char *gerund, *who;
 
 	verb_gerund(w->verb, &gerund, &who);
-	snprintf(msg, size, "permission denied: %s needs %s", gerund, who);
+	/* The admin group is a setting: say which, and where. */
+	if (strcmp(who, "root") == 0)
+		snprintf(msg, size, "permission denied: %s needs root", gerund);
+	else
+		snprintf(msg, size, "permission denied: %s needs %s (AdminGroup= in %s)", gerund, who,
+			 CTL_CONFIG_PATH);
 }
 
 static void w_invalid_parameter(const words_in *w, char *msg, size_t size)
