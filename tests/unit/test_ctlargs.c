@@ -3,7 +3,8 @@
  * which install arguments name a package of the repositories, and the key
  * line that `repo add --key` takes from a minisign .pub file or as text;
  * and for what upgrade and info make of a Search reply: the packages it
- * names, once each, and the versions offered of one package.
+ * names, once each, and the versions offered of one package; and the
+ * "did you mean" of a mistyped verb or package name (client/suggest.c).
  */
 #include <check.h>
 #include <string.h>
@@ -182,6 +183,40 @@ START_TEST(test_available)
 }
 END_TEST
 
+START_TEST(test_suggest)
+{
+	static const char *const verbs[] = {
+		"install", "upgrade", "remove", "autoremove", "list", "info", "repo", "update", "search",
+		"hold", "unhold", "show", "purge",
+	};
+	static const char *const pkgs[] = { "greeter", "hello", "hello-doc", "webtool" };
+	const size_t nv = sizeof(verbs) / sizeof(verbs[0]), np = sizeof(pkgs) / sizeof(pkgs[0]);
+
+	/* A swap, a letter missing, one too many, one wrong: one edit each. */
+	ck_assert_str_eq(ctl_suggest("isntall", verbs, nv), "install");
+	ck_assert_str_eq(ctl_suggest("instal", verbs, nv), "install");
+	ck_assert_str_eq(ctl_suggest("removee", verbs, nv), "remove");
+	ck_assert_str_eq(ctl_suggest("lisr", verbs, nv), "list");
+	ck_assert_str_eq(ctl_suggest("shwo", verbs, nv), "show");
+	/* Two edits from five letters on; one below. */
+	ck_assert_str_eq(ctl_suggest("upgarad", verbs, nv), "upgrade");
+	ck_assert_ptr_null(ctl_suggest("lsr", verbs, nv));
+	/* The only verb a word begins. */
+	ck_assert_str_eq(ctl_suggest("autorem", verbs, nv), "autoremove");
+	ck_assert_str_eq(ctl_suggest("sea", verbs, nv), "search");
+	/* Two verbs begin "up" and none is near: no guess. */
+	ck_assert_ptr_null(ctl_suggest("up", verbs, nv));
+	ck_assert_ptr_null(ctl_suggest("frobnicate", verbs, nv));
+	ck_assert_ptr_null(ctl_suggest("", verbs, nv));
+	ck_assert_ptr_null(ctl_suggest("install", NULL, 0));
+	/* Case is a typo too; the nearest wins. */
+	ck_assert_str_eq(ctl_suggest("Greeter", pkgs, np), "greeter");
+	ck_assert_str_eq(ctl_suggest("helo", pkgs, np), "hello");
+	ck_assert_str_eq(ctl_suggest("hello-dc", pkgs, np), "hello-doc");
+	ck_assert_ptr_null(ctl_suggest("zzzzzzzz", pkgs, np));
+}
+END_TEST
+
 static Suite *ctlargs_suite(void)
 {
 	Suite *s = suite_create("ctlargs");
@@ -191,6 +226,7 @@ static Suite *ctlargs_suite(void)
 	tcase_add_test(tc, test_key_line);
 	tcase_add_test(tc, test_distinct);
 	tcase_add_test(tc, test_available);
+	tcase_add_test(tc, test_suggest);
 	suite_add_tcase(s, tc);
 	return s;
 }

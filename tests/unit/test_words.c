@@ -90,7 +90,7 @@ START_TEST(test_statuses)
 	ck_assert_int_eq(say("RootRequired", "{\"parameter\":\"url\"}"), EXIT_DENIED);
 	ck_assert_str_eq(msg, "permission denied: only root may use a file URL");
 	ck_assert_int_eq(say("org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
-	ck_assert_str_eq(msg, "permission denied: installing needs root or the admin group");
+	ck_assert_str_eq(msg, "permission denied: installing needs root or the admin group (AdminGroup= in " CTL_CONFIG_PATH ")");
 	ck_assert_int_eq(say("org.varlink.service.InterfaceNotFound", "{\"interface\":\"x.y\"}"), EXIT_SYSTEM);
 	ck_assert_str_eq(msg, "the service at /run/test.sock does not offer x.y (is it fatelfd?)");
 	ck_assert_int_eq(say("org.varlink.service.MethodNotImplemented", "{\"method\":\"a.B\"}"), EXIT_SYSTEM);
@@ -143,15 +143,20 @@ START_TEST(test_repositories)
 
 	/* A package a repository install names is not "not installed". */
 	ck_assert_int_eq(say("PackageNotFound", "{\"package\":\"hello=9.9\"}"), EXIT_FAILED);
-	ck_assert_str_eq(msg, "no repository offers hello=9.9, and no file of that name exists "
-			 "('fatelfctl search' lists what the repositories offer)");
+	ck_assert_str_eq(msg, "no such package: no repository offers hello=9.9, and no file of that name "
+			 "exists ('fatelfctl search' lists what the repositories offer)");
+	/* With the name fatelfctl found nearest among those offered. */
+	ck_assert_int_eq(say("PackageNotFound", "{\"package\":\"Greeter\",\"suggestion\":\"greeter\"}"),
+			 EXIT_FAILED);
+	ck_assert_str_eq(msg, "no such package: no repository offers Greeter, and no file of that name "
+			 "exists (did you mean greeter?)");
 	ck_assert_int_eq(say_verb("info", "PackageNotFound", "{\"package\":\"nope\"}"), EXIT_FAILED);
 	ck_assert_str_eq(msg, "package not installed: nope");
 	/* upgrade NAME asks Info first: a name that is not installed. */
 	ck_assert_int_eq(say_verb("upgrade", "PackageNotFound", "{\"package\":\"nope\"}"), EXIT_FAILED);
 	ck_assert_str_eq(msg, "package not installed: nope");
 	ck_assert_int_eq(say_verb("upgrade", "org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
-	ck_assert_str_eq(msg, "permission denied: upgrading needs root or the admin group");
+	ck_assert_str_eq(msg, "permission denied: upgrading needs root or the admin group (AdminGroup= in " CTL_CONFIG_PATH ")");
 
 	/* repo add and remove are root's: the admin group gets RootRequired. */
 	ck_assert_int_eq(say_verb("repo add", "RootRequired", "{\"parameter\":\"name\"}"), EXIT_DENIED);
@@ -159,7 +164,8 @@ START_TEST(test_repositories)
 	ck_assert_int_eq(say_verb("repo remove", "org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
 	ck_assert_str_eq(msg, "permission denied: removing a repository needs root");
 	ck_assert_int_eq(say_verb("update", "org.varlink.service.PermissionDenied", NULL), EXIT_DENIED);
-	ck_assert_str_eq(msg, "permission denied: updating the repositories needs root or the admin group");
+	ck_assert_str_eq(msg, "permission denied: updating the repositories needs root or the admin group "
+			 "(AdminGroup= in " CTL_CONFIG_PATH ")");
 }
 END_TEST
 
