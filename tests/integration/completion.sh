@@ -154,6 +154,9 @@ check_comp "fatelfctl --socket $SOCK hold " hello
 check_comp "fatelfctl --socket $SOCK key " add list remove
 check_comp "fatelfctl --socket $SOCK key remove " "$keyid"
 EXTRA_ENV="FATELF_SOCKET=$SOCK" check_comp "fatelfctl info " hello webtool
+# the aliases as the verbs they run: show as info, purge as remove
+EXTRA_ENV="FATELF_SOCKET=$SOCK" check_comp "fatelfctl show " hello webtool
+check_comp "fatelfctl --socket $SOCK purge h" hello
 check_comp "fatelfctl --socket $SOCK install w" web-2.fatbundle webtool www
 check_comp "fatelfctl --socket $SOCK install " hello hello-1.fatbundle nobundles tree web-2.fatbundle webtool www
 check_comp "fatelfctl --socket $SOCK install webtool=" 2.0
