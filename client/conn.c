@@ -64,8 +64,8 @@ static void unreachable_hint(int e, char *buf, size_t size)
 		snprintf(buf, size, "no fatelfd is listening there: start one with 'fatelfd --socket %s' "
 			 "(as root)", ctl_arg.socket);
 	else if (e == EACCES || e == EPERM)
-		snprintf(buf, size, "fatelfd admits root and the group that AdminGroup= names in %s: "
-			 "run this as root, or ask to be added to that group", CTL_CONFIG_PATH);
+		snprintf(buf, size, "the socket does not admit you: run this as root, or have root admit "
+			 "your group (AdminGroup= in %s, and the socket's mode)", CTL_CONFIG_PATH);
 }
 
 static int unreachable(int e)
