@@ -5,10 +5,10 @@
  * or the one name the word begins.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "fatelfctl.h"
-#include "macro.h"
 
 /* Longer words are no typo of a verb or a package name worth the work. */
 #define SUGGEST_MAX 64
@@ -80,7 +80,7 @@ const char *ctl_suggest(const char *word, const char *const *names, size_t n)
 			nprefixed++;
 		}
 	}
-	/* A name that is the word itself but for case is the one meant. */
+	/* A near name is a likelier meaning than a long one the word begins. */
 	if (best && best_d <= limit)
 		return best;
 	return nprefixed == 1 && len >= 2 ? prefixed : NULL;
