@@ -32,10 +32,13 @@ static void job_say(int prio, const job *j, const job_subject *s, const char *fm
 
 static void job_say(int prio, const job *j, const job_subject *s, const char *fmt, ...)
 {
-	const log_fields f = { .package = s->package, .version = s->version ? s->version : s->old_version,
-			       .txid = s->txid, .kind = s->kind, .uid = j->uid, .has_uid = true };
-	const char *v = s->version ? s->version : s->old_version;
-	bool both = s->old_version && s->version && strcmp(s->old_version, s->version) != 0;
+	const char *version = s->version ? s->version : s->old_version;
+	const log_fields f = { .package = s->package, .version = version, .txid = s->txid, .kind = s->kind,
+			       .uid = j->uid, .has_uid = true };
+	/* A version follows the name it belongs to; with no name, the
+	 * message says which. */
+	const char *v = s->name ? version : NULL;
+	bool both = v && s->old_version && s->version && strcmp(s->old_version, s->version) != 0;
 	char text[3072];
 	va_list ap;
 
