@@ -70,19 +70,23 @@
 #define FETCH_BACKSTOP_SEC 10           /* a silent helper pipe fails this long after its timeout */
 
 /* Logging (daemon/log.c): to the journal with structured fields when
- * stderr is systemd's journal stream, else to stderr with sd-daemon
- * priority prefixes. A transaction's lines carry its fields:
- * FATELF_PACKAGE=, FATELF_TXID=, FATELF_KIND= (each left out when
- * NULL, empty or 0). */
+ * stderr is systemd's journal stream, else to stderr as plain lines
+ * ("error: " and "warning: " before those levels). A job's lines carry
+ * its fields: FATELF_PACKAGE=, FATELF_VERSION=, FATELF_TXID=,
+ * FATELF_KIND= (each left out when NULL, empty or 0) and FATELF_UID=
+ * (with has_uid). */
 typedef struct log_fields {
 	const char *package;
+	const char *version;
 	int64_t txid;
 	const char *kind;
+	uid_t uid;              /* the caller's */
+	bool has_uid;
 } log_fields;
 #define log_info(...) daemon_log(6, __VA_ARGS__)
+#define log_warning(...) daemon_log(4, __VA_ARGS__)
 #define log_error(...) daemon_log(3, __VA_ARGS__)
-#define log_info_tx(fields, ...) daemon_log_fields(6, fields, __VA_ARGS__)
-#define log_error_tx(fields, ...) daemon_log_fields(3, fields, __VA_ARGS__)
+#define log_tx(prio, fields, ...) daemon_log_fields(prio, fields, __VA_ARGS__)
 void daemon_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void daemon_log_fields(int prio, const log_fields *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Whether lines go to the journal (decided once, at the first line). */

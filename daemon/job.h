@@ -106,4 +106,13 @@ const char *job_what(const job *j);
 /* Whether the job's message already names job_what. */
 bool job_diag_names_what(const job *j);
 
+/* Its lines in the daemon's log (daemon/joblog.c), each naming the job's
+ * number, kind, package, version (as far as known) and the caller's uid. */
+void job_log_queued(const job *j, const job *ahead);
+void job_log_started(const job *j);
+/* "EVENT (transaction N)": a cancel, a shutdown. */
+void job_log_event(const job *j, const char *event);
+/* Done, dry run done, or failed (by j->r). */
+void job_log_ended(const job *j);
+
 #endif

@@ -2,11 +2,14 @@
  * The daemon's log. Under systemd, stderr is a stream to the journal, and
  * systemd says so in JOURNAL_STREAM ("DEVICE:INODE" of that stream): each
  * line then goes to the journal as a structured entry (sd_journal_sendv),
- * with MESSAGE, PRIORITY and SYSLOG_IDENTIFIER, and for a transaction's
- * lines FATELF_PACKAGE, FATELF_TXID and FATELF_KIND, which fleet log
- * pipelines filter on (journalctl FATELF_PACKAGE=hello). Anywhere else
- * (a terminal, a file, a test), and whenever the journal refuses an entry,
- * lines go to stderr with sd-daemon priority prefixes ("<6>...").
+ * with MESSAGE, PRIORITY and SYSLOG_IDENTIFIER, and for a job's lines
+ * FATELF_PACKAGE, FATELF_VERSION, FATELF_TXID, FATELF_KIND and FATELF_UID,
+ * which fleet log pipelines filter on (journalctl FATELF_PACKAGE=hello).
+ * When the journal refuses an entry, the line goes to that same stream
+ * with an sd-daemon priority prefix ("<3>..."), which journald reads as
+ * the priority. Anywhere else (a terminal, a file, a test) a line is plain
+ * text: errors start with "error: ", warnings with "warning: ", and the
+ * rest with nothing, since a prefix there would only be noise to a reader.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -68,8 +71,8 @@ bool daemon_log_to_journal(void)
 
 static int journal_send(int prio, const log_fields *f, const char *msg)
 {
-	char message[4200], priority[32], package[300], txid[48], kind[64];
-	struct iovec iov[6];
+	char message[4200], priority[32], package[300], version[300], txid[48], kind[64], uid[48];
+	struct iovec iov[8];
 	size_t n = 0;
 
 #define FIELD(buf, ...)                                                   \
@@ -85,10 +88,14 @@ static int journal_send(int prio, const log_fields *f, const char *msg)
 				   .iov_len = strlen("SYSLOG_IDENTIFIER=fatelfd") };
 	if (f && f->package && *f->package)
 		FIELD(package, "FATELF_PACKAGE=%s", f->package);
+	if (f && f->version && *f->version)
+		FIELD(version, "FATELF_VERSION=%s", f->version);
 	if (f && f->txid > 0)
 		FIELD(txid, "FATELF_TXID=%lld", (long long)f->txid);
 	if (f && f->kind && *f->kind)
 		FIELD(kind, "FATELF_KIND=%s", f->kind);
+	if (f && f->has_uid)
+		FIELD(uid, "FATELF_UID=%u", (unsigned)f->uid);
 #undef FIELD
 	return sd_journal_sendv(iov, (int)n);
 }
@@ -101,10 +108,11 @@ void daemon_log_fields(int prio, const log_fields *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (daemon_log_to_journal() && journal_send(prio, f, msg) >= 0)
-		return;
 	/* One write per line, so lines of two threads never interleave. */
-	fprintf(stderr, "<%d>%s\n", prio, msg);
+	if (!daemon_log_to_journal())
+		fprintf(stderr, "%s%s\n", prio <= 3 ? "error: " : prio == 4 ? "warning: " : "", msg);
+	else if (journal_send(prio, f, msg) < 0)
+		fprintf(stderr, "<%d>%s\n", prio, msg);
 }
 
 void daemon_log(int prio, const char *fmt, ...)

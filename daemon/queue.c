@@ -69,6 +69,9 @@ int worker_submit(worker *w, job *j)
 	pthread_mutex_lock(&w->lock);
 	j->seq = ++w->seq;
 	busy = w->running || w->queue;
+	/* Under the lock, so that this line comes before the job's start. */
+	if (busy)
+		job_log_queued(j, w->queue_tail ? w->queue_tail : w->running);
 	if (w->queue_tail)
 		w->queue_tail->next = j;
 	else
@@ -249,10 +252,7 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 		atomic_store(&w->cancel, 1);
 		fetch_child_kill_locked(w);
 		running->cancel_id = running->txid;
-		log_info_tx(&((log_fields){ .package = job_row_package(running), .txid = running->txid,
-					    .kind = job_kind_name(running->kind) }),
-			    "job %llu: cancel requested (transaction %lld): rolling back",
-			    (unsigned long long)running->seq, (long long)running->txid);
+		job_log_event(running, "cancel requested, rolling back");
 	}
 	pthread_mutex_unlock(&w->lock);
 
@@ -265,11 +265,7 @@ int worker_cancel(worker *w, int64_t id, conn *c, bool more)
 							"cancelled before it started", &d)) < 0)
 			log_error("transaction %lld: %s", (long long)queued->txid, d.msg);
 		atomic_fetch_add(&w->srv->store_gen, 1);
-		log_info_tx(&((log_fields){ .package = job_row_package(queued), .txid = queued->txid,
-					    .kind = job_kind_name(queued->kind) }),
-			    "job %llu: %s %s: cancelled before it started (transaction %lld)",
-			    (unsigned long long)queued->seq, job_kind_name(queued->kind), job_what(queued),
-			    (long long)queued->txid);
+		job_log_event(queued, "cancelled before it started");
 		queued->r = -ECANCELED;
 		queued->cancel_id = queued->txid;
 		job_answer(queued);

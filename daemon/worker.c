@@ -377,7 +377,6 @@ static void *worker_main(void *arg)
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		job *j = w->queue;
-		log_fields lf;
 		int r;
 
 		if (w->reload) {
@@ -397,9 +396,7 @@ static void *worker_main(void *arg)
 		atomic_store(&w->cancel, 0);
 		pthread_mutex_unlock(&w->lock);
 
-		lf = (log_fields){ .package = job_row_package(j), .txid = j->txid, .kind = job_kind_name(j->kind) };
-		log_info_tx(&lf, "job %llu: %s %s%s: started (transaction %lld)", (unsigned long long)j->seq,
-			    job_kind_name(j->kind), job_what(j), j->dry_run ? " (dry run)" : "", (long long)j->txid);
+		job_log_started(j);
 		sd_notifyf(0, "STATUS=Running job %llu: %s %s", (unsigned long long)j->seq,
 			   job_kind_name(j->kind), job_what(j));
 		/* The job's first transaction takes over the queued row. */
@@ -410,52 +407,7 @@ static void *worker_main(void *arg)
 		job_close_row(w, j, r);
 		atomic_fetch_add(&w->srv->store_gen, 1);
 		j->r = r;
-		/* The journal fields of the lines below: the transaction's
-		 * package, history row and kind, as far as they are known. */
-		if (r < 0)
-			lf = (log_fields){ .package = j->diag.package[0] ? j->diag.package : job_row_package(j),
-					   .txid = j->txid, .kind = job_kind_name(j->kind) };
-		else
-			lf = (log_fields){ .package = j->result.package ? j->result.package : job_row_package(j),
-					   .txid = j->result.txid ? j->result.txid : j->dry_run ? 0 : j->txid,
-					   .kind = j->result.change ? j->result.change :
-						   j->result.kind ? j->result.kind : job_kind_name(j->kind) };
-		if (r < 0 && j->diag.msg[0] && job_diag_names_what(j))
-			/* The message names the bundle or the package itself. */
-			log_error_tx(&lf, "job %llu: %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				     j->diag.msg);
-		else if (r < 0)
-			log_error_tx(&lf, "job %llu: %s %s: %s", (unsigned long long)j->seq, job_kind_name(j->kind),
-				     job_what(j), fatelf_diag_text(&j->diag, r));
-		else if (j->nmembers > 0)
-			for (size_t i = 0; i < j->nmembers; i++) {
-				const engine_result *m = &j->members[i].result;
-				const log_fields mf = { .package = m->package, .txid = m->txid,
-							.kind = m->change ? m->change : m->kind ? m->kind : "install" };
-
-				log_info_tx(&mf, "job %llu: %s %s %s%s%s: %s (transaction %lld, %llu files, "
-					    "%llu bytes written, %lld saved)", (unsigned long long)j->seq,
-					    m->change ? m->change : m->kind ? m->kind : "install",
-					    m->package ? m->package : "?", m->old_version ? m->old_version : "",
-					    m->old_version ? " -> " : "", m->new_version ? m->new_version : "?",
-					    j->dry_run ? "dry run done" : "done, one transaction with the others",
-					    (long long)m->txid, (unsigned long long)m->files,
-					    (unsigned long long)m->bytes_written, (long long)m->bytes_saved);
-			}
-		else if (j->dry_run)
-			log_info_tx(&lf, "job %llu: %s %s: dry run done (%llu files, %llu bytes to write, %lld to save)",
-				    (unsigned long long)j->seq, lf.kind,
-				    job_what(j), (unsigned long long)j->result.files,
-				    (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
-		else
-			log_info_tx(&lf, "job %llu: %s %s: done (transaction %lld, %llu files, %llu bytes written, "
-				    "%lld saved)", (unsigned long long)j->seq, lf.kind,
-				    job_what(j), (long long)j->result.txid, (unsigned long long)j->result.files,
-				    (unsigned long long)j->result.bytes_written, (long long)j->result.bytes_saved);
-		if (r >= 0 && j->result.signature && strcmp(j->result.signature, "unverified") == 0)
-			log_info_tx(&lf, "job %llu: the signature was not verified: key %s is not trusted, "
-				    "the bundle was installed as unsigned", (unsigned long long)j->seq,
-				    j->result.signer);
+		job_log_ended(j);
 		sd_notify(0, "STATUS=Idle");
 
 		pthread_mutex_lock(&w->lock);
@@ -648,7 +600,7 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 		atomic_store(&w->cancel, 1);
 		fetch_child_kill_locked(w);
 		w->running->cancel_id = w->running->txid ? w->running->txid : txid;
-		log_info("job %llu: cancelled by shutdown", (unsigned long long)w->running->seq);
+		job_log_event(w->running, "cancelled by shutdown");
 	}
 	pthread_cond_signal(&w->cond);
 	pthread_cond_signal(&w->ckpt_cond);
@@ -686,8 +638,7 @@ bool worker_stop(worker *w, uint64_t deadline_usec)
 		else
 			(void)store_tx_dequeue(w->qst, j->txid, STORE_TX_CANCELLED, (int64_t)time(NULL),
 					       "cancelled: fatelfd stopped before it started", NULL);
-		log_info("job %llu: cancelled by shutdown before it started (transaction %lld)",
-			 (unsigned long long)j->seq, (long long)j->txid);
+		job_log_event(j, "cancelled by shutdown before it started");
 		j->r = -ECANCELED;
 		j->cancel_id = j->txid;
 		if (w->done_tail)

@@ -6,11 +6,12 @@
 # as systemd starts a service: stdout and stderr a stream to journald
 # (systemd-cat) and JOURNAL_STREAM naming that stream. Each line of a
 # transaction must then be a journal entry with FATELF_PACKAGE=,
-# FATELF_TXID= (the id History shows) and FATELF_KIND=, found with
-# journalctl's field matches as a fleet log pipeline would; lines about no
-# transaction carry none of them. A daemon whose stderr is a file, or whose
-# JOURNAL_STREAM names another stream (inherited from a parent), keeps
-# writing "<PRIORITY>line" to stderr.
+# FATELF_VERSION=, FATELF_TXID= (the id History shows), FATELF_KIND= and
+# FATELF_UID= (the caller's), found with journalctl's field matches as a
+# fleet log pipeline would; lines about no transaction carry none of them.
+# A daemon whose stderr is a file, or whose JOURNAL_STREAM names another
+# stream (inherited from a parent), writes plain lines to stderr, with no
+# "<PRIORITY>" prefix.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/lib/daemon.sh"
 
@@ -76,30 +77,37 @@ txid=$(jq -r 'select(.result) | .result.id' <<<"$RUN_OUT")
 check_match "... with a transaction id" '^[0-9]+$' "$txid"
 
 e=$(entries FATELF_PACKAGE=greet)
-check_match "journalctl FATELF_PACKAGE=greet finds the install's 'done' line (whose text names no package)" \
-	'install bundle from fd: done \(transaction' \
+check_match "journalctl FATELF_PACKAGE=greet finds the install's 'done' line" \
+	'^job 1 install greet 1\.0 \(uid 0\): done \(transaction' \
 	"$(jq -r .MESSAGE <<<"$e")"
 done_line=$(jq -c 'select(.MESSAGE | test("done \\(transaction"))' <<<"$e")
-check_eq "... the 'done' entry: FATELF_TXID, FATELF_KIND, PRIORITY, native transport" \
-	"$txid install 6 journal" \
-	"$(jq -r '"\(.FATELF_TXID) \(.FATELF_KIND) \(.PRIORITY) \(._TRANSPORT)"' <<<"$done_line")"
+check_eq "... the 'done' entry: FATELF_TXID, FATELF_KIND, FATELF_VERSION, FATELF_UID, PRIORITY, native transport" \
+	"$txid install 1.0 0 6 journal" \
+	"$(jq -r '"\(.FATELF_TXID) \(.FATELF_KIND) \(.FATELF_VERSION) \(.FATELF_UID) \(.PRIORITY) \(._TRANSPORT)"' <<<"$done_line")"
 check_eq "journalctl FATELF_TXID=$txid: the same transaction's lines" "$txid" \
 	"$(entries FATELF_TXID="$txid" | jq -r .FATELF_TXID | sort -u)"
-check_match "... among them its start (without a package yet: a bundle from fd)" 'started \(transaction '"$txid"'\)' \
+check_match "... among them its start (without a package yet: a bundle from fd)" \
+	'^job 1 install bundle from fd \(uid 0\): started \(transaction '"$txid"'\)$' \
 	"$(entries FATELF_TXID="$txid" | jq -r .MESSAGE)"
+check_eq "... whose entry has FATELF_UID=0 and no FATELF_VERSION or FATELF_PACKAGE yet" "0 null null" \
+	"$(entries FATELF_TXID="$txid" | jq -r 'select(.MESSAGE | test("started")) | "\(.FATELF_UID) \(.FATELF_VERSION) \(.FATELF_PACKAGE)"')"
 
 run ctl --json remove greet
 check_eq "remove greet exits 0" 0 "$RC"
 rtx=$(jq -r 'select(.result) | .result.id' <<<"$RUN_OUT")
 check_eq "journalctl FATELF_KIND=remove: its lines name greet and transaction $rtx" "greet $rtx" \
 	"$(entries FATELF_KIND=remove | jq -r '"\(.FATELF_PACKAGE) \(.FATELF_TXID)"' | sort -u)"
+check_eq "journalctl FATELF_KIND=remove FATELF_VERSION=1.0 FATELF_UID=0: its 'done' line" \
+	"job 2 remove greet 1.0 (uid 0): done (transaction $rtx, 1 files, 0 bytes written, 0 saved)" \
+	"$(entries FATELF_KIND=remove FATELF_VERSION=1.0 FATELF_UID=0 | jq -r .MESSAGE)"
 
 run ctl install broken.fatbundle
 check_match "installing a file that is no bundle fails" '^[1-9]' "$RC"
 ftx=$(ctl --json history | jq -r '[.transactions[] | select(.state == "failed")][0].id')
 check_match "... and its history row is failed" '^[0-9]+$' "$ftx"
-check_eq "... its error line is PRIORITY=3 with FATELF_TXID=$ftx and FATELF_KIND=install" "3 install" \
-	"$(entries FATELF_TXID="$ftx" PRIORITY=3 | jq -r '"\(.PRIORITY) \(.FATELF_KIND)"' | sort -u)"
+check_eq "... its error line is PRIORITY=3 with FATELF_TXID=$ftx, FATELF_KIND=install and FATELF_UID=0" \
+	"3 install 0" \
+	"$(entries FATELF_TXID="$ftx" PRIORITY=3 | jq -r '"\(.PRIORITY) \(.FATELF_KIND) \(.FATELF_UID)"' | sort -u)"
 
 check_match "the 'serving' line is in the journal" 'serving io.fatelf.Manager' \
 	"$(entries | jq -r .MESSAGE)"
@@ -110,21 +118,23 @@ check_nomatch "nothing of the jobs went to the stream as plain text" 'started|do
 daemon_stop
 check_eq "the daemon stops cleanly" 0 "$DAEMON_STATUS"
 
-# ---- stderr a file: lines with priority prefixes, as before
+# ---- stderr a file: plain lines, no priority prefixes
 daemon_prepare d2
 daemon_start d2 || fail "fatelfd starts with stderr to a file" "see $T_WORK/d2/log"
 check "install greet.fatbundle" ctl install greet.fatbundle
 daemon_stop
-check_match "stderr to a file: '<6>job 1: install ... started' in the log" '^<6>job 1: install .*started' \
-	"$(cat d2/log)"
+check_match "stderr to a file: 'job 1 install ... started' in the log" \
+	'^job 1 install bundle from fd \(uid 0\): started \(transaction 1\)$' "$(cat d2/log)"
+check_nomatch "... and no line starts with a priority prefix" '^<[0-7]>' "$(cat d2/log)"
 
 # ---- JOURNAL_STREAM inherited, naming another stream: stderr stays
 daemon_prepare d3
 daemon_start d3 JOURNAL_STREAM=1:1 || fail "fatelfd starts with a stale JOURNAL_STREAM" "see $T_WORK/d3/log"
 check "install greet.fatbundle" ctl install greet.fatbundle
 daemon_stop
-check_match "a JOURNAL_STREAM that is not stderr: lines stay on stderr" '^<6>job 1: install .*done' \
-	"$(cat d3/log)"
+check_match "a JOURNAL_STREAM that is not stderr: lines stay on stderr" \
+	'^job 1 install greet 1\.0 \(uid 0\): done \(transaction 1, ' "$(cat d3/log)"
+check_nomatch "... with no priority prefix" '^<[0-7]>' "$(cat d3/log)"
 check_no_sanitizer_report
 
 t_done

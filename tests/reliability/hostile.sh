@@ -501,7 +501,7 @@ chmod 0644 "$DAEMON_SOCKDIR/pub.fatbundle"
 cp base.fatbundle "$DAEMON_SOCKDIR/private.fatbundle"
 chmod 0600 "$DAEMON_SOCKDIR/private.fatbundle"
 priv_before=$(snap_all)
-jobs_before=$(grep -c 'job [0-9]*:' "$DLOG")
+jobs_before=$(grep -cE '^job [0-9]+ ' "$DLOG")
 
 for v in "install $DAEMON_SOCKDIR/pub.fatbundle" "install file://$DAEMON_SOCKDIR/pub.fatbundle" \
 	"install http://127.0.0.1:9/pub.fatbundle" "remove base" "thin --all" "thin base" "cancel" \
@@ -541,7 +541,7 @@ check_match "... saying it cannot open it" "^fatelfctl: install: cannot open .*p
 run nobody install - <"$DAEMON_SOCKDIR/pub.fatbundle"
 check_eq "uid 65534: install - (stdin) is permission denied too" 4 "$RC"
 
-check_eq "uid 65534: no job reached the worker" "$jobs_before" "$(grep -c 'job [0-9]*:' "$DLOG")"
+check_eq "uid 65534: no job reached the worker" "$jobs_before" "$(grep -cE '^job [0-9]+ ' "$DLOG")"
 check_eq "uid 65534: the root, outside and the store are unchanged" "$priv_before" "$(snap_all)"
 run nobody --json list
 check_eq "uid 65534 can still read: list" "0 base" "$RC $(jq -r '.packages[].name' <<<"$RUN_OUT" 2>&1)"

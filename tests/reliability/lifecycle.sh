@@ -209,7 +209,7 @@ daemon_prepare second
 run timeout 20 "$FATELFD" --socket "$SOCK" --root "$T_WORK/second/root" \
 	--state-dir "$T_WORK/second/state" --config "$T_WORK/second/fatelfd.conf"
 check_eq "a second fatelfd on a served socket exits 1" 1 "$RC"
-check_match "... saying the socket is in use" "^<3>fatelfd: $SOCK: already in use by a running fatelfd$" "$RUN_ERR"
+check_match "... saying the socket is in use" "^error: fatelfd: $SOCK: already in use by a running fatelfd$" "$RUN_ERR"
 check_nomatch "... and never says it serves" "serving" "$RUN_ERR"
 check_eq "... the first daemon's socket is still there, the same inode" "$ino" "$(stat -c %i "$SOCK" 2>&1)"
 check "... and the first daemon still serves" ctl status
@@ -318,7 +318,7 @@ helper_case() { # DESC HELPER ERRNO-TEXT ERRNO-NAME
 	n=$(grep -c . "$DLOG")
 	daemon_start "$D" FATELF_FETCH_HELPER="$2"
 	check_match "$1: the start says so" \
-		"<3>fatelfd: download helper $2: a download uid of its own \([0-9]+-[0-9]+, [^)]*\) cannot execute it: $3" \
+		"^error: fatelfd: download helper $2: a download uid of its own \([0-9]+-[0-9]+, [^)]*\) cannot execute it: $3" \
 		"$(tail -n +"$((n + 1))" "$DLOG")"
 	run ctl install http://127.0.0.1:9/lc.fatbundle
 	check_eq "$1: an install from a URL fails" 1 "$RC"

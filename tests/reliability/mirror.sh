@@ -146,8 +146,8 @@ check_match "... one line naming the URL without credentials and the 404" \
 	"^fatelfctl: install: download failed: http://127.0.0.1:$PORT/auth/missing\\.fatbundle: .*404" "$RUN_ERR"
 no_secret "... fatelfctl's words" "$RUN_OUT $RUN_ERR"
 check_eq "... the daemon's log line names the URL once" \
-	"job N: install: http://127.0.0.1:$PORT/auth/missing.fatbundle: the server answered HTTP 404 Not Found" \
-	"$(grep 'missing\.fatbundle: the server' "$DLOG" | tail -1 | sed -E 's/^<[0-9]>//; s/^job [0-9]+:/job N:/')"
+	"error: job N install (uid 0): http://127.0.0.1:$PORT/auth/missing.fatbundle: the server answered HTTP 404 Not Found" \
+	"$(grep 'missing\.fatbundle: the server' "$DLOG" | tail -1 | sed -E 's/^error: job [0-9]+ /error: job N /')"
 run ctl --json install "$AUTH/auth/missing.fatbundle"
 no_secret "... fatelfctl --json" "$RUN_OUT $RUN_ERR"
 

@@ -185,10 +185,10 @@ check_match "an older version: downgraded" "^downgraded ww 2\.0 -> 1\.0: " "$RUN
 check_eq "history says what each install did to the package" \
 	"downgrade upgrade reinstall reinstall install" \
 	"$(ctl --json history ww | jq -r '[.transactions[].kind] | join(" ")' 2>&1)"
-check_match "... and the daemon's log" "job [0-9]+: downgrade bundle from fd: done \(transaction [1-9]" \
+check_match "... and the daemon's log" "^job [0-9]+ downgrade ww 2\.0 -> 1\.0 \(uid 0\): done \(transaction [1-9]" \
 	"$(cat "$DLOG")"
 check_match "... which says a dry run is one" \
-	"job [0-9]+: downgrade bundle from fd: dry run done \(1 files, [0-9]+ bytes to write" "$(cat "$DLOG")"
+	"^job [0-9]+ downgrade ww 2\.0 -> 1\.0 \(uid 0\): dry run done \(1 files, [0-9]+ bytes to write" "$(cat "$DLOG")"
 run ctl history ww --limit 1
 check_match "... and so does its table" "^[0-9]+ +downgrade +ww +2\.0 -> 1\.0 +committed " \
 	"$(sed -n 2p <<<"$RUN_OUT")"
