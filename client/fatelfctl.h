@@ -188,6 +188,9 @@ int64_t ctl_json_int(json_object *o, const char *key);
 bool ctl_json_bool(json_object *o, const char *key);
 json_object *ctl_json_obj(json_object *o, const char *key);   /* object or NULL */
 json_object *ctl_json_array(json_object *o, const char *key); /* array or NULL */
+/* A reply callback that keeps the reply's "packages" array in the
+ * json_object * that userdata points to (a reference of its own). */
+int ctl_keep_packages(json_object *params, bool continues, void *userdata);
 /* Joins an array of strings with ", " into buf ("-" when empty). */
 const char *ctl_json_join(json_object *array, char *buf, size_t size);
 /* The distinct strings that member key of the objects of array holds, in

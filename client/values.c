@@ -274,3 +274,14 @@ enum ctl_key_kind ctl_key_line(const char *text, size_t len, const char **ret_li
 	*ret_len = n;
 	return CTL_KEY_PUBLIC;
 }
+
+int ctl_keep_packages(json_object *params, bool continues, void *userdata)
+{
+	json_object **ret = userdata;
+	json_object *pkgs = ctl_json_array(params, "packages");
+
+	(void)continues;
+	json_object_put(*ret);
+	*ret = pkgs ? json_object_get(pkgs) : NULL;
+	return CTL_CONTINUE;
+}

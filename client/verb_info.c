@@ -135,17 +135,6 @@ static int on_reply(json_object *params, bool continues, void *userdata)
 	return CTL_CONTINUE;
 }
 
-static int on_search(json_object *params, bool continues, void *userdata)
-{
-	json_object **ret = userdata;
-	json_object *pkgs = ctl_json_array(params, "packages");
-
-	(void)continues;
-	json_object_put(*ret);
-	*ret = pkgs ? json_object_get(pkgs) : NULL;
-	return CTL_CONTINUE;
-}
-
 /*
  * What the repositories offer of package name, exactly that name, in
  * *ret (a new array). When the daemon refuses the Search (a repository
@@ -166,7 +155,7 @@ static int available(const char *name, json_object **ret, json_object **ret_erro
 	if (!params)
 		return ctl_oom();
 	json_object_object_add(params, "pattern", json_object_new_string(name));
-	status = ctl_call_capture("Search", params, 0, on_search, &pkgs, &error, &eparams);
+	status = ctl_call_capture("Search", params, 0, ctl_keep_packages, &pkgs, &error, &eparams);
 	json_object_put(params);
 	if (error) {
 		status = EXIT_OK;

@@ -84,17 +84,6 @@ int verb_search(int argc, char **argv)
 	return status;
 }
 
-static int on_names(json_object *params, bool continues, void *userdata)
-{
-	json_object **ret = userdata;
-	json_object *pkgs = ctl_json_array(params, "packages");
-
-	(void)continues;
-	json_object_put(*ret);
-	*ret = pkgs ? json_object_get(pkgs) : NULL;
-	return CTL_CONTINUE;
-}
-
 int ctl_package_suggest(json_object *eparams)
 {
 	_cleanup_free_ char *error = NULL, *name = NULL;
@@ -111,7 +100,7 @@ int ctl_package_suggest(json_object *eparams)
 	if (!name)
 		return ctl_oom();
 	/* Every package the repositories offer, the Search of no pattern. */
-	status = ctl_call_capture("Search", NULL, 0, on_names, &pkgs, &error, &ep);
+	status = ctl_call_capture("Search", NULL, 0, ctl_keep_packages, &pkgs, &error, &ep);
 	json_object_put(ep);
 	if (error || status != EXIT_OK) {
 		json_object_put(pkgs);

@@ -42,18 +42,6 @@ enum {
 	OPT_NO_WAIT,
 };
 
-/* Keeps the packages of the Search reply. */
-static int on_search(json_object *params, bool continues, void *userdata)
-{
-	json_object **ret = userdata;
-	json_object *pkgs = ctl_json_array(params, "packages");
-
-	(void)continues;
-	json_object_put(*ret);
-	*ret = pkgs ? json_object_get(pkgs) : NULL;
-	return CTL_CONTINUE;
-}
-
 /* Info is asked only to learn that the package is installed. */
 static int on_info(json_object *params, bool continues, void *userdata)
 {
@@ -246,7 +234,7 @@ int verb_upgrade(int argc, char **argv)
 	if (!search)
 		return ctl_oom();
 	json_object_object_add(search, "upgradable", json_object_new_boolean(1));
-	status = ctl_call("Search", search, 0, NULL, 0, on_search, &offered);
+	status = ctl_call("Search", search, 0, NULL, 0, ctl_keep_packages, &offered);
 	json_object_put(search);
 	if (status != EXIT_OK)
 		goto out;
