@@ -143,7 +143,8 @@ static int on_upgradable(json_object *params, bool continues, void *userdata)
 	}
 	for (size_t i = 0; i < n; i++)
 		offers[i] = (struct offer){ ctl_json_str(json_object_array_get_idx(pkgs, i), "name", "?"), i };
-	qsort(offers, n, sizeof(*offers), offer_cmp);
+	if (n > 1)
+		qsort(offers, n, sizeof(*offers), offer_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || strcmp(offers[i].name, offers[i - 1].name) != 0)
 			newest[offers[i].index] = true;

@@ -200,7 +200,8 @@ static int read_catalog(struct upd *u)
 		snprintf(last, sizeof(last), "%s", pg.last);
 	} while (pg.more);
 	/* by name, each once */
-	qsort(u->names, u->nnames, sizeof(*u->names), str_cmp);
+	if (u->nnames > 1)
+		qsort(u->names, u->nnames, sizeof(*u->names), str_cmp);
 	for (size_t i = 0; i < u->nnames; i++) {
 		if (w > 0 && strcmp(u->names[w - 1], u->names[i]) == 0) {
 			free(u->names[i]);
@@ -223,7 +224,8 @@ static void versions_settle(fatelf_repo_package *p)
 {
 	size_t w = 0;
 
-	qsort(p->versions, p->nversions, sizeof(*p->versions), version_cmp);
+	if (p->nversions > 1)
+		qsort(p->versions, p->nversions, sizeof(*p->versions), version_cmp);
 	for (size_t i = 0; i < p->nversions; i++) {
 		if (w > 0 && version_cmp(&p->versions[w - 1], &p->versions[i]) == 0) {
 			free(p->versions[i].version);

@@ -225,7 +225,8 @@ int repo_conf_list(const char *dir, struct repo_conf **ret, size_t *ret_n, fatel
 		repo_conf_list_free(v, n);
 		return k;
 	}
-	qsort(v, n, sizeof(*v), name_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), name_cmp);
 	*ret = v;
 	*ret_n = n;
 	return 0;

@@ -377,7 +377,8 @@ int fatelf_fetch_batch_input_end(fatelf_fetch_batch_input *in, fatelf_diag *d)
 		return fatelf_diag_oom(d);
 	for (size_t i = 0; i < in->n_gets; i++)
 		ids[i] = in->gets[i].id;
-	qsort(ids, in->n_gets, sizeof(*ids), cmp_u32);
+	if (in->n_gets > 1)
+		qsort(ids, in->n_gets, sizeof(*ids), cmp_u32);
 	for (size_t i = 1; i < in->n_gets; i++)
 		if (ids[i] == ids[i - 1])
 			return fatelf_diag_set(d, -EINVAL, -1, "id %" PRIu32 " in two gets", ids[i]);

@@ -196,7 +196,8 @@ int root_files(int argc, char **argv)
 		v[n++] = (struct entry){ .path = files[i].path, .f = &files[i] };
 	for (size_t i = 0; i < nd; i++)
 		v[n++] = (struct entry){ .path = dirs[i].path, .dir = &dirs[i] };
-	qsort(v, n, sizeof(*v), entry_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), entry_cmp);
 	if (a.json) {
 		_cleanup_json_ struct json_object *o = json_object_new_object();
 		struct json_object *arr = json_object_new_array();

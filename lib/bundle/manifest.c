@@ -306,7 +306,8 @@ int fatelf_manifest_targets_union(const fatelf_manifest *m, fatelf_target **ret,
 			for (unsigned r = 0; r < e->nrecords; r++)
 				t[n++] = e->records[r].target;
 	}
-	qsort(t, n, sizeof(*t), target_cmp);
+	if (n > 1)
+		qsort(t, n, sizeof(*t), target_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || target_cmp(&t[k - 1], &t[i]) != 0)
 			t[k++] = t[i];
@@ -1255,7 +1256,8 @@ static int shared_path_check(struct pctx *c, const fatelf_bundle_entry **sorted,
 	for (size_t i = lo; i < hi; i++)
 		for (unsigned j = 0; j < sorted[i]->ntargets; j++)
 			all[n++] = sorted[i]->targets[j];
-	qsort(all, n, sizeof(*all), target_cmp);
+	if (n > 1)
+		qsort(all, n, sizeof(*all), target_cmp);
 	for (size_t i = 1; i < n; i++)
 		if (target_cmp(&all[i - 1], &all[i]) == 0) {
 			fatelf_target_format(&all[i], name);

@@ -377,7 +377,8 @@ static int read_entries(struct indexer *ix, fatelf_unify_stream *s)
 		if (r < 0)
 			return r;
 	}
-	qsort(ix->x->items, ix->x->nitems, sizeof(*ix->x->items), item_cmp);
+	if (ix->x->nitems > 1)
+		qsort(ix->x->items, ix->x->nitems, sizeof(*ix->x->items), item_cmp);
 	for (size_t i = 1; i < ix->x->nitems; i++)
 		if (strcmp(ix->x->items[i - 1].path, ix->x->items[i].path) == 0)
 			return entry_fail(ix, -FATELF_E_PATH_DUPLICATE, ix->x->items[i].path, "two entries with this path");
