@@ -25,6 +25,7 @@
 
 #include "fatelfd.h"
 #include "macro.h"
+#include "text.h"
 
 static pthread_once_t journal_once = PTHREAD_ONCE_INIT;
 static bool journal_on;
@@ -105,14 +106,22 @@ void daemon_log_fields(int prio, const log_fields *f, const char *fmt, ...)
 	char msg[4096];
 	va_list ap;
 
+	_cleanup_free_ char *shown = NULL;
+	const char *line;
+
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Names, URLs and references in a message are callers' and bundle
+	 * authors' text: a newline or an escape in one must not forge a line
+	 * of its own, here or in the journal. */
+	shown = fatelf_text_display(msg);
+	line = shown ? shown : fatelf_diag_text(NULL, -ENOMEM);
 	/* One write per line, so lines of two threads never interleave. */
 	if (!daemon_log_to_journal())
-		fprintf(stderr, "%s%s\n", prio <= 3 ? "error: " : prio == 4 ? "warning: " : "", msg);
-	else if (journal_send(prio, f, msg) < 0)
-		fprintf(stderr, "<%d>%s\n", prio, msg);
+		fprintf(stderr, "%s%s\n", prio <= 3 ? "error: " : prio == 4 ? "warning: " : "", line);
+	else if (journal_send(prio, f, line) < 0)
+		fprintf(stderr, "<%d>%s\n", prio, line);
 }
 
 void daemon_log(int prio, const char *fmt, ...)

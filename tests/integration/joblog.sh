@@ -104,6 +104,12 @@ job $second install bundle from fd (uid 0): started (transaction $tx)
 job $second upgrade greet 1.0 -> 1.1 (uid 0): done (transaction $tx, 1 files, 10 bytes written, 0 saved)" \
 	"$(job_lines | tail -n +"$((n + 1))")"
 
+# A caller's text with a newline in it cannot forge a line of the log:
+# the URL of an install stays on its own job's line.
+run ctl install $'http://127.0.0.1:9/x\nerror: forged line'
+check_nomatch "a newline in a caller's URL forges no log line" '^error: forged line' "$(cat "$DLOG")"
+check_match "... the URL stays on its own job's line" '^job [0-9]+ install http://127\.0\.0\.1:9/x.error: forged line \(uid 0\): started' "$(cat "$DLOG")"
+
 daemon_stop
 check_eq "the daemon stops cleanly" 0 "$DAEMON_STATUS"
 check_nomatch "no line of its stderr starts with a priority prefix" '^<[0-7]>' "$(cat "$DLOG")"
